@@ -1,0 +1,36 @@
+# Every target bootstraps its own environment (.venv) from requirements.lock.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test stubs lint bench clean
+
+$(STAMP): requirements.lock pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check -r requirements.lock
+	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps -e .
+	touch $(STAMP)
+
+## Plan the 500M KRW example fleet through a real gRPC server and client (embedded pricebook).
+demo: $(STAMP)
+	$(BIN)/fleetplan plan examples/500m_krw_portfolio.yaml
+
+## Run the whole test suite (slow tests included; benchmarks are separate: make bench).
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+## Regenerate the checked-in gRPC/protobuf stubs from proto/.
+stubs: $(STAMP)
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/python -m clients.codegen
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy service solver pricebook clients
+
+bench: $(STAMP)
+	$(BIN)/python -m bench.calibration_report
+	$(BIN)/python -m bench.solver_scaling
+
+clean:
+	rm -rf $(VENV)

@@ -1,0 +1,27 @@
+"""Errors of the pricebook: a broken book at start-up, or an id that is not in it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class PricebookError(Exception):
+    """A pricebook that cannot be loaded: names the file, the entry and the field."""
+
+    def __init__(self, file: str, entry: str, field: str, reason: str) -> None:
+        self.file = file
+        self.entry = entry
+        self.field = field
+        self.reason = reason
+        super().__init__(f"{file}: entry {entry!r}, field {field!r}: {reason}")
+
+
+class UnknownEntryError(LookupError):
+    """An id that is not in the pricebook (GPU, model, server, offer)."""
+
+    def __init__(self, kind: str, key: str, suggestions: Sequence[str] = ()) -> None:
+        self.kind = kind
+        self.key = key
+        self.suggestions = tuple(suggestions)
+        hint = f" (did you mean {', '.join(self.suggestions)}?)" if self.suggestions else ""
+        super().__init__(f"unknown {kind} {key!r}{hint}")

@@ -1,0 +1,311 @@
+"""Typed schema of the pricebook: GPUs, servers, offers, API prices, site assumptions, models.
+
+Every entry carries ``source`` (where its numbers come from) and ``as_of`` (the date of that
+source). Numbers that are analyst estimates or derived by arithmetic are listed in
+``estimated_fields`` (with the reason in ``notes``); a field whose number has a different
+source than the entry's carries it in ``field_sources``.
+
+This module is the contract shared by the loader (``pricebook.loader``), the performance model
+(``solver.perf``), the optimizer and the economics (``solver``). It never imports grpc.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+GpuId = str
+"""Stable lowercase GPU id, part of the public API (e.g. ``h200-sxm``)."""
+ServerId = str
+OfferId = str
+ModelId = str
+"""Hugging Face id of a model architecture (e.g. ``meta-llama/Llama-3.1-70B``)."""
+Currency = Literal["USD", "KRW"]
+
+NonNegFloat = Annotated[float, Field(ge=0)]
+PosFloat = Annotated[float, Field(gt=0)]
+PosInt = Annotated[int, Field(gt=0)]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Provenance(_Frozen):
+    """Where a number comes from and when that source was dated."""
+
+    source: str = Field(min_length=3)
+    as_of: dt.date
+
+
+class Sourced(_Frozen):
+    """Base for every pricebook entry: one provenance for the entry, per-field exceptions."""
+
+    source: str = Field(min_length=3)
+    as_of: dt.date
+    field_sources: dict[str, Provenance] = Field(default_factory=dict)
+    estimated_fields: tuple[str, ...] = ()
+    """Fields whose value is an estimate (EST/DERIVED/UNVERIFIED in the research notes)."""
+    notes: str = ""
+
+
+class Money(_Frozen):
+    """An amount in one currency. Decimal so that KRW/USD totals add up exactly."""
+
+    amount: Decimal
+    currency: Currency
+
+    @field_validator("amount")
+    @classmethod
+    def _finite(cls, value: Decimal) -> Decimal:
+        if not value.is_finite():
+            msg = "amount must be a finite number"
+            raise ValueError(msg)
+        return value
+
+
+# --------------------------------------------------------------------------------------------
+# GPUs and servers
+# --------------------------------------------------------------------------------------------
+
+
+class Vendor(StrEnum):
+    NVIDIA = "nvidia"
+    AMD = "amd"
+
+
+class Architecture(StrEnum):
+    """GPU generation; decides which tensor-core precisions run at full speed."""
+
+    AMPERE = "ampere"
+    ADA = "ada"
+    HOPPER = "hopper"
+    BLACKWELL = "blackwell"
+    CDNA3 = "cdna3"
+    CDNA4 = "cdna4"
+
+
+class ScaleUpLink(StrEnum):
+    """How GPUs inside one server talk to each other for tensor parallelism."""
+
+    NVLINK = "nvlink"
+    """NVLink through NVSwitch: every GPU of the domain at full link bandwidth."""
+    NVLINK_BRIDGE = "nvlink_bridge"
+    """NVLink bridge pairing 2 (or 4) PCIe cards."""
+    INFINITY_FABRIC = "infinity_fabric"
+    PCIE_P2P = "pcie_p2p"
+    """Plain PCIe with GPU-to-GPU peer-to-peer DMA."""
+    PCIE_HOST = "pcie_host"
+    """PCIe without P2P (GeForce): every transfer bounces through host memory."""
+
+
+class GpuSpec(Sourced):
+    id: GpuId = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    name: str
+    aliases: tuple[str, ...] = ()
+    vendor: Vendor
+    architecture: Architecture
+    form_factor: Literal["sxm", "oam", "pcie"]
+    memory_gb: PosFloat
+    memory_type: str
+    memory_bandwidth_gbs: PosFloat
+    bf16_tflops: PosFloat
+    """Dense BF16/FP16 tensor TFLOPs (FP32 accumulate; what training and serving use)."""
+    fp8_tflops: NonNegFloat
+    """Dense FP8 TFLOPs; 0 where the GPU has no FP8 tensor cores (Ampere)."""
+    fp4_tflops: NonNegFloat
+    """Dense FP4 TFLOPs; 0 where unsupported (everything before Blackwell/CDNA4)."""
+    int8_tops: NonNegFloat
+    l2_mb: NonNegFloat
+    tdp_w: PosFloat
+    scale_up_link: ScaleUpLink
+    scale_up_bandwidth_gbs: NonNegFloat
+    """Bidirectional GPU-to-GPU bandwidth per GPU over ``scale_up_link`` (GB/s)."""
+    scale_up_domain_size: PosInt
+    """GPUs that share the scale-up link (8 for HGX NVSwitch, 2 for an NVLink bridge, 1 if none)."""
+    pcie_gen: Annotated[int, Field(ge=3, le=6)]
+    pcie_bandwidth_gbs: PosFloat
+    """Bidirectional host PCIe x16 bandwidth (GB/s), e.g. 128 for Gen5."""
+    p2p_over_pcie: bool
+    """Whether GPU-to-GPU peer-to-peer DMA works over PCIe (GeForce: False)."""
+    mig_max_instances: Annotated[int, Field(ge=0)]
+    ecc: bool
+    servers: tuple[ServerId, ...] = ()
+    """Servers (by id) this GPU is sold in."""
+
+
+class NicSpec(_Frozen):
+    kind: Literal["infiniband", "ethernet"]
+    gbps: PosFloat
+    per_gpu: NonNegFloat
+    """NICs per GPU (1.0 = one NIC each, 0.25 = one per four GPUs)."""
+
+
+class ServerSpec(Sourced):
+    """A whole machine as a bid quotes it: chassis + host + a fixed number of one GPU type."""
+
+    id: ServerId = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    name: str
+    gpu: GpuId
+    gpus_per_server: PosInt
+    scale_up_domain_size: PosInt
+    """GPUs per NVLink/Infinity-Fabric domain inside the server (TP groups stay inside one)."""
+    p2p_groups: tuple[tuple[int, ...], ...] = ()
+    """For PCIe servers: GPU slot indices that share a PCIe switch (P2P works fastest inside)."""
+    host_cost: Money
+    """Chassis, CPUs, RAM, NICs, storage: everything but the GPUs."""
+    host_power_w: NonNegFloat
+    """Power the host draws on top of the GPUs' TDP."""
+    rack_units: PosInt
+    nics: tuple[NicSpec, ...] = ()
+
+
+# --------------------------------------------------------------------------------------------
+# Offers: ways to acquire capacity
+# --------------------------------------------------------------------------------------------
+
+
+class OfferKind(StrEnum):
+    PURCHASE_GPU = "purchase_gpu"
+    """Buy one GPU (the card/module); the host comes from a server's ``host_cost``."""
+    PURCHASE_SERVER = "purchase_server"
+    """Buy a whole server with its GPUs (``server`` set, price per server)."""
+    RESERVED = "reserved"
+    """Rent with a commitment of ``term_months``; price per GPU-hour, paid for every hour."""
+    ON_DEMAND = "on_demand"
+    """Rent by the hour; price per GPU-hour, paid only for hours used."""
+
+
+class PriceLabel(StrEnum):
+    LIST = "list"
+    STREET = "street"
+    ESTIMATE = "estimate"
+    DERIVED = "derived"
+    QUOTE = "quote"
+    """A vendor quote supplied as a request override."""
+
+
+class Offer(Sourced):
+    id: OfferId = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    kind: OfferKind
+    gpu: GpuId
+    server: ServerId | None = None
+    """Set for PURCHASE_SERVER offers."""
+    provider: str
+    region: str = ""
+    price: Money
+    """Per GPU for PURCHASE_GPU, per server for PURCHASE_SERVER, per GPU-hour for rentals."""
+    term_months: Annotated[int, Field(ge=0)] = 0
+    label: PriceLabel
+    includes_vat: bool = False
+
+
+class ApiPrice(Sourced):
+    """A per-token API price for an open model (the buy-vs-API comparison)."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    provider: str
+    model: ModelId
+    """The catalogue model this API serves (or the closest class)."""
+    input_per_mtok: Money
+    output_per_mtok: Money
+
+
+# --------------------------------------------------------------------------------------------
+# Site assumptions
+# --------------------------------------------------------------------------------------------
+
+
+class FxRate(Sourced):
+    """``rate`` units of ``quote`` for one unit of ``base`` (e.g. 1 USD = 1,400 KRW)."""
+
+    base: Currency
+    quote: Currency
+    rate: PosFloat
+
+
+class SiteAssumptions(Sourced):
+    electricity_krw_per_kwh: PosFloat
+    electricity_usd_per_kwh: PosFloat
+    pue: Annotated[float, Field(ge=1.0, le=3.0)]
+    depreciation_months: PosInt
+    residual_value_fraction: Annotated[float, Field(ge=0.0, lt=1.0)]
+    support_fraction_per_year: Annotated[float, Field(ge=0.0, lt=1.0)]
+    """Support/maintenance per year as a fraction of purchase price."""
+    colocation_per_rack_unit_month: Money
+    average_gpu_power_fraction: Annotated[float, Field(gt=0.0, le=1.0)]
+    """Average GPU draw as a fraction of TDP when busy (Epoch uses 0.75 of server TDP)."""
+    vat_rate: Annotated[float, Field(ge=0.0, lt=1.0)]
+    prices_include_vat: bool
+    fx_rates: tuple[FxRate, ...]
+
+
+# --------------------------------------------------------------------------------------------
+# Model architectures
+# --------------------------------------------------------------------------------------------
+
+
+class AttentionType(StrEnum):
+    MHA = "mha"
+    GQA = "gqa"
+    MLA = "mla"
+    """Multi-head latent attention (DeepSeek): KV cache holds a compressed rank per layer."""
+    HYBRID = "hybrid"
+    """Mix of full-attention and sliding-window or linear-attention layers."""
+
+
+class ModelArch(Sourced):
+    id: ModelId
+    aliases: tuple[str, ...] = ()
+    family: str
+    kind: Literal["decoder", "embedding"] = "decoder"
+    params_b: PosFloat
+    active_params_b: PosFloat
+    layers: PosInt
+    hidden: PosInt
+    intermediate: PosInt
+    moe_intermediate: Annotated[int, Field(ge=0)] = 0
+    heads: PosInt
+    kv_heads: PosInt
+    head_dim: PosInt
+    vocab: PosInt
+    max_context: PosInt
+    experts: Annotated[int, Field(ge=0)] = 0
+    """Routed experts per MoE layer (0 for dense models)."""
+    experts_per_token: Annotated[int, Field(ge=0)] = 0
+    shared_experts: Annotated[int, Field(ge=0)] = 0
+    attention: AttentionType
+    kv_lora_rank: Annotated[int, Field(ge=0)] = 0
+    """MLA compressed KV rank (DeepSeek-V3: 512)."""
+    qk_rope_head_dim: Annotated[int, Field(ge=0)] = 0
+    sliding_window: Annotated[int, Field(ge=0)] = 0
+    """Tokens a sliding-window layer attends to (0 = no sliding-window layers)."""
+    full_attention_layers: Annotated[int, Field(ge=0)]
+    """Layers that keep KV for the whole context; the rest are window (or linear) layers."""
+    assumed: bool = False
+    """True when the architecture was synthesised from a parameter count, not read from a config."""
+
+    @property
+    def is_moe(self) -> bool:
+        return self.experts > 0
+
+
+# --------------------------------------------------------------------------------------------
+# The whole book
+# --------------------------------------------------------------------------------------------
+
+
+class Pricebook(_Frozen):
+    version: str
+    gpus: tuple[GpuSpec, ...]
+    servers: tuple[ServerSpec, ...]
+    offers: tuple[Offer, ...]
+    api_prices: tuple[ApiPrice, ...]
+    site: SiteAssumptions
+    models: tuple[ModelArch, ...]
+    content_hash: str = ""
+    """sha256 of the canonical content (set by the loader; independent of file layout)."""

@@ -1,0 +1,295 @@
+"""Domain objects of a planning request: workloads, SLAs, constraints, fleets, overrides.
+
+These pydantic models are the validated form of the ``fleetplan.v1`` request messages; the
+service converts protobuf to them in one place (``service.converters``) and everything in
+``solver`` works only with them. They are frozen: nothing downstream mutates a request.
+
+Units are in the field names (``_ms``, ``_tok_s``, ``_kw``). Validation errors raised here carry
+the field path (pydantic ``loc``), which the service turns into BadRequest field violations.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from pricebook.schema import Currency, GpuId, Money, OfferKind, PriceLabel
+
+HOURS_PER_DAY = 24
+SECONDS_PER_DAY = 86_400
+
+# Caps that keep one request's model bounded (reliability issue: refuse, naming the limit).
+MAX_WORKLOADS = 500
+MAX_HORIZON_MONTHS = 120
+MAX_DAILY_TOKENS = 10**15
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Precision(StrEnum):
+    BF16 = "bf16"
+    FP16 = "fp16"
+    FP8 = "fp8"
+    INT8 = "int8"
+    INT4 = "int4"
+    FP4 = "fp4"
+
+
+class Engine(StrEnum):
+    VLLM = "vllm"
+    SGLANG = "sglang"
+    TRTLLM = "trtllm"
+
+
+class AcquisitionMode(StrEnum):
+    BUY = "buy"
+    RESERVED = "reserved"
+    ON_DEMAND = "on_demand"
+
+
+class TrainingMethod(StrEnum):
+    FULL = "full"
+    LORA = "lora"
+    QLORA = "qlora"
+
+
+class ModelSpec(_Frozen):
+    """An inline architecture. With only ``params_b`` (and ``active_params_b``) a typical
+    architecture of that size is assumed and every answer says so."""
+
+    params_b: Annotated[float, Field(gt=0, le=20_000)]
+    active_params_b: Annotated[float, Field(gt=0, le=20_000)] | None = None
+    layers: Annotated[int, Field(gt=0)] | None = None
+    hidden: Annotated[int, Field(gt=0)] | None = None
+    intermediate: Annotated[int, Field(gt=0)] | None = None
+    heads: Annotated[int, Field(gt=0)] | None = None
+    kv_heads: Annotated[int, Field(gt=0)] | None = None
+    head_dim: Annotated[int, Field(gt=0)] | None = None
+    vocab: Annotated[int, Field(gt=0)] | None = None
+    experts: Annotated[int, Field(ge=0)] | None = None
+    experts_per_token: Annotated[int, Field(ge=0)] | None = None
+    kv_lora_rank: Annotated[int, Field(ge=0)] | None = None
+    max_context: Annotated[int, Field(gt=0)] | None = None
+
+    @model_validator(mode="after")
+    def _active_not_above_total(self) -> ModelSpec:
+        if self.active_params_b is not None and self.active_params_b > self.params_b:
+            msg = "active_params_b cannot exceed params_b"
+            raise ValueError(msg)
+        return self
+
+
+class ModelRef(_Frozen):
+    """Exactly one of a catalogue id (or alias) and an inline spec."""
+
+    model_id: str | None = None
+    spec: ModelSpec | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> ModelRef:
+        if (self.model_id is None) == (self.spec is None):
+            msg = "give exactly one of a catalogue model id and an inline model spec"
+            raise ValueError(msg)
+        return self
+
+
+class Sla(_Frozen):
+    """Service level for interactive work. All None = throughput-only (batch) work."""
+
+    ttft_p95_ms: Annotated[float, Field(gt=0)] | None = None
+    tpot_p95_ms: Annotated[float, Field(gt=0)] | None = None
+    min_per_user_tok_s: Annotated[float, Field(gt=0)] | None = None
+
+    @property
+    def is_batch(self) -> bool:
+        return self.ttft_p95_ms is None and self.tpot_p95_ms is None and self.min_per_user_tok_s is None
+
+
+class InferenceWorkload(_Frozen):
+    name: str = Field(min_length=1, max_length=128)
+    model: ModelRef
+    precision: Precision | None = None
+    """Weight precision; None lets the planner choose among those the GPU runs well."""
+    kv_precision: Precision | None = None
+    """KV-cache precision; None = same as weights for fp8, else bf16."""
+    engine: Engine = Engine.VLLM
+    input_tokens: Annotated[int, Field(gt=0, le=2_000_000)]
+    output_tokens: Annotated[int, Field(gt=0, le=1_000_000)]
+    daily_tokens: Annotated[int, Field(gt=0, le=MAX_DAILY_TOKENS)] | None = None
+    """Input + output tokens processed per day."""
+    peak_request_rate_per_s: Annotated[float, Field(gt=0, le=1e9)] | None = None
+    """Alternative demand: requests per second at peak."""
+    peak_to_average: Annotated[float, Field(ge=1.0, le=100.0)] = 1.0
+    hourly_profile: tuple[Annotated[float, Field(ge=0)], ...] | None = None
+    """24 relative weights, one per hour of day; replaces ``peak_to_average`` when given."""
+    sla: Sla = Sla()
+    prefix_cache_hit_rate: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.0
+    interactive: bool = True
+    redundancy: Annotated[int, Field(ge=0, le=8)] = 0
+    """Extra replicas beyond what demand needs (1 = N+1)."""
+
+    @model_validator(mode="after")
+    def _demand(self) -> InferenceWorkload:
+        if (self.daily_tokens is None) == (self.peak_request_rate_per_s is None):
+            msg = "give exactly one of daily_tokens and peak_request_rate_per_s"
+            raise ValueError(msg)
+        if self.hourly_profile is not None:
+            if len(self.hourly_profile) != HOURS_PER_DAY:
+                msg = f"hourly_profile needs {HOURS_PER_DAY} values, got {len(self.hourly_profile)}"
+                raise ValueError(msg)
+            if sum(self.hourly_profile) <= 0:
+                msg = "hourly_profile must have a positive hour"
+                raise ValueError(msg)
+        return self
+
+    @property
+    def tokens_per_request(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def hourly_request_rates(self) -> tuple[float, ...]:
+        """Requests per second in each of the 24 hours of a day (flat at peak without a profile)."""
+        if self.peak_request_rate_per_s is not None:
+            peak = self.peak_request_rate_per_s
+            if self.hourly_profile is None:
+                return (peak,) * HOURS_PER_DAY
+            top = max(self.hourly_profile)
+            return tuple(peak * w / top for w in self.hourly_profile)
+        assert self.daily_tokens is not None  # guaranteed by _demand
+        daily_requests = self.daily_tokens / self.tokens_per_request
+        if self.hourly_profile is None:
+            return (daily_requests / SECONDS_PER_DAY * self.peak_to_average,) * HOURS_PER_DAY
+        total = sum(self.hourly_profile)
+        return tuple(daily_requests * w / total / 3600.0 for w in self.hourly_profile)
+
+    def peak_request_rate(self) -> float:
+        return max(self.hourly_request_rates())
+
+
+class ReferenceGpuHours(_Frozen):
+    """Training demand as hours on a reference GPU (e.g. 300 H100-hours a month)."""
+
+    gpu: GpuId
+    gpu_hours_per_month: Annotated[float, Field(gt=0, le=1e9)]
+
+
+class TrainingWorkload(_Frozen):
+    name: str = Field(min_length=1, max_length=128)
+    model: ModelRef
+    method: TrainingMethod
+    tokens_per_run: Annotated[float, Field(gt=0, le=1e15)] | None = None
+    runs_per_month: Annotated[float, Field(gt=0, le=10_000)] = 1.0
+    reference: ReferenceGpuHours | None = None
+    seq_len: Annotated[int, Field(gt=0, le=1_000_000)] = 4096
+    deadline_hours: Annotated[float, Field(gt=0, le=24 * 366)] | None = None
+    """Each run must finish within this many wall-clock hours."""
+
+    @model_validator(mode="after")
+    def _demand(self) -> TrainingWorkload:
+        if (self.tokens_per_run is None) == (self.reference is None):
+            msg = "give exactly one of tokens_per_run and reference GPU-hours"
+            raise ValueError(msg)
+        return self
+
+
+Workload = InferenceWorkload | TrainingWorkload
+
+
+class OwnedGpus(_Frozen):
+    gpu: GpuId
+    count: Annotated[int, Field(gt=0, le=100_000)]
+
+
+class CountBound(_Frozen):
+    gpu: GpuId
+    min_count: Annotated[int, Field(ge=0)] = 0
+    max_count: Annotated[int, Field(ge=0)] | None = None
+
+
+class Constraints(_Frozen):
+    currency: Currency = "USD"
+    horizon_months: Annotated[int, Field(gt=0, le=MAX_HORIZON_MONTHS)] = 36
+    capex_budget: Money | None = None
+    monthly_opex_cap: Money | None = None
+    power_cap_kw: Annotated[float, Field(gt=0)] | None = None
+    rack_units_cap: Annotated[int, Field(gt=0)] | None = None
+    allowed_gpus: tuple[GpuId, ...] = ()
+    """Empty = every catalogue GPU."""
+    allowed_modes: tuple[AcquisitionMode, ...] = (AcquisitionMode.BUY,)
+    owned: tuple[OwnedGpus, ...] = ()
+    count_bounds: tuple[CountBound, ...] = ()
+    include_vat: bool = False
+
+
+class OfferOverride(_Frozen):
+    """Replace an offer's price (by id) or add a new offer (a vendor quote)."""
+
+    offer_id: str
+    kind: OfferKind | None = None
+    gpu: GpuId | None = None
+    server: str | None = None
+    provider: str = "request override"
+    price: Money
+    term_months: int = 0
+    label: PriceLabel = PriceLabel.QUOTE
+
+
+class PricebookOverrides(_Frozen):
+    offers: tuple[OfferOverride, ...] = ()
+    site: dict[str, float | str | bool] = Field(default_factory=dict)
+    """Site assumption field name → new value (e.g. ``{"pue": 1.3}``)."""
+    fx_usd_krw: Annotated[float, Field(gt=0)] | None = None
+
+
+class SolverOptions(_Frozen):
+    time_limit_s: Annotated[float, Field(gt=0, le=3600)] = 10.0
+    relative_gap: Annotated[float, Field(ge=0, le=1)] = 1e-4
+    backend: Literal["auto", "scip", "highs", "cp_sat"] = "auto"
+    compute_baselines: bool = True
+    compute_sensitivity: bool = True
+
+
+class PlanRequest(_Frozen):
+    inference: tuple[InferenceWorkload, ...] = ()
+    training: tuple[TrainingWorkload, ...] = ()
+    constraints: Constraints = Constraints()
+    overrides: PricebookOverrides = PricebookOverrides()
+    options: SolverOptions = SolverOptions()
+
+    @model_validator(mode="after")
+    def _workloads(self) -> PlanRequest:
+        count = len(self.inference) + len(self.training)
+        if count == 0:
+            msg = "a plan needs at least one inference or training workload"
+            raise ValueError(msg)
+        if count > MAX_WORKLOADS:
+            msg = f"at most {MAX_WORKLOADS} workloads per request, got {count}"
+            raise ValueError(msg)
+        names = [w.name for w in (*self.inference, *self.training)]
+        if len(set(names)) != len(names):
+            msg = "workload names must be unique"
+            raise ValueError(msg)
+        return self
+
+
+class FleetItem(_Frozen):
+    """Some GPUs of one type acquired one way (a vendor's proposal or what is installed)."""
+
+    gpu: GpuId
+    mode: AcquisitionMode
+    count: Annotated[int, Field(gt=0, le=100_000)]
+    owned: bool = False
+    """Already owned: no capex."""
+
+
+class Fleet(_Frozen):
+    items: tuple[FleetItem, ...] = Field(min_length=1)
+
+
+def money(amount: float | int | str | Decimal, currency: Currency) -> Money:
+    """Convenience constructor that keeps Decimal exactness for str/int inputs."""
+    return Money(amount=Decimal(str(amount)), currency=currency)
