@@ -223,6 +223,8 @@ class Constraints(_Frozen):
     owned: tuple[OwnedGpus, ...] = ()
     count_bounds: tuple[CountBound, ...] = ()
     include_vat: bool = False
+    include_host_costs: bool = True
+    """False prices GPUs alone (cards going into hosts already owned), as the seeds' budget tables do."""
 
 
 class OfferOverride(_Frozen):

@@ -1,9 +1,11 @@
-"""Acquisition options: what one unit of capacity costs, in the request's currency.
+"""Acquisition options: what capacity costs, in the request's currency.
 
 The contract between the economics (which prices things) and the optimizer (which chooses how
-many). One option = one way to get ``gpus_per_unit`` GPUs of one type: buy a whole server, buy
-GPUs (hosted in the SKU's default server), reserve, or rent on demand. All money is a float in
-the request's currency (converted with the dated FX rate); reports use Decimal ``Money``.
+many). One option = one way to get GPUs of one type: buy them in a given server model, reserve
+them, or rent them on demand. The optimizer chooses integer GPUs ``n`` and, for purchases,
+integer servers ``s`` with ``n <= gpus_per_server * s`` (``n == gpus_per_server * s`` when the
+server is a fixed board such as an 8-GPU HGX). All money is a float in the request's currency
+(converted with the dated FX rate); reports use Decimal ``Money``.
 """
 
 from __future__ import annotations
@@ -19,34 +21,40 @@ OptionId = str
 @dataclass(frozen=True, slots=True)
 class AcquisitionOption:
     id: OptionId
-    """Stable, e.g. ``h200-sxm/buy/hgx-h200-8gpu``."""
+    """Stable and readable, e.g. ``h200-sxm/buy/hgx-h200-8gpu``."""
     gpu: GpuId
     mode: AcquisitionMode
     offer_id: OfferId
     server_id: ServerId | None
-    gpus_per_unit: int
-    """Whole servers for BUY (8 for an HGX board); 1 for rentals (priced per GPU-hour)."""
+    """The server model GPUs of a purchase live in; None for rentals."""
+    gpus_per_server: int
+    """GPU slots per server (rentals: the instance size used for TP domains)."""
+    server_must_be_full: bool
+    """Fixed boards (HGX, OAM UBB) come fully populated: GPUs = gpus_per_server × servers."""
     scale_up_domain_size: int
-    """Largest TP group that stays inside one NVLink/P2P domain of this unit."""
-    capex_per_unit: float
-    """Up-front purchase (GPUs + host share) per unit; 0 for rentals and owned units."""
-    residual_per_unit: float
-    """Value recovered at the end of the horizon (reduces TCO)."""
-    fixed_monthly_per_unit: float
-    """Paid every month whether busy or not: support, colocation, reserved rental, idle power."""
+    """Largest TP group that stays inside one NVLink/P2P domain of this option."""
+    capex_per_gpu: float
+    """Up-front price of one GPU (0 for rentals and already-owned GPUs)."""
+    capex_per_server: float
+    """Up-front price of one server's host (chassis, CPUs, NICs); 0 for rentals."""
+    residual_fraction: float
+    """Share of capex recovered at the end of the horizon (reduces TCO)."""
+    fixed_monthly_per_gpu: float
+    """Paid every month per GPU whether busy or not: support, reserved rental, idle power."""
+    fixed_monthly_per_server: float
+    """Paid every month per server: colocation (rack units), host power, host support."""
     busy_hourly_per_gpu: float
-    """Paid per GPU-hour actually used: on-demand rental plus busy power above idle."""
-    power_kw_per_unit: float
-    """Wall power at full load, with PUE (for the power cap)."""
-    rack_units_per_unit: float
+    """Paid per GPU-hour actually used: on-demand rental, plus busy power above idle for owned GPUs."""
+    power_kw_per_gpu: float
+    """Wall power of one busy GPU, with PUE (for the power cap)."""
+    power_kw_per_server: float
+    """Wall power of one server's host, with PUE."""
+    rack_units_per_server: float
     owned: bool = False
-    """Already owned: capex is sunk (0)."""
+    """Already owned: capex is sunk (0), residual not counted."""
 
-    def horizon_cost(self, horizon_months: int, busy_gpu_hours: float) -> float:
-        """TCO of one unit over the horizon for a given number of busy GPU-hours."""
-        return (
-            self.capex_per_unit
-            - self.residual_per_unit
-            + self.fixed_monthly_per_unit * horizon_months
-            + self.busy_hourly_per_gpu * busy_gpu_hours
-        )
+    def horizon_cost(self, gpus: int, servers: int, horizon_months: int, busy_gpu_hours: float) -> float:
+        """TCO of ``gpus`` GPUs in ``servers`` servers over the horizon, for the busy hours used."""
+        capex = self.capex_per_gpu * gpus + self.capex_per_server * servers
+        fixed = (self.fixed_monthly_per_gpu * gpus + self.fixed_monthly_per_server * servers) * horizon_months
+        return capex * (1.0 - self.residual_fraction) + fixed + self.busy_hourly_per_gpu * busy_gpu_hours
