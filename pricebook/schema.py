@@ -16,7 +16,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 GpuId = str
 """Stable lowercase GPU id, part of the public API (e.g. ``h200-sxm``)."""
@@ -58,6 +58,18 @@ class Money(_Frozen):
 
     amount: Decimal
     currency: Currency
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_text(cls, value: object) -> object:
+        """Accept the compact YAML form ``"15000000 KRW"`` / ``"3.99 USD"`` (commas allowed)."""
+        if isinstance(value, str):
+            parts = value.replace(",", "").split()
+            if len(parts) != 2:
+                msg = f"money must look like '3.99 USD', got {value!r}"
+                raise ValueError(msg)
+            return {"amount": parts[0], "currency": parts[1]}
+        return value
 
     @field_validator("amount")
     @classmethod
@@ -286,6 +298,14 @@ class ModelArch(Sourced):
     """Tokens a sliding-window layer attends to (0 = no sliding-window layers)."""
     full_attention_layers: Annotated[int, Field(ge=0)]
     """Layers that keep KV for the whole context; the rest are window (or linear) layers."""
+    linear_attention_layers: Annotated[int, Field(ge=0)] = 0
+    """Layers with linear attention (Gated DeltaNet): a fixed per-sequence state, no growing KV."""
+    kv_bytes_per_token_bf16_full_layers: Annotated[int, Field(ge=0)] | None = None
+    """KV bytes per token at BF16 summed over full-attention layers, as published in the research
+    table (covers cross-layer KV sharing and per-layer head dims the generic formula misses).
+    None = compute from ``kv_heads × head_dim`` (or the MLA rank)."""
+    kv_bytes_per_token_bf16_window_layers: Annotated[int, Field(ge=0)] | None = None
+    """Same for sliding-window layers (their cache stops growing at ``sliding_window`` tokens)."""
     assumed: bool = False
     """True when the architecture was synthesised from a parameter count, not read from a config."""
 
