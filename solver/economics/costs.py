@@ -266,6 +266,7 @@ def _owned_hardware_option(
         # are not this purchase's cost. The rack units still count against a rack cap.
         host_kw = 0.0
         colocation = 0.0
+    host_power_monthly = host_kw * tariff * HOURS_PER_MONTH
     busy_gpu_kw = gpu.tdp_w * site.average_gpu_power_fraction * site.pue / WATTS_PER_KW
     place = server.id if server is not None else purchase.offer_id
     return AcquisitionOption(
@@ -281,14 +282,14 @@ def _owned_hardware_option(
         capex_per_server=host_cost,
         residual_fraction=0.0 if owned else residual_fraction_at(constraints.horizon_months, book),
         fixed_monthly_per_gpu=purchase.capex_per_gpu * support_per_month,
-        fixed_monthly_per_server=colocation
-        + host_kw * tariff * HOURS_PER_MONTH
-        + support_host * support_per_month,
+        fixed_monthly_per_server=colocation + host_power_monthly + support_host * support_per_month,
         busy_hourly_per_gpu=busy_gpu_kw * tariff,
         power_kw_per_gpu=gpu.tdp_w * site.pue / WATTS_PER_KW,
         power_kw_per_server=host_kw,
         rack_units_per_server=rack_units,
         owned=owned,
+        colocation_monthly_per_server=colocation,
+        host_power_monthly_per_server=host_power_monthly,
     )
 
 

@@ -52,6 +52,10 @@ class AcquisitionOption:
     rack_units_per_server: float
     owned: bool = False
     """Already owned: capex is sunk (0), residual not counted."""
+    colocation_monthly_per_server: float = 0.0
+    """Part of ``fixed_monthly_per_server`` that is rack rent (for the TCO breakdown)."""
+    host_power_monthly_per_server: float = 0.0
+    """Part of ``fixed_monthly_per_server`` that is the host's always-on power; the rest is support."""
 
     def horizon_cost(self, gpus: int, servers: int, horizon_months: int, busy_gpu_hours: float) -> float:
         """TCO of ``gpus`` GPUs in ``servers`` servers over the horizon, for the busy hours used."""

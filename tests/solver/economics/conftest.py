@@ -95,14 +95,28 @@ def book(**extra: Any) -> Pricebook:
         ),
         "servers": (
             ServerSpec(
-                id="hgx-h200-8gpu", name="HGX H200", gpu="h200-sxm", gpus_per_server=8,
-                scale_up_domain_size=8, host_cost="40000 USD", host_power_w=2000, rack_units=8,
-                source=SRC, as_of=AS_OF,
+                id="hgx-h200-8gpu",
+                name="HGX H200",
+                gpu="h200-sxm",
+                gpus_per_server=8,
+                scale_up_domain_size=8,
+                host_cost="40000 USD",
+                host_power_w=2000,
+                rack_units=8,
+                source=SRC,
+                as_of=AS_OF,
             ),  # type: ignore[arg-type]
             ServerSpec(
-                id="pcie-4gpu", name="4-slot PCIe", gpu="rtx-pro-6000", gpus_per_server=4,
-                scale_up_domain_size=1, host_cost="10000 USD", host_power_w=1000, rack_units=4,
-                source=SRC, as_of=AS_OF,
+                id="pcie-4gpu",
+                name="4-slot PCIe",
+                gpu="rtx-pro-6000",
+                gpus_per_server=4,
+                scale_up_domain_size=1,
+                host_cost="10000 USD",
+                host_power_w=1000,
+                rack_units=4,
+                source=SRC,
+                as_of=AS_OF,
             ),  # type: ignore[arg-type]
         ),
         "offers": (
@@ -116,8 +130,13 @@ def book(**extra: Any) -> Pricebook:
         ),
         "api_prices": (
             ApiPrice(
-                id="api-70b", provider="p", model="meta-llama/Llama-3.1-70B",
-                input_per_mtok="0.5 USD", output_per_mtok="1.0 USD", source=SRC, as_of=AS_OF,
+                id="api-70b",
+                provider="p",
+                model="meta-llama/Llama-3.1-70B",
+                input_per_mtok="0.5 USD",
+                output_per_mtok="1.0 USD",
+                source=SRC,
+                as_of=AS_OF,
             ),  # type: ignore[arg-type]
         ),
         "site": site(),

@@ -35,6 +35,8 @@ def test_buy_option_for_hgx_h200_in_usd(make_book: BookFactory) -> None:
     # Colocation 8 RU × $100 = 800; host power 2 kW × PUE 1.5 = 3 kW × $0.08 × 730 h = 175.2;
     # host support 1 % × 40,000 = 400.
     assert opt.fixed_monthly_per_server == pytest.approx(800 + 175.2 + 400)
+    assert opt.colocation_monthly_per_server == pytest.approx(800)
+    assert opt.host_power_monthly_per_server == pytest.approx(175.2)
     # Busy GPU: 700 W × 0.75 average draw × PUE 1.5 = 0.7875 kW × $0.08.
     assert opt.busy_hourly_per_gpu == pytest.approx(0.063)
     assert opt.power_kw_per_gpu == pytest.approx(1.05)
@@ -67,7 +69,9 @@ def test_krw_request_with_vat(make_book: BookFactory) -> None:
 
 
 def test_horizon_beyond_depreciation_keeps_the_residual(make_book: BookFactory) -> None:
-    opt = by_id(acquisition_options(make_book(), Constraints(horizon_months=96)))["h200-sxm/buy/hgx-h200-8gpu"]
+    opt = by_id(acquisition_options(make_book(), Constraints(horizon_months=96)))[
+        "h200-sxm/buy/hgx-h200-8gpu"
+    ]
     assert opt.residual_fraction == pytest.approx(0.2)
 
 
