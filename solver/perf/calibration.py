@@ -1,0 +1,113 @@
+"""Calibrated efficiency factors: how far real engines stay below the datasheet.
+
+The numbers live in ``solver/perf/calibration.json``, written only by ``python -m solver.perf.fit``
+from the measurements in ``solver/perf/calibration_data/``. This module reads that file and
+combines its layers: global factors × per-engine multipliers × per-GPU-architecture multipliers
+(the latter fitted with a pull towards 1, so a family with little data stays near the global fit).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from pricebook.schema import Architecture
+from solver.domain import Engine
+
+CALIBRATION_PATH = Path(__file__).with_name("calibration.json")
+
+
+@dataclass(frozen=True, slots=True)
+class EfficiencyFactors:
+    """Fractions of datasheet peaks reached in practice, plus fixed per-step costs."""
+
+    bandwidth_efficiency: float = 0.80
+    """Share of memory bandwidth reached streaming weights in decode."""
+    attention_efficiency: float = 0.60
+    """Share of memory bandwidth reached reading the paged KV cache in decode attention."""
+    compute_efficiency: float = 0.55
+    """Share of dense tensor peak reached by prefill GEMMs (MFU of prefill)."""
+    communication_efficiency: float = 0.70
+    """Share of link bandwidth reached by the TP all-reduce."""
+    step_overhead_s: float = 3e-3
+    """Fixed time per engine iteration: scheduling, kernel launches, sampling."""
+    per_sequence_overhead_s: float = 20e-6
+    """Extra time per running sequence per iteration (CPU-side bookkeeping, sampling)."""
+
+    def scaled(self, multipliers: dict[str, float]) -> EfficiencyFactors:
+        """Multiply named fields (efficiencies are capped at 1: nothing beats the datasheet)."""
+        changes: dict[str, float] = {}
+        for name, factor in multipliers.items():
+            value = getattr(self, name) * factor
+            if name.endswith("_efficiency"):
+                value = min(value, 1.0)
+            changes[name] = value
+        return replace(self, **changes)
+
+
+FACTOR_NAMES = tuple(f.name for f in fields(EfficiencyFactors))
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingFactors:
+    mfu_nvlink: float = 0.45
+    """Model FLOPs utilisation of full-precision training inside one NVLink domain."""
+    lora_mfu_fraction: float = 0.8
+    """LoRA reaches a smaller share of peak: adapters are small, skinny GEMMs."""
+    qlora_dequant_overhead: float = 1.35
+    """QLoRA time multiplier for dequantising 4-bit base weights on every forward/backward."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Calibration:
+    """The fitted model parameters (identity-hashed so factor lookups can be cached)."""
+
+    base: EfficiencyFactors
+    engine: dict[str, dict[str, float]]
+    architecture: dict[str, dict[str, float]]
+    training: TrainingFactors
+    band_low: float
+    """Multiplicative lower band on throughput (a low quantile of measured/predicted)."""
+    band_high: float
+    latency_band_low: float
+    latency_band_high: float
+    fit_date: str
+    source: str
+
+    def factors(self, architecture: Architecture, engine: Engine) -> EfficiencyFactors:
+        return _combined(self, architecture.value, engine.value)
+
+
+@lru_cache(maxsize=256)
+def _combined(cal: Calibration, architecture: str, engine: str) -> EfficiencyFactors:
+    factors = cal.base.scaled(cal.engine.get(engine, {}))
+    return factors.scaled(cal.architecture.get(architecture, {}))
+
+
+def calibration_from_dict(data: dict[str, Any]) -> Calibration:
+    base = EfficiencyFactors(**{k: float(v) for k, v in data["base"].items()})
+    training = TrainingFactors(**{k: float(v) for k, v in data.get("training", {}).items()})
+    band = data.get("band", {})
+    return Calibration(
+        base=base,
+        engine={k: dict(v) for k, v in data.get("engine", {}).items()},
+        architecture={k: dict(v) for k, v in data.get("architecture", {}).items()},
+        training=training,
+        band_low=float(band.get("throughput_low", 0.75)),
+        band_high=float(band.get("throughput_high", 1.25)),
+        latency_band_low=float(band.get("latency_low", 0.7)),
+        latency_band_high=float(band.get("latency_high", 1.3)),
+        fit_date=str(data.get("fit_date", "")),
+        source=str(data.get("source", "")),
+    )
+
+
+@lru_cache(maxsize=1)
+def load_calibration() -> Calibration:
+    """The checked-in calibration; defaults (uncalibrated) when the file is absent."""
+    if not CALIBRATION_PATH.exists():
+        return calibration_from_dict({"base": {}, "source": "uncalibrated defaults"})
+    return calibration_from_dict(json.loads(CALIBRATION_PATH.read_text()))

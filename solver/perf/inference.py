@@ -1,0 +1,602 @@
+"""Inference on one replica (a model on ``tp`` GPUs of one type, or on a MIG slice).
+
+The model (DESIGN §3):
+
+* memory: weights / TP + runtime reserve per GPU; the rest of the engine's memory share holds the
+  KV cache, which bounds the concurrency;
+* one engine iteration ("step") over ``b`` decoding sequences plus a chunk of prefill tokens takes
+  ``max(memory time, compute time) + TP all-reduce time + per-step overhead``, where memory time
+  streams the weights the step touches and the KV of every decoding sequence, and compute time
+  is the GEMM and attention FLOPs over peak × efficiency;
+* continuous batching with chunked prefill: prefill chunks ride in the same iterations as decode,
+  so decode iterations stretch while prompts are being processed.
+
+Three loads: a closed-loop burst of N users who all arrive at once (the seeds' benchmarks), an
+open-loop Poisson stream of λ req/s (what daily demand becomes; p95 TTFT from a queue), and
+offline maximum throughput (the largest batch that fits, bounded by the engine's scheduler).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import lru_cache
+
+from pricebook.schema import GpuSpec, ModelArch
+from solver.domain import Engine, Precision
+from solver.perf.calibration import Calibration, EfficiencyFactors, load_calibration
+from solver.perf.engines import EngineLimits, engine_limits
+from solver.perf.physics import (
+    GB,
+    LINK_LATENCY_S,
+    GpuPhysics,
+    ModelPhysics,
+    allreduce_seconds,
+)
+
+P95_TAIL = 0.05
+
+
+class Bottleneck(StrEnum):
+    MEMORY_BANDWIDTH = "memory_bandwidth"
+    COMPUTE = "compute"
+    INTERCONNECT = "interconnect"
+    KV_CAPACITY = "kv_capacity"
+    SCHEDULER = "scheduler"
+
+
+def default_kv_precision(precision: Precision) -> Precision:
+    """KV cache precision when none is given: FP8 with FP8 weights, otherwise BF16."""
+    return Precision.FP8 if precision is Precision.FP8 else Precision.BF16
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """How one replica runs: ``tp`` GPUs of ``gpu`` (or 1/``mig_slice`` of one GPU)."""
+
+    gpu: GpuSpec
+    tp: int = 1
+    precision: Precision = Precision.BF16
+    kv_precision: Precision | None = None
+    """None = ``default_kv_precision(precision)``."""
+    engine: Engine = Engine.VLLM
+    mig_slice: int = 0
+    """n > 0: the replica runs on a 1/n MIG slice of one GPU (tp must be 1)."""
+    max_num_seqs: int | None = None
+    """Override of the engine's cap on concurrent sequences."""
+    max_batched_tokens: int | None = None
+    """Override of the engine's per-iteration token budget."""
+
+    def __post_init__(self) -> None:
+        if self.tp < 1:
+            msg = "tp must be at least 1"
+            raise ValueError(msg)
+        if self.mig_slice < 0 or (self.mig_slice > 0 and self.tp != 1):
+            msg = "a MIG slice runs one replica on part of one GPU (tp must be 1)"
+            raise ValueError(msg)
+
+    def __hash__(self) -> int:
+        return hash((self.gpu.id, self.gpu.memory_gb, self.gpu.memory_bandwidth_gbs, self.tp,
+                     self.precision, self.kv_precision, self.engine, self.mig_slice,
+                     self.max_num_seqs, self.max_batched_tokens))
+
+    @property
+    def effective_kv_precision(self) -> Precision:
+        return self.kv_precision or default_kv_precision(self.precision)
+
+    @property
+    def gpus(self) -> int:
+        return self.tp
+
+    def describe(self) -> str:
+        where = f"1/{self.mig_slice} MIG slice of {self.gpu.id}" if self.mig_slice else f"{self.gpu.id} × TP {self.tp}"
+        return f"{where} at {self.precision.value}"
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadShape:
+    input_tokens: int
+    output_tokens: int
+    prefix_cache_hit_rate: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.input_tokens < 1 or self.output_tokens < 1:
+            msg = "input_tokens and output_tokens must be at least 1"
+            raise ValueError(msg)
+        if not 0.0 <= self.prefix_cache_hit_rate < 1.0:
+            msg = "prefix_cache_hit_rate must be in [0, 1)"
+            raise ValueError(msg)
+
+
+@dataclass(frozen=True, slots=True)
+class ClosedLoop:
+    """N users who all send one request at the same moment (the seeds' benchmark setup)."""
+
+    concurrency: int
+
+
+@dataclass(frozen=True, slots=True)
+class OpenLoop:
+    """Poisson arrivals at ``request_rate_per_s``."""
+
+    request_rate_per_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class OfflineMax:
+    """All requests queued at once; the largest batch that fits runs (offline max throughput)."""
+
+
+Load = ClosedLoop | OpenLoop | OfflineMax
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryBreakdown:
+    """Per GPU of the replica, in GB (1e9 bytes)."""
+
+    usable_gb: float
+    """The engine's share of device memory."""
+    weights_gb: float
+    reserve_gb: float
+    kv_gb: float
+    """Left for the KV cache (negative when the weights do not fit)."""
+    kv_bytes_per_token: float
+    """KV bytes per token of context for the whole replica (before window caps)."""
+    max_concurrency: int
+    """Sequences of the full requested length whose KV fits (0 = does not fit)."""
+
+
+@dataclass(frozen=True, slots=True)
+class InferenceEstimate:
+    fits: bool
+    reason: str
+    tp: int
+    ttft_ms: float
+    """Mean time to first token."""
+    ttft_p95_ms: float
+    tpot_ms: float
+    """Mean time per output token after the first."""
+    per_user_tok_s: float
+    output_tok_s: float
+    """Generated tokens per second of the replica."""
+    total_tok_s: float
+    """Input + output tokens per second."""
+    req_s: float
+    concurrency: float
+    """Sequences running at once under this load."""
+    max_concurrency: int
+    memory: MemoryBreakdown
+    bottleneck: Bottleneck
+    output_tok_s_low: float
+    output_tok_s_high: float
+    decode_step_ms: float
+    """One decode iteration at the running batch, without prefill."""
+    assumed_architecture: bool
+
+
+# --------------------------------------------------------------------------------------------
+# The replica: everything reduced to hashable numbers, with the physics of one step
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Replica:
+    model: ModelPhysics
+    gpu: GpuPhysics
+    tp: int
+    precision: Precision
+    kv_precision: Precision
+    limits: EngineLimits
+    factors: EfficiencyFactors
+    band: tuple[float, float, float, float]
+    """(throughput low, throughput high, latency low, latency high) multiplicative factors."""
+
+    @property
+    def kv_replication(self) -> float:
+        """How many copies of each KV head the TP group stores (heads can't be split below 1)."""
+        if self.model.attention.value == "mla":
+            return float(self.tp)  # the latent is not split by head: every rank keeps it all
+        return self.tp / min(self.tp, self.model.kv_heads)
+
+    # ---- memory --------------------------------------------------------------------------
+    @property
+    def weights_per_gpu(self) -> float:
+        return self.model.weight_bytes(self.precision) / self.tp
+
+    @property
+    def reserve_per_gpu(self) -> float:
+        # Activations of one full iteration (hidden + MLP intermediate, fp16) on top of the
+        # engine's fixed runtime reserve.
+        activations = self.limits.max_batched_tokens * (4 * self.model.hidden) * 2.0
+        return self.limits.runtime_reserve_bytes + activations
+
+    @property
+    def usable_per_gpu(self) -> float:
+        return self.gpu.memory_bytes * self.limits.gpu_memory_utilization
+
+    @property
+    def kv_capacity(self) -> float:
+        """KV bytes the whole replica can hold."""
+        return self.tp * (self.usable_per_gpu - self.weights_per_gpu - self.reserve_per_gpu)
+
+    def kv_bytes_of_sequence(self, context_tokens: float) -> float:
+        return self.model.kv_bytes_for_context(context_tokens, self.kv_precision) * self.kv_replication
+
+    def sequences_fitting(self, context_tokens: float) -> int:
+        capacity = self.kv_capacity
+        if capacity <= 0:
+            return 0
+        return int(capacity // max(self.kv_bytes_of_sequence(context_tokens), 1.0))
+
+    # ---- one iteration -------------------------------------------------------------------
+    def step(
+        self,
+        decode_batch: float,
+        decode_context: float,
+        prefill_tokens: float = 0.0,
+        prefill_prior_context: float = 0.0,
+    ) -> tuple[float, Bottleneck]:
+        """Seconds of one engine iteration and the component that dominates it."""
+        f = self.factors
+        tokens = decode_batch + prefill_tokens
+        weights = self.model.weight_bytes_read_per_step(self.precision, tokens) / self.tp
+        kv = decode_batch * self.kv_bytes_of_sequence(decode_context) / self.tp
+        bw = self.gpu.bandwidth_bytes_s
+        memory_s = weights / (bw * f.bandwidth_efficiency) + kv / (bw * f.attention_efficiency)
+        flops = self.model.linear_flops_per_token() * tokens
+        flops += decode_batch * self.model.attention_flops(1.0, decode_context)
+        if prefill_tokens > 0:
+            flops += self.model.attention_flops(prefill_tokens, prefill_prior_context)
+        compute_s = flops / self.tp / (self.gpu.peak_flops(self.precision) * f.compute_efficiency)
+        comm_s = 0.0
+        if self.tp > 1:
+            link, link_bw = self.gpu.tp_link(self.tp)
+            message = tokens * self.model.allreduce_bytes_per_token()
+            comm_s = 2 * self.model.layers * allreduce_seconds(
+                message, self.tp, link_bw * f.communication_efficiency, LINK_LATENCY_S[link]
+            )
+        overhead_s = f.step_overhead_s + f.per_sequence_overhead_s * decode_batch
+        parts = (
+            (memory_s, Bottleneck.MEMORY_BANDWIDTH),
+            (compute_s, Bottleneck.COMPUTE),
+            (comm_s, Bottleneck.INTERCONNECT),
+            (overhead_s, Bottleneck.SCHEDULER),
+        )
+        dominant = max(parts, key=lambda p: p[0])[1]
+        return max(memory_s, compute_s) + comm_s + overhead_s, dominant
+
+    def prefill(self, shape: WorkloadShape, decode_batch: float, decode_context: float) -> tuple[float, float]:
+        """(seconds to prefill one prompt while ``decode_batch`` sequences decode, seconds per chunk step)."""
+        uncached = max(1.0, shape.input_tokens * (1.0 - shape.prefix_cache_hit_rate))
+        cached = shape.input_tokens - uncached
+        chunk = min(float(self.limits.max_batched_tokens), uncached)
+        prior = cached + max(0.0, uncached - chunk) / 2.0
+        step_s, _ = self.step(decode_batch, decode_context, chunk, prior)
+        return uncached / chunk * step_s, step_s
+
+
+def _replica(model: ModelArch, deployment: Deployment, calibration: Calibration | None) -> Replica:
+    cal = calibration or load_calibration()
+    gpu = GpuPhysics.of(deployment.gpu)
+    if deployment.mig_slice:
+        n = deployment.mig_slice
+        gpu = GpuPhysics(
+            gpu_id=f"{gpu.gpu_id}/mig{n}", architecture=gpu.architecture,
+            memory_bytes=gpu.memory_bytes / n, bandwidth_bytes_s=gpu.bandwidth_bytes_s / n,
+            bf16_flops=gpu.bf16_flops / n, fp8_flops=gpu.fp8_flops / n, fp4_flops=gpu.fp4_flops / n,
+            int8_ops=gpu.int8_ops / n, link=gpu.link, link_bandwidth_bytes_s=0.0, domain_size=1,
+            pcie_bandwidth_bytes_s=gpu.pcie_bandwidth_bytes_s / n, p2p_over_pcie=False, tdp_w=gpu.tdp_w / n,
+        )
+    limits = engine_limits(
+        deployment.engine,
+        max_num_seqs=deployment.max_num_seqs,
+        max_batched_tokens=deployment.max_batched_tokens,
+    )
+    return Replica(
+        model=_model_physics(model),
+        gpu=gpu,
+        tp=deployment.tp,
+        precision=deployment.precision,
+        kv_precision=deployment.effective_kv_precision,
+        limits=limits,
+        factors=cal.factors(deployment.gpu.architecture, deployment.engine),
+        band=(cal.band_low, cal.band_high, cal.latency_band_low, cal.latency_band_high),
+    )
+
+
+_MODEL_CACHE: dict[tuple[str, float, float, int, bool], ModelPhysics] = {}
+
+
+def _model_physics(model: ModelArch) -> ModelPhysics:
+    key = (model.id, model.params_b, model.active_params_b, model.layers, model.assumed)
+    physics = _MODEL_CACHE.get(key)
+    if physics is None:
+        physics = ModelPhysics.of(model)
+        _MODEL_CACHE[key] = physics
+    return physics
+
+
+# --------------------------------------------------------------------------------------------
+# Feasibility in words
+# --------------------------------------------------------------------------------------------
+
+
+def memory_breakdown(replica: Replica, shape: WorkloadShape) -> MemoryBreakdown:
+    full_context = shape.input_tokens + shape.output_tokens
+    return MemoryBreakdown(
+        usable_gb=replica.usable_per_gpu / GB,
+        weights_gb=replica.weights_per_gpu / GB,
+        reserve_gb=replica.reserve_per_gpu / GB,
+        kv_gb=(replica.usable_per_gpu - replica.weights_per_gpu - replica.reserve_per_gpu) / GB,
+        kv_bytes_per_token=replica.model.kv_bytes_per_token(replica.kv_precision) * replica.kv_replication,
+        max_concurrency=min(replica.sequences_fitting(full_context), replica.limits.max_num_seqs),
+    )
+
+
+def infeasibility_reason(replica: Replica, shape: WorkloadShape, where: str) -> str:
+    """Empty when the replica can serve at least one request of this shape, else why not."""
+    m = replica.model
+    full_context = shape.input_tokens + shape.output_tokens
+    if full_context > m.max_context:
+        return f"{m.model_id} supports {m.max_context} tokens of context; the workload needs {full_context}"
+    weights_total = m.weight_bytes(replica.precision) / GB
+    room = replica.tp * (replica.usable_per_gpu - replica.reserve_per_gpu) / GB
+    if replica.kv_capacity <= 0:
+        return (
+            f"{m.model_id} at {replica.precision.value} needs {weights_total:.0f} GB of weights; "
+            f"{where} holds {room:.0f} GB after the engine's runtime reserve"
+        )
+    if replica.sequences_fitting(full_context) < 1:
+        need = replica.kv_bytes_of_sequence(full_context) / GB
+        return (
+            f"one {full_context}-token sequence of {m.model_id} needs {need:.1f} GB of KV cache; "
+            f"{where} has {replica.kv_capacity / GB:.1f} GB left after {weights_total:.0f} GB of weights"
+        )
+    return ""
+
+
+# --------------------------------------------------------------------------------------------
+# The three loads
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Timing:
+    ttft_s: float
+    ttft_p95_s: float
+    tpot_s: float
+    req_s: float
+    concurrency: float
+    decode_step_s: float
+    bottleneck: Bottleneck
+
+
+def _burst(replica: Replica, shape: WorkloadShape, users: int) -> _Timing:
+    """N requests arriving together; they run in waves of as many as the KV cache admits.
+
+    Inside a wave of n: the prompts are prefilled in FCFS chunks (prompt i finishes after i·P/C
+    chunk iterations), decode of the already-started requests rides in those iterations, then the
+    wave decodes alone with a batch that shrinks as requests finish.
+    """
+    lin, lout = float(shape.input_tokens), float(shape.output_tokens)
+    # Paged KV is allocated on demand: the scheduler admits a request when its prompt's blocks
+    # are free (vLLM, SGLang); growth during decode is absorbed by preemption, not modelled.
+    admit = replica.sequences_fitting(lin + 1.0)
+    wave = max(1, min(users, admit, replica.limits.max_num_seqs))
+    waves = math.ceil(users / wave)
+    n = users / waves
+    limited_by = (
+        Bottleneck.KV_CAPACITY if wave < users and admit <= replica.limits.max_num_seqs
+        else Bottleneck.SCHEDULER if wave < users else None
+    )
+
+    uncached = max(1.0, lin * (1.0 - shape.prefix_cache_hit_rate))
+    chunk = min(float(replica.limits.max_batched_tokens), n * uncached)
+    per_prompt = uncached / chunk  # chunk iterations per prompt
+    prefill_steps = max(1.0, n * per_prompt)
+    # Decoding sequences during the prefill phase: request i starts at iteration i·per_prompt.
+    started_rate = 1.0 / per_prompt
+    decoding_avg = started_rate * (
+        prefill_steps / 2.0 if lout >= prefill_steps else lout - lout * lout / (2.0 * prefill_steps)
+    )
+    decoding_avg = min(max(decoding_avg - 1.0, 0.0), n)
+    prior = lin - uncached + max(0.0, uncached - chunk) / 2.0
+    t1, _ = replica.step(decoding_avg, lin, chunk, prior)
+    # TTFT_i = max(1, i·per_prompt) iterations; mean over i = 1..n in closed form.
+    k0 = min(n, math.floor(1.0 / per_prompt)) if per_prompt < 1.0 else 0
+    mean_steps = (k0 + per_prompt * (n * (n + 1) / 2.0 - k0 * (k0 + 1) / 2.0)) / n
+    ttft_wave = t1 * max(1.0, mean_steps)
+    ttft_last = t1 * prefill_steps
+    decoded_in_prefill = min(decoding_avg * prefill_steps, n * (lout - 1.0))
+    remaining = n * (lout - 1.0) - decoded_in_prefill
+    decode_steps = max(lout - 1.0, 0.0)
+    t2 = 0.0
+    dominant = Bottleneck.COMPUTE
+    if decode_steps > 0:
+        batch2 = max(remaining / decode_steps, 1.0)
+        t2, dominant = replica.step(batch2, lin + lout / 2.0)
+    wave_s = prefill_steps * t1 + decode_steps * t2
+    per_request_prefill = decoded_in_prefill / n
+    tpot = (per_request_prefill * t1 + (decode_steps - per_request_prefill) * t2) / decode_steps if decode_steps else 0.0
+    if prefill_steps * t1 > decode_steps * t2:
+        dominant = replica.step(0.0, 0.0, chunk, prior)[1]
+    waiting = (waves - 1) / 2.0 * wave_s
+    return _Timing(
+        ttft_s=ttft_wave + waiting,
+        ttft_p95_s=min(ttft_last, ttft_wave * 1.9) + (waves - 1) * wave_s * 0.95,
+        tpot_s=tpot,
+        req_s=users / (waves * wave_s),
+        concurrency=n,
+        decode_step_s=t2,
+        bottleneck=limited_by or dominant,
+    )
+
+
+def _offline(replica: Replica, shape: WorkloadShape) -> _Timing:
+    """Steady state with the largest batch the KV cache and scheduler admit.
+
+    Per second, a share ρ of time goes to iterations carrying prefill chunks (t_c long) and the
+    rest to pure decode iterations (t_d long); every iteration advances all n sequences. With k
+    chunk iterations per prompt, λ·L_out = n(λk + (1 − λk·t_c)/t_d) gives
+    λ = n / (t_d(L_out − nk) + nk·t_c), or 1/(k·t_c) when prefill alone is the limit.
+    """
+    lin, lout = float(shape.input_tokens), float(shape.output_tokens)
+    admit = replica.sequences_fitting(lin + lout / 2.0)
+    n = float(max(1, min(admit, replica.limits.max_num_seqs)))
+    limited_by = Bottleneck.KV_CAPACITY if admit < replica.limits.max_num_seqs else Bottleneck.SCHEDULER
+    context = lin + lout / 2.0
+    t_d, dominant = replica.step(n, context)
+    prefill_s, t_c = replica.prefill(shape, n, context)
+    k = prefill_s / t_c
+    if n * k >= lout:
+        rate = 1.0 / (k * t_c)
+        dominant = Bottleneck.COMPUTE
+    else:
+        rate = n / (t_d * (lout - n * k) + n * k * t_c)
+    share_prefill = min(1.0, rate * prefill_s)
+    tpot = 1.0 / (share_prefill / t_c + (1.0 - share_prefill) / t_d)
+    wait = n / rate / 2.0  # an offline queue: on average half a batch lifetime ahead
+    if dominant is Bottleneck.MEMORY_BANDWIDTH:
+        dominant = limited_by
+    return _Timing(
+        ttft_s=prefill_s + wait, ttft_p95_s=prefill_s + 1.9 * wait, tpot_s=tpot, req_s=rate,
+        concurrency=n, decode_step_s=t_d, bottleneck=dominant,
+    )
+
+
+def open_loop_timing(replica: Replica, shape: WorkloadShape, rate: float) -> _Timing | None:
+    """Poisson arrivals at ``rate`` req/s; None when the replica cannot sustain it.
+
+    Decode concurrency follows Little's law (n = λ × time in system) and decode iterations
+    stretch by the share of time spent on prefill chunks; the prefill queue is M/D/1 with
+    utilisation u = λ × prefill time, mean wait uS/(2(1−u)), and an exponential tail for p95.
+    """
+    lin, lout = float(shape.input_tokens), float(shape.output_tokens)
+    context = lin + lout / 2.0
+    n_max = min(replica.sequences_fitting(lin + lout), replica.limits.max_num_seqs)
+    if n_max < 1:
+        return None
+    n = 1.0
+    t_d = prefill_s = t_c = tpot = share = 0.0
+    dominant = Bottleneck.MEMORY_BANDWIDTH
+    for _ in range(60):
+        t_d, dominant = replica.step(n, context)
+        prefill_s, t_c = replica.prefill(shape, n, context)
+        share = rate * prefill_s
+        if share >= 1.0:
+            return None
+        tpot = 1.0 / (share / t_c + (1.0 - share) / t_d)
+        n_next = rate * ((lout - 1.0) * tpot + prefill_s)
+        if n_next > n_max:
+            return None
+        converged = abs(n_next - n) <= 1e-3 * max(n, 1.0)
+        n = max(n_next, 1.0)
+        if converged:
+            break
+    u = share
+    mean_wait = u * prefill_s / (2.0 * (1.0 - u))
+    p95_wait = (mean_wait / u) * math.log(u / P95_TAIL) if u > P95_TAIL else 0.0
+    ttft = prefill_s + mean_wait + t_d / 2.0
+    ttft_p95 = prefill_s + p95_wait + t_d
+    if share > 0.5 and dominant is Bottleneck.MEMORY_BANDWIDTH:
+        dominant = Bottleneck.COMPUTE
+    return _Timing(
+        ttft_s=ttft, ttft_p95_s=ttft_p95, tpot_s=tpot, req_s=rate, concurrency=n,
+        decode_step_s=t_d, bottleneck=dominant,
+    )
+
+
+def saturation_rate(replica: Replica, shape: WorkloadShape) -> float:
+    """An upper bound on sustainable req/s (offline max throughput)."""
+    return _offline(replica, shape).req_s
+
+
+# --------------------------------------------------------------------------------------------
+# Public entry point
+# --------------------------------------------------------------------------------------------
+
+
+def estimate_inference(
+    model: ModelArch,
+    deployment: Deployment,
+    shape: WorkloadShape,
+    load: Load,
+    *,
+    calibration: Calibration | None = None,
+) -> InferenceEstimate:
+    """Latency, throughput, memory and bottleneck of one replica under ``load``."""
+    replica = _replica(model, deployment, calibration)
+    return _estimate(replica, shape, load, deployment.describe())
+
+
+@lru_cache(maxsize=65536)
+def _estimate(replica: Replica, shape: WorkloadShape, load: Load, where: str) -> InferenceEstimate:
+    memory = memory_breakdown(replica, shape)
+    reason = infeasibility_reason(replica, shape, where)
+    if reason:
+        return _not_fitting(replica, memory, reason)
+    timing: _Timing | None
+    if isinstance(load, ClosedLoop):
+        timing = _burst(replica, shape, max(1, load.concurrency))
+    elif isinstance(load, OpenLoop):
+        timing = open_loop_timing(replica, shape, load.request_rate_per_s)
+        if timing is None:
+            cap = saturation_rate(replica, shape)
+            return _not_fitting(
+                replica, memory,
+                f"{load.request_rate_per_s:g} req/s exceeds what {where} sustains (about {cap:.3g} req/s)",
+                bottleneck=Bottleneck.KV_CAPACITY,
+            )
+    else:
+        timing = _offline(replica, shape)
+    output_tok_s = timing.req_s * shape.output_tokens
+    low, high, _, _ = replica.band
+    return InferenceEstimate(
+        fits=True,
+        reason="",
+        tp=replica.tp,
+        ttft_ms=timing.ttft_s * 1e3,
+        ttft_p95_ms=timing.ttft_p95_s * 1e3,
+        tpot_ms=timing.tpot_s * 1e3,
+        per_user_tok_s=1.0 / timing.tpot_s if timing.tpot_s > 0 else 0.0,
+        output_tok_s=output_tok_s,
+        total_tok_s=timing.req_s * (shape.input_tokens + shape.output_tokens),
+        req_s=timing.req_s,
+        concurrency=timing.concurrency,
+        max_concurrency=memory.max_concurrency,
+        memory=memory,
+        bottleneck=timing.bottleneck,
+        output_tok_s_low=output_tok_s * low * _assumed_widening(replica, low=True),
+        output_tok_s_high=output_tok_s * high * _assumed_widening(replica, low=False),
+        decode_step_ms=timing.decode_step_s * 1e3,
+        assumed_architecture=replica.model.assumed,
+    )
+
+
+ASSUMED_ARCHITECTURE_WIDENING = 1.15
+"""Extra band width when the architecture was synthesised from a parameter count."""
+
+
+def _assumed_widening(replica: Replica, *, low: bool) -> float:
+    if not replica.model.assumed:
+        return 1.0
+    return 1.0 / ASSUMED_ARCHITECTURE_WIDENING if low else ASSUMED_ARCHITECTURE_WIDENING
+
+
+def _not_fitting(
+    replica: Replica, memory: MemoryBreakdown, reason: str, bottleneck: Bottleneck = Bottleneck.KV_CAPACITY
+) -> InferenceEstimate:
+    return InferenceEstimate(
+        fits=False, reason=reason, tp=replica.tp, ttft_ms=math.inf, ttft_p95_ms=math.inf, tpot_ms=math.inf,
+        per_user_tok_s=0.0, output_tok_s=0.0, total_tok_s=0.0, req_s=0.0, concurrency=0.0,
+        max_concurrency=memory.max_concurrency, memory=memory, bottleneck=bottleneck,
+        output_tok_s_low=0.0, output_tok_s_high=0.0, decode_step_ms=math.inf,
+        assumed_architecture=replica.model.assumed,
+    )
+
+
+def decode_upper_bound_tok_s(model: ModelArch, gpu: GpuSpec, precision: Precision) -> float:
+    """Single-stream roofline: bandwidth / bytes of weights read per token (no KV, no overheads)."""
+    physics = ModelPhysics.of(model)
+    return gpu.memory_bandwidth_gbs * GB / physics.weight_bytes_read_per_step(precision, 1.0)

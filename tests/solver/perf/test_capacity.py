@@ -1,0 +1,48 @@
+"""capacity_at_sla: feasibility in words, SLA monotonicity, batch vs interactive."""
+
+from __future__ import annotations
+
+import pytest
+
+from solver.domain import Precision, Sla
+from solver.perf import Deployment, WorkloadShape, capacity_at_sla
+
+from .conftest import make_gpu, make_model
+
+SHAPE = WorkloadShape(2000, 500)
+
+
+def test_model_too_big_for_the_tp_group_says_how_many_gb_are_needed() -> None:
+    llama405 = make_model(id="test/405b", params_b=405.85, active_params_b=405.85, layers=126, hidden=16384,
+                          heads=128, full_attention_layers=126)
+    rtx = make_gpu(id="rtx-pro-6000-server", memory_gb=96, memory_bandwidth_gbs=1597)
+    cap = capacity_at_sla(llama405, Deployment(rtx, 4, Precision.BF16), SHAPE, Sla())
+    assert not cap.feasible
+    # 405.85e9 params × 2 bytes = 812 GB; 4 × 96 GiB is at most 412 GB before any reserve
+    assert "812 GB" in cap.reason
+    assert "rtx-pro-6000-server × TP 4" in cap.reason
+    assert cap.max_request_rate_per_s == 0.0
+
+
+def test_tighter_sla_never_gives_more_capacity() -> None:
+    model, gpu = make_model(), make_gpu()
+    loose = capacity_at_sla(model, Deployment(gpu), SHAPE, Sla(ttft_p95_ms=5000, tpot_p95_ms=100))
+    tight = capacity_at_sla(model, Deployment(gpu), SHAPE, Sla(ttft_p95_ms=500, tpot_p95_ms=20))
+    batch = capacity_at_sla(model, Deployment(gpu), SHAPE, Sla())
+    assert loose.feasible and tight.feasible and batch.feasible
+    assert tight.max_request_rate_per_s <= loose.max_request_rate_per_s <= batch.max_request_rate_per_s * 1.0001
+    assert tight.tpot_ms <= 20 and tight.ttft_p95_ms <= 500
+
+
+def test_capacity_meets_the_sla_it_reports() -> None:
+    cap = capacity_at_sla(make_model(), Deployment(make_gpu()), SHAPE, Sla(min_per_user_tok_s=40))
+    assert cap.feasible
+    assert cap.per_user_tok_s >= 40
+    assert cap.max_output_tok_s == pytest.approx(cap.max_request_rate_per_s * 500)
+    assert cap.band_low < 1.0 < cap.band_high
+
+
+def test_unreachable_latency_target_is_infeasible_with_the_reason() -> None:
+    cap = capacity_at_sla(make_model(), Deployment(make_gpu()), SHAPE, Sla(ttft_p95_ms=1))
+    assert not cap.feasible
+    assert "TTFT" in cap.reason and "1 ms target" in cap.reason
