@@ -1,0 +1,142 @@
+"""Public entry points of the optimizer.
+
+- ``optimize(request, book, *, time_limit_s, cancel=None, options_override=None) -> FleetSolution``:
+  candidates (performance model) + options (economics) → MIP → verified, explained plan.
+- ``evaluate_fleet(fleet, request, book) -> FleetEvaluation``: best assignment onto a given fleet.
+- ``solve(instance, ...) -> FleetSolution``: the same on an already-built ``FleetInstance``.
+
+Every returned plan has passed ``solver.optimizer.evaluate.check_solution``; a plan that fails is
+our bug: logged with the request and raised as ``PlanVerificationError``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import structlog
+
+from pricebook.schema import Pricebook
+from solver.domain import Fleet, PlanRequest, SolverOptions
+from solver.errors import PlanVerificationError
+from solver.optimizer.cancel import CancelToken
+from solver.optimizer.evaluate import CapacityOf, check_solution
+from solver.optimizer.explain import diagnose_infeasible, explain_runner_ups
+from solver.optimizer.instance import FleetInstance
+from solver.optimizer.model import DEFAULT_BACKEND, solve_mip
+from solver.optimizer.results import FleetEvaluation, FleetSolution, SolveStatus
+from solver.optimizer.solution import build_solution
+
+log = structlog.get_logger(__name__)
+
+RUNNER_UP_MAX_WORKLOADS = 12
+"""Runner-ups need one re-solve per workload; above this portfolio size they are skipped."""
+
+
+def solve(
+    instance: FleetInstance,
+    *,
+    time_limit_s: float,
+    cancel: CancelToken | None = None,
+    backend: str = DEFAULT_BACKEND,
+    relative_gap: float = 1e-4,
+    capacity_of: CapacityOf | None = None,
+    explain: bool = True,
+    request_summary: str = "",
+) -> FleetSolution:
+    """Solve, verify and (optionally) explain one instance within ``time_limit_s`` seconds."""
+    started = time.perf_counter()
+    backend = DEFAULT_BACKEND if backend == "auto" else backend
+    mip = solve_mip(
+        instance, time_limit_s=time_limit_s, cancel=cancel, backend=backend, relative_gap=relative_gap
+    )
+    solution = build_solution(instance, mip)
+    if solution.has_plan:
+        violations = check_solution(instance, solution, capacity_of)
+        if violations:
+            log.error(
+                "plan_failed_verification",
+                request=request_summary,
+                violations=[f"{v.kind}:{v.subject}: {v.message}" for v in violations],
+            )
+            lines = "; ".join(f"{v.kind} {v.subject}: {v.message}" for v in violations[:5])
+            raise PlanVerificationError(f"plan failed independent verification: {lines}")
+    if not explain:
+        return solution
+    remaining = time_limit_s - (time.perf_counter() - started)
+    if solution.status is SolveStatus.INFEASIBLE:
+        return diagnose_infeasible(
+            instance, solution, time_limit_s=max(0.5, remaining), cancel=cancel, backend=backend
+        )
+    if solution.has_plan and len(instance.inference) <= RUNNER_UP_MAX_WORKLOADS and remaining > 0.2:
+        return explain_runner_ups(instance, solution, time_limit_s=remaining, cancel=cancel, backend=backend)
+    return solution
+
+
+def _options(request: PlanRequest, override: SolverOptions | None) -> SolverOptions:
+    return override if override is not None else request.options
+
+
+def optimize(
+    request: PlanRequest,
+    book: Pricebook,
+    *,
+    time_limit_s: float,
+    cancel: CancelToken | None = None,
+    options_override: SolverOptions | None = None,
+) -> FleetSolution:
+    """The cheapest verified fleet for ``request`` (``book`` with the request's overrides applied)."""
+    from solver.optimizer.candidates import build_instance, perf_capacity_checker
+
+    opts = _options(request, options_override)
+    instance = build_instance(request, book)
+    return solve(
+        instance,
+        time_limit_s=min(time_limit_s, opts.time_limit_s),
+        cancel=cancel,
+        backend=opts.backend,
+        relative_gap=opts.relative_gap,
+        capacity_of=perf_capacity_checker(request, book),
+        request_summary=_summary(request),
+    )
+
+
+def evaluate_fleet(
+    fleet: Fleet,
+    request: PlanRequest,
+    book: Pricebook,
+    *,
+    time_limit_s: float | None = None,
+    cancel: CancelToken | None = None,
+    compare_optimal: bool = True,
+) -> FleetEvaluation:
+    """Best assignment of ``request``'s workloads onto ``fleet``; see ``solver.optimizer.fleet_eval``."""
+    from solver.optimizer.candidates import build_instance, perf_capacity_checker
+    from solver.optimizer.fleet_eval import evaluate_fixed_fleet
+
+    limit = time_limit_s if time_limit_s is not None else request.options.time_limit_s
+    instance = build_instance(request, book, fleet=fleet)
+    optimal = None
+    if compare_optimal:
+        optimal_instance = build_instance(request, book)
+        optimal = solve(
+            optimal_instance,
+            time_limit_s=limit / 2,
+            cancel=cancel,
+            backend=request.options.backend,
+            relative_gap=request.options.relative_gap,
+            capacity_of=perf_capacity_checker(request, book),
+            explain=False,
+        )
+    return evaluate_fixed_fleet(
+        instance,
+        fleet,
+        time_limit_s=limit / 2 if compare_optimal else limit,
+        cancel=cancel,
+        backend=request.options.backend,
+        capacity_of=perf_capacity_checker(request, book),
+        optimal=optimal,
+    )
+
+
+def _summary(request: PlanRequest) -> str:
+    return request.model_dump_json(exclude_defaults=True)[:4000]

@@ -1,0 +1,50 @@
+"""Cooperative cancellation of a solve.
+
+A ``CancelToken`` wraps ``threading.Event`` and runs callbacks when it fires, so the MIP can
+register ``solver.InterruptSolve`` and stop promptly when a gRPC client goes away.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+
+class CancelToken:
+    """Set once; every registered callback runs exactly once (immediately if already set)."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._callbacks: list[Callable[[], None]] = []
+
+    def cancel(self) -> None:
+        with self._lock:
+            if self._event.is_set():
+                return
+            self._event.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def wait(self, timeout_s: float | None = None) -> bool:
+        return self._event.wait(timeout_s)
+
+    def add_callback(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Register ``callback``; returns a function that unregisters it."""
+        with self._lock:
+            if not self._event.is_set():
+                self._callbacks.append(callback)
+
+                def remove() -> None:
+                    with self._lock:
+                        if callback in self._callbacks:
+                            self._callbacks.remove(callback)
+
+                return remove
+        callback()
+        return lambda: None

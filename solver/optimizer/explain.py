@@ -1,0 +1,229 @@
+"""Explanations: why a request is infeasible, and what each workload's runner-up would cost.
+
+- Infeasible: every workload no allowed GPU can serve, with the candidate reasons; otherwise,
+  for each cap, the smallest value that makes the request feasible (a re-solve with that cap
+  free that minimises the cap's usage), e.g. "power cap 40 kW is short by 12.6 kW".
+- Feasible: per workload, the best plan that forbids the workload's chosen GPU type, and its
+  extra cost (one re-solve per workload, so only for small portfolios).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+from solver.errors import SolveCancelled
+from solver.optimizer.cancel import CancelToken
+from solver.optimizer.instance import FleetInstance
+from solver.optimizer.model import Relaxation, solve_mip, usable_candidates
+from solver.optimizer.results import (
+    Assignment,
+    CapRelaxation,
+    Diagnosis,
+    FleetSolution,
+    RunnerUp,
+    UnservableWorkload,
+)
+from solver.optimizer.solution import build_solution
+
+_CAP_TEXT = {
+    "capex_budget": ("capex budget", "{:,.0f} {cur}"),
+    "monthly_opex_cap": ("monthly opex cap", "{:,.0f} {cur}"),
+    "power_cap_kw": ("power cap", "{:,.1f} kW"),
+    "rack_units_cap": ("rack-unit cap", "{:,.0f} U"),
+}
+
+
+def unservable_workloads(instance: FleetInstance) -> tuple[UnservableWorkload, ...]:
+    """Workloads with no usable deployment on any allowed GPU, with each rejection's reason."""
+    usable = {c.workload for c in usable_candidates(instance)}
+    out = []
+    for w in instance.inference:
+        if w.name in usable:
+            continue
+        reasons = [f"{r.gpu} TP{r.tp} {r.precision}: {r.reason}" for r in instance.rejections_of(w.name)]
+        offered = {o.gpu for o in instance.options}
+        for c in instance.candidates_of(w.name):
+            why = "TP group exceeds every offered server's domain" if c.gpu in offered else "GPU not offered"
+            reasons.append(f"{c.gpu} TP{c.tp} {c.precision}: {why}")
+        out.append(
+            UnservableWorkload(workload=w.name, reasons=tuple(reasons) or ("no allowed GPU is offered",))
+        )
+    for t in instance.training:
+        offered = {o.gpu for o in instance.options}
+        if not any(ch.gpu in offered for ch in t.choices):
+            reasons = tuple(f"{r.gpu}: {r.reason}" for r in t.rejections) or ("no allowed GPU can run it",)
+            out.append(UnservableWorkload(workload=t.name, reasons=reasons))
+    return tuple(out)
+
+
+def _caps_present(instance: FleetInstance) -> list[str]:
+    caps = [name for name in _CAP_TEXT if getattr(instance.caps, name) is not None]
+    caps += [f"count:{c.gpu}" for c in instance.count_limits if c.max_count is not None]
+    return caps
+
+
+def _describe(cap: str, limit: float, needed: float, currency: str) -> str:
+    if cap.startswith("count:"):
+        gpu = cap.removeprefix("count:")
+        return f"maximum {gpu} count {limit:.0f} is short by {needed - limit:.0f} GPUs (needs {needed:.0f})"
+    label, fmt = _CAP_TEXT[cap]
+    return (
+        f"{label} {fmt.format(limit, cur=currency)} is short by {fmt.format(needed - limit, cur=currency)}"
+        f" (needs {fmt.format(needed, cur=currency)})"
+    )
+
+
+def diagnose_infeasible(
+    instance: FleetInstance,
+    solution: FleetSolution,
+    *,
+    time_limit_s: float,
+    cancel: CancelToken | None = None,
+    backend: str = "scip",
+) -> FleetSolution:
+    """Attach a ``Diagnosis`` to an infeasible solution."""
+    unservable = unservable_workloads(instance)
+    if unservable:
+        messages = tuple(f"{u.workload}: no allowed GPU can serve it" for u in unservable)
+        return dataclasses.replace(solution, diagnosis=Diagnosis(unservable=unservable, messages=messages))
+    caps = _caps_present(instance)
+    deadline = time.perf_counter() + time_limit_s
+    relaxations: list[CapRelaxation] = []
+    for cap in caps:
+        left = deadline - time.perf_counter()
+        if left <= 0.05:
+            break
+        others_dropped = Relaxation(minimize=cap, drop_caps=frozenset({cap}))
+        mip = solve_mip(
+            instance,
+            time_limit_s=left / max(1, len(caps)),
+            cancel=cancel,
+            backend=backend,
+            relax=others_dropped,
+        )
+        if mip.values is None or mip.stats.objective is None:
+            continue
+        limit = _limit(instance, cap)
+        needed = mip.stats.objective
+        if needed > limit * (1 + 1e-9):
+            relaxations.append(
+                CapRelaxation(
+                    cap=cap,
+                    limit=limit,
+                    needed=needed,
+                    message=_describe(cap, limit, needed, instance.currency),
+                )
+            )
+    messages: list[str] = [r.message for r in relaxations]
+    if not relaxations:
+        left = deadline - time.perf_counter()
+        if left > 0.05 and caps:
+            free = solve_mip(
+                instance,
+                time_limit_s=left,
+                cancel=cancel,
+                backend=backend,
+                relax=Relaxation(drop_caps=frozenset(caps)),
+            )
+            if free.values is not None:
+                plan = build_solution(instance, free)
+                usage = _usage(plan)
+                for cap in caps:
+                    limit = _limit(instance, cap)
+                    used = usage.get(cap, 0.0)
+                    if used > limit:
+                        relaxations.append(
+                            CapRelaxation(cap, limit, used, _describe(cap, limit, used, instance.currency))
+                        )
+                messages = ["no single cap's relaxation suffices; caps bind jointly"] + [
+                    r.message for r in relaxations
+                ]
+            else:
+                messages = ["infeasible even without any cap (training deadlines, owned or minimum counts)"]
+        else:
+            messages = [
+                "infeasible: no cap can be blamed (owned counts, minimum counts or training deadlines)"
+            ]
+    return dataclasses.replace(
+        solution, diagnosis=Diagnosis(binding_caps=tuple(relaxations), messages=tuple(messages))
+    )
+
+
+def _limit(instance: FleetInstance, cap: str) -> float:
+    if cap.startswith("count:"):
+        gpu = cap.removeprefix("count:")
+        return float(
+            next(c.max_count for c in instance.count_limits if c.gpu == gpu and c.max_count is not None)
+        )
+    value = getattr(instance.caps, cap)
+    return float(value)
+
+
+def _usage(plan: FleetSolution) -> dict[str, float]:
+    usage = {
+        "capex_budget": plan.usage.get("capex", 0.0),
+        "monthly_opex_cap": plan.usage.get("monthly_opex", 0.0),
+        "power_cap_kw": plan.usage.get("power_kw", 0.0),
+        "rack_units_cap": plan.usage.get("rack_units", 0.0),
+    }
+    for gpu, count in plan.gpu_counts().items():
+        usage[f"count:{gpu}"] = float(count)
+    return usage
+
+
+def explain_runner_ups(
+    instance: FleetInstance,
+    solution: FleetSolution,
+    *,
+    time_limit_s: float,
+    cancel: CancelToken | None = None,
+    backend: str = "scip",
+) -> FleetSolution:
+    """Per workload: the cheapest plan that may not use its chosen GPU type, and the extra cost."""
+    if solution.cost is None:
+        return solution
+    base = solution.cost.total
+    deadline = time.perf_counter() + time_limit_s
+    updated: list[Assignment] = []
+    for i, a in enumerate(solution.assignments):
+        left = deadline - time.perf_counter()
+        if not a.uses or left <= 0.05:
+            updated.append(a if a.uses else dataclasses.replace(a, runner_up_note="no demand"))
+            continue
+        gpu = a.primary.candidate.gpu
+        per = left / (len(solution.assignments) - i)
+        try:
+            mip = solve_mip(
+                instance,
+                time_limit_s=per,
+                cancel=cancel,
+                backend=backend,
+                relax=Relaxation(forbid=frozenset({(a.workload, gpu)})),
+            )
+        except SolveCancelled:
+            raise
+        if mip.values is None:
+            updated.append(dataclasses.replace(a, runner_up_note=f"no feasible plan without {gpu}"))
+            continue
+        alt = build_solution(instance, mip)
+        alt_a = next(x for x in alt.assignments if x.workload == a.workload)
+        if not alt_a.uses or alt.cost is None:
+            updated.append(dataclasses.replace(a, runner_up_note=f"no feasible plan without {gpu}"))
+            continue
+        p = alt_a.primary
+        total = alt.cost.total
+        updated.append(
+            dataclasses.replace(
+                a,
+                runner_up=RunnerUp(
+                    gpu=p.candidate.gpu,
+                    tp=p.candidate.tp,
+                    precision=str(p.candidate.precision),
+                    replicas_at_peak=p.replicas[alt_a.peak_bucket],
+                    total_cost=total,
+                    cost_difference=total - base,
+                ),
+            )
+        )
+    return dataclasses.replace(solution, assignments=tuple(updated))

@@ -1,0 +1,135 @@
+"""EvaluateFleet: the best use of a given fleet (a vendor's proposal, or what is installed).
+
+Two solves on the fixed fleet (GPU counts pinned; on-demand counts are an upper bound per hour):
+1. elastic demand — unserved request rate is allowed at a large penalty, so the answer says how
+   much of each workload the fleet serves at its SLA (feasible = everything served);
+2. headroom — maximise α such that α × every workload's demand is served; each workload's
+   headroom is its assigned capacity ÷ demand − 1 at peak in that assignment.
+The fleet's TCO is the plan's cost split (the fleet is held whether busy or not).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from solver.domain import Fleet
+from solver.optimizer.cancel import CancelToken
+from solver.optimizer.evaluate import CapacityOf, check_solution
+from solver.optimizer.instance import FleetInstance
+from solver.optimizer.model import Relaxation, solve_mip
+from solver.optimizer.results import FleetEvaluation, FleetSolution, SolveStatus, WorkloadFit
+from solver.optimizer.solution import build_solution
+
+_ALL_CAPS = frozenset({"capex_budget", "monthly_opex_cap", "power_cap_kw", "rack_units_cap"})
+
+
+def evaluate_fixed_fleet(
+    instance: FleetInstance,
+    fleet: Fleet,
+    *,
+    time_limit_s: float,
+    cancel: CancelToken | None = None,
+    backend: str = "scip",
+    capacity_of: CapacityOf | None = None,
+    optimal: FleetSolution | None = None,
+) -> FleetEvaluation:
+    """``instance`` must carry ``fixed_counts`` (see ``candidates.build_instance(..., fleet=)``)."""
+    if instance.fixed_counts is None:
+        msg = "evaluate_fixed_fleet needs an instance built for a fixed fleet"
+        raise ValueError(msg)
+    backend = "scip" if backend == "auto" else backend
+    caps = frozenset(c for c in _ALL_CAPS if getattr(instance.caps, c) is not None)
+    elastic = solve_mip(
+        instance,
+        time_limit_s=time_limit_s / 2,
+        cancel=cancel,
+        backend=backend,
+        relax=Relaxation(elastic_demand=True, drop_caps=caps),
+    )
+    messages: list[str] = []
+    if elastic.values is None:
+        solution = build_solution(instance, elastic)
+        messages.append("the fleet cannot run the training workloads (GPU type, count or idle hours)")
+        fits = tuple(WorkloadFit(w.name, 0.0, -1.0) for w in instance.inference)
+        return FleetEvaluation(
+            feasible=False, solution=solution, fits=fits, tco=None, messages=tuple(messages)
+        )
+    solution = build_solution(instance, elastic)
+    unserved = elastic.values.unserved
+    served_fraction: dict[str, float] = {}
+    for w in instance.inference:
+        short = unserved.get(w.name, ())
+        worst = 1.0
+        for b, lam in enumerate(w.rate_req_s):
+            if lam > 0 and short:
+                worst = min(worst, max(0.0, 1.0 - short[b] / lam))
+        served_fraction[w.name] = 1.0 if worst > 1 - 1e-6 else worst
+    feasible = all(f >= 1.0 for f in served_fraction.values())
+    headroom = _headroom(instance, time_limit_s / 2, cancel, backend, caps)
+    fits = tuple(
+        WorkloadFit(
+            workload=w.name,
+            served_fraction=served_fraction[w.name],
+            headroom_fraction=headroom.get(w.name, served_fraction[w.name] - 1.0),
+        )
+        for w in instance.inference
+    )
+    for f in fits:
+        if f.served_fraction < 1.0:
+            messages.append(
+                f"{f.workload}: the fleet serves {f.served_fraction:.1%} of its peak demand at the SLA"
+            )
+    if feasible:
+        violations = check_solution(instance, solution, capacity_of)
+        if violations:
+            feasible = False
+            messages.extend(f"{v.kind} {v.subject}: {v.message}" for v in violations)
+    for cap in sorted(caps):
+        used = {"capex_budget": "capex", "monthly_opex_cap": "monthly_opex", "power_cap_kw": "power_kw"}.get(
+            cap, "rack_units"
+        )
+        limit = getattr(instance.caps, cap)
+        if solution.usage.get(used, 0.0) > limit * (1 + 1e-9):
+            feasible = False
+            messages.append(f"{cap}: the fleet uses {solution.usage[used]:,.1f}, over the cap {limit:,.1f}")
+    status = solution.status if feasible else SolveStatus.INFEASIBLE
+    solution = dataclasses.replace(solution, status=status)
+    tco = solution.cost.total if solution.cost is not None else None
+    optimal_tco = optimal.cost.total if optimal is not None and optimal.has_plan and optimal.cost else None
+    if optimal_tco is not None and tco is not None and tco > optimal_tco:
+        messages.append(
+            f"the optimal plan costs {tco - optimal_tco:,.0f} {instance.currency} less over the horizon"
+        )
+    return FleetEvaluation(
+        feasible=feasible,
+        solution=solution,
+        fits=fits,
+        tco=tco,
+        optimal_tco=optimal_tco,
+        messages=tuple(messages),
+    )
+
+
+def _headroom(
+    instance: FleetInstance,
+    time_limit_s: float,
+    cancel: CancelToken | None,
+    backend: str,
+    caps: frozenset[str],
+) -> dict[str, float]:
+    mip = solve_mip(
+        instance,
+        time_limit_s=time_limit_s,
+        cancel=cancel,
+        backend=backend,
+        relax=Relaxation(maximize_demand_scale=True, drop_caps=caps),
+    )
+    if mip.values is None:
+        return {}
+    plan = build_solution(instance, mip)
+    out = {}
+    for a in plan.assignments:
+        b = a.peak_bucket
+        if a.demand_req_s[b] > 0:
+            out[a.workload] = a.capacity_req_s[b] / a.demand_req_s[b] - 1.0
+    return out

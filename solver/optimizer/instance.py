@@ -1,0 +1,194 @@
+"""The optimizer's instance: everything the MIP needs, already priced and measured.
+
+``solver.optimizer.candidates.build_instance`` turns a ``PlanRequest`` and a pricebook into a
+``FleetInstance`` (performance model → ``Candidate``; economics → ``AcquisitionOption``); the MIP
+(``solver.optimizer.model``) only ever sees this object, which keeps it testable with hand-built
+instances and keeps physics out of the model builder.
+
+Demand is grouped into *buckets*: sets of hours of the day in which every workload's request
+rate is the same (``buckets_from_rates``). Without any 24-hour profile there is one bucket of 24
+hours; with profiles there are at most 24.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pricebook.schema import GpuId
+from solver.domain import AcquisitionMode, Precision
+from solver.economics.options import AcquisitionOption
+
+DAYS_PER_MONTH = 365.0 / 12.0
+"""Average days per month; converts hourly buckets into monthly GPU-hours."""
+
+
+@dataclass(frozen=True, slots=True)
+class Bucket:
+    """Hours of the day that share one demand pattern across all workloads."""
+
+    index: int
+    hours: tuple[int, ...]
+
+    @property
+    def hours_per_day(self) -> int:
+        return len(self.hours)
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One way to serve one inference workload: a deployment and its capacity at the SLA."""
+
+    id: str
+    """Readable and unique within the instance, e.g. ``chat/h200-sxm/tp2/fp8``."""
+    workload: str
+    gpu: GpuId
+    tp: int
+    precision: Precision
+    kv_precision: Precision
+    mig_slice: int = 0
+    """0 = whole GPUs; n = the replica runs on 1/n of one GPU."""
+    capacity_req_s: float = 0.0
+    """Largest request rate one replica sustains at the workload's SLA."""
+    max_output_tok_s: float = 0.0
+    ttft_p95_ms: float = 0.0
+    tpot_ms: float = 0.0
+    per_user_tok_s: float = 0.0
+    concurrency: float = 0.0
+    bottleneck: str = ""
+    band_low: float = 1.0
+    band_high: float = 1.0
+
+    @property
+    def gpus_per_replica(self) -> float:
+        """GPUs one replica occupies (a fraction for a MIG slice)."""
+        return 1.0 / self.mig_slice if self.mig_slice else float(self.tp)
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateRejection:
+    """A deployment that cannot serve a workload, and why (for explanations)."""
+
+    workload: str
+    gpu: GpuId
+    tp: int
+    precision: Precision
+    reason: str
+    dominated_by: str = ""
+    """Set when the deployment works but another on the same GPU is at least as good."""
+
+
+@dataclass(frozen=True, slots=True)
+class InferenceDemand:
+    name: str
+    rate_req_s: tuple[float, ...]
+    """Request rate to serve in each bucket (index = ``Bucket.index``)."""
+    redundancy: int = 0
+    """Spare replicas: demand stays covered after losing this many of the largest replicas."""
+    tokens_per_request: int = 1
+
+    @property
+    def peak_req_s(self) -> float:
+        return max(self.rate_req_s)
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingChoice:
+    """Running one training workload on one GPU type."""
+
+    gpu: GpuId
+    gpu_hours_per_month: float
+    """GPU-hours of this GPU type the workload needs every month (all its runs)."""
+    min_gpus: int
+    """GPUs of this type needed at once: to fit the model, and to finish a run by its deadline."""
+    hours_per_run: float = 0.0
+    """Wall-clock hours of one run on ``min_gpus`` GPUs (for the explanation)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingDemand:
+    name: str
+    choices: tuple[TrainingChoice, ...]
+    rejections: tuple[CandidateRejection, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Caps:
+    capex_budget: float | None = None
+    monthly_opex_cap: float | None = None
+    power_cap_kw: float | None = None
+    rack_units_cap: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CountLimit:
+    gpu: GpuId
+    min_count: int = 0
+    max_count: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FleetInstance:
+    """A priced, measured planning problem (see the module docstring)."""
+
+    currency: str
+    horizon_months: int
+    buckets: tuple[Bucket, ...]
+    options: tuple[AcquisitionOption, ...]
+    inference: tuple[InferenceDemand, ...]
+    candidates: tuple[Candidate, ...]
+    training: tuple[TrainingDemand, ...] = ()
+    rejections: tuple[CandidateRejection, ...] = ()
+    caps: Caps = Caps()
+    count_limits: tuple[CountLimit, ...] = ()
+    owned_counts: Mapping[GpuId, int] = field(default_factory=dict)
+    """GPUs already owned per type; options with ``owned=True`` must hold exactly these."""
+    fixed_counts: Mapping[str, int] | None = None
+    """EvaluateFleet: GPUs per option id fixed by the caller (options absent = 0)."""
+
+    def candidates_of(self, workload: str) -> tuple[Candidate, ...]:
+        return tuple(c for c in self.candidates if c.workload == workload)
+
+    def rejections_of(self, workload: str) -> tuple[CandidateRejection, ...]:
+        return tuple(r for r in self.rejections if r.workload == workload)
+
+    def option(self, option_id: str) -> AcquisitionOption:
+        for opt in self.options:
+            if opt.id == option_id:
+                return opt
+        raise KeyError(option_id)
+
+    def gpu_types(self) -> tuple[GpuId, ...]:
+        return tuple(sorted({o.gpu for o in self.options}))
+
+
+def is_rental_on_demand(option: AcquisitionOption) -> bool:
+    return option.mode is AcquisitionMode.ON_DEMAND
+
+
+def is_on_site(option: AcquisitionOption) -> bool:
+    """Bought or already-owned hardware draws site power and fills racks; rentals do not."""
+    return option.mode is AcquisitionMode.BUY or option.owned
+
+
+def tp_domain(option: AcquisitionOption) -> int:
+    """Largest TP group one option can host inside a single NVLink/P2P domain of one server."""
+    return max(1, min(option.scale_up_domain_size, option.gpus_per_server))
+
+
+def buckets_from_rates(
+    hourly_rates: Sequence[Sequence[float]],
+) -> tuple[tuple[Bucket, ...], list[list[float]]]:
+    """Group the 24 hours by identical demand across all workloads.
+
+    ``hourly_rates[w][h]`` is workload w's request rate in hour h. Returns the buckets (first
+    hour order) and, per workload, the rate in each bucket. Hours with the same rate for every
+    workload need the same fleet, so merging them is exact and keeps the model small.
+    """
+    groups: dict[tuple[float, ...], list[int]] = {}
+    for hour in range(24):
+        key = tuple(rates[hour] for rates in hourly_rates)
+        groups.setdefault(key, []).append(hour)
+    buckets = tuple(Bucket(index=i, hours=tuple(hours)) for i, hours in enumerate(groups.values()))
+    per_workload = [[rates[b.hours[0]] for b in buckets] for rates in hourly_rates]
+    return buckets, per_workload

@@ -1,0 +1,634 @@
+"""The fleet MIP: cheapest GPUs (bought, reserved or rented by the hour) serving every workload.
+
+Data
+----
+- ``O``: acquisition options (``solver.economics.options.AcquisitionOption``), each for one GPU type
+  ``g(o)`` and mode (buy / reserved / on-demand; ``O_od`` = on-demand, ``O_held`` = the rest).
+  ``k_o`` GPU slots per server, ``D_o`` TP domain (``instance.tp_domain``), costs
+  ``capex_gpu_o, capex_srv_o, res_o, fix_gpu_o, fix_srv_o, busy_o`` (per GPU-hour), power, rack units.
+- ``B``: buckets (hours of the day with one demand pattern), ``h_b`` hours per day in bucket b;
+  ``DAYS`` = 365/12 days per month; ``H`` = horizon in months.
+- ``W``: inference workloads, ``λ_wb`` request rate in bucket b, ``R_w`` spare replicas (N+R).
+- ``C_w``: candidate deployments of w (GPU ``g(c)``, TP ``t_c``, precision, MIG slice), each with
+  ``cap_c`` = request rate one replica sustains at w's SLA (``solver.perf.capacity_at_sla``) and
+  ``a_c`` = GPUs one replica occupies (``t_c``, or ``1/m`` for a MIG slice of 1/m).
+- ``T``: training workloads; for each allowed GPU type g: ``G_tg`` GPU-hours per month and ``m_tg``
+  GPUs that must run at once (memory fit and deadline), from ``solver.perf.estimate_training``.
+- Caps: capex budget ``BUD``, monthly opex ``OPX``, power ``PWR`` (kW at the wall, PUE included
+  by the economics), rack units ``RU``; count bounds ``[lo_g, hi_g]``; owned GPUs ``own_g``.
+
+Variables
+---------
+- ``n_o ∈ Z+`` GPUs held through ``o ∈ O_held`` (all hours); ``s_o ∈ Z+`` servers (bought/owned).
+- ``d_ob ∈ Z+`` on-demand GPUs of ``o ∈ O_od`` rented in bucket b.
+- ``u_ob ≥ 0`` GPUs of ``o ∈ O_held`` busy serving in bucket b (drives busy power cost).
+- ``r_cb ∈ Z+`` replicas of candidate c in bucket b.
+- ``y_c ∈ {0,1}`` candidate c is used (only for workloads with ``R_w > 0``).
+- ``z_tg ∈ {0,1}`` training workload t runs on GPU type g; ``f_to ∈ [0,1]`` share of its monthly
+  GPU-hours run on option o (held options: in idle hours; on-demand: rented for the run).
+
+Constraints (numbers match ``_Builder`` method comments and the evaluator's checks)
+-----------------------------------------------------------------------------------
+1. Demand, ∀w, b with λ_wb > 0:  Σ_{c∈C_w} cap_c · r_cb ≥ λ_wb   (rows divided by max_b λ_wb).
+2. GPUs, ∀g, b:  Σ_{c: g(c)=g} a_c · r_cb ≤ Σ_{o∈O_held(g)} u_ob + Σ_{o∈O_od(g)} d_ob,  u_ob ≤ n_o.
+3. TP domains, ∀g, b, ∀ TP threshold τ > 1 used on g:
+   Σ_{c: g(c)=g, t_c ≥ τ} t_c · r_cb ≤ Σ_{o on g, D_o ≥ τ} (u_ob | d_ob).
+   With power-of-two TP degrees and domains, these nested (Hall) conditions are exactly what
+   lets every TP group be packed inside one domain of one server (first-fit decreasing).
+   Candidates whose TP exceeds every domain of their GPU are rejected before the model.
+4. Whole servers, ∀o bought/owned: n_o ≤ k_o · s_o  (n_o = k_o · s_o for fixed boards).
+5. Capex: Σ_o capex_gpu_o · n_o + capex_srv_o · s_o ≤ BUD.
+6. Monthly opex: Σ_o fix_gpu_o n_o + fix_srv_o s_o + DAYS Σ_b h_b (Σ busy_o u_ob + Σ busy_o d_ob)
+   + Σ_{t,o} busy_o · G_{t,g(o)} · f_to ≤ OPX.
+7. Power: Σ_{o on site} pw_gpu_o · n_o + pw_srv_o · s_o ≤ PWR   (rentals use the cloud's power).
+8. Rack units: Σ_{o on site} ru_o · s_o ≤ RU.
+9. Allowed GPUs/modes are the options given (economics filters them); owned:
+   Σ_{o owned, g(o)=g} n_o = own_g (their capex is 0: sunk); counts, ∀g, b:
+   lo_g ≤ Σ_{O_held(g)} n_o  and  Σ_{O_held(g)} n_o + Σ_{O_od(g)} d_ob ≤ hi_g.
+10. N+R redundancy, ∀w with R_w > 0, c ∈ C_w, b with λ_wb > 0:
+    Σ_{c'∈C_w} cap_c' r_c'b ≥ λ_wb + R_w · cap_c · y_c,  r_cb ≤ M · y_c
+    (losing the R largest replicas in use still covers demand).
+11. Training, ∀t: Σ_g z_tg = 1;  ∀g: Σ_{o on g} f_to = z_tg.
+    Idle hours, ∀o ∈ O_held: Σ_t G_{t,g(o)} f_to ≤ DAYS · Σ_b h_b (n_o − u_ob)
+    (off-peak hours of serving GPUs count). Deadline, ∀t, g without an on-demand option:
+    Σ_{O_held(g)} n_o ≥ m_tg · z_tg (with on-demand, the run's GPUs are rented for it).
+
+Objective (TCO over the horizon, request currency, divided by a cost unit for scaling)
+-------------------------------------------------------------------------------------
+min Σ_o (capex_gpu_o n_o + capex_srv_o s_o)(1 − res_o) + H (fix_gpu_o n_o + fix_srv_o s_o)
+    + H · DAYS Σ_b h_b (Σ busy_o u_ob + Σ busy_o d_ob) + H Σ_{t,o} busy_o G_{t,g(o)} f_to
+    + ε (Σ n_o + Σ_b h_b/24 · d_ob)        (tie-break: fewer GPUs; ε ≪ any price difference)
+
+Scaling: each demand row is divided by the workload's peak rate (daily tokens 1…10^13 give rates
+1e-8…1e8 req/s), and costs by ``cost_unit`` (the most expensive option's per-GPU horizon cost),
+so coefficients stay within a few orders of magnitude for prices from 0.01 to 10^10.
+
+Backend (measured, see ``bench/solver_scaling.py`` and the report): SCIP through ``pywraplp``,
+1 thread. See ``BACKEND_CHOICE`` for the numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+from ortools.linear_solver import pywraplp
+
+from solver.errors import SolveCancelled
+from solver.optimizer.cancel import CancelToken
+from solver.optimizer.instance import (
+    DAYS_PER_MONTH,
+    Candidate,
+    FleetInstance,
+    is_on_site,
+    is_rental_on_demand,
+    tp_domain,
+)
+from solver.optimizer.results import LimitFired, SolverStats, SolveStatus
+
+log = structlog.get_logger(__name__)
+
+BACKENDS: Mapping[str, str] = {"scip": "SCIP", "highs": "HIGHS", "cp_sat": "CP_SAT", "cbc": "CBC"}
+DEFAULT_BACKEND = "scip"
+BACKEND_CHOICE = "SCIP (pywraplp, 1 thread): see module docstring of solver.optimizer.model"
+TIE_BREAK_PER_GPU = 1e-7
+"""Tie-break weight per GPU in cost units (1 unit = the dearest option's per-GPU horizon cost)."""
+MAX_THREADS = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Relaxation:
+    """Which caps/constraints to drop when re-solving (explanations, fleet evaluation)."""
+
+    drop_caps: frozenset[str] = frozenset()
+    forbid: frozenset[tuple[str, str]] = frozenset()
+    """(workload, gpu) pairs that may not be used (runner-up plans)."""
+    elastic_demand: bool = False
+    """Allow unserved demand at a large penalty (EvaluateFleet's shortfall on a fixed fleet)."""
+    maximize_demand_scale: bool = False
+    """Maximise α such that α × every workload's demand is served (EvaluateFleet's headroom)."""
+    minimize: str | None = None
+    """Minimise this cap's usage instead of TCO (``capex_budget``, ``monthly_opex_cap``,
+    ``power_cap_kw``, ``rack_units_cap``, ``count:<gpu>``): the smallest relaxation of that cap."""
+
+
+@dataclass(frozen=True, slots=True)
+class MipValues:
+    """Raw values of a solved MIP (integers rounded)."""
+
+    n: dict[str, int]
+    s: dict[str, int]
+    d: dict[str, tuple[int, ...]]
+    u: dict[str, tuple[float, ...]]
+    r: dict[str, tuple[int, ...]]
+    train_gpu: dict[str, str]
+    train_share: dict[tuple[str, str], float]
+    unserved: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    """Elastic mode: request rate not served per workload and bucket."""
+
+
+@dataclass(frozen=True, slots=True)
+class MipResult:
+    stats: SolverStats
+    values: MipValues | None
+
+
+def _cost_unit(instance: FleetInstance) -> float:
+    unit = 0.0
+    months = instance.horizon_months
+    for o in instance.options:
+        per_gpu = (
+            o.capex_per_gpu
+            + o.capex_per_server / max(1, o.gpus_per_server)
+            + months * (o.fixed_monthly_per_gpu + o.fixed_monthly_per_server / max(1, o.gpus_per_server))
+            + months * DAYS_PER_MONTH * 24 * o.busy_hourly_per_gpu
+        )
+        unit = max(unit, per_gpu)
+    return unit if unit > 0 else 1.0
+
+
+def usable_candidates(instance: FleetInstance) -> tuple[Candidate, ...]:
+    """Candidates whose TP group fits some option's domain on their GPU (constraint 3)."""
+    max_domain: dict[str, int] = defaultdict(int)
+    for o in instance.options:
+        max_domain[o.gpu] = max(max_domain[o.gpu], tp_domain(o))
+    return tuple(
+        c
+        for c in instance.candidates
+        if c.capacity_req_s > 0 and (c.mig_slice or c.tp <= max_domain.get(c.gpu, 0))
+    )
+
+
+class _Builder:
+    def __init__(self, instance: FleetInstance, backend: str, relax: Relaxation) -> None:
+        self.inst = instance
+        self.relax = relax
+        solver_id = BACKENDS.get(backend)
+        if solver_id is None:
+            msg = f"unknown backend {backend!r}; choose one of {sorted(BACKENDS)}"
+            raise ValueError(msg)
+        solver = pywraplp.Solver.CreateSolver(solver_id)
+        if solver is None:  # pragma: no cover - ortools build without this backend
+            msg = f"OR-Tools has no {solver_id} backend"
+            raise RuntimeError(msg)
+        self.solver: Any = solver
+        self.backend = backend
+        self.unit = _cost_unit(instance)
+        self.hours = [b.hours_per_day for b in instance.buckets]
+        self.nb = len(instance.buckets)
+        self.months = instance.horizon_months
+        self.n: dict[str, Any] = {}
+        self.s: dict[str, Any] = {}
+        self.d: dict[str, list[Any]] = {}
+        self.u: dict[str, list[Any]] = {}
+        self.r: dict[str, list[Any]] = {}
+        self.y: dict[str, Any] = {}
+        self.z: dict[tuple[str, str], Any] = {}
+        self.f: dict[tuple[str, str], Any] = {}
+        self.short: dict[str, list[Any]] = {}
+        self.cands = tuple(c for c in usable_candidates(instance) if (c.workload, c.gpu) not in relax.forbid)
+        self.gpu_bound = self._gpu_upper_bounds()
+
+    # -- bounds ------------------------------------------------------------------------------
+    def _gpu_upper_bounds(self) -> dict[str, int]:
+        """A safe upper bound on GPUs of each type any optimal plan could need."""
+        need: dict[str, float] = defaultdict(float)
+        by_w: dict[str, list[Candidate]] = defaultdict(list)
+        for c in self.cands:
+            by_w[c.workload].append(c)
+        for w in self.inst.inference:
+            for c in by_w.get(w.name, []):
+                replicas = math.ceil(w.peak_req_s / c.capacity_req_s * (1 + 1e-9)) + w.redundancy
+                per_gpu = replicas * c.gpus_per_replica
+                need[c.gpu] = max(need[c.gpu], 0.0) + 0.0  # ensure key
+                need[c.gpu] += per_gpu
+        for t in self.inst.training:
+            for ch in t.choices:
+                need[ch.gpu] += ch.min_gpus + ch.gpu_hours_per_month / (DAYS_PER_MONTH * 24)
+        bounds: dict[str, int] = {}
+        for g in self.inst.gpu_types():
+            extra = max((lim.min_count for lim in self.inst.count_limits if lim.gpu == g), default=0)
+            extra = max(extra, self.inst.owned_counts.get(g, 0))
+            servers = max((o.gpus_per_server for o in self.inst.options if o.gpu == g), default=1)
+            bound = math.ceil(need.get(g, 0.0)) + extra + servers + 1
+            for lim in self.inst.count_limits:
+                if lim.gpu == g and lim.max_count is not None:
+                    bound = min(bound, lim.max_count)
+            bounds[g] = max(bound, extra)
+        if self.inst.fixed_counts is not None:
+            for g in bounds:
+                fixed = sum(v for k, v in self.inst.fixed_counts.items() if self.inst.option(k).gpu == g)
+                bounds[g] = max(fixed, 0)
+        return bounds
+
+    # -- variables ---------------------------------------------------------------------------
+    def build(self) -> None:
+        slv = self.solver
+        inf = slv.infinity()
+        fixed = self.inst.fixed_counts
+        for o in self.inst.options:
+            ub = self.gpu_bound.get(o.gpu, 0)
+            if fixed is not None:
+                ub = min(ub, fixed.get(o.id, 0))
+            if is_rental_on_demand(o):
+                self.d[o.id] = [slv.IntVar(0, ub, f"d[{o.id},{b}]") for b in range(self.nb)]
+                continue
+            if o.owned:
+                owned = self.inst.owned_counts.get(o.gpu, 0)
+                self.n[o.id] = slv.IntVar(0, owned, f"n[{o.id}]")
+            else:
+                lo = fixed.get(o.id, 0) if fixed is not None else 0
+                self.n[o.id] = slv.IntVar(lo, max(lo, ub), f"n[{o.id}]")
+            self.u[o.id] = [slv.NumVar(0, inf, f"u[{o.id},{b}]") for b in range(self.nb)]
+            if is_on_site(o):
+                k = max(1, o.gpus_per_server)
+                self.s[o.id] = slv.IntVar(
+                    0, math.ceil(max(ub, self.inst.owned_counts.get(o.gpu, 0)) / k), f"s[{o.id}]"
+                )
+        for c in self.cands:
+            self.r[c.id] = [slv.IntVar(0, inf, f"r[{c.id},{b}]") for b in range(self.nb)]
+        self._demand()
+        self._gpus_and_domains()
+        self._servers()
+        self._caps()
+        self._owned_and_counts()
+        self._training()
+        self._objective()
+
+    # 1 and 10: demand and N+R redundancy
+    def _demand(self) -> None:
+        slv = self.solver
+        by_w: dict[str, list[Candidate]] = defaultdict(list)
+        for c in self.cands:
+            by_w[c.workload].append(c)
+        penalty = 1e3
+        self.alpha: Any = slv.NumVar(0, 1e3, "alpha") if self.relax.maximize_demand_scale else None
+        for w in self.inst.inference:
+            peak = w.peak_req_s
+            cands = by_w.get(w.name, [])
+            if self.relax.elastic_demand:
+                self.short[w.name] = [
+                    slv.NumVar(0, w.rate_req_s[b] / peak if peak > 0 else 0, f"short[{w.name},{b}]")
+                    for b in range(self.nb)
+                ]
+            if w.redundancy > 0:
+                for c in cands:
+                    self.y[c.id] = slv.BoolVar(f"y[{c.id}]")
+            for b in range(self.nb):
+                lam = w.rate_req_s[b]
+                if lam <= 0:
+                    continue
+                served = sum(c.capacity_req_s / peak * self.r[c.id][b] for c in cands) if cands else 0
+                if self.relax.elastic_demand:
+                    served = served + self.short[w.name][b]
+                need: Any = lam / peak if self.alpha is None else (lam / peak) * self.alpha
+                slv.Add(served >= need, f"demand[{w.name},{b}]")
+                if w.redundancy > 0:
+                    for c in cands:
+                        scale = 1.0 if self.alpha is None else 1e3
+                        big_m = math.ceil(lam * scale / c.capacity_req_s) + w.redundancy + 1
+                        slv.Add(self.r[c.id][b] <= big_m * self.y[c.id])
+                        slv.Add(served >= need + w.redundancy * c.capacity_req_s / peak * self.y[c.id])
+        self.penalty = penalty
+
+    # 2 and 3: GPUs and TP domains per GPU type and bucket
+    def _gpus_and_domains(self) -> None:
+        slv = self.solver
+        by_g: dict[str, list[Candidate]] = defaultdict(list)
+        for c in self.cands:
+            by_g[c.gpu].append(c)
+        for o in self.inst.options:
+            if o.id in self.u:
+                for b in range(self.nb):
+                    slv.Add(self.u[o.id][b] <= self.n[o.id])
+        for g in self.inst.gpu_types():
+            opts = [o for o in self.inst.options if o.gpu == g]
+            cands = by_g.get(g, [])
+            thresholds = sorted({1} | {c.tp for c in cands if not c.mig_slice and c.tp > 1})
+            for b in range(self.nb):
+                for tau in thresholds:
+                    use = [c for c in cands if (tau == 1 or (not c.mig_slice and c.tp >= tau))]
+                    supply = [
+                        (self.u[o.id][b] if o.id in self.u else self.d[o.id][b])
+                        for o in opts
+                        if tp_domain(o) >= tau
+                    ]
+                    if not use:
+                        continue
+                    demand = sum(c.gpus_per_replica * self.r[c.id][b] for c in use)
+                    slv.Add(demand <= (sum(supply) if supply else 0), f"gpus[{g},{b},tp>={tau}]")
+
+    # 4: whole servers
+    def _servers(self) -> None:
+        slv = self.solver
+        for o in self.inst.options:
+            if o.id not in self.s:
+                continue
+            k = max(1, o.gpus_per_server)
+            if o.server_must_be_full:
+                slv.Add(self.n[o.id] == k * self.s[o.id], f"servers[{o.id}]")
+            else:
+                slv.Add(self.n[o.id] <= k * self.s[o.id], f"servers[{o.id}]")
+
+    def _monthly_busy(self) -> Any:
+        expr: Any = 0
+        for o in self.inst.options:
+            if o.busy_hourly_per_gpu == 0:
+                continue
+            if o.id in self.u:
+                expr += sum(
+                    o.busy_hourly_per_gpu * DAYS_PER_MONTH * self.hours[b] * self.u[o.id][b]
+                    for b in range(self.nb)
+                )
+            else:
+                expr += sum(
+                    o.busy_hourly_per_gpu * DAYS_PER_MONTH * self.hours[b] * self.d[o.id][b]
+                    for b in range(self.nb)
+                )
+        for (t_name, o_id), var in self.f.items():
+            o = self.inst.option(o_id)
+            hours = self._train_hours(t_name, o.gpu)
+            expr += o.busy_hourly_per_gpu * hours * var
+        return expr
+
+    def _train_hours(self, t_name: str, gpu: str) -> float:
+        for t in self.inst.training:
+            if t.name == t_name:
+                for ch in t.choices:
+                    if ch.gpu == gpu:
+                        return ch.gpu_hours_per_month
+        return 0.0
+
+    def capex_expr(self) -> Any:
+        return sum(
+            o.capex_per_gpu * self.n[o.id] + (o.capex_per_server * self.s[o.id] if o.id in self.s else 0)
+            for o in self.inst.options
+            if o.id in self.n
+        )
+
+    def fixed_monthly_expr(self) -> Any:
+        return sum(
+            o.fixed_monthly_per_gpu * self.n[o.id]
+            + (o.fixed_monthly_per_server * self.s[o.id] if o.id in self.s else 0)
+            for o in self.inst.options
+            if o.id in self.n
+        )
+
+    def power_expr(self) -> Any:
+        return sum(
+            o.power_kw_per_gpu * self.n[o.id] + o.power_kw_per_server * self.s[o.id]
+            for o in self.inst.options
+            if o.id in self.s and is_on_site(o)
+        )
+
+    def rack_expr(self) -> Any:
+        return sum(
+            o.rack_units_per_server * self.s[o.id]
+            for o in self.inst.options
+            if o.id in self.s and is_on_site(o)
+        )
+
+    # 5–8: caps (training vars must exist first for opex, so caps are added after training)
+    def _caps(self) -> None:
+        self._pending_caps = True
+
+    def _add_caps(self) -> None:
+        slv = self.solver
+        caps = self.inst.caps
+        drop = self.relax.drop_caps
+        if caps.capex_budget is not None and "capex_budget" not in drop:
+            slv.Add(self.capex_expr() <= caps.capex_budget, "cap[capex]")
+        if caps.monthly_opex_cap is not None and "monthly_opex_cap" not in drop:
+            slv.Add(self.fixed_monthly_expr() + self._monthly_busy() <= caps.monthly_opex_cap, "cap[opex]")
+        if caps.power_cap_kw is not None and "power_cap_kw" not in drop:
+            slv.Add(self.power_expr() <= caps.power_cap_kw, "cap[power]")
+        if caps.rack_units_cap is not None and "rack_units_cap" not in drop:
+            slv.Add(self.rack_expr() <= caps.rack_units_cap, "cap[racks]")
+
+    # 9: owned GPUs and count bounds
+    def _owned_and_counts(self) -> None:
+        slv = self.solver
+        for g, count in self.inst.owned_counts.items():
+            owned_vars = [
+                self.n[o.id] for o in self.inst.options if o.gpu == g and o.owned and o.id in self.n
+            ]
+            if owned_vars:
+                slv.Add(sum(owned_vars) == count, f"owned[{g}]")
+        for lim in self.inst.count_limits:
+            if f"count:{lim.gpu}" in self.relax.drop_caps:
+                continue
+            held = [self.n[o.id] for o in self.inst.options if o.gpu == lim.gpu and o.id in self.n]
+            ods = [self.d[o.id] for o in self.inst.options if o.gpu == lim.gpu and o.id in self.d]
+            if lim.min_count > 0:
+                slv.Add(sum(held) >= lim.min_count, f"count_min[{lim.gpu}]")
+            if lim.max_count is not None:
+                for b in range(self.nb):
+                    slv.Add(sum(held) + sum(d[b] for d in ods) <= lim.max_count, f"count_max[{lim.gpu},{b}]")
+
+    # 11: training
+    def _training(self) -> None:
+        slv = self.solver
+        idle_use: dict[str, Any] = defaultdict(int)
+        for t in self.inst.training:
+            zs = []
+            for ch in t.choices:
+                opts = [o for o in self.inst.options if o.gpu == ch.gpu]
+                if not opts:
+                    continue
+                z = slv.BoolVar(f"z[{t.name},{ch.gpu}]")
+                self.z[(t.name, ch.gpu)] = z
+                zs.append(z)
+                shares = []
+                for o in opts:
+                    f = slv.NumVar(0, 1, f"f[{t.name},{o.id}]")
+                    self.f[(t.name, o.id)] = f
+                    shares.append(f)
+                    if o.id in self.n:
+                        idle_use[o.id] += ch.gpu_hours_per_month * f
+                slv.Add(sum(shares) == z)
+                if not any(is_rental_on_demand(o) for o in opts):
+                    held = [self.n[o.id] for o in opts if o.id in self.n]
+                    slv.Add(sum(held) >= ch.min_gpus * z, f"train_deadline[{t.name},{ch.gpu}]")
+            slv.Add(sum(zs) == 1 if zs else slv.Sum([]) == 1, f"train_choice[{t.name}]")
+        for o_id, used in idle_use.items():
+            idle = sum(
+                DAYS_PER_MONTH * self.hours[b] * (self.n[o_id] - self.u[o_id][b]) for b in range(self.nb)
+            )
+            slv.Add(used <= idle, f"train_idle[{o_id}]")
+        self._add_caps()
+
+    def cap_usage_expr(self, cap: str) -> Any:
+        if cap == "capex_budget":
+            return self.capex_expr()
+        if cap == "monthly_opex_cap":
+            return self.fixed_monthly_expr() + self._monthly_busy()
+        if cap == "power_cap_kw":
+            return self.power_expr()
+        if cap == "rack_units_cap":
+            return self.rack_expr()
+        if cap.startswith("count:"):
+            gpu = cap.removeprefix("count:")
+            return sum(self.n[o.id] for o in self.inst.options if o.gpu == gpu and o.id in self.n)
+        msg = f"unknown cap {cap!r}"
+        raise ValueError(msg)
+
+    def _objective(self) -> None:
+        slv = self.solver
+        if self.alpha is not None:
+            self.unit = 1.0
+            slv.Maximize(self.alpha)
+            return
+        if self.relax.minimize is not None:
+            limit = self.cap_limit(self.relax.minimize)
+            self.unit = limit if limit and limit > 0 else 1.0
+            slv.Minimize(self.cap_usage_expr(self.relax.minimize) * (1.0 / self.unit))
+            return
+        months = self.months
+        expr: Any = 0
+        for o in self.inst.options:
+            if o.id in self.n:
+                keep = 1.0 - (0.0 if o.owned else o.residual_fraction)
+                expr += (o.capex_per_gpu * keep + months * o.fixed_monthly_per_gpu) * self.n[o.id]
+                expr += TIE_BREAK_PER_GPU * self.unit * self.n[o.id]
+            if o.id in self.s:
+                keep = 1.0 - (0.0 if o.owned else o.residual_fraction)
+                expr += (o.capex_per_server * keep + months * o.fixed_monthly_per_server) * self.s[o.id]
+            if o.id in self.d:
+                expr += sum(
+                    TIE_BREAK_PER_GPU * self.unit * self.hours[b] / 24 * self.d[o.id][b]
+                    for b in range(self.nb)
+                )
+        expr += months * self._monthly_busy()
+        objective = expr * (1.0 / self.unit)
+        if self.relax.elastic_demand:
+            objective += sum(self.penalty * v for vs in self.short.values() for v in vs)
+        slv.Minimize(objective)
+
+    def cap_limit(self, cap: str) -> float | None:
+        if cap.startswith("count:"):
+            gpu = cap.removeprefix("count:")
+            return next(
+                (float(c.max_count) for c in self.inst.count_limits if c.gpu == gpu and c.max_count), None
+            )
+        value = getattr(self.inst.caps, cap)
+        return None if value is None else float(value)
+
+    # -- values ------------------------------------------------------------------------------
+    def values(self) -> MipValues:
+        def iv(var: Any) -> int:
+            return round(var.solution_value())
+
+        train_gpu = {t: g for (t, g), z in self.z.items() if z.solution_value() > 0.5}
+        return MipValues(
+            n={k: iv(v) for k, v in self.n.items()},
+            s={k: iv(v) for k, v in self.s.items()},
+            d={k: tuple(iv(v) for v in vs) for k, vs in self.d.items()},
+            u={k: tuple(max(0.0, v.solution_value()) for v in vs) for k, vs in self.u.items()},
+            r={k: tuple(iv(v) for v in vs) for k, vs in self.r.items()},
+            train_gpu=train_gpu,
+            train_share={k: max(0.0, v.solution_value()) for k, v in self.f.items()},
+            unserved={
+                k: tuple(max(0.0, v.solution_value()) * self._peak(k) for v in vs)
+                for k, vs in self.short.items()
+            },
+        )
+
+    def _peak(self, name: str) -> float:
+        return next(w.peak_req_s for w in self.inst.inference if w.name == name)
+
+
+def solve_mip(
+    instance: FleetInstance,
+    *,
+    time_limit_s: float,
+    cancel: CancelToken | None = None,
+    backend: str = DEFAULT_BACKEND,
+    relative_gap: float = 1e-4,
+    relax: Relaxation = Relaxation(),
+    threads: int = 1,
+) -> MipResult:
+    """Build and solve the MIP; never prints (solver output suppressed, stats to structlog)."""
+    if cancel is not None and cancel.cancelled:
+        raise SolveCancelled("cancelled before the solve started")
+    started = time.perf_counter()
+    builder = _Builder(instance, backend, relax)
+    builder.build()
+    solver = builder.solver
+    solver.SuppressOutput()
+    solver.SetNumThreads(max(1, min(MAX_THREADS, threads)))
+    remaining = max(0.01, time_limit_s - (time.perf_counter() - started))
+    solver.SetTimeLimit(max(1, int(remaining * 1000)))
+    if backend == "scip":
+        solver.SetSolverSpecificParametersAsString("randomization/randomseedshift = 0\n")
+    elif backend == "cp_sat":
+        solver.SetSolverSpecificParametersAsString(
+            f"random_seed:0 num_workers:{max(1, min(MAX_THREADS, threads))}"
+        )
+    params = pywraplp.MPSolverParameters()
+    params.SetDoubleParam(pywraplp.MPSolverParameters.RELATIVE_MIP_GAP, relative_gap)
+    unregister = cancel.add_callback(solver.InterruptSolve) if cancel is not None else (lambda: None)
+    solve_started = time.perf_counter()
+    try:
+        code = solver.Solve(params)
+    finally:
+        unregister()
+    seconds = time.perf_counter() - started
+    solve_seconds = time.perf_counter() - solve_started
+    cancelled = cancel is not None and cancel.cancelled
+    has_values = code in (pywraplp.Solver.OPTIMAL, pywraplp.Solver.FEASIBLE)
+    objective = bound = gap = None
+    if has_values:
+        objective = solver.Objective().Value() * builder.unit
+        bound = solver.Objective().BestBound() * builder.unit
+        gap = abs(objective - bound) / abs(objective) if objective else 0.0
+        if code == pywraplp.Solver.OPTIMAL and gap > relative_gap:
+            gap = relative_gap  # proven within the requested gap; the bound is reported as given
+    if code == pywraplp.Solver.OPTIMAL:
+        status = SolveStatus.OPTIMAL
+    elif code == pywraplp.Solver.FEASIBLE:
+        status = SolveStatus.FEASIBLE
+    elif code == pywraplp.Solver.INFEASIBLE:
+        status = SolveStatus.INFEASIBLE
+    else:
+        status = SolveStatus.NO_SOLUTION
+    if cancelled and status is not SolveStatus.OPTIMAL:
+        status = SolveStatus.CANCELLED
+    limit = LimitFired.NONE
+    if cancelled:
+        limit = LimitFired.CANCEL
+    elif status in (SolveStatus.FEASIBLE, SolveStatus.NO_SOLUTION):
+        limit = LimitFired.TIME
+    stats = SolverStats(
+        backend=backend,
+        status=status,
+        objective=objective,
+        best_bound=bound,
+        gap=gap,
+        seconds=seconds,
+        limit_fired=limit,
+        variables=solver.NumVariables(),
+        constraints=solver.NumConstraints(),
+        time_limit_s=time_limit_s,
+    )
+    log.info(
+        "fleet_mip_solved",
+        backend=backend,
+        status=status.value,
+        objective=objective,
+        bound=bound,
+        gap=gap,
+        seconds=round(seconds, 4),
+        solve_seconds=round(solve_seconds, 4),
+        variables=stats.variables,
+        constraints=stats.constraints,
+        limit=limit.value,
+    )
+    if status is SolveStatus.CANCELLED:
+        raise SolveCancelled(f"solve cancelled after {seconds:.2f} s")
+    values = builder.values() if has_values and status is not SolveStatus.CANCELLED else None
+    return MipResult(stats=stats, values=values)

@@ -1,0 +1,254 @@
+"""Result types of the optimizer: what ``optimize`` and ``evaluate_fleet`` return.
+
+All frozen dataclasses. Money is a float in the request's currency (``FleetSolution.currency``);
+the planner turns it into Decimal ``Money`` for reports. Bucket-indexed tuples follow
+``FleetSolution.buckets`` (hours of the day sharing one demand pattern).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from pricebook.schema import GpuId
+from solver.domain import AcquisitionMode, Fleet, FleetItem
+from solver.optimizer.instance import Bucket, Candidate
+
+
+class SolveStatus(StrEnum):
+    OPTIMAL = "optimal"
+    """Proven optimal within the requested relative gap."""
+    FEASIBLE = "feasible"
+    """A verified plan, but the time limit fired before the gap closed (see ``SolverStats.gap``)."""
+    INFEASIBLE = "infeasible"
+    """Proven: no fleet meets every constraint (see ``FleetSolution.diagnosis``)."""
+    NO_SOLUTION = "no_solution"
+    """The time limit fired before any plan was found."""
+    CANCELLED = "cancelled"
+
+
+class LimitFired(StrEnum):
+    NONE = "none"
+    TIME = "time"
+    CANCEL = "cancel"
+
+
+@dataclass(frozen=True, slots=True)
+class SolverStats:
+    backend: str
+    status: SolveStatus
+    objective: float | None
+    """TCO over the horizon of the returned plan (request currency), None without a plan."""
+    best_bound: float | None
+    gap: float | None
+    """(objective − bound) / objective; 0 when proven optimal."""
+    seconds: float
+    limit_fired: LimitFired
+    variables: int
+    constraints: int
+    time_limit_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class ChosenOption:
+    """GPUs acquired through one ``AcquisitionOption``."""
+
+    option_id: str
+    gpu: GpuId
+    mode: AcquisitionMode
+    owned: bool
+    gpus: int
+    """GPUs held every hour (buy, reserved, owned). 0 for on-demand."""
+    servers: int
+    on_demand_gpus: tuple[int, ...] = ()
+    """On-demand GPUs rented in each bucket (on-demand options only)."""
+    busy_gpu_hours_per_month: float = 0.0
+    """GPU-hours per month in use (serving + training), which the busy hourly cost applies to."""
+    horizon_cost: float = 0.0
+
+    @property
+    def peak_gpus(self) -> int:
+        return max((self.gpus, *self.on_demand_gpus))
+
+
+@dataclass(frozen=True, slots=True)
+class DeploymentUse:
+    candidate: Candidate
+    replicas: tuple[int, ...]
+    """Replicas of this deployment in each bucket."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunnerUp:
+    """The best plan that forbids this workload's chosen GPU type."""
+
+    gpu: GpuId
+    tp: int
+    precision: str
+    replicas_at_peak: int
+    total_cost: float
+    cost_difference: float
+    """Runner-up plan TCO minus chosen plan TCO (≥ 0 up to the solver gap)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """How one inference workload is served."""
+
+    workload: str
+    uses: tuple[DeploymentUse, ...]
+    demand_req_s: tuple[float, ...]
+    capacity_req_s: tuple[float, ...]
+    """Capacity at the SLA of the replicas in each bucket."""
+    redundancy: int = 0
+    runner_up: RunnerUp | None = None
+    runner_up_note: str = ""
+    """Why there is no runner-up (e.g. "no other allowed GPU can serve it")."""
+
+    @property
+    def peak_bucket(self) -> int:
+        return max(range(len(self.demand_req_s)), key=lambda b: self.demand_req_s[b])
+
+    @property
+    def utilisation(self) -> float:
+        """Demand ÷ capacity in the peak bucket."""
+        b = self.peak_bucket
+        return self.demand_req_s[b] / self.capacity_req_s[b] if self.capacity_req_s[b] > 0 else 0.0
+
+    @property
+    def primary(self) -> DeploymentUse:
+        """The deployment with the most replicas at peak."""
+        b = self.peak_bucket
+        return max(self.uses, key=lambda u: (u.replicas[b] * u.candidate.capacity_req_s, u.candidate.id))
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingAllocation:
+    workload: str
+    gpu: GpuId
+    min_gpus: int
+    gpu_hours_per_month: float
+    on_demand_gpu_hours_per_month: float
+    """Part of the GPU-hours rented on demand (the rest runs in idle hours of held GPUs)."""
+    hours_per_run: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class CostSplit:
+    """TCO over the horizon as the MIP objective sees it (request currency)."""
+
+    capex: float
+    residual: float
+    fixed_monthly: float
+    busy_monthly: float
+    horizon_months: int
+
+    @property
+    def total(self) -> float:
+        return self.capex - self.residual + (self.fixed_monthly + self.busy_monthly) * self.horizon_months
+
+
+@dataclass(frozen=True, slots=True)
+class UnservableWorkload:
+    workload: str
+    reasons: tuple[str, ...]
+    """One line per rejected deployment (GPU, TP, precision: reason)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CapRelaxation:
+    cap: str
+    """``capex_budget`` / ``monthly_opex_cap`` / ``power_cap_kw`` / ``rack_units_cap`` / ``count:<gpu>``."""
+    limit: float
+    needed: float
+    """The cap's usage in the cheapest plan with this cap removed."""
+    message: str
+
+    @property
+    def shortfall(self) -> float:
+        return self.needed - self.limit
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnosis:
+    unservable: tuple[UnservableWorkload, ...] = ()
+    binding_caps: tuple[CapRelaxation, ...] = ()
+    messages: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class FleetSolution:
+    status: SolveStatus
+    stats: SolverStats
+    currency: str
+    horizon_months: int
+    buckets: tuple[Bucket, ...]
+    options: tuple[ChosenOption, ...] = ()
+    assignments: tuple[Assignment, ...] = ()
+    training: tuple[TrainingAllocation, ...] = ()
+    cost: CostSplit | None = None
+    diagnosis: Diagnosis | None = None
+    usage: dict[str, float] = field(default_factory=dict)
+    """Cap usage of the plan: ``capex``, ``monthly_opex``, ``power_kw``, ``rack_units``."""
+
+    @property
+    def has_plan(self) -> bool:
+        return self.status in (SolveStatus.OPTIMAL, SolveStatus.FEASIBLE)
+
+    def gpu_counts(self) -> dict[GpuId, int]:
+        """Peak GPUs per type (held + on-demand at the busiest bucket)."""
+        counts: dict[GpuId, int] = {}
+        for b in range(len(self.buckets)):
+            per_b: dict[GpuId, int] = {}
+            for opt in self.options:
+                od = opt.on_demand_gpus[b] if opt.on_demand_gpus else 0
+                per_b[opt.gpu] = per_b.get(opt.gpu, 0) + opt.gpus + od
+            for gpu, n in per_b.items():
+                counts[gpu] = max(counts.get(gpu, 0), n)
+        return {g: n for g, n in sorted(counts.items()) if n > 0}
+
+    def fleet(self) -> Fleet | None:
+        """The plan as a domain ``Fleet`` (on-demand at its peak bucket)."""
+        items = [
+            FleetItem(gpu=o.gpu, mode=o.mode, count=o.peak_gpus, owned=o.owned)
+            for o in self.options
+            if o.peak_gpus > 0
+        ]
+        return Fleet(items=tuple(items)) if items else None
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """One failed check of the independent evaluator."""
+
+    kind: str
+    """``demand``, ``gpus``, ``tp_domain``, ``cap``, ``training``, ``count``, ``servers``, ``capacity``."""
+    subject: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadFit:
+    workload: str
+    served_fraction: float
+    """Share of peak demand the fleet serves at the SLA (1.0 = fully served)."""
+    headroom_fraction: float
+    """Spare capacity over demand at peak (capacity/demand − 1; negative = shortfall)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FleetEvaluation:
+    feasible: bool
+    solution: FleetSolution
+    """Best assignment of the workloads onto the given fleet (or, if infeasible, the best partial)."""
+    fits: tuple[WorkloadFit, ...]
+    tco: float | None
+    optimal_tco: float | None = None
+    """TCO of the optimal plan for the same request (None if not computed)."""
+    messages: tuple[str, ...] = ()
+
+    @property
+    def saving_of_optimal(self) -> float | None:
+        if self.tco is None or self.optimal_tco is None:
+            return None
+        return self.tco - self.optimal_tco

@@ -1,0 +1,150 @@
+"""Turn raw MIP values into a ``FleetSolution`` (counts, assignments, cost split, cap usage)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from solver.optimizer.instance import DAYS_PER_MONTH, FleetInstance, is_on_site, is_rental_on_demand
+from solver.optimizer.model import MipResult, MipValues, usable_candidates
+from solver.optimizer.results import (
+    Assignment,
+    ChosenOption,
+    CostSplit,
+    DeploymentUse,
+    FleetSolution,
+    SolverStats,
+    TrainingAllocation,
+)
+
+
+def _training_hours(instance: FleetInstance, workload: str, gpu: str) -> tuple[float, int, float]:
+    for t in instance.training:
+        if t.name == workload:
+            for ch in t.choices:
+                if ch.gpu == gpu:
+                    return ch.gpu_hours_per_month, ch.min_gpus, ch.hours_per_run
+    return 0.0, 0, 0.0
+
+
+def build_solution(instance: FleetInstance, mip: MipResult) -> FleetSolution:
+    """Counts, per-workload assignments and the cost split from ``mip`` (must have values)."""
+    values = mip.values
+    if values is None:
+        return empty_solution(instance, mip.stats)
+    hours = [b.hours_per_day for b in instance.buckets]
+    months = instance.horizon_months
+    busy_hours_train: dict[str, float] = defaultdict(float)
+    for (t_name, o_id), share in values.train_share.items():
+        if share <= 1e-9:
+            continue
+        gpu = instance.option(o_id).gpu
+        busy_hours_train[o_id] += share * _training_hours(instance, t_name, gpu)[0]
+    chosen: list[ChosenOption] = []
+    capex = residual = fixed = busy = 0.0
+    power = racks = 0.0
+    for o in instance.options:
+        gpus = values.n.get(o.id, 0)
+        servers = values.s.get(o.id, 0)
+        on_demand = values.d.get(o.id, ())
+        if is_rental_on_demand(o):
+            busy_hours = sum(DAYS_PER_MONTH * hours[b] * on_demand[b] for b in range(len(hours)))
+        else:
+            busy_hours = sum(DAYS_PER_MONTH * hours[b] * values.u[o.id][b] for b in range(len(hours)))
+        busy_hours += busy_hours_train.get(o.id, 0.0)
+        if gpus == 0 and servers == 0 and not any(on_demand) and busy_hours <= 1e-9:
+            continue
+        o_capex = o.capex_per_gpu * gpus + o.capex_per_server * servers
+        o_residual = 0.0 if o.owned else o_capex * o.residual_fraction
+        o_fixed = o.fixed_monthly_per_gpu * gpus + o.fixed_monthly_per_server * servers
+        o_busy = o.busy_hourly_per_gpu * busy_hours
+        capex += o_capex
+        residual += o_residual
+        fixed += o_fixed
+        busy += o_busy
+        if is_on_site(o):
+            power += o.power_kw_per_gpu * gpus + o.power_kw_per_server * servers
+            racks += o.rack_units_per_server * servers
+        chosen.append(
+            ChosenOption(
+                option_id=o.id,
+                gpu=o.gpu,
+                mode=o.mode,
+                owned=o.owned,
+                gpus=gpus,
+                servers=servers,
+                on_demand_gpus=tuple(on_demand),
+                busy_gpu_hours_per_month=busy_hours,
+                horizon_cost=o_capex - o_residual + (o_fixed + o_busy) * months,
+            )
+        )
+    assignments = _assignments(instance, values)
+    training = []
+    for t in instance.training:
+        gpu = values.train_gpu.get(t.name)
+        if gpu is None:
+            continue
+        gpu_hours, min_gpus, per_run = _training_hours(instance, t.name, gpu)
+        od_share = sum(
+            share
+            for (t_name, o_id), share in values.train_share.items()
+            if t_name == t.name and is_rental_on_demand(instance.option(o_id))
+        )
+        training.append(
+            TrainingAllocation(
+                workload=t.name,
+                gpu=gpu,
+                min_gpus=min_gpus,
+                gpu_hours_per_month=gpu_hours,
+                on_demand_gpu_hours_per_month=gpu_hours * od_share,
+                hours_per_run=per_run,
+            )
+        )
+    return FleetSolution(
+        status=mip.stats.status,
+        stats=mip.stats,
+        currency=instance.currency,
+        horizon_months=months,
+        buckets=instance.buckets,
+        options=tuple(chosen),
+        assignments=assignments,
+        training=tuple(training),
+        cost=CostSplit(
+            capex=capex, residual=residual, fixed_monthly=fixed, busy_monthly=busy, horizon_months=months
+        ),
+        usage={"capex": capex, "monthly_opex": fixed + busy, "power_kw": power, "rack_units": racks},
+    )
+
+
+def _assignments(instance: FleetInstance, values: MipValues) -> tuple[Assignment, ...]:
+    by_w: dict[str, list[DeploymentUse]] = defaultdict(list)
+    for c in usable_candidates(instance):
+        replicas = values.r.get(c.id)
+        if replicas and any(replicas):
+            by_w[c.workload].append(DeploymentUse(candidate=c, replicas=replicas))
+    out = []
+    for w in instance.inference:
+        uses = tuple(by_w.get(w.name, ()))
+        capacity = tuple(
+            sum(u.candidate.capacity_req_s * u.replicas[b] for u in uses)
+            for b in range(len(instance.buckets))
+        )
+        out.append(
+            Assignment(
+                workload=w.name,
+                uses=uses,
+                demand_req_s=w.rate_req_s,
+                capacity_req_s=capacity,
+                redundancy=w.redundancy,
+            )
+        )
+    return tuple(out)
+
+
+def empty_solution(instance: FleetInstance, stats: SolverStats) -> FleetSolution:
+    return FleetSolution(
+        status=stats.status,
+        stats=stats,
+        currency=instance.currency,
+        horizon_months=instance.horizon_months,
+        buckets=instance.buckets,
+    )

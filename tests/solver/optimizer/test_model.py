@@ -1,0 +1,198 @@
+"""The MIP on hand-built instances whose optimum is derived by hand in each test."""
+
+from __future__ import annotations
+
+import pytest
+from opt_factories import ALL_DAY, candidate, flat_demand, option
+
+from solver.domain import AcquisitionMode
+from solver.errors import PlanVerificationError, SolveCancelled
+from solver.optimizer import CancelToken, Caps, FleetInstance, SolveStatus, check_solution, solve
+from solver.optimizer.instance import Bucket, InferenceDemand, TrainingChoice, TrainingDemand
+
+
+def two_gpu_instance(rate: float, caps: Caps | None = None, redundancy: int = 0) -> FleetInstance:
+    # GPU "a": 100 per GPU, 10 req/s per replica; GPU "b": 250 per GPU, 30 req/s per replica.
+    return FleetInstance(
+        currency="USD",
+        horizon_months=36,
+        buckets=ALL_DAY,
+        options=(
+            option("a", capex=100, power_kw=1.0, rack_units=2),
+            option("b", capex=250, power_kw=2.0, rack_units=2),
+        ),
+        inference=(flat_demand("chat", rate, redundancy),),
+        candidates=(candidate("chat", "a", 10.0), candidate("chat", "b", 30.0)),
+        caps=caps or Caps(),
+    )
+
+
+def test_cheapest_mix_covers_demand() -> None:
+    # 55 req/s: b×2 (60 req/s) = 500; a×6 = 600; b×1 + a×3 = 550 → b×2 is optimal.
+    sol = solve(two_gpu_instance(55.0), time_limit_s=10)
+    assert sol.status is SolveStatus.OPTIMAL
+    assert sol.gpu_counts() == {"b": 2}
+    assert sol.cost is not None
+    assert sol.cost.total == pytest.approx(2 * 250)
+    assert sol.stats.objective == pytest.approx(500, rel=1e-4)
+    assert sol.stats.variables > 0 and sol.stats.constraints > 0
+    assert check_solution(two_gpu_instance(55.0), sol) == []
+
+
+def test_redundancy_adds_spare_replica_of_the_largest_used() -> None:
+    # N+1 at 55 req/s: b only needs 30·r ≥ 55 + 30 → r = 3 → 750; a only: 10·r ≥ 65 → 7 → 700;
+    # any mix must survive losing one b (30): a×k + b×j with 10k + 30j ≥ 85 → ≥ 100·… ≥ 700.
+    sol = solve(two_gpu_instance(55.0, redundancy=1), time_limit_s=10)
+    assert sol.cost is not None
+    assert sol.cost.total == pytest.approx(700)
+    assert sol.gpu_counts() == {"a": 7}
+
+
+def test_budget_cap_diagnosis_names_smallest_budget() -> None:
+    # Cheapest plan costs 500, so a 450 budget is short by exactly 50.
+    sol = solve(two_gpu_instance(55.0, Caps(capex_budget=450)), time_limit_s=10)
+    assert sol.status is SolveStatus.INFEASIBLE
+    assert sol.diagnosis is not None
+    (relax,) = sol.diagnosis.binding_caps
+    assert relax.cap == "capex_budget"
+    assert relax.needed == pytest.approx(500)
+    assert relax.shortfall == pytest.approx(50)
+    assert "short by 50" in relax.message
+
+
+def test_power_cap_smallest_relaxation_may_differ_from_cheapest_plan() -> None:
+    # Power: a 1 kW, b 2 kW. 55 req/s: b×2 = 4 kW; a×6 = 6 kW; b×1+a×3 = 5 kW. Cap 3 kW → needs 4 kW.
+    sol = solve(two_gpu_instance(55.0, Caps(power_cap_kw=3.0)), time_limit_s=10)
+    assert sol.diagnosis is not None
+    (relax,) = sol.diagnosis.binding_caps
+    assert relax.needed == pytest.approx(4.0)
+    assert "power cap 3.0 kW is short by 1.0 kW" in relax.message
+
+
+def test_binding_rack_cap_changes_the_mix() -> None:
+    # 2 U per server of one GPU. 85 req/s: b×3 = 750 (6 U); cap 6 U is fine; cap 4 U: impossible
+    # with ≤ 2 servers (max 60 req/s) → infeasible, needs 6 U.
+    ok = solve(two_gpu_instance(85.0, Caps(rack_units_cap=6)), time_limit_s=10)
+    assert ok.gpu_counts() == {"b": 3}
+    bad = solve(two_gpu_instance(85.0, Caps(rack_units_cap=4)), time_limit_s=10)
+    assert bad.status is SolveStatus.INFEASIBLE
+    assert bad.diagnosis is not None
+    assert bad.diagnosis.binding_caps[0].needed == pytest.approx(6)
+
+
+def test_tp_must_fit_the_scale_up_domain() -> None:
+    # A 2-GPU replica on an option whose servers have no GPU-to-GPU link (domain 1) is unusable.
+    inst = FleetInstance(
+        currency="USD",
+        horizon_months=12,
+        buckets=ALL_DAY,
+        options=(option("pcie", capex=10, per_server=4, domain=1),),
+        inference=(flat_demand("big", 1.0),),
+        candidates=(candidate("big", "pcie", 5.0, tp=2),),
+    )
+    sol = solve(inst, time_limit_s=5)
+    assert sol.status is SolveStatus.INFEASIBLE
+    assert sol.diagnosis is not None
+    assert sol.diagnosis.unservable[0].workload == "big"
+    assert "domain" in sol.diagnosis.unservable[0].reasons[0]
+
+
+def test_tp_groups_are_packed_inside_servers() -> None:
+    # TP4 replicas of 20 req/s, 8-GPU fixed boards (domain 8) at 80/GPU, demand 70 req/s → 4
+    # replicas = 16 GPUs = 2 boards; the evaluator packs 2 groups per board.
+    inst = FleetInstance(
+        currency="USD",
+        horizon_months=12,
+        buckets=ALL_DAY,
+        options=(option("hgx", capex=80, per_server=8, domain=8, full=True),),
+        inference=(flat_demand("llm", 70.0),),
+        candidates=(candidate("llm", "hgx", 20.0, tp=4),),
+    )
+    sol = solve(inst, time_limit_s=5)
+    assert sol.gpu_counts() == {"hgx": 16}
+    assert sol.options[0].servers == 2
+    assert sol.cost is not None and sol.cost.total == pytest.approx(16 * 80)
+
+
+def test_day_night_profile_owned_base_and_on_demand_peak() -> None:
+    # 12 night hours need 1 GPU (10 req/s), 12 day hours need 4 (40 req/s).
+    # Buy: 1000 per GPU over the horizon; on-demand: 0.20 per GPU-hour. Buying k GPUs costs
+    # 1000·k + 0.20·365·12·(4 − k) for the day hours (k ≥ 1 covers the night): k = 1 is cheapest.
+    # Horizon 12 months × 365/12 days: one GPU-hour per hour of a 12-h bucket = 12·365 h/yr.
+    days = 365.0
+    inst = FleetInstance(
+        currency="USD",
+        horizon_months=12,
+        buckets=(Bucket(0, tuple(range(12))), Bucket(1, tuple(range(12, 24)))),
+        options=(
+            option("g", capex=1000),
+            option("g", mode=AcquisitionMode.ON_DEMAND, busy_hourly=0.20),
+        ),
+        inference=(InferenceDemand(name="svc", rate_req_s=(10.0, 40.0)),),
+        candidates=(candidate("svc", "g", 10.0),),
+    )
+    buy_all = 4 * 1000
+    rent_all = 0.20 * days * (12 * 1 + 12 * 4)
+    mixed = 1000 + 0.20 * days * 12 * 3
+    assert mixed < 2000 + 0.20 * days * 12 * 2
+    assert mixed < min(buy_all, rent_all)
+    sol = solve(inst, time_limit_s=5)
+    assert sol.cost is not None
+    assert sol.cost.total == pytest.approx(mixed, rel=1e-6)
+    held = {o.mode: o for o in sol.options}
+    assert held[AcquisitionMode.BUY].gpus == 1
+    assert held[AcquisitionMode.ON_DEMAND].on_demand_gpus == (0, 3)
+
+
+def test_training_uses_idle_hours_of_serving_gpus() -> None:
+    # Serving needs 1 GPU in hours 0–11 only; training needs 300 GPU-hours a month and 1 GPU.
+    # Idle time of that GPU: 12 h × 365/12 days ≈ 365 GPU-hours ≥ 300 → no extra GPU.
+    inst = FleetInstance(
+        currency="USD",
+        horizon_months=12,
+        buckets=(Bucket(0, tuple(range(12))), Bucket(1, tuple(range(12, 24)))),
+        options=(option("g", capex=1000),),
+        inference=(InferenceDemand(name="svc", rate_req_s=(10.0, 0.0)),),
+        candidates=(candidate("svc", "g", 10.0),),
+        training=(TrainingDemand("ft", (TrainingChoice("g", gpu_hours_per_month=300.0, min_gpus=1),)),),
+    )
+    sol = solve(inst, time_limit_s=5)
+    assert sol.gpu_counts() == {"g": 1}
+    # 400 GPU-hours no longer fit in 365 idle hours: a second GPU is needed.
+    inst2 = FleetInstance(
+        currency="USD",
+        horizon_months=12,
+        buckets=inst.buckets,
+        options=inst.options,
+        inference=inst.inference,
+        candidates=inst.candidates,
+        training=(TrainingDemand("ft", (TrainingChoice("g", gpu_hours_per_month=400.0, min_gpus=1),)),),
+    )
+    assert solve(inst2, time_limit_s=5).gpu_counts() == {"g": 2}
+
+
+def test_evaluator_rejects_a_tampered_plan() -> None:
+    inst = two_gpu_instance(55.0)
+    sol = solve(inst, time_limit_s=5)
+    weaker = two_gpu_instance(65.0)  # same plan (60 req/s) cannot serve 65 req/s
+    violations = check_solution(weaker, sol)
+    assert any(v.kind == "demand" for v in violations)
+
+
+def test_solve_raises_when_evaluator_capacity_disagrees() -> None:
+    inst = two_gpu_instance(55.0)
+    with pytest.raises(PlanVerificationError):
+        solve(inst, time_limit_s=5, capacity_of=lambda c: c.capacity_req_s / 2)
+
+
+def test_cancelled_token_stops_the_solve() -> None:
+    token = CancelToken()
+    token.cancel()
+    with pytest.raises(SolveCancelled):
+        solve(two_gpu_instance(55.0), time_limit_s=5, cancel=token)
+
+
+def test_same_instance_same_plan() -> None:
+    a = solve(two_gpu_instance(123.0), time_limit_s=5, explain=False)
+    b = solve(two_gpu_instance(123.0), time_limit_s=5, explain=False)
+    assert a.options == b.options and a.assignments == b.assignments
