@@ -1,0 +1,367 @@
+"""Candidate deployments and the priced, measured ``FleetInstance`` of a request.
+
+For every inference workload × allowed GPU × TP degree (1, 2, 4, 8 within the GPU's largest
+scale-up domain on offer) × weight precision (the workload's, or each of bf16/fp8/int4/fp4 the
+GPU runs when the workload leaves it open) × MIG slice (small models on MIG-capable GPUs), the
+performance model (``solver.perf.capacity_at_sla``) gives the request rate one replica sustains
+at the workload's SLA. Infeasible deployments are kept as ``CandidateRejection`` (the reason,
+for explanations). On one GPU type, a deployment is dropped when another uses a divisor of its
+GPUs and has at least its capacity per GPU: whole replicas of the smaller one replace it at no
+extra cost (same GPU, same prices), so the optimum never needs it.
+
+Training workloads get one ``TrainingChoice`` per allowed GPU type from
+``solver.perf.estimate_training`` (GPU-hours a month, GPUs needed at once to fit and to finish by
+the deadline).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+
+from pricebook import catalog
+from pricebook.schema import GpuSpec, ModelArch, Pricebook
+from solver.domain import (
+    AcquisitionMode,
+    Constraints,
+    CountBound,
+    Fleet,
+    InferenceWorkload,
+    OwnedGpus,
+    PlanRequest,
+    Precision,
+    TrainingWorkload,
+)
+from solver.economics.costs import acquisition_options, to_currency
+from solver.economics.options import AcquisitionOption
+from solver.optimizer.evaluate import CapacityOf
+from solver.optimizer.instance import (
+    Candidate,
+    CandidateRejection,
+    Caps,
+    CountLimit,
+    FleetInstance,
+    InferenceDemand,
+    TrainingChoice,
+    TrainingDemand,
+    buckets_from_rates,
+    tp_domain,
+)
+from solver.perf import Deployment, WorkloadShape, capacity_at_sla, resolve_model
+
+TP_DEGREES = (1, 2, 4, 8)
+MIG_MAX_PARAMS_B = 14.0
+"""Models up to this size are also tried on MIG slices (larger ones never fit a slice)."""
+OPEN_PRECISIONS = (Precision.BF16, Precision.FP8, Precision.INT4, Precision.FP4)
+
+
+def supported_precisions(gpu: GpuSpec) -> tuple[Precision, ...]:
+    """Weight precisions the GPU runs natively (int4 is weight-only, so every GPU runs it)."""
+    out = [Precision.BF16]
+    if gpu.fp8_tflops > 0:
+        out.append(Precision.FP8)
+    out.append(Precision.INT4)
+    if gpu.fp4_tflops > 0:
+        out.append(Precision.FP4)
+    return tuple(out)
+
+
+def resolve_constraints(constraints: Constraints, book: Pricebook) -> Constraints:
+    """GPU aliases (``"RTX PRO 6000"``) replaced by catalogue ids throughout the constraints."""
+    allowed = tuple(dict.fromkeys(catalog.resolve_gpu_id(book, g) for g in constraints.allowed_gpus))
+    owned = tuple(
+        OwnedGpus(gpu=catalog.resolve_gpu_id(book, o.gpu), count=o.count) for o in constraints.owned
+    )
+    bounds = tuple(
+        CountBound(gpu=catalog.resolve_gpu_id(book, b.gpu), min_count=b.min_count, max_count=b.max_count)
+        for b in constraints.count_bounds
+    )
+    return constraints.model_copy(update={"allowed_gpus": allowed, "owned": owned, "count_bounds": bounds})
+
+
+def _deployments(
+    w: InferenceWorkload, model: ModelArch, gpu: GpuSpec, max_tp: int
+) -> Iterable[tuple[Deployment, str]]:
+    """(deployment, "" or why it is skipped without asking the performance model)."""
+    precisions = (w.precision,) if w.precision is not None else supported_precisions(gpu)
+    for precision in precisions:
+        for tp in TP_DEGREES:
+            dep = Deployment(
+                gpu=gpu, tp=tp, precision=precision, kv_precision=w.kv_precision, engine=w.engine
+            )
+            if tp > max_tp:
+                # Only worth saying for the first TP beyond the domain.
+                if tp == next(t for t in TP_DEGREES if t > max_tp):
+                    yield dep, f"TP {tp} exceeds the largest NVLink/P2P domain on offer ({max_tp} GPUs)"
+                continue
+            yield dep, ""
+        if gpu.mig_max_instances > 1 and model.params_b <= MIG_MAX_PARAMS_B:
+            for slices in sorted({2, gpu.mig_max_instances}):
+                yield (
+                    Deployment(
+                        gpu=gpu,
+                        precision=precision,
+                        kv_precision=w.kv_precision,
+                        engine=w.engine,
+                        mig_slice=slices,
+                    ),
+                    "",
+                )
+
+
+def _candidate_id(w: str, dep: Deployment) -> str:
+    where = f"mig{dep.mig_slice}" if dep.mig_slice else f"tp{dep.tp}"
+    return f"{w}/{dep.gpu.id}/{where}/{dep.precision.value}"
+
+
+def inference_candidates(
+    w: InferenceWorkload, model: ModelArch, gpus: Iterable[GpuSpec], max_tp: dict[str, int]
+) -> tuple[list[Candidate], list[CandidateRejection]]:
+    shape = WorkloadShape(w.input_tokens, w.output_tokens, w.prefix_cache_hit_rate)
+    found: list[Candidate] = []
+    rejected: list[CandidateRejection] = []
+    for gpu in gpus:
+        for dep, skip in _deployments(w, model, gpu, max_tp.get(gpu.id, 1)):
+            if skip:
+                rejected.append(CandidateRejection(w.name, gpu.id, dep.tp, dep.precision, skip))
+                continue
+            cap = capacity_at_sla(model, dep, shape, w.sla)
+            if not cap.feasible or cap.max_request_rate_per_s <= 0:
+                rejected.append(
+                    CandidateRejection(w.name, gpu.id, dep.tp, dep.precision, cap.reason or "no capacity")
+                )
+                continue
+            found.append(
+                Candidate(
+                    id=_candidate_id(w.name, dep),
+                    workload=w.name,
+                    gpu=gpu.id,
+                    tp=dep.tp,
+                    precision=dep.precision,
+                    kv_precision=dep.effective_kv_precision,
+                    mig_slice=dep.mig_slice,
+                    capacity_req_s=cap.max_request_rate_per_s,
+                    max_output_tok_s=cap.max_output_tok_s,
+                    ttft_p95_ms=cap.ttft_p95_ms,
+                    tpot_ms=cap.tpot_ms,
+                    per_user_tok_s=cap.per_user_tok_s,
+                    concurrency=cap.concurrency,
+                    bottleneck=str(cap.bottleneck),
+                    band_low=cap.band_low,
+                    band_high=cap.band_high,
+                )
+            )
+    kept, dominated = drop_dominated(found)
+    return kept, rejected + dominated
+
+
+def drop_dominated(cands: list[Candidate]) -> tuple[list[Candidate], list[CandidateRejection]]:
+    """Drop a candidate when, on the same GPU, another uses a divisor of its GPUs (or the same
+    fraction) with at least its capacity per GPU (ties: the fewer GPUs, then the id, win)."""
+    by_gpu: dict[str, list[Candidate]] = defaultdict(list)
+    for c in cands:
+        by_gpu[c.gpu].append(c)
+    kept: list[Candidate] = []
+    dropped: list[CandidateRejection] = []
+    for group in by_gpu.values():
+        order = sorted(group, key=lambda c: (c.gpus_per_replica, -c.capacity_req_s, c.id))
+        for i, c in enumerate(order):
+            winner = next((a for a in order[:i] if _dominates(a, c)), None)
+            if winner is None:
+                kept.append(c)
+            else:
+                dropped.append(
+                    CandidateRejection(
+                        c.workload,
+                        c.gpu,
+                        c.tp,
+                        c.precision,
+                        f"dominated by {winner.id}",
+                        dominated_by=winner.id,
+                    )
+                )
+    return sorted(kept, key=lambda c: c.id), dropped
+
+
+def _dominates(a: Candidate, b: Candidate) -> bool:
+    ga, gb = a.gpus_per_replica, b.gpus_per_replica
+    if ga > gb:
+        return False
+    ratio = gb / ga
+    if abs(ratio - round(ratio)) > 1e-9:
+        return False
+    return a.capacity_req_s * round(ratio) >= b.capacity_req_s
+
+
+def _caps(constraints: Constraints, book: Pricebook) -> Caps:
+    cur = constraints.currency
+    return Caps(
+        capex_budget=to_currency(constraints.capex_budget, cur, book) if constraints.capex_budget else None,
+        monthly_opex_cap=to_currency(constraints.monthly_opex_cap, cur, book)
+        if constraints.monthly_opex_cap
+        else None,
+        power_cap_kw=constraints.power_cap_kw,
+        rack_units_cap=float(constraints.rack_units_cap) if constraints.rack_units_cap is not None else None,
+    )
+
+
+def _fleet_constraints(constraints: Constraints, fleet: Fleet, book: Pricebook) -> Constraints:
+    gpus = tuple(dict.fromkeys(catalog.resolve_gpu_id(book, i.gpu) for i in fleet.items))
+    modes = tuple(dict.fromkeys(i.mode for i in fleet.items if not i.owned)) or (AcquisitionMode.BUY,)
+    owned: dict[str, int] = defaultdict(int)
+    for item in fleet.items:
+        if item.owned:
+            owned[catalog.resolve_gpu_id(book, item.gpu)] += item.count
+    return constraints.model_copy(
+        update={
+            "allowed_gpus": gpus,
+            "allowed_modes": modes,
+            "owned": tuple(OwnedGpus(gpu=g, count=n) for g, n in owned.items()),
+            "count_bounds": (),
+        }
+    )
+
+
+def _fixed_counts(fleet: Fleet, options: list[AcquisitionOption], book: Pricebook) -> dict[str, int]:
+    """Fleet items → option ids (the first option, by id, of that GPU and mode)."""
+    fixed: dict[str, int] = defaultdict(int)
+    for item in fleet.items:
+        gpu = catalog.resolve_gpu_id(book, item.gpu)
+        matching = sorted(
+            (
+                o
+                for o in options
+                if o.gpu == gpu and o.owned == item.owned and (item.owned or o.mode is item.mode)
+            ),
+            key=lambda o: o.id,
+        )
+        if not matching:
+            msg = f"no {item.mode.value} offer for {gpu} in the pricebook"
+            raise ValueError(msg)
+        fixed[matching[0].id] += item.count
+    return dict(fixed)
+
+
+def build_instance(request: PlanRequest, book: Pricebook, *, fleet: Fleet | None = None) -> FleetInstance:
+    """The MIP's input for ``request`` (on ``fleet`` when given: counts fixed)."""
+    constraints = resolve_constraints(request.constraints, book)
+    if fleet is not None:
+        constraints = _fleet_constraints(constraints, fleet, book)
+    options = acquisition_options(book, constraints)
+    fixed = _fixed_counts(fleet, options, book) if fleet is not None else None
+    if fixed is not None:
+        options = [o for o in options if o.id in fixed]
+    max_tp: dict[str, int] = defaultdict(int)
+    for o in options:
+        max_tp[o.gpu] = max(max_tp[o.gpu], tp_domain(o))
+    gpus = [catalog.gpu(book, g) for g in sorted(max_tp)]
+    rates = [w.hourly_request_rates() for w in request.inference]
+    buckets, per_bucket = buckets_from_rates(rates) if rates else buckets_from_rates([[0.0] * 24])
+    demands = []
+    candidates: list[Candidate] = []
+    rejections: list[CandidateRejection] = []
+    for w, bucket_rates in zip(request.inference, per_bucket, strict=False):
+        model = resolve_model(w.model, book)
+        demands.append(
+            InferenceDemand(
+                name=w.name,
+                rate_req_s=tuple(bucket_rates),
+                redundancy=w.redundancy,
+                tokens_per_request=w.tokens_per_request,
+            )
+        )
+        found, rejected = inference_candidates(w, model, gpus, max_tp)
+        candidates += found
+        rejections += rejected
+    training = tuple(training_demand(t, book, gpus) for t in request.training)
+    return FleetInstance(
+        currency=constraints.currency,
+        horizon_months=constraints.horizon_months,
+        buckets=buckets,
+        options=tuple(options),
+        inference=tuple(demands),
+        candidates=tuple(candidates),
+        training=training,
+        rejections=tuple(rejections),
+        caps=_caps(constraints, book),
+        count_limits=tuple(CountLimit(b.gpu, b.min_count, b.max_count) for b in constraints.count_bounds),
+        owned_counts={o.gpu: o.count for o in constraints.owned},
+        fixed_counts=fixed,
+    )
+
+
+def training_demand(t: TrainingWorkload, book: Pricebook, gpus: Iterable[GpuSpec]) -> TrainingDemand:
+    """GPU-hours a month and GPUs at once for ``t`` on each GPU type (``solver.perf`` training)."""
+    from solver.perf.training import estimate_training  # lands with the performance model
+
+    model = resolve_model(t.model, book)
+    choices: list[TrainingChoice] = []
+    rejections: list[CandidateRejection] = []
+    reference = None
+    if t.reference is not None:
+        ref_gpu = catalog.gpu(book, t.reference.gpu)
+        reference = estimate_training(model, ref_gpu, 1, t.method, t.seq_len, 1e9)
+    for gpu in gpus:
+        base = estimate_training(model, gpu, 1, t.method, t.seq_len, t.tokens_per_run or 1e9)
+        min_fit = max(1, base.min_gpus)
+        if t.reference is not None and reference is not None:
+            # Reference GPU-hours convert by relative training throughput per GPU.
+            ratio = (
+                reference.tokens_per_s_per_gpu / base.tokens_per_s_per_gpu
+                if base.tokens_per_s_per_gpu
+                else math.inf
+            )
+            gpu_hours_month = t.reference.gpu_hours_per_month * ratio
+            run_gpu_hours = gpu_hours_month / t.runs_per_month
+        else:
+            assert t.tokens_per_run is not None
+            est = estimate_training(model, gpu, min_fit, t.method, t.seq_len, t.tokens_per_run)
+            if not est.fits:
+                rejections.append(CandidateRejection(t.name, gpu.id, min_fit, Precision.BF16, est.reason))
+                continue
+            run_gpu_hours = est.gpu_hours
+            gpu_hours_month = run_gpu_hours * t.runs_per_month
+        if not math.isfinite(gpu_hours_month):
+            rejections.append(
+                CandidateRejection(t.name, gpu.id, min_fit, Precision.BF16, base.reason or "does not fit")
+            )
+            continue
+        gpus_needed = min_fit
+        if t.deadline_hours is not None:
+            gpus_needed = max(min_fit, math.ceil(run_gpu_hours / t.deadline_hours))
+        choices.append(
+            TrainingChoice(
+                gpu=gpu.id,
+                gpu_hours_per_month=gpu_hours_month,
+                min_gpus=gpus_needed,
+                hours_per_run=run_gpu_hours / gpus_needed,
+            )
+        )
+    return TrainingDemand(name=t.name, choices=tuple(choices), rejections=tuple(rejections))
+
+
+def perf_capacity_checker(request: PlanRequest, book: Pricebook) -> CapacityOf:
+    """The evaluator's capacity source: a fresh ``capacity_at_sla`` call per deployment."""
+    workloads = {w.name: w for w in request.inference}
+
+    def capacity_of(candidate: Candidate) -> float:
+        w = workloads[candidate.workload]
+        model = resolve_model(w.model, book)
+        dep = Deployment(
+            gpu=catalog.gpu(book, candidate.gpu),
+            tp=candidate.tp,
+            precision=candidate.precision,
+            kv_precision=w.kv_precision,
+            engine=w.engine,
+            mig_slice=candidate.mig_slice,
+        )
+        cap = capacity_at_sla(
+            model, dep, WorkloadShape(w.input_tokens, w.output_tokens, w.prefix_cache_hit_rate), w.sla
+        )
+        return cap.max_request_rate_per_s if cap.feasible else 0.0
+
+    return capacity_of
+
+
+CapacityFn = Callable[[Candidate], float]
