@@ -69,6 +69,10 @@ class Calibration:
     engine: dict[str, dict[str, float]]
     architecture: dict[str, dict[str, float]]
     training: TrainingFactors
+    training_architecture: dict[str, float]
+    """MFU multiplier per GPU architecture (hopper = 1)."""
+    training_low_precision_mfu_factor: float
+    """MFU at FP8 relative to BF16, each against its own peak."""
     band_low: float
     """Multiplicative lower band on throughput (a low quantile of measured/predicted)."""
     band_high: float
@@ -89,13 +93,18 @@ def _combined(cal: Calibration, architecture: str, engine: str) -> EfficiencyFac
 
 def calibration_from_dict(data: dict[str, Any]) -> Calibration:
     base = EfficiencyFactors(**{k: float(v) for k, v in data["base"].items()})
-    training = TrainingFactors(**{k: float(v) for k, v in data.get("training", {}).items()})
+    training_data = dict(data.get("training", {}))
+    training_architecture = {k: float(v) for k, v in training_data.pop("architecture", {}).items()}
+    low_precision = float(training_data.pop("low_precision_mfu_factor", 0.6))
+    training = TrainingFactors(**{k: float(v) for k, v in training_data.items()})
     band = data.get("band", {})
     return Calibration(
         base=base,
         engine={k: dict(v) for k, v in data.get("engine", {}).items()},
         architecture={k: dict(v) for k, v in data.get("architecture", {}).items()},
         training=training,
+        training_architecture=training_architecture,
+        training_low_precision_mfu_factor=low_precision,
         band_low=float(band.get("throughput_low", 0.75)),
         band_high=float(band.get("throughput_high", 1.25)),
         latency_band_low=float(band.get("latency_low", 0.7)),

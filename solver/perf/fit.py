@@ -1,0 +1,391 @@
+"""Fit the efficiency factors to measurements: ``python -m solver.perf.fit``.
+
+The only way ``solver/perf/calibration.json`` changes. Data: ``solver/perf/calibration_data/``
+(copies of ``../shared/calibration``). Targets are ``measured`` rows (the public benchmark tables
+are vendor measurements); ``reported`` rows are kept for checks only, ``claim`` rows never used.
+
+Parameters are few and shared — global factors, a TensorRT-LLM-vs-vLLM multiplier, and per-GPU-
+architecture multipliers pulled towards 1 by a prior — never one per data point. Residuals are
+log(predicted / measured), so a 10% miss counts the same on any scale.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import hashlib
+import json
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import structlog
+from scipy.optimize import least_squares
+
+from pricebook import catalog
+from pricebook.errors import UnknownEntryError
+from pricebook.loader import load_default
+from pricebook.schema import GpuSpec, ModelArch, Pricebook
+from solver.domain import Engine, ModelSpec, Precision, TrainingMethod
+from solver.perf.calibration import CALIBRATION_PATH, Calibration, EfficiencyFactors, calibration_from_dict
+from solver.perf.inference import ClosedLoop, Deployment, Load, OfflineMax, WorkloadShape, estimate_inference
+from solver.perf.models import model_from_spec
+from solver.perf.training import estimate_training
+
+log = structlog.get_logger(__name__)
+
+DATA_DIR = Path(__file__).with_name("calibration_data")
+DATA_FILES = ("seed_measurements.csv", "public_calibration.csv", "seed002_a100_h100_b200.csv")
+
+THROUGHPUT_METRICS = frozenset({"output_tok_s_total", "total_tok_s", "req_s", "train_tok_s_per_gpu"})
+LATENCY_METRICS = frozenset({"tpot_ms", "ttft_ms", "duration_s"})
+FIT_METRICS = frozenset({"output_tok_s_total", "tpot_ms", "ttft_ms", "train_tok_s_per_gpu"})
+"""total_tok_s, req_s and duration are the same measurement as output tok/s, reported not refitted."""
+
+ENGINE_NAMES = {"vllm": Engine.VLLM, "tensorrt-llm": Engine.TRTLLM, "sglang": Engine.SGLANG}
+
+
+@dataclass(frozen=True)
+class CalibrationPoint:
+    id: str
+    source: str
+    kind: str
+    metric: str
+    value: float
+    gpu: GpuSpec
+    model: ModelArch
+    precision: Precision
+    mode: str = "infer"
+    engine: Engine = Engine.VLLM
+    tp: int = 1
+    num_gpus: int = 1
+    kv_precision: Precision | None = None
+    input_len: int = 0
+    output_len: int = 0
+    load: Load = field(default_factory=OfflineMax)
+    max_num_seqs: int | None = None
+    seq_len: int = 0
+    note: str = ""
+
+    @property
+    def fit_target(self) -> bool:
+        return self.kind == "measured" and self.metric in FIT_METRICS
+
+    @property
+    def metric_class(self) -> str:
+        return "throughput" if self.metric in THROUGHPUT_METRICS else "latency"
+
+
+@dataclass(frozen=True)
+class SkippedRow:
+    id: str
+    reason: str
+
+
+def _precision(text: str) -> Precision:
+    lowered = text.lower()
+    for p in Precision:
+        if lowered.startswith(p.value):
+            return p
+    msg = f"unknown precision {text!r}"
+    raise ValueError(msg)
+
+
+def _engine(text: str) -> Engine:
+    lowered = text.lower()
+    for prefix, engine in ENGINE_NAMES.items():
+        if lowered.startswith(prefix):
+            return engine
+    msg = f"unknown engine {text!r}"
+    raise ValueError(msg)
+
+
+def _model(book: Pricebook, name: str, params_b: str, active_b: str) -> ModelArch:
+    try:
+        return catalog.model(book, name)
+    except UnknownEntryError:
+        active = float(active_b) if active_b else None
+        return model_from_spec(ModelSpec(params_b=float(params_b), active_params_b=active))
+
+
+def load_points(book: Pricebook) -> tuple[list[CalibrationPoint], list[SkippedRow]]:
+    points: list[CalibrationPoint] = []
+    skipped: list[SkippedRow] = []
+    with (DATA_DIR / "seed_measurements.csv").open() as handle:
+        for r in csv.DictReader(handle):
+            if r["kind"] != "measured":
+                skipped.append(SkippedRow(r["id"], f"{r['kind']} row: checked separately, never a fit target"))
+                continue
+            if r["metric"] not in THROUGHPUT_METRICS | LATENCY_METRICS:
+                continue
+            points.append(CalibrationPoint(
+                id=r["id"], source=f"seed{r['seed']}", kind="measured", metric=r["metric"], value=float(r["value"]),
+                gpu=catalog.gpu(book, r["gpu"]), model=catalog.model(book, r["model"]),
+                precision=_precision(r["precision"]), engine=_engine(r["engine"]), tp=int(r["tp"]),
+                num_gpus=int(r["num_gpus"]),
+                # vLLM's default kv_cache_dtype "auto" keeps the KV cache in the activation dtype
+                # (bf16) even for FP8 checkpoints; the article sets no --kv-cache-dtype.
+                kv_precision=Precision.BF16, input_len=int(r["input_len"]), output_len=int(r["output_len"]),
+                load=ClosedLoop(int(r["concurrency"])), note="all requests arrive at once",
+            ))
+    with (DATA_DIR / "public_calibration.csv").open() as handle:
+        for r in csv.DictReader(handle):
+            try:
+                gpu = catalog.gpu(book, r["gpu"])
+            except UnknownEntryError:
+                skipped.append(SkippedRow(r["id"], f"GPU {r['gpu']} is not in the catalogue"))
+                continue
+            model = _model(book, r["model"], r["params_b"], r["active_params_b"])
+            precision = _precision(r["precision"])
+            if r["metric"] in ("train_tok_s_per_gpu", "mfu"):
+                points.append(CalibrationPoint(
+                    id=r["id"], source=r["source"], kind="measured", metric=r["metric"], value=float(r["value"]),
+                    gpu=gpu, model=model, precision=precision, mode="train", num_gpus=int(r["num_gpus"]),
+                    seq_len=int(r["input_len"]),
+                ))
+                continue
+            if not r["input_len"]:
+                skipped.append(SkippedRow(r["id"], "input length not published (ShareGPT mix)"))
+                continue
+            load_text = r["concurrency_or_batch"]
+            if not load_text.startswith("offline_max"):
+                skipped.append(SkippedRow(r["id"], f"load {load_text!r} not modelled"))
+                continue
+            seqs = re.search(r"max_num_seqs=(\d+)", load_text)
+            points.append(CalibrationPoint(
+                id=r["id"], source=r["source"], kind="measured", metric=r["metric"], value=float(r["value"]),
+                gpu=gpu, model=model, precision=precision, engine=_engine(r["engine"]), tp=int(r["tp"]),
+                num_gpus=int(r["num_gpus"]), kv_precision=precision if precision is Precision.FP8 else None,
+                input_len=int(r["input_len"]), output_len=int(r["output_len"]), load=OfflineMax(),
+                max_num_seqs=int(seqs.group(1)) if seqs else None,
+            ))
+    skipped.append(SkippedRow("s002-*", "seed 002: input/output lengths and TP/DP layout not published"))
+    return points, skipped
+
+
+def predict(point: CalibrationPoint, cal: Calibration) -> tuple[float, float, float]:
+    """(predicted, band low, band high) for the point's metric."""
+    if point.mode == "train":
+        est = estimate_training(point.model, point.gpu, point.num_gpus, TrainingMethod.FULL, point.seq_len,
+                                1e9, precision=point.precision, calibration=cal)
+        value = est.tokens_per_s_per_gpu if point.metric == "train_tok_s_per_gpu" else est.mfu * 100.0
+        return value, value * cal.band_low, value * cal.band_high
+    deployment = Deployment(point.gpu, point.tp, point.precision, point.kv_precision, point.engine,
+                            max_num_seqs=point.max_num_seqs)
+    shape = WorkloadShape(point.input_len, point.output_len)
+    est = estimate_inference(point.model, deployment, shape, point.load, calibration=cal)
+    replicas = point.num_gpus // point.tp
+    metric = point.metric
+    if metric == "output_tok_s_total":
+        value = est.output_tok_s * replicas
+    elif metric == "total_tok_s":
+        value = est.total_tok_s * replicas
+    elif metric == "req_s":
+        value = est.req_s * replicas
+    elif metric == "tpot_ms":
+        value = est.tpot_ms
+    elif metric == "ttft_ms":
+        value = est.ttft_ms
+    elif metric == "duration_s":
+        value = (point.load.concurrency if isinstance(point.load, ClosedLoop) else 1) / est.req_s
+    else:
+        msg = f"no prediction for metric {metric}"
+        raise ValueError(msg)
+    if point.metric_class == "throughput":
+        return value, value * cal.band_low, value * cal.band_high
+    return value, value * cal.latency_band_low, value * cal.latency_band_high
+
+
+# --------------------------------------------------------------------------------------------
+# Parameters
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Param:
+    path: tuple[str, ...]
+    initial: float
+    lower: float
+    upper: float
+    prior_sd: float
+    """Standard deviation (in log space) of a prior centred on ``initial``."""
+
+
+_DEFAULTS = EfficiencyFactors()
+INFERENCE_PARAMS: tuple[Param, ...] = (
+    Param(("base", "bandwidth_efficiency"), _DEFAULTS.bandwidth_efficiency, 0.2, 1.0, 1.0),
+    Param(("base", "attention_efficiency"), _DEFAULTS.attention_efficiency, 0.1, 1.0, 1.0),
+    Param(("base", "compute_efficiency"), _DEFAULTS.compute_efficiency, 0.1, 1.0, 1.0),
+    Param(("base", "communication_efficiency"), _DEFAULTS.communication_efficiency, 0.1, 1.0, 0.5),
+    Param(("base", "step_overhead_s"), _DEFAULTS.step_overhead_s, 1e-4, 0.05, 1.0),
+    Param(("base", "per_sequence_overhead_s"), _DEFAULTS.per_sequence_overhead_s, 1e-7, 1e-3, 1.5),
+    Param(("engine", "trtllm", "attention_efficiency"), 1.0, 0.3, 3.0, 0.5),
+    Param(("engine", "trtllm", "step_overhead_s"), 1.0, 0.05, 5.0, 1.0),
+    Param(("engine", "trtllm", "per_sequence_overhead_s"), 1.0, 0.05, 5.0, 1.0),
+    *(
+        Param(("architecture", arch, name), 1.0, 0.4, 2.5, 0.25)
+        for arch in ("ampere", "ada", "blackwell", "cdna3")
+        for name in ("bandwidth_efficiency", "compute_efficiency")
+    ),
+)
+TRAINING_PARAMS: tuple[Param, ...] = (
+    Param(("training", "mfu_nvlink"), 0.45, 0.1, 0.9, 1.0),
+    Param(("training", "architecture", "ampere"), 1.0, 0.5, 2.0, 0.5),
+    Param(("training", "low_precision_mfu_factor"), 0.6, 0.2, 1.2, 0.5),
+)
+TRAINING_PRIORS = {"lora_mfu_fraction": 0.8, "qlora_dequant_overhead": 1.35}
+"""LoRA/QLoRA factors: priors, not fitted (no measured LoRA runs in the data)."""
+
+
+def _assemble(params: Sequence[Param], values: Sequence[float], extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    data: dict[str, Any] = {"base": {}, "engine": {}, "architecture": {}, "training": dict(TRAINING_PRIORS)}
+    for param, value in zip(params, values, strict=True):
+        node = data
+        for key in param.path[:-1]:
+            node = node.setdefault(key, {})
+        node[param.path[-1]] = value
+    if extra:
+        for key, value in extra.items():
+            data[key] = value
+    return data
+
+
+def _fit(
+    params: Sequence[Param],
+    points: Sequence[CalibrationPoint],
+    fixed: dict[str, Any] | None = None,
+) -> list[float]:
+    """Least squares on log(predicted/measured) plus log-space priors; returns parameter values."""
+    x0 = np.array([math.log(p.initial) for p in params])
+    lower = np.array([math.log(p.lower) for p in params])
+    upper = np.array([math.log(p.upper) for p in params])
+    targets = [p for p in points if p.fit_target]
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        values = [float(v) for v in np.exp(x)]
+        data = _assemble(params, values)
+        if fixed:
+            for section, content in fixed.items():
+                merged = dict(content)
+                merged.update(data.get(section, {}))
+                data[section] = merged
+        cal = calibration_from_dict(data)
+        out = [math.log(max(predict(pt, cal)[0], 1e-9) / pt.value) for pt in targets]
+        out += [(xi - x0i) / p.prior_sd for xi, x0i, p in zip(x, x0, params, strict=True)]
+        return np.array(out)
+
+    result = least_squares(residuals, x0, bounds=(lower, upper), method="trf", x_scale=1.0,
+                           diff_step=1e-3, max_nfev=400, xtol=1e-6, ftol=1e-8)
+    return [round(float(v), 6) for v in np.exp(result.x)]
+
+
+def fit_calibration(
+    points: Sequence[CalibrationPoint],
+    *,
+    fit_date: str,
+    provenance: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Fit inference and training parameters and the band; return the JSON-ready dict."""
+    inference_points = [p for p in points if p.mode == "infer"]
+    training_points = [p for p in points if p.mode == "train"]
+    inference_values = _fit(INFERENCE_PARAMS, inference_points)
+    data = _assemble(INFERENCE_PARAMS, inference_values)
+    if training_points:
+        training_values = _fit(TRAINING_PARAMS, training_points, fixed={k: v for k, v in data.items() if k != "training"})
+        data["training"].update(_assemble(TRAINING_PARAMS, training_values)["training"])
+    cal = calibration_from_dict({**data, "band": {}})
+    data["band"] = _band(points, cal)
+    data["fit_date"] = fit_date
+    data["source"] = "python -m solver.perf.fit"
+    if provenance:
+        data["provenance"] = provenance
+    return data
+
+
+BAND_QUANTILES = (0.05, 0.95)
+"""The band spans the 5th-95th percentile of measured/predicted on the fit points."""
+
+
+def _band(points: Sequence[CalibrationPoint], cal: Calibration) -> dict[str, float]:
+    ratios: dict[str, list[float]] = {"throughput": [], "latency": []}
+    for pt in points:
+        if pt.kind != "measured" or pt.metric == "mfu":
+            continue
+        ratios[pt.metric_class].append(pt.value / predict(pt, cal)[0])
+    band: dict[str, float] = {}
+    for cls, values in ratios.items():
+        lo, hi = np.quantile(values, BAND_QUANTILES) if values else (0.8, 1.2)
+        band[f"{cls}_low"] = round(min(float(lo), 0.95), 4)
+        band[f"{cls}_high"] = round(max(float(hi), 1.05), 4)
+    return band
+
+
+def data_provenance(book: Pricebook) -> dict[str, Any]:
+    digests = {name: hashlib.sha256((DATA_DIR / name).read_bytes()).hexdigest() for name in DATA_FILES}
+    return {"data_sha256": digests, "pricebook_version": book.version, "pricebook_hash": book.content_hash}
+
+
+def run(write: Callable[[str], None] | None = None, fit_date: str | None = None) -> dict[str, Any]:
+    book = load_default()
+    points, skipped = load_points(book)
+    date = fit_date or dt.datetime.now(dt.UTC).date().isoformat()
+    data = fit_calibration(points, fit_date=date, provenance=data_provenance(book))
+    data["skipped_rows"] = [{"id": s.id, "reason": s.reason} for s in skipped]
+    if write is not None:
+        write(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    return data
+
+
+def main() -> None:
+    data = run(write=CALIBRATION_PATH.write_text)
+    log.info("calibration.written", path=str(CALIBRATION_PATH), fit_date=data["fit_date"])
+
+
+if __name__ == "__main__":
+    main()
+
+
+# --------------------------------------------------------------------------------------------
+# Evaluation (used by bench/calibration_report.py and the tests)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PointResult:
+    point: CalibrationPoint
+    predicted: float
+    low: float
+    high: float
+
+    @property
+    def error(self) -> float:
+        """Signed relative error (predicted − measured) / measured."""
+        return self.predicted / self.point.value - 1.0
+
+    @property
+    def inside_band(self) -> bool:
+        return self.low <= self.point.value <= self.high
+
+
+def evaluate(points: Sequence[CalibrationPoint], cal: Calibration) -> list[PointResult]:
+    out = []
+    for pt in points:
+        predicted, low, high = predict(pt, cal)
+        out.append(PointResult(pt, predicted, low, high))
+    return out
+
+
+def leave_one_source_out(points: Sequence[CalibrationPoint]) -> list[PointResult]:
+    """Refit without each source in turn and predict that source's points: accuracy on new data."""
+    results: list[PointResult] = []
+    for source in sorted({p.source for p in points}):
+        held_out = [p for p in points if p.source == source]
+        rest = [p for p in points if p.source != source]
+        if not any(p.fit_target and p.mode == held_out[0].mode for p in rest):
+            continue  # nothing left to fit this kind of point on
+        data = fit_calibration(rest, fit_date="loso")
+        results.extend(evaluate(held_out, calibration_from_dict(data)))
+    return results
