@@ -1,0 +1,147 @@
+"""Domain errors → gRPC status, in one place (``grpc_errors``).
+
+| raised | status | details |
+| --- | --- | --- |
+| ``pydantic.ValidationError``, ``solver.errors.InvalidRequest`` | INVALID_ARGUMENT | BadRequest + ErrorInfo ``INVALID_REQUEST`` |
+| ``pricebook.errors.UnknownEntryError`` | INVALID_ARGUMENT | BadRequest naming the field + ErrorInfo ``UNKNOWN_ENTRY`` |
+| ``solver.errors.SolveCancelled`` | CANCELLED | ErrorInfo ``SOLVE_CANCELLED`` |
+| ``solver.errors.DeadlineExceeded`` | DEADLINE_EXCEEDED | ErrorInfo ``DEADLINE_EXCEEDED`` |
+| ``ResourceExhausted`` | RESOURCE_EXHAUSTED | ErrorInfo ``SERVER_BUSY`` + RetryInfo |
+| ``NotImplementedError`` (a domain piece not yet built) | UNIMPLEMENTED | ErrorInfo ``NOT_IMPLEMENTED`` |
+| anything else | INTERNAL | ErrorInfo ``INTERNAL``; logged with its traceback, never sent to the client |
+
+Statuses follow AIP-193: one ``ErrorInfo`` (reason UPPER_SNAKE, domain ``fleetplan.v1``) and at
+most one detail of each type.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
+
+import grpc
+import structlog
+from google.protobuf import any_pb2, duration_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
+from pydantic import ValidationError
+
+from pricebook.errors import UnknownEntryError
+from service.calls import current_call
+from service.converters import violations_from
+from solver.errors import DeadlineExceeded, FieldViolation, InvalidRequest, SolveCancelled
+
+ERROR_DOMAIN = "fleetplan.v1"
+log = structlog.get_logger("fleetplan.service")
+
+
+
+class ResourceExhausted(Exception):
+    """Too many solves queued; the client should retry after ``retry_after_s``."""
+
+    def __init__(self, message: str, retry_after_s: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+def _pack(message: Any) -> any_pb2.Any:
+    packed = any_pb2.Any()
+    packed.Pack(message)
+    return packed
+
+
+def _error_info(reason: str, **metadata: str) -> error_details_pb2.ErrorInfo:
+    return error_details_pb2.ErrorInfo(reason=reason, domain=ERROR_DOMAIN, metadata=metadata)
+
+
+def bad_request_status(violations: Sequence[FieldViolation], reason: str = "INVALID_REQUEST") -> status_pb2.Status:
+    bad = error_details_pb2.BadRequest(field_violations=[
+        error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.reason) for v in violations
+    ])
+    fields = ", ".join(dict.fromkeys(v.field for v in violations))
+    summary = "; ".join(f"{v.field}: {v.reason}" for v in violations[:5])
+    more = f" (and {len(violations) - 5} more)" if len(violations) > 5 else ""
+    return status_pb2.Status(
+        code=code_pb2.INVALID_ARGUMENT,
+        message=f"invalid request: {summary}{more}",
+        details=[_pack(_error_info(reason, fields=fields[:1000])), _pack(bad)],
+    )
+
+
+def status_for(exc: BaseException) -> status_pb2.Status:
+    """The google.rpc.Status for a domain error (INTERNAL for anything unexpected)."""
+    if isinstance(exc, InvalidRequest):
+        return bad_request_status(exc.violations)
+    if isinstance(exc, ValidationError):
+        return bad_request_status(violations_from(exc, lambda loc: ".".join(str(p) for p in loc)))
+    if isinstance(exc, UnknownEntryError):
+        hint = f"; did you mean {', '.join(exc.suggestions)}?" if exc.suggestions else ""
+        field = getattr(exc, "field", "") or exc.kind
+        return bad_request_status([FieldViolation(field, f"unknown {exc.kind} {exc.key!r}{hint}")], "UNKNOWN_ENTRY")
+    if isinstance(exc, SolveCancelled):
+        return status_pb2.Status(code=code_pb2.CANCELLED, message="the solve was cancelled",
+                                 details=[_pack(_error_info("SOLVE_CANCELLED"))])
+    if isinstance(exc, DeadlineExceeded):
+        return status_pb2.Status(
+            code=code_pb2.DEADLINE_EXCEEDED,
+            message=f"no verified plan within the deadline: {exc}",
+            details=[_pack(_error_info("DEADLINE_EXCEEDED"))],
+        )
+    if isinstance(exc, ResourceExhausted):
+        retry = error_details_pb2.RetryInfo(retry_delay=duration_pb2.Duration(
+            seconds=int(exc.retry_after_s), nanos=int((exc.retry_after_s % 1) * 1e9)))
+        return status_pb2.Status(code=code_pb2.RESOURCE_EXHAUSTED, message=str(exc),
+                                 details=[_pack(_error_info("SERVER_BUSY")), _pack(retry)])
+    if isinstance(exc, NotImplementedError):
+        return status_pb2.Status(code=code_pb2.UNIMPLEMENTED, message=str(exc),
+                                 details=[_pack(_error_info("NOT_IMPLEMENTED"))])
+    return status_pb2.Status(
+        code=code_pb2.INTERNAL,
+        message="internal error; it has been logged with the request id",
+        details=[_pack(_error_info("INTERNAL"))],
+    )
+
+
+async def _abort(context: grpc.aio.ServicerContext, exc: BaseException) -> None:
+    status = status_for(exc)
+    if status.code == code_pb2.INTERNAL:
+        log.error("rpc.internal_error", exc_info=exc)
+    call = current_call()
+    if call is not None:
+        call.error_reason = str(exc)[:500] if status.code != code_pb2.INTERNAL else type(exc).__name__
+    await context.abort_with_status(rpc_status.to_status(status))
+
+
+def grpc_errors(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Map domain errors raised by a unary or server-streaming aio handler to rich statuses."""
+    if inspect.isasyncgenfunction(method):
+
+        @functools.wraps(method)
+        async def stream(self: Any, request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+            try:
+                async for item in method(self, request, context):
+                    yield item
+            except (asyncio.CancelledError, grpc.aio.AbortError):
+                raise
+            except Exception as exc:  # noqa: BLE001 - every error becomes a status
+                await _abort(context, exc)
+
+        return stream
+
+    @functools.wraps(method)
+    async def unary(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        try:
+            return await method(self, request, context)
+        except (asyncio.CancelledError, grpc.aio.AbortError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - every error becomes a status
+            await _abort(context, exc)
+            raise AssertionError("unreachable: abort raises") from exc
+
+    return unary
+
+
+__all__ = ["ERROR_DOMAIN", "ResourceExhausted", "bad_request_status", "grpc_errors", "status_for"]

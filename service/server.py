@@ -1,0 +1,185 @@
+"""Composition of the gRPC server: servicer, health, reflection, limits, signals, shutdown.
+
+``serve(settings)`` runs until SIGTERM/SIGINT: health flips to NOT_SERVING, the server stops
+accepting calls, in-flight calls get ``grace_period_s`` to finish, then the process exits 0.
+``start_in_thread(settings)`` runs the same server on a background event loop (the CLI's
+in-process mode and the end-to-end tests).
+
+The pricebook is loaded before the socket opens; a broken pricebook raises ``PricebookError``
+(naming file, entry and field) and the server never starts half-configured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import threading
+from collections.abc import Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+
+import grpc
+import structlog
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
+from clients._pb.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
+from pricebook import load_default, load_dir
+from pricebook.schema import Pricebook
+from service.interceptors import RequestLoggingInterceptor
+from service.servicers import FleetPlannerServicer, ServiceState
+from service.settings import ServerSettings
+
+log = structlog.get_logger("fleetplan.server")
+
+SERVICE_NAME = api.DESCRIPTOR.services_by_name["FleetPlanner"].full_name
+"""``fleetplan.v1.FleetPlanner``."""
+
+
+def load_pricebook(settings: ServerSettings) -> Pricebook:
+    return load_dir(settings.pricebook_dir) if settings.pricebook_dir is not None else load_default()
+
+
+def _server_credentials(settings: ServerSettings) -> grpc.ServerCredentials | None:
+    if settings.tls_cert_file is None or settings.tls_key_file is None:
+        return None
+    key = settings.tls_key_file.read_bytes()
+    cert = settings.tls_cert_file.read_bytes()
+    client_ca = settings.tls_client_ca_file.read_bytes() if settings.tls_client_ca_file else None
+    return grpc.ssl_server_credentials(
+        [(key, cert)], root_certificates=client_ca, require_client_auth=client_ca is not None
+    )
+
+
+@dataclass
+class BuiltServer:
+    server: grpc.aio.Server
+    port: int
+    health: health.aio.HealthServicer
+    servicer: FleetPlannerServicer
+
+    async def set_serving(self, serving: bool) -> None:
+        status = health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
+        await self.health.set("", status)
+        await self.health.set(SERVICE_NAME, status)
+
+    async def stop(self, grace_s: float) -> None:
+        await self.set_serving(False)
+        await self.server.stop(grace_s)
+
+
+async def build_server(settings: ServerSettings, book: Pricebook) -> BuiltServer:
+    """A started server bound to ``settings.address`` (health SERVING)."""
+    options: Sequence[tuple[str, int]] = (
+        ("grpc.max_receive_message_length", settings.max_message_bytes),
+        ("grpc.max_send_message_length", settings.max_message_bytes),
+        # Two servers on one port must fail loudly, never share it silently.
+        ("grpc.so_reuseport", 0),
+    )
+    server = grpc.aio.server(
+        interceptors=[RequestLoggingInterceptor()],
+        options=options,
+        maximum_concurrent_rpcs=settings.max_concurrent_rpcs,
+    )
+    servicer = FleetPlannerServicer(ServiceState(book=book, settings=settings))
+    rpc.add_FleetPlannerServicer_to_server(servicer, server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME), server
+    )
+    credentials = _server_credentials(settings)
+    try:
+        if credentials is None:
+            port = server.add_insecure_port(settings.address)
+        else:
+            port = server.add_secure_port(settings.address, credentials)
+    except RuntimeError as exc:
+        msg = f"cannot listen on {settings.address}: {exc}"
+        raise OSError(msg) from exc
+    if port == 0:
+        msg = f"cannot listen on {settings.address} (address in use or invalid)"
+        raise OSError(msg)
+    await server.start()
+    built = BuiltServer(server, port, health_servicer, servicer)
+    await built.set_serving(True)
+    log.info("server.started", address=settings.address, port=port, pricebook_version=book.version,
+             pricebook_hash=book.content_hash, tls=credentials is not None, solve_slots=settings.solve_slots)
+    return built
+
+
+async def serve_async(settings: ServerSettings, book: Pricebook | None = None) -> None:
+    book = book if book is not None else load_pricebook(settings)
+    built = await build_server(settings, book)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    log.info("server.stopping", grace_period_s=settings.grace_period_s)
+    await built.stop(settings.grace_period_s)
+    log.info("server.stopped")
+
+
+def serve(settings: ServerSettings) -> None:
+    """Run until SIGTERM/SIGINT (the ``fleetplan serve`` command)."""
+    asyncio.run(serve_async(settings))
+
+
+class ThreadedServer:
+    """The real server on its own event loop in a daemon thread; ``address`` is host:port."""
+
+    def __init__(self, settings: ServerSettings, book: Pricebook | None = None) -> None:
+        self._settings = settings
+        self._book = book if book is not None else load_pricebook(settings)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="fleetplan-server", daemon=True)
+        self._built: BuiltServer | None = None
+
+    def start(self) -> ThreadedServer:
+        self._thread.start()
+        future: Future[BuiltServer] = asyncio.run_coroutine_threadsafe(
+            build_server(self._settings, self._book), self._loop
+        )
+        self._built = future.result(timeout=30)
+        return self
+
+    @property
+    def port(self) -> int:
+        assert self._built is not None, "server not started"
+        return self._built.port
+
+    @property
+    def address(self) -> str:
+        host = self._settings.address.rsplit(":", 1)[0]
+        return f"{host}:{self.port}"
+
+    @property
+    def built(self) -> BuiltServer:
+        assert self._built is not None, "server not started"
+        return self._built
+
+    def run(self, coro: object, timeout_s: float = 30.0) -> object:
+        """Run a coroutine on the server's loop (tests: flip health, inspect the gate)."""
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout_s)  # type: ignore[arg-type]
+
+    def stop(self, grace_s: float | None = None) -> None:
+        if self._built is not None:
+            grace = self._settings.grace_period_s if grace_s is None else grace_s
+            asyncio.run_coroutine_threadsafe(self._built.stop(grace), self._loop).result(grace + 30)
+            self._built = None
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+        self._loop.close()
+
+    def __enter__(self) -> ThreadedServer:
+        return self.start() if self._built is None else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop(grace_s=0.5)
+
+
+def start_in_thread(settings: ServerSettings | None = None, book: Pricebook | None = None) -> ThreadedServer:
+    settings = settings or ServerSettings(address="127.0.0.1:0")
+    return ThreadedServer(settings, book).start()

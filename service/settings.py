@@ -1,0 +1,51 @@
+"""Server settings: flags, environment (``FLEETPLAN_*``) and defaults, validated by pydantic."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+MIB = 1024 * 1024
+
+
+def default_solve_slots() -> int:
+    """Solves at once: one per core (OR-Tools releases the GIL), at least one."""
+    return max(1, os.cpu_count() or 1)
+
+
+class ServerSettings(BaseSettings):
+    """Every knob of ``fleetplan serve``. Environment: ``FLEETPLAN_ADDRESS=0.0.0.0:50051`` etc."""
+
+    model_config = SettingsConfigDict(env_prefix="FLEETPLAN_", frozen=True, extra="forbid")
+
+    address: str = "127.0.0.1:50051"
+    """host:port to listen on (port 0 = any free port)."""
+    pricebook_dir: Path | None = None
+    """Directory of pricebook YAML files; None = the embedded default."""
+    grace_period_s: float = Field(default=10.0, ge=0, le=600)
+    """On SIGTERM/SIGINT: how long in-flight calls may run before they are cancelled."""
+    max_message_bytes: int = Field(default=16 * MIB, ge=64 * 1024, le=256 * MIB)
+    """Largest request and response message."""
+    solve_slots: int = Field(default_factory=default_solve_slots, ge=1, le=64)
+    """Solves that run at once (the rest wait)."""
+    max_queued_solves: int = Field(default=64, ge=0, le=10_000)
+    """Solves that may wait for a slot before new ones get RESOURCE_EXHAUSTED."""
+    default_deadline_s: float = Field(default=60.0, gt=0, le=3600)
+    """Time limit of a solve when the caller sets no deadline."""
+    deadline_margin_s: float = Field(default=0.25, ge=0, le=10)
+    """Reserved from the caller's deadline for converting and sending the answer."""
+    max_concurrent_rpcs: int = Field(default=256, ge=1, le=100_000)
+    # TLS and tokens (issue #7): paths only; the server wires them when set.
+    tls_cert_file: Path | None = None
+    tls_key_file: Path | None = None
+    tls_client_ca_file: Path | None = None
+    """Set to require client certificates (mutual TLS)."""
+    token_file: Path | None = None
+    """File of accepted bearer tokens, one per line."""
+    token: SecretStr | None = None
+    """A single accepted bearer token (prefer token_file)."""
+    log_json: bool | None = None
+    """JSON log lines; None = JSON unless stderr is a terminal."""
