@@ -142,7 +142,11 @@ def with_content_hash(book: Pricebook) -> Pricebook:
 # --------------------------------------------------------------------------------------------
 
 
-class _StrictLoader(yaml.SafeLoader):
+_SafeLoaderBase: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's parser when available (about 10x faster); the same safe constructors either way."""
+
+
+class _StrictLoader(_SafeLoaderBase):  # type: ignore[valid-type,misc]
     """SafeLoader that refuses duplicate keys (plain PyYAML silently keeps the last one)."""
 
 
@@ -158,7 +162,8 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
                 key_node.start_mark,
             )
         seen.add(key)
-    return loader.construct_mapping(node, deep=deep)
+    mapping: dict[Any, Any] = loader.construct_mapping(node, deep=deep)
+    return mapping
 
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)

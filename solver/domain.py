@@ -10,6 +10,7 @@ the field path (pydantic ``loc``), which the service turns into BadRequest field
 
 from __future__ import annotations
 
+import datetime as dt
 from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Literal
@@ -238,6 +239,8 @@ class OfferOverride(_Frozen):
     price: Money
     term_months: int = 0
     label: PriceLabel = PriceLabel.QUOTE
+    as_of: dt.date | None = None
+    """Date of the quote; None = the day the request is served (give it for reproducible hashes)."""
 
 
 class PricebookOverrides(_Frozen):

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 
 import pytest
 
 from pricebook import catalog
 from pricebook.loader import load_default
-from pricebook.schema import Pricebook
+from pricebook.schema import OfferKind, Pricebook
 
 REQUIRED_GPU_IDS = (
     "a100-sxm-80gb",
@@ -100,3 +101,139 @@ def test_as_of_dates_are_not_in_the_future(book: Pricebook) -> None:
     latest_allowed = dt.date(2026, 12, 31)
     for row in catalog.catalog_entries(book):
         assert row.entry.as_of <= latest_allowed, row.id
+
+
+# --------------------------------------------------------------------------------------------
+# Provenance: every number has a source and a date; every estimate says why
+# --------------------------------------------------------------------------------------------
+
+
+def _numbers_without_provenance(value: object, path: str, has_provenance: bool) -> list[str]:
+    """Paths of numeric leaves that sit in no object carrying a non-empty source and a date."""
+    if isinstance(value, dict):
+        here = has_provenance or (
+            isinstance(value.get("source"), str)
+            and len(value["source"].strip()) >= 3
+            and isinstance(value.get("as_of"), dt.date)
+        )
+        found: list[str] = []
+        for key, item in value.items():
+            found += _numbers_without_provenance(item, f"{path}.{key}", here)
+        return found
+    if isinstance(value, list | tuple):
+        found = []
+        for position, item in enumerate(value):
+            found += _numbers_without_provenance(item, f"{path}[{position}]", has_provenance)
+        return found
+    is_number = isinstance(value, int | float) and not isinstance(value, bool)
+    is_number = is_number or type(value).__name__ == "Decimal"
+    return [path] if is_number and not has_provenance else []
+
+
+def test_every_number_in_the_catalogue_has_a_source_and_a_date(book: Pricebook) -> None:
+    rows = catalog.catalog_entries(book)
+    assert {row.kind for row in rows} == set(catalog.CATALOG_KINDS)
+    unsourced: list[str] = []
+    for row in rows:
+        unsourced += _numbers_without_provenance(row.entry.model_dump(), f"{row.kind}:{row.id}", False)
+    assert unsourced == []
+
+
+def test_the_provenance_walk_catches_an_unsourced_number() -> None:
+    # The walk itself must be able to fail: a number whose only source is blank.
+    unsourced = _numbers_without_provenance(
+        {"source": " ", "as_of": dt.date(2026, 1, 1), "x": 1.5}, "e", False
+    )
+    assert unsourced == ["e.x"]
+
+
+def test_every_estimate_is_explained(book: Pricebook) -> None:
+    unexplained = [
+        f"{row.kind}:{row.id}"
+        for row in catalog.catalog_entries(book)
+        if row.entry.estimated_fields
+        and not row.entry.notes.strip()
+        and not set(row.entry.estimated_fields) <= set(row.entry.field_sources)
+    ]
+    assert unexplained == []
+
+
+def test_estimated_offers_are_labelled_as_such(book: Pricebook) -> None:
+    mislabelled = [o.id for o in book.offers if "price" in o.estimated_fields and o.label.value != "estimate"]
+    assert mislabelled == []
+
+
+# --------------------------------------------------------------------------------------------
+# Coverage the issue asks for
+# --------------------------------------------------------------------------------------------
+
+
+def test_every_gpu_can_be_bought_and_lives_in_a_server(book: Pricebook) -> None:
+    for spec in book.gpus:
+        assert catalog.servers_for(book, spec.id), spec.id
+        assert spec.servers == tuple(sorted(s.id for s in catalog.servers_for(book, spec.id)))
+        assert catalog.offers_for(book, spec.id, OfferKind.PURCHASE_GPU), spec.id
+
+
+def test_rentals_come_from_at_least_three_providers(book: Pricebook) -> None:
+    on_demand = {o.provider for o in book.offers if o.kind == OfferKind.ON_DEMAND}
+    reserved = {o.provider for o in book.offers if o.kind == OfferKind.RESERVED}
+    assert {"AWS", "GCP", "Azure", "Lambda", "RunPod"} <= on_demand
+    assert len(reserved) >= 3
+
+
+def test_hgx_boards_have_whole_server_purchase_offers(book: Pricebook) -> None:
+    servers_with_offers = {o.server for o in book.offers if o.kind == OfferKind.PURCHASE_SERVER}
+    assert {"hgx-h100-8gpu", "hgx-h200-8gpu", "hgx-b200-8gpu", "hgx-a100-8gpu"} <= servers_with_offers
+
+
+# The seeds' prices, as written in the articles (000: 만 원 = 10,000 KRW; 001: USD).
+SEED_PRICES = (
+    ("rtx-pro-6000-ws", OfferKind.PURCHASE_GPU, Decimal(1_500) * 10_000, "KRW"),
+    ("h100-sxm", OfferKind.PURCHASE_GPU, Decimal(4_200) * 10_000, "KRW"),
+    ("h200-sxm", OfferKind.PURCHASE_GPU, Decimal(5_000) * 10_000, "KRW"),
+    ("h200-sxm", OfferKind.PURCHASE_GPU, Decimal(30_000), "USD"),
+    ("h200-sxm", OfferKind.PURCHASE_GPU, Decimal(40_000), "USD"),
+    ("h200-sxm", OfferKind.ON_DEMAND, Decimal("3.5"), "USD"),
+    ("h200-sxm", OfferKind.ON_DEMAND, Decimal(13), "USD"),
+)
+
+
+@pytest.mark.parametrize(("gpu_id", "kind", "amount", "currency"), SEED_PRICES)
+def test_the_seeds_prices_are_offers_citing_their_seed(
+    book: Pricebook, gpu_id: str, kind: OfferKind, amount: Decimal, currency: str
+) -> None:
+    matching = [
+        o
+        for o in catalog.offers_for(book, gpu_id, kind)
+        if o.price.amount == amount and o.price.currency == currency and "seed" in o.source
+    ]
+    assert len(matching) == 1
+
+
+def test_site_has_both_currencies_and_a_dated_usd_krw_rate(book: Pricebook) -> None:
+    site = book.site
+    assert site.electricity_krw_per_kwh == pytest.approx(182.7)  # KEPCO industrial (eul) from 2024-10-24
+    assert 0.05 < site.electricity_usd_per_kwh < 0.15
+    assert site.vat_rate == pytest.approx(0.10)
+    pairs = {(r.base, r.quote) for r in site.fx_rates}
+    assert ("USD", "KRW") in pairs or ("KRW", "USD") in pairs
+
+
+def test_derived_int8_follows_the_documented_rule(book: Pricebook) -> None:
+    # Rule (issue #3): INT8 = dense FP8 on Hopper/Ada/Blackwell/CDNA, = 2 x dense BF16 on Ampere.
+    for spec in book.gpus:
+        if "int8_tops" not in spec.estimated_fields:
+            continue
+        expected = 2 * spec.bf16_tflops if spec.architecture.value == "ampere" else spec.fp8_tflops
+        assert spec.int8_tops == pytest.approx(expected), spec.id
+
+
+def test_mla_and_sliding_window_fields_come_through(book: Pricebook) -> None:
+    deepseek = catalog.model(book, "deepseek-r1")
+    assert (deepseek.attention.value, deepseek.kv_lora_rank, deepseek.qk_rope_head_dim) == ("mla", 512, 64)
+    assert (deepseek.experts, deepseek.experts_per_token, deepseek.shared_experts) == (256, 8, 1)
+    gpt_oss = catalog.model(book, "gpt-oss-120b")
+    assert (gpt_oss.sliding_window, gpt_oss.full_attention_layers, gpt_oss.layers) == (128, 18, 36)
+    qwen_hybrid = catalog.model(book, "Qwen/Qwen3.5-27B")
+    assert (qwen_hybrid.full_attention_layers, qwen_hybrid.linear_attention_layers) == (16, 48)

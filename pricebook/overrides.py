@@ -1,0 +1,221 @@
+"""Per-request pricebook overrides: replace an offer's price, add a vendor quote, change site
+assumptions or the FX rate. The result is a new book with its own content hash, plus one sentence
+per change so the response can say exactly what was applied.
+
+Bad overrides raise ``solver.errors.InvalidRequest`` with field paths such as
+``overrides.offers[0].offer_id`` or ``overrides.site.pue``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from pydantic import ValidationError
+
+from pricebook.catalog import gpu as find_gpu
+from pricebook.errors import UnknownEntryError
+from pricebook.loader import check_offer_references, with_content_hash
+from pricebook.money import OVERRIDE_SOURCE, usd_krw_override
+from pricebook.schema import FxRate, Money, Offer, Pricebook, Provenance, SiteAssumptions
+from solver.domain import OfferOverride, PricebookOverrides
+from solver.errors import FieldViolation, InvalidRequest
+
+_SITE_NOT_OVERRIDABLE = frozenset(
+    {"source", "as_of", "field_sources", "estimated_fields", "notes", "fx_rates"}
+)
+
+
+class _Violation(Exception):
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+def apply_overrides(
+    book: Pricebook, overrides: PricebookOverrides, *, today: dt.date | None = None
+) -> tuple[Pricebook, tuple[str, ...]]:
+    """A copy of ``book`` with ``overrides`` applied, and what was applied in words.
+
+    Every problem is collected (not just the first) and raised together as ``InvalidRequest``.
+    ``today`` dates overrides that carry no date of their own (defaults to the current UTC day).
+    """
+    if not overrides.offers and not overrides.site and overrides.fx_usd_krw is None:
+        return book, ()
+    as_of = today or dt.datetime.now(dt.UTC).date()
+    applied: list[str] = []
+    violations: list[FieldViolation] = []
+
+    offers = list(book.offers)
+    for position, change in enumerate(overrides.offers):
+        path = f"overrides.offers[{position}]"
+        try:
+            applied.append(_apply_offer(book, offers, change, as_of))
+        except _Violation as bad:
+            violations.append(FieldViolation(f"{path}.{bad.field}", bad.reason))
+
+    site = book.site
+    for name, value in overrides.site.items():
+        try:
+            site, sentence = _apply_site(site, name, value, as_of)
+            applied.append(sentence)
+        except _Violation as bad:
+            violations.append(FieldViolation(f"overrides.site.{bad.field}", bad.reason))
+
+    if overrides.fx_usd_krw is not None:
+        site, sentence = _apply_fx(site, overrides.fx_usd_krw, as_of)
+        applied.append(sentence)
+
+    if violations:
+        raise InvalidRequest(violations)
+    changed = book.model_copy(update={"offers": tuple(offers), "site": site, "content_hash": ""})
+    return with_content_hash(changed), tuple(applied)
+
+
+# --------------------------------------------------------------------------------------------
+# Offers
+# --------------------------------------------------------------------------------------------
+
+
+def _apply_offer(book: Pricebook, offers: list[Offer], change: OfferOverride, as_of: dt.date) -> str:
+    dated = change.as_of or as_of
+    position = next((i for i, o in enumerate(offers) if o.id == change.offer_id), None)
+    if position is None:
+        return _add_offer(book, offers, change, dated)
+    current = offers[position]
+    gpu_id = _resolve_gpu(book, change.gpu) if change.gpu is not None else current.gpu
+    for field, given, existing in (
+        ("kind", change.kind, current.kind),
+        ("gpu", gpu_id, current.gpu),
+        ("server", change.server, current.server),
+    ):
+        if given is not None and given != existing:
+            raise _Violation(
+                field, f"offer {current.id!r} is {existing!r}; add a new offer id to quote {given!r}"
+            )
+    updates: dict[str, Any] = {
+        "price": change.price,
+        "label": change.label,
+        "source": f"{OVERRIDE_SOURCE} ({change.provider}); replaces: {current.source}",
+        "as_of": dated,
+        "estimated_fields": tuple(f for f in current.estimated_fields if f != "price"),
+        "notes": f"Overridden by the request (was {_money(current.price)}, {current.as_of.isoformat()}).",
+    }
+    if change.term_months:
+        updates["term_months"] = change.term_months
+    replaced = _validated_offer(book, {**current.model_dump(), **updates})
+    offers[position] = replaced
+    return (
+        f"offer {current.id}: price {_money(current.price)} → {_money(replaced.price)} ({change.label.value})"
+    )
+
+
+def _add_offer(book: Pricebook, offers: list[Offer], change: OfferOverride, as_of: dt.date) -> str:
+    if change.kind is None or change.gpu is None:
+        missing = "kind" if change.kind is None else "gpu"
+        close = [o.id for o in offers if o.id.startswith(change.offer_id.split(".")[0])][:3]
+        hint = f" (offers for that GPU: {', '.join(close)})" if close else ""
+        raise _Violation(
+            "offer_id" if change.kind is None and change.gpu is None else missing,
+            f"unknown offer id {change.offer_id!r}{hint}; to add a new offer give kind and gpu",
+        )
+    gpu_id = _resolve_gpu(book, change.gpu)
+    added = _validated_offer(
+        book,
+        {
+            "id": change.offer_id,
+            "kind": change.kind,
+            "gpu": gpu_id,
+            "server": change.server,
+            "provider": change.provider,
+            "price": change.price,
+            "term_months": change.term_months,
+            "label": change.label,
+            "source": f"{OVERRIDE_SOURCE} ({change.provider})",
+            "as_of": as_of,
+        },
+    )
+    offers.append(added)
+    where = f" in {added.server}" if added.server else ""
+    term = f", {added.term_months}-month term" if added.term_months else ""
+    return (
+        f"added offer {added.id}: {added.kind.value} {added.gpu}{where} at {_money(added.price)}{term} "
+        f"from {added.provider} ({added.label.value})"
+    )
+
+
+def _resolve_gpu(book: Pricebook, key: str) -> str:
+    try:
+        return find_gpu(book, key).id
+    except UnknownEntryError as exc:
+        raise _Violation("gpu", str(exc)) from exc
+
+
+def _validated_offer(book: Pricebook, data: dict[str, Any]) -> Offer:
+    try:
+        offer = Offer.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = str(first["loc"][0]) if first["loc"] else "offer_id"
+        raise _Violation("offer_id" if field == "id" else field, first["msg"]) from exc
+
+    def error(field: str, reason: str) -> _Violation:
+        return _Violation(field, reason)
+
+    check_offer_references(offer, (g.id for g in book.gpus), {s.id: s for s in book.servers}, error)
+    return offer
+
+
+# --------------------------------------------------------------------------------------------
+# Site and FX
+# --------------------------------------------------------------------------------------------
+
+
+def _apply_site(site: SiteAssumptions, name: str, value: Any, as_of: dt.date) -> tuple[SiteAssumptions, str]:
+    if name not in SiteAssumptions.model_fields or name in _SITE_NOT_OVERRIDABLE:
+        allowed = sorted(set(SiteAssumptions.model_fields) - _SITE_NOT_OVERRIDABLE)
+        hint = " (use fx_usd_krw for the exchange rate)" if name == "fx_rates" else ""
+        raise _Violation(name, f"not an overridable site assumption{hint}; one of: {', '.join(allowed)}")
+    old = getattr(site, name)
+    if isinstance(old, Money) and isinstance(value, int | float) and not isinstance(value, bool):
+        value = {"amount": str(value), "currency": old.currency}  # a bare number keeps the currency
+    data = site.model_dump()
+    data[name] = value
+    data["field_sources"] = {
+        **data["field_sources"],
+        name: Provenance(source=OVERRIDE_SOURCE, as_of=as_of).model_dump(),
+    }
+    data["estimated_fields"] = tuple(f for f in site.estimated_fields if f != name)
+    try:
+        updated = SiteAssumptions.model_validate(data)
+    except ValidationError as exc:
+        raise _Violation(name, exc.errors()[0]["msg"]) from exc
+    new = getattr(updated, name)
+    return updated, f"site.{name}: {_show(old)} → {_show(new)}"
+
+
+def _apply_fx(site: SiteAssumptions, usd_krw: float, as_of: dt.date) -> tuple[SiteAssumptions, str]:
+    override = usd_krw_override(usd_krw, as_of)
+    kept: list[FxRate] = []
+    previous: FxRate | None = None
+    for rate in site.fx_rates:
+        if {rate.base, rate.quote} == {"USD", "KRW"}:
+            previous = rate
+        else:
+            kept.append(rate)
+    updated = site.model_copy(update={"fx_rates": (*kept, override)})
+    if previous is None:
+        was = "none"
+    else:
+        per_usd = previous.rate if previous.base == "USD" else 1 / previous.rate
+        was = f"{per_usd:g} ({previous.as_of.isoformat()})"
+    return updated, f"FX USD→KRW: {was} → {usd_krw:g} ({OVERRIDE_SOURCE}, {as_of.isoformat()})"
+
+
+def _money(money: Money) -> str:
+    return f"{format(money.amount.normalize(), 'f')} {money.currency}"
+
+
+def _show(value: Any) -> str:
+    return _money(value) if isinstance(value, Money) else repr(value)
