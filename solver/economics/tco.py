@@ -381,3 +381,52 @@ def unit_costs(
             )
         )
     return tuple(result)
+
+
+@dataclass(frozen=True, slots=True)
+class CostComponent:
+    name: str
+    """``gpu_purchase``, ``host_purchase``, ``residual_value``, ``support``, ``power``,
+    ``colocation``, ``reserved_rental``, ``on_demand_rental``."""
+    horizon_amount: Money
+    """Over the whole horizon (negative for the residual value)."""
+    monthly_amount: Money
+    """Average per month (one-off items spread over the horizon)."""
+    explanation: str
+
+
+def cost_components(tco: TcoReport) -> tuple[CostComponent, ...]:
+    """The TCO as named components that add up to ``tco.horizon_total``."""
+    months = tco.horizon_months
+    currency = tco.currency
+
+    def once(amount: Money) -> tuple[Money, Money]:
+        return amount, to_money(float(amount.amount) / months, currency)
+
+    def monthly(amount: Money) -> tuple[Money, Money]:
+        return Money(amount=amount.amount * months, currency=currency), amount
+
+    negative_residual = Money(amount=-tco.residual_value.amount, currency=currency)
+    rows = (
+        ("gpu_purchase", once(tco.purchase_gpus), "GPU purchase price × GPUs bought (owned GPUs: 0, sunk)"),
+        ("host_purchase", once(tco.purchase_hosts), "host (chassis, CPUs, NICs) price × servers bought"),
+        (
+            "residual_value",
+            once(negative_residual),
+            "value left at the end of the horizon: straight-line depreciation to the site's residual value",
+        ),
+        ("support", monthly(tco.support_monthly), "support/maintenance % per year of the purchase price"),
+        (
+            "power",
+            monthly(tco.power_monthly),
+            "busy GPU-hours × TDP × average draw × PUE × tariff, plus host power all hours",
+        ),
+        ("colocation", monthly(tco.colocation_monthly), "rack units × colocation price per RU-month"),
+        ("reserved_rental", monthly(tco.reserved_monthly), "reserved GPUs × price per GPU-hour × 730 h"),
+        ("on_demand_rental", monthly(tco.on_demand_monthly), "on-demand GPU-hours used × price per GPU-hour"),
+    )
+    return tuple(
+        CostComponent(name, horizon, per_month, why)
+        for name, (horizon, per_month), why in rows
+        if horizon.amount != 0
+    )
