@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pricebook.schema import Architecture
-from solver.domain import Engine
+from solver.domain import Engine, Precision
 
 CALIBRATION_PATH = Path(__file__).with_name("calibration.json")
 
@@ -68,6 +68,8 @@ class Calibration:
     base: EfficiencyFactors
     engine: dict[str, dict[str, float]]
     architecture: dict[str, dict[str, float]]
+    precision: dict[str, dict[str, float]]
+    """Multipliers per weight precision (e.g. FP8 GEMMs reach a smaller share of their peak)."""
     training: TrainingFactors
     training_architecture: dict[str, float]
     """MFU multiplier per GPU architecture (hopper = 1)."""
@@ -81,13 +83,14 @@ class Calibration:
     fit_date: str
     source: str
 
-    def factors(self, architecture: Architecture, engine: Engine) -> EfficiencyFactors:
-        return _combined(self, architecture.value, engine.value)
+    def factors(self, architecture: Architecture, engine: Engine, precision: Precision) -> EfficiencyFactors:
+        return _combined(self, architecture.value, engine.value, precision.value)
 
 
-@lru_cache(maxsize=256)
-def _combined(cal: Calibration, architecture: str, engine: str) -> EfficiencyFactors:
+@lru_cache(maxsize=1024)
+def _combined(cal: Calibration, architecture: str, engine: str, precision: str) -> EfficiencyFactors:
     factors = cal.base.scaled(cal.engine.get(engine, {}))
+    factors = factors.scaled(cal.precision.get(precision, {}))
     return factors.scaled(cal.architecture.get(architecture, {}))
 
 
@@ -102,6 +105,7 @@ def calibration_from_dict(data: dict[str, Any]) -> Calibration:
         base=base,
         engine={k: dict(v) for k, v in data.get("engine", {}).items()},
         architecture={k: dict(v) for k, v in data.get("architecture", {}).items()},
+        precision={k: dict(v) for k, v in data.get("precision", {}).items()},
         training=training,
         training_architecture=training_architecture,
         training_low_precision_mfu_factor=low_precision,

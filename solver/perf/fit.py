@@ -223,12 +223,14 @@ INFERENCE_PARAMS: tuple[Param, ...] = (
     Param(("base", "step_overhead_s"), _DEFAULTS.step_overhead_s, 1e-4, 0.05, 1.0),
     Param(("base", "per_sequence_overhead_s"), _DEFAULTS.per_sequence_overhead_s, 1e-7, 1e-3, 1.5),
     Param(("engine", "trtllm", "attention_efficiency"), 1.0, 0.3, 3.0, 0.5),
+    Param(("engine", "trtllm", "compute_efficiency"), 1.0, 0.3, 3.0, 0.5),
+    Param(("precision", "fp8", "compute_efficiency"), 1.0, 0.3, 3.0, 0.5),
     Param(("engine", "trtllm", "step_overhead_s"), 1.0, 0.05, 5.0, 1.0),
     Param(("engine", "trtllm", "per_sequence_overhead_s"), 1.0, 0.05, 5.0, 1.0),
     *(
         Param(("architecture", arch, name), 1.0, 0.4, 2.5, 0.25)
         for arch in ("ampere", "ada", "blackwell", "cdna3")
-        for name in ("bandwidth_efficiency", "compute_efficiency")
+        for name in ("bandwidth_efficiency", "attention_efficiency", "compute_efficiency")
     ),
 )
 TRAINING_PARAMS: tuple[Param, ...] = (
@@ -241,7 +243,8 @@ TRAINING_PRIORS = {"lora_mfu_fraction": 0.8, "qlora_dequant_overhead": 1.35}
 
 
 def _assemble(params: Sequence[Param], values: Sequence[float], extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    data: dict[str, Any] = {"base": {}, "engine": {}, "architecture": {}, "training": dict(TRAINING_PRIORS)}
+    data: dict[str, Any] = {"base": {}, "engine": {}, "architecture": {}, "precision": {},
+                            "training": dict(TRAINING_PRIORS)}
     for param, value in zip(params, values, strict=True):
         node = data
         for key in param.path[:-1]:
@@ -278,7 +281,9 @@ def _fit(
         return np.array(out)
 
     result = least_squares(residuals, x0, bounds=(lower, upper), method="trf", x_scale=1.0,
-                           diff_step=1e-3, max_nfev=400, xtol=1e-6, ftol=1e-8)
+                           diff_step=1e-2, max_nfev=600, xtol=1e-10, ftol=1e-10)
+    log.info("calibration.fit", status=int(result.status), nfev=int(result.nfev), cost=float(result.cost),
+             message=str(result.message))
     return [round(float(v), 6) for v in np.exp(result.x)]
 
 

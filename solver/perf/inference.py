@@ -235,7 +235,7 @@ class Replica:
         decode_batch: float,
         decode_context: float,
         prefill_tokens: float = 0.0,
-        prefill_prior_context: float = 0.0,
+        prefill_seen_context: float = 0.0,
     ) -> tuple[float, Bottleneck]:
         """Seconds of one engine iteration and the component that dominates it."""
         f = self.factors
@@ -245,9 +245,9 @@ class Replica:
         bw = self.gpu.bandwidth_bytes_s
         memory_s = weights / (bw * f.bandwidth_efficiency) + kv / (bw * f.attention_efficiency)
         flops = self.model.linear_flops_per_token() * tokens
-        flops += decode_batch * self.model.attention_flops(1.0, decode_context)
+        flops += self.model.attention_flops(decode_batch, decode_context)
         if prefill_tokens > 0:
-            flops += self.model.attention_flops(prefill_tokens, prefill_prior_context)
+            flops += self.model.attention_flops(prefill_tokens, prefill_seen_context)
         compute_s = flops / self.tp / (self.gpu.peak_flops(self.precision) * f.compute_efficiency)
         comm_s = 0.0
         if self.tp > 1:
@@ -266,14 +266,30 @@ class Replica:
         dominant = max(parts, key=lambda p: p[0])[1]
         return max(memory_s, compute_s) + comm_s + overhead_s, dominant
 
+    def prefill_chunk(self, decode_batch: float) -> float:
+        """Prefill tokens one iteration can carry next to ``decode_batch`` decode tokens."""
+        return max(float(self.limits.max_batched_tokens) - decode_batch, MIN_PREFILL_CHUNK)
+
     def prefill(self, shape: WorkloadShape, decode_batch: float, decode_context: float) -> tuple[float, float]:
         """(seconds to prefill one prompt while ``decode_batch`` sequences decode, seconds per chunk step)."""
-        uncached = max(1.0, shape.input_tokens * (1.0 - shape.prefix_cache_hit_rate))
-        cached = shape.input_tokens - uncached
-        chunk = min(float(self.limits.max_batched_tokens), uncached)
-        prior = cached + max(0.0, uncached - chunk) / 2.0
-        step_s, _ = self.step(decode_batch, decode_context, chunk, prior)
+        uncached = uncached_tokens(shape)
+        chunk = min(self.prefill_chunk(decode_batch), uncached)
+        step_s, _ = self.step(decode_batch, decode_context, chunk, prefill_seen_context(shape))
         return uncached / chunk * step_s, step_s
+
+
+MIN_PREFILL_CHUNK = 16.0
+"""Even with the token budget full of decodes, schedulers make some prefill progress."""
+
+
+def uncached_tokens(shape: WorkloadShape) -> float:
+    return max(1.0, shape.input_tokens * (1.0 - shape.prefix_cache_hit_rate))
+
+
+def prefill_seen_context(shape: WorkloadShape) -> float:
+    """Keys the average prompt token attends to: the cached prefix plus half the new part."""
+    uncached = uncached_tokens(shape)
+    return shape.input_tokens - uncached + uncached / 2.0
 
 
 def _replica(model: ModelArch, deployment: Deployment, calibration: Calibration | None) -> Replica:
@@ -300,7 +316,7 @@ def _replica(model: ModelArch, deployment: Deployment, calibration: Calibration 
         precision=deployment.precision,
         kv_precision=deployment.effective_kv_precision,
         limits=limits,
-        factors=cal.factors(deployment.gpu.architecture, deployment.engine),
+        factors=cal.factors(deployment.gpu.architecture, deployment.engine, deployment.precision),
         band=(cal.band_low, cal.band_high, cal.latency_band_low, cal.latency_band_high),
     )
 
@@ -391,8 +407,8 @@ def _burst(replica: Replica, shape: WorkloadShape, users: int) -> _Timing:
         else Bottleneck.SCHEDULER if wave < users else None
     )
 
-    uncached = max(1.0, lin * (1.0 - shape.prefix_cache_hit_rate))
-    chunk = min(float(replica.limits.max_batched_tokens), n * uncached)
+    uncached = uncached_tokens(shape)
+    chunk = min(replica.prefill_chunk(0.0), n * uncached)
     per_prompt = uncached / chunk  # chunk iterations per prompt
     prefill_steps = max(1.0, n * per_prompt)
     # Decoding sequences during the prefill phase: request i starts at iteration i·per_prompt.
@@ -401,8 +417,8 @@ def _burst(replica: Replica, shape: WorkloadShape, users: int) -> _Timing:
         prefill_steps / 2.0 if lout >= prefill_steps else lout - lout * lout / (2.0 * prefill_steps)
     )
     decoding_avg = min(max(decoding_avg - 1.0, 0.0), n)
-    prior = lin - uncached + max(0.0, uncached - chunk) / 2.0
-    t1, _ = replica.step(decoding_avg, lin, chunk, prior)
+    seen = prefill_seen_context(shape)
+    t1, _ = replica.step(decoding_avg, lin, min(chunk, replica.prefill_chunk(decoding_avg)), seen)
     # TTFT_i = max(1, i·per_prompt) iterations; mean over i = 1..n in closed form.
     k0 = min(n, math.floor(1.0 / per_prompt)) if per_prompt < 1.0 else 0
     mean_steps = (k0 + per_prompt * (n * (n + 1) / 2.0 - k0 * (k0 + 1) / 2.0)) / n
@@ -420,7 +436,7 @@ def _burst(replica: Replica, shape: WorkloadShape, users: int) -> _Timing:
     per_request_prefill = decoded_in_prefill / n
     tpot = (per_request_prefill * t1 + (decode_steps - per_request_prefill) * t2) / decode_steps if decode_steps else 0.0
     if prefill_steps * t1 > decode_steps * t2:
-        dominant = replica.step(0.0, 0.0, chunk, prior)[1]
+        dominant = replica.step(0.0, 0.0, chunk, seen)[1]
     waiting = (waves - 1) / 2.0 * wave_s
     return _Timing(
         ttft_s=ttft_wave + waiting,
@@ -434,34 +450,30 @@ def _burst(replica: Replica, shape: WorkloadShape, users: int) -> _Timing:
 
 
 def _offline(replica: Replica, shape: WorkloadShape) -> _Timing:
-    """Steady state with the largest batch the KV cache and scheduler admit.
+    """Steady state with the largest batch the KV cache, the scheduler and the token budget admit.
 
-    Per second, a share ρ of time goes to iterations carrying prefill chunks (t_c long) and the
-    rest to pure decode iterations (t_d long); every iteration advances all n sequences. With k
-    chunk iterations per prompt, λ·L_out = n(λk + (1 − λk·t_c)/t_d) gives
-    λ = n / (t_d(L_out − nk) + nk·t_c), or 1/(k·t_c) when prefill alone is the limit.
+    Every iteration carries one token for each of n decoding sequences plus prefill tokens of
+    newly admitted prompts; in steady state prompts are admitted as fast as sequences finish, so
+    prefill tokens per iteration are n·P/L_out. The iteration budget C caps n·(1 + P/L_out) ≤ C;
+    memory and ``max_num_seqs`` cap n. Output rate = n / iteration time.
     """
     lin, lout = float(shape.input_tokens), float(shape.output_tokens)
+    uncached = uncached_tokens(shape)
     admit = replica.sequences_fitting(lin + lout / 2.0)
-    n = float(max(1, min(admit, replica.limits.max_num_seqs)))
-    limited_by = Bottleneck.KV_CAPACITY if admit < replica.limits.max_num_seqs else Bottleneck.SCHEDULER
+    n_memory = max(1, min(admit, replica.limits.max_num_seqs))
+    n_budget = replica.limits.max_batched_tokens * lout / (uncached + lout)
+    n = max(1.0, min(float(n_memory), n_budget))
+    prefill_per_step = n * uncached / lout
     context = lin + lout / 2.0
-    t_d, dominant = replica.step(n, context)
-    prefill_s, t_c = replica.prefill(shape, n, context)
-    k = prefill_s / t_c
-    if n * k >= lout:
-        rate = 1.0 / (k * t_c)
-        dominant = Bottleneck.COMPUTE
-    else:
-        rate = n / (t_d * (lout - n * k) + n * k * t_c)
-    share_prefill = min(1.0, rate * prefill_s)
-    tpot = 1.0 / (share_prefill / t_c + (1.0 - share_prefill) / t_d)
+    step_s, dominant = replica.step(n, context, prefill_per_step, prefill_seen_context(shape))
+    rate = n / (lout * step_s)
+    if dominant is Bottleneck.MEMORY_BANDWIDTH and n < n_budget:
+        dominant = Bottleneck.KV_CAPACITY if admit < replica.limits.max_num_seqs else Bottleneck.SCHEDULER
+    prefill_s = math.ceil(uncached / replica.prefill_chunk(n)) * step_s
     wait = n / rate / 2.0  # an offline queue: on average half a batch lifetime ahead
-    if dominant is Bottleneck.MEMORY_BANDWIDTH:
-        dominant = limited_by
     return _Timing(
-        ttft_s=prefill_s + wait, ttft_p95_s=prefill_s + 1.9 * wait, tpot_s=tpot, req_s=rate,
-        concurrency=n, decode_step_s=t_d, bottleneck=dominant,
+        ttft_s=prefill_s + wait, ttft_p95_s=prefill_s + 1.9 * wait, tpot_s=step_s, req_s=rate,
+        concurrency=n, decode_step_s=step_s, bottleneck=dominant,
     )
 
 

@@ -210,17 +210,17 @@ class ModelPhysics:
         """2 FLOPs per active parameter (one multiply-add) for one token's forward pass."""
         return 2.0 * self.active_params
 
-    def attention_flops(self, new_tokens: float, prior_context: float) -> float:
-        """FLOPs of QKᵀ and AV for ``new_tokens`` attending to ``prior_context`` + themselves.
+    def attention_flops(self, tokens: float, seen_context: float) -> float:
+        """FLOPs of QKᵀ and AV for ``tokens`` query tokens that each attend to ``seen_context``.
 
-        Causal: the i-th new token sees prior + i tokens, so on average prior + new/2. Window
-        layers see at most ``window`` tokens. 2 GEMMs × 2 FLOPs per MAC × heads × head_dim.
+        2 GEMMs × 2 FLOPs per MAC × heads × head_dim per (query, key) pair and layer; window
+        layers see at most ``window`` keys. For a causal prompt of P new tokens after C cached
+        ones, the average token sees C + P/2.
         """
         per_pair = 4.0 * self.heads * self.head_dim
-        seen_full = prior_context + new_tokens / 2.0
-        seen_window = min(seen_full, float(self.window)) if self.window else seen_full
-        return per_pair * new_tokens * (
-            self.attention_layers_full * seen_full + self.attention_layers_window * seen_window
+        seen_window = min(seen_context, float(self.window)) if self.window else seen_context
+        return per_pair * tokens * (
+            self.attention_layers_full * seen_context + self.attention_layers_window * seen_window
         )
 
     def allreduce_bytes_per_token(self, activation_bytes: float = 2.0) -> float:
