@@ -760,40 +760,41 @@ def _replica_day(
 def _baselines(
     runs: Sequence[BaselineRun], solution: FleetSolution, request: PlanRequest, instance: FleetInstance
 ) -> tuple[tuple[Baseline, ...], BaselineSaving | None]:
+    """Baselines priced exactly like the plan (the same rounded TCO report), and the saving."""
     currency = request.constraints.currency
     months = instance.horizon_months
-    plan_total = solution.cost.total if solution.cost is not None else None
+    plan_total = fleet_tco(fleet_lines(solution, instance), months, currency).total.horizon_total
     result: list[Baseline] = []
     for run in runs:
-        total = run.horizon_tco
         fleet: tuple[PlanFleetLine, ...] = ()
+        total: Money | None = None
         if run.feasible and run.solution is not None and run.instance is not None:
-            lines = fleet_lines(run.solution, run.instance)
-            fleet = plan_fleet_lines(run.solution, run.instance, fleet_tco(lines, months, currency), currency)
+            tco = fleet_tco(fleet_lines(run.solution, run.instance), months, currency)
+            fleet = plan_fleet_lines(run.solution, run.instance, tco, currency)
+            total = tco.total.horizon_total
         result.append(
             Baseline(
                 gpu=run.gpu,
                 feasible=run.feasible,
                 fleet=fleet,
-                horizon_tco=to_money(total, currency) if total is not None else None,
-                extra_cost=to_money(total - plan_total, currency)
-                if total is not None and plan_total is not None
+                horizon_tco=total,
+                extra_cost=Money(amount=total.amount - plan_total.amount, currency=currency)
+                if total
                 else None,
                 reason=run.reason,
                 fleet_summary=describe_fleet(run.solution) if run.solution is not None else "",
             )
         )
-    feasible = [r for r in runs if r.horizon_tco is not None]
-    saving = None
-    if feasible and plan_total is not None:
-        best = min(feasible, key=lambda r: (r.horizon_tco or 0.0, r.gpu))
-        best_total = best.horizon_tco or 0.0
-        saving = BaselineSaving(
-            best_baseline_gpu=best.gpu,
-            saving=to_money(best_total - plan_total, currency),
-            saving_fraction=(best_total - plan_total) / best_total if best_total > 0 else 0.0,
-        )
-    return tuple(result), saving
+    priced = [(b.horizon_tco.amount, b.gpu) for b in result if b.horizon_tco is not None]
+    if not priced:
+        return tuple(result), None
+    best_total, best_gpu = min(priced)
+    saving = best_total - plan_total.amount
+    return tuple(result), BaselineSaving(
+        best_baseline_gpu=best_gpu,
+        saving=Money(amount=saving, currency=currency),
+        saving_fraction=float(saving / best_total) if best_total > 0 else 0.0,
+    )
 
 
 def _sensitivity(  # noqa: PLR0917 - private step of _plan_instance
