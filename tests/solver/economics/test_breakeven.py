@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from econ_factories import AS_OF, SRC, gpu, offer
 
 from pricebook.schema import ModelArch, Pricebook
 from solver.domain import AcquisitionMode, Constraints, InferenceWorkload, ModelRef, ModelSpec
@@ -17,8 +18,6 @@ from solver.economics.breakeven import (
     rental_cost,
 )
 from solver.economics.costs import acquisition_options
-
-from .conftest import AS_OF, SRC, gpu, offer
 
 BookFactory = Callable[..., Pricebook]
 MODES = (AcquisitionMode.BUY, AcquisitionMode.RESERVED, AcquisitionMode.ON_DEMAND)
@@ -187,7 +186,7 @@ def test_api_price_by_model_class(make_book: BookFactory) -> None:
             id=model_id, family="llama", params_b=params_b, active_params_b=params_b, layers=80, hidden=8192,
             intermediate=28672, heads=64, kv_heads=8, head_dim=128, vocab=128256, max_context=131072,
             attention="gqa", full_attention_layers=80, source=SRC, as_of=AS_OF,
-        )  # type: ignore[arg-type]  # fmt: skip
+        )  # fmt: skip
 
     base = make_book()
     book = make_book(models=(arch("meta-llama/Llama-3.1-70B", 70), arch("small-8b", 8)))

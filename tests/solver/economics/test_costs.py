@@ -6,13 +6,12 @@ import datetime as dt
 from collections.abc import Callable
 
 import pytest
+from econ_factories import offer
 
 from pricebook.schema import Pricebook
 from solver.domain import AcquisitionMode, Constraints, OwnedGpus
 from solver.economics.costs import acquisition_options
 from solver.economics.options import AcquisitionOption
-
-from .conftest import offer
 
 BookFactory = Callable[..., Pricebook]
 
