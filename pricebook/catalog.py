@@ -99,14 +99,16 @@ class _Index:
     offers: dict[str, Offer]
 
 
-_index_cache: dict[str, _Index] = {}
+_index_cache: dict[int, tuple[Pricebook, _Index]] = {}
+"""Indexes of recently used books, by object identity. The book is kept alongside so that an id is
+never reused while cached, and a ``model_copy``'d book (even with a stale ``content_hash``) gets its
+own index."""
 
 
 def _index(book: Pricebook) -> _Index:
-    cache_key = book.content_hash or f"id:{id(book)}"
-    cached = _index_cache.get(cache_key)
-    if cached is not None:
-        return cached
+    cached = _index_cache.get(id(book))
+    if cached is not None and cached[0] is book:
+        return cached[1]
     built = _Index(
         gpus={g.id: g for g in book.gpus},
         gpu_aliases=build_alias_index(((g.id, gpu_keys(g)) for g in book.gpus), normalize_gpu_key),
@@ -115,10 +117,9 @@ def _index(book: Pricebook) -> _Index:
         servers={s.id: s for s in book.servers},
         offers={o.id: o for o in book.offers},
     )
-    if book.content_hash:
-        if len(_index_cache) >= _INDEX_CACHE_SIZE:
-            _index_cache.pop(next(iter(_index_cache)))
-        _index_cache[cache_key] = built
+    if len(_index_cache) >= _INDEX_CACHE_SIZE:
+        _index_cache.pop(next(iter(_index_cache)))
+    _index_cache[id(book)] = (book, built)
     return built
 
 

@@ -147,3 +147,14 @@ def test_catalog_entries_reject_an_unknown_kind(book: Pricebook) -> None:
 def test_normalisation() -> None:
     assert catalog.normalize_key("  Qwen/Qwen3__32B ") == "qwen/qwen3-32b"
     assert catalog.normalize_gpu_key("NVIDIA GeForce RTX-4090") == "rtx-4090"
+
+
+def test_lookups_follow_a_copied_book_even_with_a_stale_hash(book: Pricebook) -> None:
+    # Callers re-price by model_copy; the copy keeps the old content_hash but must not see old entries.
+    cheaper = catalog.offer(book, "l4.od.runpod-secure").model_copy(
+        update={"price": book.site.colocation_per_rack_unit_month}
+    )
+    copy = book.model_copy(update={"offers": (cheaper, *(o for o in book.offers if o.id != cheaper.id))})
+    assert copy.content_hash == book.content_hash
+    assert catalog.offer(copy, cheaper.id).price.amount == book.site.colocation_per_rack_unit_month.amount
+    assert catalog.offer(book, cheaper.id).price.amount != cheaper.price.amount
