@@ -26,6 +26,7 @@ from enum import StrEnum
 
 import structlog
 
+from pricebook.overrides import apply_overrides
 from pricebook.schema import Currency, GpuId, Money, Pricebook, PriceLabel
 from solver.domain import (
     AcquisitionMode,
@@ -292,12 +293,8 @@ def plan(
 
 
 def _apply_overrides(request: PlanRequest, book: Pricebook) -> tuple[Pricebook, tuple[str, ...]]:
-    overrides = request.overrides
-    if not overrides.offers and not overrides.site and overrides.fx_usd_krw is None:
-        return book, ()
-    from pricebook.overrides import apply_overrides  # noqa: PLC0415 - only when overrides are given
-
-    new_book, applied = apply_overrides(book, overrides)
+    """The book with the request's overrides (a new content hash) and what was applied, in words."""
+    new_book, applied = apply_overrides(book, request.overrides)
     return new_book, tuple(applied)
 
 
@@ -889,13 +886,18 @@ def _sensitivity_row(
                 f"{word}: not searched (a GPU type the plan does not use only matters when it gets cheaper)"
             )
             return None, None, ""
-        if not outcome.complete:
-            notes.append(f"{word}: search stopped by the time budget")
-        if outcome.threshold is None:
+        t = outcome.threshold
+        if t is None:
             if outcome.complete:
                 notes.append(f"{word}: mix unchanged up to ×{outcome.searched_to:g}")
+            else:
+                notes.append(f"{word}: not searched to the end (time budget)")
             return None, None, ""
-        t = outcome.threshold
+        if not outcome.complete:
+            notes.append(
+                f"{word}: the mix changes somewhere between {t.last_same_multiplier - 1:+.1%} and "
+                f"{t.multiplier - 1:+.1%} (search stopped by the time budget before narrowing it)"
+            )
         return t.multiplier - 1.0, t.last_same_multiplier - 1.0, describe_fleet(t.plan_past)
 
     down_at, down_same, below = side(down, "down")

@@ -38,6 +38,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from pricebook.errors import UnknownEntryError
+from pricebook.money import find_rate
 from pricebook.schema import Currency, GpuSpec, Money, Offer, OfferKind, Pricebook, ServerSpec
 from solver.domain import AcquisitionMode, Constraints
 from solver.economics.options import AcquisitionOption
@@ -57,15 +58,10 @@ _RENTAL_KIND = {AcquisitionMode.RESERVED: OfferKind.RESERVED, AcquisitionMode.ON
 
 
 def fx_rate(book: Pricebook, from_currency: Currency, to_currency: Currency) -> float:
-    """Units of ``to_currency`` per unit of ``from_currency`` from the book's dated FX rates."""
+    """Units of ``to_currency`` per unit of ``from_currency`` from the book's dated FX rate."""
     if from_currency == to_currency:
         return 1.0
-    for rate in book.site.fx_rates:
-        if rate.base == from_currency and rate.quote == to_currency:
-            return rate.rate
-        if rate.base == to_currency and rate.quote == from_currency:
-            return 1.0 / rate.rate
-    raise UnknownEntryError("fx rate", f"{from_currency}->{to_currency}")
+    return float(find_rate(book, from_currency, to_currency)[0])
 
 
 def to_currency(amount: Money, currency: Currency, book: Pricebook) -> float:

@@ -12,14 +12,16 @@ from decimal import Decimal
 import pytest
 
 from pricebook.loader import load_default
-from pricebook.schema import Offer, OfferKind, Pricebook
+from pricebook.schema import Money, Offer, OfferKind, Pricebook
 from solver.domain import (
     Constraints,
     Fleet,
     FleetItem,
     InferenceWorkload,
     ModelRef,
+    OfferOverride,
     PlanRequest,
+    PricebookOverrides,
     Sla,
     SolverOptions,
 )
@@ -260,3 +262,26 @@ def test_cancelled_sweep_stops_early(book: Pricebook) -> None:
                 cancel.cancel()
     assert 1 <= len(seen) < len(values)
     assert not [t for t in threading.enumerate() if t.name.startswith("sweep")]
+
+
+def test_pricebook_overrides_reach_the_plan(book: Pricebook) -> None:
+    base = request(**BARE).model_copy(
+        update={"constraints": Constraints(currency="USD", allowed_gpus=("h200-sxm",))}
+    )
+    before = plan(base, book, time_limit_s=10)
+    bought = next(line for line in before.fleet if line.mode == "buy")
+    assert bought.price_per_gpu is not None
+    doubled = Money(amount=bought.price_per_gpu.amount * 2, currency="USD")
+    overridden = base.model_copy(
+        update={
+            "overrides": PricebookOverrides(offers=(OfferOverride(offer_id=bought.offer_id, price=doubled),))
+        }
+    )
+    after = plan(overridden, book, time_limit_s=10)
+    line = next(line for line in after.fleet if line.offer_id == bought.offer_id)
+    assert line.price_per_gpu == doubled
+    assert after.overrides_applied and after.pricebook_hash != before.pricebook_hash
+    assert after.tco is not None and before.tco is not None
+    # Same GPUs, each twice the price: GPU capex exactly doubles.
+    assert line.gpus == bought.gpus
+    assert after.tco.total.purchase_gpus.amount == 2 * before.tco.total.purchase_gpus.amount
