@@ -17,6 +17,7 @@ from pricebook.catalog import (
 )
 from pricebook.errors import PricebookError, UnknownEntryError
 from pricebook.loader import content_hash, load_default, load_dir
+from pricebook.money import convert
 
 __all__ = [
     "PricebookError",
@@ -24,6 +25,7 @@ __all__ = [
     "api_prices_for",
     "catalog_entries",
     "content_hash",
+    "convert",
     "gpu",
     "load_default",
     "load_dir",

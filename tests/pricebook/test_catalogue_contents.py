@@ -237,3 +237,40 @@ def test_mla_and_sliding_window_fields_come_through(book: Pricebook) -> None:
     assert (gpt_oss.sliding_window, gpt_oss.full_attention_layers, gpt_oss.layers) == (128, 18, 36)
     qwen_hybrid = catalog.model(book, "Qwen/Qwen3.5-27B")
     assert (qwen_hybrid.full_attention_layers, qwen_hybrid.linear_attention_layers) == (16, 48)
+
+
+def test_layer_kinds_add_up(book: Pricebook) -> None:
+    # Full-attention + linear-attention + sliding-window layers = all layers; without a window
+    # there are no window layers.
+    for arch in book.models:
+        window_layers = arch.layers - arch.full_attention_layers - arch.linear_attention_layers
+        assert window_layers >= 0, arch.id
+        if arch.sliding_window == 0:
+            assert window_layers == 0, arch.id
+
+
+def test_published_kv_bytes_match_the_formula_where_it_applies(book: Pricebook) -> None:
+    bf16_bytes = 2
+    checked = 0
+    for arch in book.models:
+        if arch.kind != "decoder" or arch.kv_bytes_per_token_bf16_full_layers is None:
+            continue
+        if arch.attention.value in ("gqa", "mha"):
+            # K and V, kv_heads x head_dim each, per full-attention layer (model_architectures.md).
+            expected = 2 * arch.kv_heads * arch.head_dim * bf16_bytes * arch.full_attention_layers
+        elif arch.attention.value == "mla":
+            # The compressed latent plus the decoupled RoPE key, per layer.
+            expected = (arch.kv_lora_rank + arch.qk_rope_head_dim) * bf16_bytes * arch.full_attention_layers
+        else:
+            continue  # hybrids (Gemma 4 global head dims, KV sharing, linear layers) keep the table's value
+        assert arch.kv_bytes_per_token_bf16_full_layers == expected, arch.id
+        checked += 1
+    assert checked >= 25
+
+
+def test_server_domains_agree_with_their_gpu(book: Pricebook) -> None:
+    # A server's TP domain is the GPU's scale-up domain, capped by the slots in the box.
+    for srv in book.servers:
+        spec = catalog.gpu(book, srv.gpu)
+        assert srv.scale_up_domain_size == min(spec.scale_up_domain_size, srv.gpus_per_server), srv.id
+        assert max((slot for group in srv.p2p_groups for slot in group), default=0) < srv.gpus_per_server
