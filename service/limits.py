@@ -1,0 +1,428 @@
+"""Limits that keep one caller from taking the server down: request size caps, bounded solve
+concurrency with a bounded queue, and the caller's deadline enforced on the solver.
+
+- ``RequestLimits`` / ``check_request``: caps on list lengths and ranges of every request message,
+  checked on the decoded protobuf *before* conversion (so a 10^9-point sweep range or a million
+  workloads is refused in microseconds). Each violation names the field and the limit, e.g.
+  ``workloads: at most 500 workloads per request (limit max_workloads), got 501``; the service
+  answers INVALID_ARGUMENT with a BadRequest. ``LimitsInterceptor`` applies them to every RPC.
+- ``SolveGate``: at most ``slots`` solves at once (one per core by default) and ``max_waiting``
+  queued; past that RESOURCE_EXHAUSTED with a ``RetryInfo`` hint (the measured mean solve time ×
+  the queue ahead). Solves run on the gate's own thread pool, so cheap RPCs (catalog, estimates,
+  health) never wait behind them.
+- Deadlines: once a solve has its slot, a timer fires at the caller's remaining deadline minus
+  ``margin_s`` and *wraps up* the solve: the MIP is interrupted and its best verified plan comes
+  back (status FEASIBLE with its gap). If it had none, the call fails with DEADLINE_EXCEEDED.
+  Client cancellation (or the deadline passing) *cancels* the solve (``SolveCancelled`` inside the
+  solver) and the slot is only released when the worker thread has really stopped.
+- ``SolveGate.wrap_up_all()``: graceful shutdown asks every running solve for its best result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import threading
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import grpc
+import structlog
+from google.protobuf.message import Message
+
+from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
+from clients._pb.fleetplan.v1 import scenario_pb2
+from service.errors import ResourceExhausted, bad_request_status
+from solver import domain
+from solver.errors import DeadlineExceeded, FieldViolation
+from solver.optimizer.cancel import CancelToken
+
+log = structlog.get_logger("fleetplan.limits")
+_T = TypeVar("_T")
+
+WRAP_UP_REPEAT_S = 0.05
+"""After a wrap-up, interrupt each newly started MIP this often (an interrupt before a solve starts is
+ignored by the backend, so later solves of the same call — baselines, sensitivity — are caught here)."""
+
+
+# -- request size caps -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RequestLimits:
+    """Caps per request. The domain caps (workloads, horizon) come from ``solver.domain``."""
+
+    max_workloads: int = domain.MAX_WORKLOADS
+    max_horizon_months: int = domain.MAX_HORIZON_MONTHS
+    hour_buckets: int = domain.HOURS_PER_DAY
+    """An hourly profile has exactly one weight per hour of the day."""
+    max_sweep_points: int = 100
+    max_performance_cases: int = 1000
+    max_fleet_items: int = 1000
+    max_list_items: int = 1000
+    """allowed GPUs, owned GPUs, count bounds, offer overrides, site assumptions, catalogue kinds."""
+    max_name_chars: int = 256
+
+
+def _too_many(field: str, what: str, limit_name: str, limit: int, got: int) -> FieldViolation:
+    return FieldViolation(field, f"at most {limit} {what} per request (limit {limit_name}), got {got}")
+
+
+def _list_cap(
+    out: list[FieldViolation], field: str, items: Sequence[Any], what: str, limits: RequestLimits
+) -> None:
+    if len(items) > limits.max_list_items:
+        out.append(_too_many(field, what, "max_list_items", limits.max_list_items, len(items)))
+
+
+def _join(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else name
+
+
+def _check_workloads(
+    out: list[FieldViolation], prefix: str, workloads: Sequence[scenario_pb2.Workload], limits: RequestLimits
+) -> None:
+    field = _join(prefix, "workloads")
+    if len(workloads) > limits.max_workloads:
+        out.append(_too_many(field, "workloads", "max_workloads", limits.max_workloads, len(workloads)))
+        return  # do not walk a huge list
+    for i, workload in enumerate(workloads):
+        if len(workload.name) > limits.max_name_chars:
+            out.append(
+                FieldViolation(
+                    f"{field}[{i}].name", f"at most {limits.max_name_chars} characters (limit max_name_chars)"
+                )
+            )
+        if workload.WhichOneof("kind") == "inference":
+            profile = workload.inference.hourly_profile
+            if profile and len(profile) != limits.hour_buckets:
+                out.append(
+                    FieldViolation(
+                        f"{field}[{i}].inference.hourly_profile",
+                        f"exactly {limits.hour_buckets} hour buckets (limit hour_buckets), "
+                        f"got {len(profile)}",
+                    )
+                )
+
+
+def _check_constraints(
+    out: list[FieldViolation], prefix: str, msg: scenario_pb2.Constraints, limits: RequestLimits
+) -> None:
+    field = _join(prefix, "constraints")
+    if msg.HasField("horizon_months") and not 0 < msg.horizon_months <= limits.max_horizon_months:
+        out.append(
+            FieldViolation(
+                f"{field}.horizon_months",
+                f"must be 1…{limits.max_horizon_months} months (limit max_horizon_months), "
+                f"got {msg.horizon_months}",
+            )
+        )
+    _list_cap(out, f"{field}.allowed_gpu_ids", msg.allowed_gpu_ids, "allowed GPUs", limits)
+    _list_cap(out, f"{field}.allowed_modes", msg.allowed_modes, "acquisition modes", limits)
+    _list_cap(out, f"{field}.owned_gpus", msg.owned_gpus, "owned GPU lines", limits)
+    _list_cap(out, f"{field}.count_bounds", msg.count_bounds, "count bounds", limits)
+
+
+def _check_overrides(
+    out: list[FieldViolation], prefix: str, msg: scenario_pb2.PricebookOverrides, limits: RequestLimits
+) -> None:
+    field = _join(prefix, "pricebook_overrides")
+    _list_cap(out, f"{field}.offers", msg.offers, "offer overrides", limits)
+    _list_cap(out, f"{field}.site_assumptions", list(msg.site_assumptions.fields), "site assumptions", limits)
+
+
+def _check_scenario(out: list[FieldViolation], prefix: str, message: Any, limits: RequestLimits) -> None:
+    _check_workloads(out, prefix, message.workloads, limits)
+    _check_constraints(out, prefix, message.constraints, limits)
+    _check_overrides(out, prefix, message.pricebook_overrides, limits)
+
+
+def _check_fleet(out: list[FieldViolation], msg: scenario_pb2.Fleet, limits: RequestLimits) -> None:
+    if len(msg.items) > limits.max_fleet_items:
+        out.append(
+            _too_many("fleet.items", "fleet lines", "max_fleet_items", limits.max_fleet_items, len(msg.items))
+        )
+
+
+def check_request(message: Message, limits: RequestLimits = RequestLimits()) -> list[FieldViolation]:
+    """Every cap ``message`` exceeds (empty = within limits)."""
+    out: list[FieldViolation] = []
+    if isinstance(message, api.PlanFleetRequest):
+        _check_scenario(out, "", message, limits)
+    elif isinstance(message, (api.EvaluateFleetRequest, api.AnalyzeBreakEvenRequest)):
+        _check_scenario(out, "", message, limits)
+        _check_fleet(out, message.fleet, limits)
+    elif isinstance(message, api.EstimatePerformanceRequest):
+        if len(message.cases) > limits.max_performance_cases:
+            out.append(
+                _too_many(
+                    "cases",
+                    "performance cases",
+                    "max_performance_cases",
+                    limits.max_performance_cases,
+                    len(message.cases),
+                )
+            )
+    elif isinstance(message, api.ListCatalogRequest):
+        _list_cap(out, "kinds", message.kinds, "catalogue kinds", limits)
+    elif isinstance(message, api.SweepPlansRequest):
+        _check_scenario(out, "base", message.base, limits)
+        if len(message.values) > limits.max_sweep_points:
+            out.append(
+                _too_many(
+                    "values", "sweep points", "max_sweep_points", limits.max_sweep_points, len(message.values)
+                )
+            )
+        if message.HasField("range") and message.range.points > limits.max_sweep_points:
+            out.append(
+                _too_many(
+                    "range.points",
+                    "sweep points",
+                    "max_sweep_points",
+                    limits.max_sweep_points,
+                    message.range.points,
+                )
+            )
+    return out
+
+
+class LimitsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """Refuses requests over ``RequestLimits`` with INVALID_ARGUMENT before any handler work."""
+
+    def __init__(self, limits: RequestLimits = RequestLimits()) -> None:
+        self._limits = limits
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return handler
+        limits = self._limits
+
+        async def refuse(context: grpc.aio.ServicerContext, violations: list[FieldViolation]) -> None:
+            from grpc_status import rpc_status  # noqa: PLC0415 - only on the refusal path
+
+            await context.abort_with_status(
+                rpc_status.to_status(bad_request_status(violations, "LIMIT_EXCEEDED"))
+            )
+
+        if handler.unary_unary is not None:
+            inner_unary = handler.unary_unary
+
+            async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
+                violations = check_request(request, limits)
+                if violations:
+                    await refuse(context, violations)
+                return await inner_unary(request, context)
+
+            return grpc.unary_unary_rpc_method_handler(
+                unary,
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.unary_stream is not None:
+            inner_stream = handler.unary_stream
+
+            async def stream(request: Any, context: grpc.aio.ServicerContext) -> Any:
+                violations = check_request(request, limits)
+                if violations:
+                    await refuse(context, violations)
+                async for item in inner_stream(request, context):
+                    yield item
+
+            return grpc.unary_stream_rpc_method_handler(
+                stream,
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return handler
+
+
+# -- deadlines ---------------------------------------------------------------------------------
+
+
+def solve_budget_s(time_remaining_s: float | None, *, default_s: float, margin_s: float) -> float:
+    """Seconds a solve may use: the caller's remaining deadline minus a margin (or the default)."""
+    if time_remaining_s is None:
+        return default_s
+    return max(0.05, min(default_s, time_remaining_s - margin_s))
+
+
+class SolveToken(CancelToken):
+    """A ``CancelToken`` that can also *wrap up* a solve: interrupt the running MIP so it returns its
+    best verified plan (the solver sees a time limit, not a cancellation)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._live: list[Callable[[], None]] = []
+        self._live_lock = threading.Lock()
+        self._wrapped = threading.Event()
+        self._done = threading.Event()
+        self.wrap_up_reason = ""
+
+    def add_callback(self, callback: Callable[[], None]) -> Callable[[], None]:
+        with self._live_lock:
+            self._live.append(callback)
+        unregister = super().add_callback(callback)
+
+        def remove() -> None:
+            with self._live_lock:
+                if callback in self._live:
+                    self._live.remove(callback)
+            unregister()
+
+        return remove
+
+    @property
+    def wrapped_up(self) -> bool:
+        return self._wrapped.is_set()
+
+    def wrap_up(self, reason: str) -> None:
+        """Interrupt the running MIP now, and any later MIP of this call as soon as it starts."""
+        if self._wrapped.is_set() or self._done.is_set():
+            return
+        self.wrap_up_reason = reason
+        self._wrapped.set()
+        threading.Thread(target=self._interrupt_until_done, name="fleetplan-wrap-up", daemon=True).start()
+
+    def _interrupt_until_done(self) -> None:
+        while not self._done.is_set():
+            with self._live_lock:
+                callbacks = list(self._live)
+            for callback in callbacks:
+                callback()
+            self._done.wait(WRAP_UP_REPEAT_S)
+
+    def finish(self) -> None:
+        self._done.set()
+
+
+def _has_no_plan(outcome: Any) -> bool:
+    """Whether a domain outcome (``service.domain_calls.*Outcome``) carries no plan at all."""
+    stats = getattr(outcome, "log_stats", None)
+    return isinstance(stats, dict) and stats.get("status") == "no_solution"
+
+
+# -- bounded solve concurrency -----------------------------------------------------------------
+
+
+class SolveGate:
+    """At most ``slots`` solves at once and ``max_waiting`` waiting; beyond that RESOURCE_EXHAUSTED."""
+
+    def __init__(self, slots: int, max_waiting: int, *, margin_s: float = 0.25) -> None:
+        self._slots = slots
+        self._max_waiting = max_waiting
+        self._margin_s = margin_s
+        self._semaphore = asyncio.Semaphore(slots)
+        self._waiting = 0
+        self._running = 0
+        self._threads = 0
+        # Cancelled solves keep their thread until the MIP stops, so allow a few more threads than slots.
+        self._executor = ThreadPoolExecutor(max_workers=slots * 2 + 2, thread_name_prefix="fleetplan-solve")
+        self._active: set[SolveToken] = set()
+        self._mean_solve_s = 1.0
+
+    @property
+    def running(self) -> int:
+        """Solves holding a slot (a cancelled solve holds it until its thread has stopped)."""
+        return self._running
+
+    @property
+    def waiting(self) -> int:
+        return self._waiting
+
+    def retry_after_s(self) -> float:
+        """Expected wait for a slot: mean solve time × (queue ahead + 1) ÷ slots, 0.5…30 s."""
+        return round(min(30.0, max(0.5, self._mean_solve_s * (self._waiting + 1) / self._slots)), 1)
+
+    def wrap_up_all(self, reason: str) -> int:
+        """Ask every running solve for its best verified result now (graceful shutdown)."""
+        tokens = list(self._active)
+        for token in tokens:
+            token.wrap_up(reason)
+        return len(tokens)
+
+    def cancel_all(self) -> None:
+        for token in list(self._active):
+            token.cancel()
+
+    async def run(self, fn: Callable[[CancelToken], _T], context: grpc.aio.ServicerContext) -> _T:
+        if self._running >= self._slots and self._waiting >= self._max_waiting:
+            raise ResourceExhausted(
+                f"{self._running} solves running and {self._waiting} waiting "
+                f"(limit solve_slots={self._slots}, "
+                f"max_queued_solves={self._max_waiting}); retry later",
+                retry_after_s=self.retry_after_s(),
+            )
+        self._waiting += 1
+        try:
+            await self._semaphore.acquire()
+        finally:
+            self._waiting -= 1
+        self._running += 1
+        token = SolveToken()
+        self._active.add(token)
+        loop = asyncio.get_running_loop()
+        remaining = context.time_remaining()
+        timer = None
+        if remaining is not None:
+            # The caller's deadline, measured now that the solve has its slot (queueing ate some of it).
+            timer = loop.call_later(max(0.0, remaining - self._margin_s), token.wrap_up, "deadline")
+        started = time.perf_counter()
+        work = loop.run_in_executor(
+            self._executor, functools.partial(contextvars.copy_context().run, fn, token)
+        )
+        released = False
+
+        def release(_: object = None) -> None:
+            nonlocal released
+            if released:
+                return
+            released = True
+            token.finish()
+            self._active.discard(token)
+            self._running -= 1
+            self._semaphore.release()
+
+        try:
+            outcome = await asyncio.shield(work)
+        except asyncio.CancelledError:
+            # Client went away or its deadline passed: stop the MIP; the slot frees when the thread does.
+            token.cancel()
+            if timer is not None:
+                timer.cancel()
+            work.add_done_callback(release)
+            raise
+        except BaseException:
+            if timer is not None:
+                timer.cancel()
+            release()
+            raise
+        if timer is not None:
+            timer.cancel()
+        self._mean_solve_s = 0.8 * self._mean_solve_s + 0.2 * (time.perf_counter() - started)
+        release()
+        if token.wrapped_up and token.wrap_up_reason == "deadline" and _has_no_plan(outcome):
+            raise DeadlineExceeded("the solver found no plan before the caller's deadline")
+        return outcome
+
+    def close(self) -> None:
+        self.cancel_all()
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+__all__ = [
+    "LimitsInterceptor",
+    "RequestLimits",
+    "SolveGate",
+    "SolveToken",
+    "check_request",
+    "solve_budget_s",
+]

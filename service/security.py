@@ -1,0 +1,295 @@
+"""Transport security and authentication: TLS / mutual TLS credentials and bearer tokens.
+
+Server side:
+- ``server_credentials(settings)``: TLS when ``tls_cert_file`` and ``tls_key_file`` are set, mutual
+  TLS (client certificates required and checked against ``tls_client_ca_file``) when the client CA
+  is set too. Half a configuration (a certificate without its key, a client CA without a server
+  certificate) is refused: a server must never fall back to plaintext by accident.
+- ``TokenAuthInterceptor``: when tokens are configured (``token_file``, one per line, and/or
+  ``FLEETPLAN_TOKEN``), every call except health checking must carry ``authorization: Bearer <t>``;
+  missing or wrong → UNAUTHENTICATED with an ``ErrorInfo`` (reason ``MISSING_TOKEN`` or
+  ``INVALID_TOKEN``). Tokens are compared with ``hmac.compare_digest`` against every accepted token
+  (no early exit), and never logged.
+- ``redact_sensitive``: a structlog processor that drops token-like keys always and prices
+  (objective, bound, costs) from every line above debug level.
+
+Client side: ``channel_credentials(...)`` and ``read_token(...)`` build what ``FleetPlannerClient``
+and the CLI pass on (``credentials=``, ``bearer_token=``).
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from pathlib import Path
+from typing import Any
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from service.settings import ServerSettings
+
+AUTHORIZATION_KEY = "authorization"
+BEARER_PREFIX = "bearer "
+HEALTH_SERVICE_PREFIX = "/grpc.health.v1.Health/"
+"""Health checking stays reachable without a token (load balancers and orchestrators probe it)."""
+ERROR_DOMAIN = "fleetplan.v1"
+TOKEN_ENV = "FLEETPLAN_TOKEN"
+"""Client-side environment variable the CLI reads a bearer token from (same name as the server's)."""
+MAX_TOKEN_BYTES = 4096
+
+
+class SecurityConfigError(ValueError):
+    """TLS or token settings that cannot be used as given (named in the message)."""
+
+
+# -- TLS ---------------------------------------------------------------------------------------
+
+
+def _read(path: Path, what: str) -> bytes:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        msg = f"{what} {path}: {exc.strerror or exc}"
+        raise SecurityConfigError(msg) from exc
+    if not data.strip():
+        msg = f"{what} {path} is empty"
+        raise SecurityConfigError(msg)
+    return data
+
+
+def server_credentials(settings: ServerSettings) -> grpc.ServerCredentials | None:
+    """TLS (or mutual TLS with ``tls_client_ca_file``) server credentials; None = plaintext."""
+    cert, key, client_ca = settings.tls_cert_file, settings.tls_key_file, settings.tls_client_ca_file
+    if cert is None and key is None:
+        if client_ca is not None:
+            msg = (
+                "tls_client_ca_file needs tls_cert_file and tls_key_file "
+                "(mutual TLS is TLS plus client certificates)"
+            )
+            raise SecurityConfigError(msg)
+        return None
+    if cert is None or key is None:
+        missing = "tls_key_file" if key is None else "tls_cert_file"
+        msg = f"TLS needs both tls_cert_file and tls_key_file; {missing} is not set"
+        raise SecurityConfigError(msg)
+    chain = _read(cert, "TLS certificate")
+    private_key = _read(key, "TLS key")
+    roots = _read(client_ca, "client CA") if client_ca is not None else None
+    return grpc.ssl_server_credentials(
+        [(private_key, chain)], root_certificates=roots, require_client_auth=roots is not None
+    )
+
+
+def channel_credentials(
+    ca_file: Path | None = None, cert_file: Path | None = None, key_file: Path | None = None
+) -> grpc.ChannelCredentials:
+    """Client TLS credentials: trust ``ca_file`` (None = system roots); ``cert_file`` + ``key_file``
+    present a client certificate (mutual TLS)."""
+    if (cert_file is None) != (key_file is None):
+        msg = "a client certificate needs both --tls-cert and --tls-key"
+        raise SecurityConfigError(msg)
+    roots = _read(ca_file, "CA certificate") if ca_file is not None else None
+    chain = _read(cert_file, "client certificate") if cert_file is not None else None
+    private_key = _read(key_file, "client key") if key_file is not None else None
+    return grpc.ssl_channel_credentials(
+        root_certificates=roots, private_key=private_key, certificate_chain=chain
+    )
+
+
+# -- tokens ------------------------------------------------------------------------------------
+
+
+def _token_lines(text: str) -> list[str]:
+    """Tokens of a token file: one per line; blank lines and ``#`` comments ignored."""
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+def accepted_tokens(settings: ServerSettings) -> tuple[bytes, ...]:
+    """Every token the server accepts (empty = authentication off)."""
+    tokens: list[str] = []
+    if settings.token_file is not None:
+        try:
+            text = settings.token_file.read_text(encoding="utf-8")
+        except OSError as exc:
+            msg = f"token file {settings.token_file}: {exc.strerror or exc}"
+            raise SecurityConfigError(msg) from exc
+        file_tokens = _token_lines(text)
+        if not file_tokens:
+            msg = f"token file {settings.token_file} has no tokens"
+            raise SecurityConfigError(msg)
+        tokens += file_tokens
+    if settings.token is not None:
+        value = settings.token.get_secret_value().strip()
+        if not value:
+            msg = "the configured token is empty"
+            raise SecurityConfigError(msg)
+        tokens.append(value)
+    for token in tokens:
+        if any(c.isspace() for c in token) or len(token.encode()) > MAX_TOKEN_BYTES:
+            msg = f"tokens must be single words of at most {MAX_TOKEN_BYTES} bytes (one token per line)"
+            raise SecurityConfigError(msg)
+    return tuple(dict.fromkeys(t.encode() for t in tokens))
+
+
+def read_token(token_file: Path | None = None, env: Mapping[str, str] | None = None) -> str | None:
+    """The client's bearer token: the first token in ``token_file``, else ``$FLEETPLAN_TOKEN``."""
+    if token_file is not None:
+        tokens = _token_lines(_read(token_file, "token file").decode("utf-8"))
+        if not tokens:
+            msg = f"token file {token_file} has no tokens"
+            raise SecurityConfigError(msg)
+        return tokens[0]
+    value = (os.environ if env is None else env).get(TOKEN_ENV, "").strip()
+    return value or None
+
+
+def token_matches(presented: bytes, accepted: tuple[bytes, ...]) -> bool:
+    """Constant-time comparison against every accepted token (no early exit on a match)."""
+    matched = False
+    for token in accepted:
+        matched |= hmac.compare_digest(presented, token)
+    return matched
+
+
+def _bearer(metadata: Any) -> bytes | None:
+    for key, value in metadata or ():
+        if key == AUTHORIZATION_KEY:
+            text = value.decode("latin-1") if isinstance(value, bytes) else str(value)
+            if text[: len(BEARER_PREFIX)].lower() == BEARER_PREFIX:
+                return text[len(BEARER_PREFIX) :].strip().encode()
+            return b""
+    return None
+
+
+def _unauthenticated_status(reason: str, message: str) -> grpc.Status:
+    info = any_pb2.Any()
+    info.Pack(error_details_pb2.ErrorInfo(reason=reason, domain=ERROR_DOMAIN))
+    return rpc_status.to_status(
+        status_pb2.Status(code=code_pb2.UNAUTHENTICATED, message=message, details=[info])
+    )
+
+
+def _reject_handler(handler: grpc.RpcMethodHandler, status: grpc.Status) -> grpc.RpcMethodHandler:
+    """A handler of the same shape as ``handler`` that only aborts with ``status``."""
+
+    async def abort_unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        await context.abort_with_status(status)
+
+    async def abort_stream(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        await context.abort_with_status(status)
+        yield  # pragma: no cover - makes this an async generator; abort raises first
+
+    if handler.unary_stream is not None:
+        return grpc.unary_stream_rpc_method_handler(
+            abort_stream,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+    return grpc.unary_unary_rpc_method_handler(
+        abort_unary,
+        request_deserializer=handler.request_deserializer,
+        response_serializer=handler.response_serializer,
+    )
+
+
+class TokenAuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """Bearer-token check on every call except health checking."""
+
+    def __init__(self, tokens: tuple[bytes, ...]) -> None:
+        if not tokens:
+            msg = "TokenAuthInterceptor needs at least one token"
+            raise SecurityConfigError(msg)
+        self._tokens = tokens
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        method = handler_call_details.method or ""
+        if handler is None or method.startswith(HEALTH_SERVICE_PREFIX):
+            return handler
+        presented = _bearer(handler_call_details.invocation_metadata)
+        if presented is None:
+            return _reject_handler(
+                handler,
+                _unauthenticated_status(
+                    "MISSING_TOKEN", "this server requires 'authorization: Bearer <token>' metadata"
+                ),
+            )
+        if not token_matches(presented, self._tokens):
+            return _reject_handler(
+                handler, _unauthenticated_status("INVALID_TOKEN", "the bearer token is not accepted")
+            )
+        return handler
+
+
+def auth_interceptors(settings: ServerSettings) -> list[grpc.aio.ServerInterceptor]:
+    """The token interceptor when tokens are configured, else nothing."""
+    tokens = accepted_tokens(settings)
+    return [TokenAuthInterceptor(tokens)] if tokens else []
+
+
+# -- logs --------------------------------------------------------------------------------------
+
+SECRET_KEYS = frozenset({"authorization", "token", "tokens", "bearer", "password", "secret", "private_key"})
+"""Dropped from every log line at every level."""
+PRICE_KEYS = frozenset(
+    {
+        "objective",
+        "bound",
+        "best_bound",
+        "price",
+        "prices",
+        "cost",
+        "costs",
+        "tco",
+        "horizon_tco",
+        "capex",
+        "opex",
+        "budget",
+        "request",
+        "request_body",
+        "body",
+    }
+)
+"""Prices and request bodies: logged at debug level only (bids and the price book are confidential)."""
+
+
+def _scrub(value: Any, drop: frozenset[str]) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _scrub(v, drop) for k, v in value.items() if str(k).lower() not in drop}
+    return value
+
+
+def redact_sensitive(
+    _logger: Any, method_name: str, event_dict: MutableMapping[str, Any]
+) -> MutableMapping[str, Any]:
+    """structlog processor: secrets never, prices and request bodies only at debug level."""
+    drop = SECRET_KEYS if method_name == "debug" else SECRET_KEYS | PRICE_KEYS
+    for key in [k for k in event_dict if str(k).lower() in drop]:
+        del event_dict[key]
+    for key, value in list(event_dict.items()):
+        if isinstance(value, Mapping):
+            event_dict[key] = _scrub(value, drop)
+    return event_dict
+
+
+__all__ = [
+    "AUTHORIZATION_KEY",
+    "TOKEN_ENV",
+    "SecurityConfigError",
+    "TokenAuthInterceptor",
+    "accepted_tokens",
+    "auth_interceptors",
+    "channel_credentials",
+    "read_token",
+    "redact_sensitive",
+    "server_credentials",
+    "token_matches",
+]

@@ -1,0 +1,211 @@
+"""Request caps (each refusal names its limit) and the solve gate (slots, queue, retry hint,
+deadline wrap-up, cancellation that frees the slot only when the worker has stopped)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
+from clients._pb.fleetplan.v1 import scenario_pb2
+from service.errors import ResourceExhausted
+from service.limits import RequestLimits, SolveGate, SolveToken, check_request, solve_budget_s
+from solver import domain
+from solver.errors import DeadlineExceeded
+
+
+def _workload(i: int) -> scenario_pb2.Workload:
+    return scenario_pb2.Workload(name=f"w{i}", inference=scenario_pb2.InferenceWorkload(input_tokens=10))
+
+
+def test_workload_cap_names_the_limit() -> None:
+    request = api.PlanFleetRequest(workloads=[_workload(i) for i in range(domain.MAX_WORKLOADS + 1)])
+    [violation] = check_request(request)
+    assert violation.field == "workloads"
+    assert "max_workloads" in violation.reason
+    assert str(domain.MAX_WORKLOADS) in violation.reason
+    assert check_request(api.PlanFleetRequest(workloads=[_workload(i) for i in range(domain.MAX_WORKLOADS)])) == []
+
+
+def test_sweep_range_points_refused_before_any_allocation() -> None:
+    # 2^31 − 1 points would build a 2-billion-element list if it reached the converter.
+    request = api.SweepPlansRequest(range=api.SweepRange(start=1, stop=2, points=2**31 - 1))
+    started = time.perf_counter()
+    violations = check_request(request)
+    assert time.perf_counter() - started < 0.5
+    assert [v.field for v in violations] == ["range.points"]
+    assert "max_sweep_points" in violations[0].reason
+
+
+def test_sweep_values_and_base_workloads_are_capped() -> None:
+    limits = RequestLimits(max_sweep_points=3, max_workloads=2)
+    request = api.SweepPlansRequest(
+        values=[1, 2, 3, 4], base=api.PlanFleetRequest(workloads=[_workload(i) for i in range(3)])
+    )
+    fields = {v.field for v in check_request(request, limits)}
+    assert fields == {"values", "base.workloads"}
+
+
+def test_horizon_hour_buckets_lists_and_fleet_items() -> None:
+    limits = RequestLimits(max_list_items=2, max_fleet_items=1)
+    workload = _workload(0)
+    workload.inference.hourly_profile.extend([1.0] * 25)
+    request = api.EvaluateFleetRequest(
+        workloads=[workload],
+        constraints=scenario_pb2.Constraints(horizon_months=domain.MAX_HORIZON_MONTHS + 1,
+                                             allowed_gpu_ids=["a", "b", "c"]),
+        fleet=scenario_pb2.Fleet(items=[scenario_pb2.FleetItem(), scenario_pb2.FleetItem()]),
+    )
+    by_field = {v.field: v.reason for v in check_request(request, limits)}
+    assert set(by_field) == {
+        "workloads[0].inference.hourly_profile", "constraints.horizon_months",
+        "constraints.allowed_gpu_ids", "fleet.items",
+    }
+    assert "hour_buckets" in by_field["workloads[0].inference.hourly_profile"]
+    assert "max_horizon_months" in by_field["constraints.horizon_months"]
+    assert "max_list_items" in by_field["constraints.allowed_gpu_ids"]
+    assert "max_fleet_items" in by_field["fleet.items"]
+
+
+def test_performance_cases_capped() -> None:
+    limits = RequestLimits(max_performance_cases=2)
+    from clients._pb.fleetplan.v1 import performance_pb2
+
+    request = api.EstimatePerformanceRequest(cases=[performance_pb2.PerformanceCase()] * 3)
+    assert [v.field for v in check_request(request, limits)] == ["cases"]
+
+
+def test_budget_is_remaining_deadline_minus_margin() -> None:
+    assert solve_budget_s(None, default_s=60, margin_s=0.25) == 60
+    assert solve_budget_s(5.0, default_s=60, margin_s=0.25) == pytest.approx(4.75)
+    assert solve_budget_s(500.0, default_s=60, margin_s=0.25) == 60
+    assert solve_budget_s(0.1, default_s=60, margin_s=0.25) == pytest.approx(0.05)
+
+
+class FakeContext:
+    def __init__(self, remaining_s: float | None) -> None:
+        self._deadline = None if remaining_s is None else time.monotonic() + remaining_s
+
+    def time_remaining(self) -> float | None:
+        return None if self._deadline is None else max(0.0, self._deadline - time.monotonic())
+
+
+def _interruptible(stop_after_interrupt_s: float = 0.0) -> Any:
+    """A fake solve: runs until its token's callback (the MIP interrupt) fires, then returns what happened."""
+
+    def solve(token: SolveToken) -> dict[str, Any]:
+        interrupted = threading.Event()
+        remove = token.add_callback(interrupted.set)
+        try:
+            interrupted.wait(30)
+        finally:
+            remove()
+        time.sleep(stop_after_interrupt_s)
+        return {"cancelled": token.cancelled, "wrapped": token.wrapped_up,
+                "log_stats": {"status": "feasible"}}
+
+    return solve
+
+
+def test_queue_full_gives_resource_exhausted_with_retry_hint() -> None:
+    async def scenario() -> None:
+        gate = SolveGate(slots=1, max_waiting=1)
+        release = threading.Event()
+        running = asyncio.ensure_future(gate.run(lambda token: release.wait(10), FakeContext(None)))
+        await asyncio.sleep(0.05)
+        queued = asyncio.ensure_future(gate.run(lambda token: True, FakeContext(None)))
+        await asyncio.sleep(0.05)
+        assert (gate.running, gate.waiting) == (1, 1)
+        with pytest.raises(ResourceExhausted) as info:
+            await gate.run(lambda token: True, FakeContext(None))
+        assert info.value.retry_after_s >= 0.5
+        release.set()
+        assert await running is True
+        assert await queued is True
+        gate.close()
+
+    asyncio.run(scenario())
+
+
+def test_deadline_wraps_up_the_solve_and_keeps_its_result() -> None:
+    async def scenario() -> None:
+        gate = SolveGate(slots=1, max_waiting=0, margin_s=0.2)
+        started = time.perf_counter()
+        outcome = await gate.run(_interruptible(), FakeContext(0.6))
+        elapsed = time.perf_counter() - started
+        assert outcome == {"cancelled": False, "wrapped": True, "log_stats": {"status": "feasible"}}
+        assert 0.3 < elapsed < 0.6  # interrupted at 0.6 − 0.2 s, before the caller's deadline
+        gate.close()
+
+    asyncio.run(scenario())
+
+
+def test_deadline_without_any_plan_is_deadline_exceeded() -> None:
+    def no_plan(token: SolveToken) -> dict[str, Any]:
+        token.add_callback(lambda: None)
+        while not token.wrapped_up:
+            time.sleep(0.01)
+        return {"log_stats": {"status": "no_solution"}}
+
+    async def scenario() -> None:
+        gate = SolveGate(slots=1, max_waiting=0, margin_s=0.1)
+        with pytest.raises(DeadlineExceeded):
+            await gate.run(lambda token: type("O", (), no_plan(token))(), FakeContext(0.3))
+        gate.close()
+
+    asyncio.run(scenario())
+
+
+def test_wrap_up_catches_a_solve_started_after_it() -> None:
+    """Baselines and sensitivity solve after the main MIP: a wrap-up must interrupt them too."""
+
+    def two_solves(token: SolveToken) -> int:
+        interrupted = 0
+        for _ in range(2):
+            event = threading.Event()
+            remove = token.add_callback(event.set)
+            interrupted += event.wait(5)
+            remove()
+        return interrupted
+
+    async def scenario() -> None:
+        gate = SolveGate(slots=1, max_waiting=0, margin_s=0.0)
+        started = time.perf_counter()
+        assert await gate.run(two_solves, FakeContext(0.2)) == 2
+        assert time.perf_counter() - started < 1.0
+        gate.close()
+
+    asyncio.run(scenario())
+
+
+def test_cancel_frees_the_slot_only_when_the_worker_stops() -> None:
+    async def scenario() -> None:
+        gate = SolveGate(slots=1, max_waiting=0)
+        task = asyncio.ensure_future(gate.run(_interruptible(stop_after_interrupt_s=0.3), FakeContext(None)))
+        await asyncio.sleep(0.1)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert gate.running == 1  # the worker is still unwinding its solve
+        await asyncio.sleep(0.5)
+        assert gate.running == 0
+        gate.close()
+
+    asyncio.run(scenario())
+
+
+def test_shutdown_wrap_up_all() -> None:
+    async def scenario() -> None:
+        gate = SolveGate(slots=2, max_waiting=0)
+        tasks = [asyncio.ensure_future(gate.run(_interruptible(), FakeContext(None))) for _ in range(2)]
+        await asyncio.sleep(0.1)
+        assert gate.wrap_up_all("shutdown") == 2
+        results = await asyncio.gather(*tasks)
+        assert all(r["wrapped"] and not r["cancelled"] for r in results)
+        gate.close()
+
+    asyncio.run(scenario())
