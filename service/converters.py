@@ -26,15 +26,8 @@ from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
 from pricebook import catalog as pb_catalog
 from pricebook.errors import UnknownEntryError
 from pricebook.schema import Money, Pricebook, Sourced
-from solver import domain
-from service.domain_calls import (
-    BreakEvenOutcome,
-    EvaluationOutcome,
-    PlanOutcome,
-    SweepPointOutcome,
-    SweepPointRequest,
-    pareto_flags,
-)
+from solver import domain, planner
+from solver.economics.tco import UnitCost
 from solver.errors import FieldViolation, InvalidRequest
 from solver.optimizer.instance import Bucket
 from solver.optimizer.results import Assignment, Diagnosis, FleetSolution, SolverStats
@@ -213,7 +206,13 @@ def violations_from(error: ValidationError, to_proto: Callable[[Sequence[str | i
     """One violation per bad field, paths translated by ``to_proto``."""
     seen: set[tuple[str, str]] = set()
     out: list[FieldViolation] = []
-    for item in error.errors():
+    errors = error.errors()
+    deeper = [tuple(e["loc"]) for e in errors]
+    for item in errors:
+        loc_key = tuple(item["loc"])
+        if item["type"] == "too_short" and any(len(d) > len(loc_key) and d[: len(loc_key)] == loc_key
+                                                for d in deeper):
+            continue  # pydantic also calls a list "too short" when its only items are invalid
         loc = [p for p in item["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
         path = to_proto(loc)
         reason = _reason(item)
@@ -435,8 +434,12 @@ def _scenario(workloads: Sequence[scenario_pb2.Workload], constraints: scenario_
 
 
 def _raise_if(violations: list[FieldViolation]) -> None:
+    """Raise one violation per field path (the first, most specific reason found for it)."""
     if violations:
-        raise InvalidRequest(violations)
+        first: dict[str, FieldViolation] = {}
+        for v in violations:
+            first.setdefault(v.field, v)
+        raise InvalidRequest(list(first.values()))
 
 
 # --------------------------------------------------------------------------------------------
@@ -544,12 +547,13 @@ def fleet_from_proto(message: scenario_pb2.Fleet, book: Pricebook, path: str = "
     items = []
     refs = _Refs(book)
     for i, item in enumerate(message.items):
-        items.append({
+        entry: dict[str, Any] = {
             "gpu": refs.gpu(item.gpu_id, join_path(path, "items", i, "gpu_id")) if item.gpu_id else "",
-            "mode": col.enum(MODE_FROM_PROTO, item.mode, join_path(path, "items", i, "mode"), required=True),
             "count": item.count,
             "owned": item.owned,
-        })
+        }
+        _put(entry, "mode", col.enum(MODE_FROM_PROTO, item.mode, join_path(path, "items", i, "mode"), required=True))
+        items.append(entry)
     violations = [*col.violations, *refs.violations]
     fleet = _validate(domain.Fleet, {"items": tuple(items)},
                       lambda loc: join_path(path, *_renamed(loc)), violations)
@@ -754,7 +758,7 @@ def provenance_to_proto(book: Pricebook, *, overrides_applied: Sequence[str] = (
 
 
 # --------------------------------------------------------------------------------------------
-# Domain → proto: plans (optimizer solution, enriched by the planner's economics when present)
+# Domain → proto: plans (``solver.planner.PlanResult`` and the optimizer's ``FleetSolution``)
 # --------------------------------------------------------------------------------------------
 
 PLAN_STATUS_TO_PROTO: dict[str, int] = {
@@ -776,6 +780,15 @@ def _finite(value: float | None) -> float:
     return float(value) if value is not None and math.isfinite(value) else 0.0
 
 
+def _status(value: object) -> int:
+    return PLAN_STATUS_TO_PROTO.get(str(value), plan_pb2.PLAN_STATUS_UNSPECIFIED)
+
+
+def _set_money(target: Message, name: str, value: Money | None) -> None:
+    if value is not None:
+        getattr(target, name).CopyFrom(money_to_proto(value))
+
+
 def _by_hour(buckets: Sequence[Bucket], per_bucket: Sequence[int]) -> list[int]:
     """Expand per-bucket values to the 24 hours of the day."""
     hours = [0] * HOURS
@@ -787,7 +800,7 @@ def _by_hour(buckets: Sequence[Bucket], per_bucket: Sequence[int]) -> list[int]:
 
 def solver_stats_to_proto(stats: SolverStats, candidates: int = 0) -> plan_pb2.SolverStatistics:
     return plan_pb2.SolverStatistics(
-        status=PLAN_STATUS_TO_PROTO.get(str(stats.status), plan_pb2.PLAN_STATUS_UNSPECIFIED),
+        status=_status(stats.status),
         objective=_finite(stats.objective),
         best_bound=_finite(stats.best_bound),
         relative_gap=_finite(stats.gap),
@@ -801,209 +814,241 @@ def solver_stats_to_proto(stats: SolverStats, candidates: int = 0) -> plan_pb2.S
     )
 
 
-def _gpu_name(book: Pricebook, gpu_id: str) -> str:
+def _gpu_name(book: Pricebook | None, gpu_id: str) -> str:
+    if book is None:
+        return gpu_id
     try:
         return pb_catalog.gpu(book, gpu_id).name
     except UnknownEntryError:
         return gpu_id
 
 
-def _server_of(option_id: str) -> str:
-    """Server id of a purchase option id ``<gpu>/<mode>/<server>``; empty for rentals."""
-    parts = option_id.split("/")
-    return parts[2] if len(parts) > 2 else ""
+def fleet_line_to_proto(line: planner.PlanFleetLine, book: Pricebook | None) -> plan_pb2.FleetLine:
+    out = plan_pb2.FleetLine(
+        gpu_id=line.gpu,
+        gpu_name=_gpu_name(book, line.gpu),
+        mode=MODE_TO_PROTO.get(line.mode, common_pb2.ACQUISITION_MODE_UNSPECIFIED),
+        server_id=line.server_id or "",
+        gpu_count=line.gpus,
+        server_count=line.servers,
+        owned=line.owned,
+        on_demand_gpus_by_hour=list(line.on_demand_gpus_by_hour),
+        offer_id=line.offer_id,
+        power_kw=_finite(line.power_kw),
+        rack_units=round(_finite(line.rack_units)),
+    )
+    _set_money(out, "price_per_gpu_hour", line.price_per_gpu_hour)
+    _set_money(out, "price_per_gpu", line.price_per_gpu)
+    _set_money(out, "horizon_cost", line.horizon_cost)
+    return out
 
 
-def fleet_lines_to_proto(solution: FleetSolution, book: Pricebook) -> list[plan_pb2.FleetLine]:
-    currency = solution.currency
-    lines = []
-    for chosen in solution.options:
-        if chosen.peak_gpus == 0:
-            continue
-        line = plan_pb2.FleetLine(
-            gpu_id=chosen.gpu,
-            gpu_name=_gpu_name(book, chosen.gpu),
-            mode=MODE_TO_PROTO.get(chosen.mode, common_pb2.ACQUISITION_MODE_UNSPECIFIED),
-            server_id=_server_of(chosen.option_id) if chosen.mode is domain.AcquisitionMode.BUY else "",
-            gpu_count=chosen.peak_gpus,
-            server_count=chosen.servers,
-            owned=chosen.owned,
-            horizon_cost=amount_to_proto(chosen.horizon_cost, currency),
-        )
-        if chosen.on_demand_gpus:
-            line.on_demand_gpus_by_hour.extend(_by_hour(solution.buckets, chosen.on_demand_gpus))
-        lines.append(line)
-    return lines
+def _precision(value: str) -> int:
+    try:
+        return PRECISION_TO_PROTO.get(domain.Precision(value), 0)
+    except ValueError:
+        return 0
 
 
-def _deployment(assignment: Assignment, solution: FleetSolution) -> plan_pb2.WorkloadDeployment:
+def _deployment(assignment: Assignment, solution: FleetSolution, currency: str) -> plan_pb2.WorkloadDeployment:
     peak = assignment.peak_bucket
     primary = assignment.primary.candidate
-    groups = []
-    for use in assignment.uses:
-        c = use.candidate
-        groups.append(plan_pb2.ReplicaGroup(
-            gpu_id=c.gpu, tp=c.tp, mig_slice=c.mig_slice,
-            precision=PRECISION_TO_PROTO.get(c.precision, 0),
-            kv_precision=PRECISION_TO_PROTO.get(c.kv_precision, 0),
-            replicas=use.replicas[peak],
-            replicas_by_hour=_by_hour(solution.buckets, use.replicas),
-            capacity_per_replica_req_s=c.capacity_req_s,
-        ))
+    groups = [
+        plan_pb2.ReplicaGroup(
+            gpu_id=u.candidate.gpu, tp=u.candidate.tp, mig_slice=u.candidate.mig_slice,
+            precision=_precision(u.candidate.precision), kv_precision=_precision(u.candidate.kv_precision),
+            replicas=u.replicas[peak], replicas_by_hour=_by_hour(solution.buckets, u.replicas),
+            capacity_per_replica_req_s=_finite(u.candidate.capacity_req_s),
+        )
+        for u in assignment.uses
+    ]
     out = plan_pb2.WorkloadDeployment(
         workload_name=assignment.workload,
         gpu_id=primary.gpu,
         tp=primary.tp,
-        precision=PRECISION_TO_PROTO.get(primary.precision, 0),
-        kv_precision=PRECISION_TO_PROTO.get(primary.kv_precision, 0),
+        precision=_precision(primary.precision),
+        kv_precision=_precision(primary.kv_precision),
         replicas=sum(u.replicas[peak] for u in assignment.uses),
         replica_groups=groups,
-        ttft_p95_ms=primary.ttft_p95_ms,
-        tpot_ms=primary.tpot_ms,
-        per_user_tok_s=primary.per_user_tok_s,
+        ttft_p95_ms=_finite(primary.ttft_p95_ms),
+        tpot_ms=_finite(primary.tpot_ms),
+        per_user_tok_s=_finite(primary.per_user_tok_s),
         utilization=_finite(assignment.utilisation),
-        demand_req_s=assignment.demand_req_s[peak],
-        capacity_req_s=assignment.capacity_req_s[peak],
-        output_tok_s=sum(u.replicas[peak] * u.candidate.max_output_tok_s for u in assignment.uses),
+        demand_req_s=_finite(assignment.demand_req_s[peak]),
+        capacity_req_s=_finite(assignment.capacity_req_s[peak]),
+        output_tok_s=_finite(sum(u.replicas[peak] * u.candidate.max_output_tok_s for u in assignment.uses)),
         bottleneck=primary.bottleneck,
         runner_up_note=assignment.runner_up_note,
     )
     if assignment.runner_up is not None:
         r = assignment.runner_up
         out.runner_up.CopyFrom(plan_pb2.RunnerUp(
-            gpu_id=r.gpu, tp=r.tp, precision=PRECISION_TO_PROTO.get(domain.Precision(r.precision), 0)
-            if r.precision in domain.Precision._value2member_map_ else 0,
-            replicas=r.replicas_at_peak,
-            horizon_tco=amount_to_proto(r.total_cost, solution.currency),
-            cost_delta=amount_to_proto(r.cost_difference, solution.currency),
+            gpu_id=r.gpu, tp=r.tp, precision=_precision(r.precision), replicas=r.replicas_at_peak,
+            horizon_tco=amount_to_proto(r.total_cost, currency),
+            cost_delta=amount_to_proto(r.cost_difference, currency),
         ))
     return out
-
-
-def _cost_from_split(solution: FleetSolution) -> plan_pb2.CostBreakdown | None:
-    split = solution.cost
-    if split is None:
-        return None
-    cur = solution.currency
-    return plan_pb2.CostBreakdown(
-        currency_code=cur,
-        horizon_months=split.horizon_months,
-        capex=amount_to_proto(split.capex, cur),
-        opex_monthly=amount_to_proto(split.fixed_monthly + split.busy_monthly, cur),
-        residual_value=amount_to_proto(split.residual, cur),
-        horizon_tco=amount_to_proto(split.total, cur),
-        components=[
-            plan_pb2.CostComponent(name="capex", horizon_amount=amount_to_proto(split.capex, cur),
-                                   explanation="GPU and server purchases"),
-            plan_pb2.CostComponent(name="residual_value", horizon_amount=amount_to_proto(-split.residual, cur),
-                                   explanation="resale value recovered at the end of the horizon"),
-            plan_pb2.CostComponent(
-                name="fixed_monthly",
-                horizon_amount=amount_to_proto(split.fixed_monthly * split.horizon_months, cur),
-                monthly_amount=amount_to_proto(split.fixed_monthly, cur),
-                explanation="support, reserved rental, colocation and idle power, paid every month"),
-            plan_pb2.CostComponent(
-                name="busy_monthly",
-                horizon_amount=amount_to_proto(split.busy_monthly * split.horizon_months, cur),
-                monthly_amount=amount_to_proto(split.busy_monthly, cur),
-                explanation="on-demand rental and busy power, paid per GPU-hour used"),
-        ],
-    )
 
 
 def _diagnosis(diagnosis: Diagnosis) -> plan_pb2.InfeasibilityDiagnosis:
     return plan_pb2.InfeasibilityDiagnosis(
         unservable_workloads=[plan_pb2.UnservableWorkload(workload_name=u.workload, reasons=list(u.reasons))
                               for u in diagnosis.unservable],
-        binding_caps=[plan_pb2.BindingCap(cap=c.cap, limit=c.limit, needed=c.needed, shortfall=c.shortfall,
-                                          message=c.message) for c in diagnosis.binding_caps],
+        binding_caps=[plan_pb2.BindingCap(cap=c.cap, limit=_finite(c.limit), needed=_finite(c.needed),
+                                          shortfall=_finite(c.shortfall), message=c.message)
+                      for c in diagnosis.binding_caps],
         messages=list(diagnosis.messages),
     )
 
 
-def summarize_fleet(solution: FleetSolution) -> str:
-    """``h200-sxm ×4 buy + rtx-pro-6000-server ×16 buy`` (or ``no fleet``)."""
-    parts = [f"{o.gpu} ×{o.peak_gpus} {o.mode.value}{' (owned)' if o.owned else ''}"
-             for o in solution.options if o.peak_gpus > 0]
-    return " + ".join(parts) if parts else "no fleet"
+def _cost(result: planner.PlanResult) -> plan_pb2.CostBreakdown | None:
+    if result.tco is None:
+        return None
+    total = result.tco.total
+    out = plan_pb2.CostBreakdown(
+        currency_code=result.currency,
+        horizon_months=result.horizon_months,
+        components=[plan_pb2.CostComponent(name=c.name, horizon_amount=money_to_proto(c.horizon_amount),
+                                           monthly_amount=money_to_proto(c.monthly_amount),
+                                           explanation=c.explanation) for c in result.cost_components],
+        includes_vat=result.includes_vat,
+        fx_rate_note=result.fx_rate_note,
+    )
+    _set_money(out, "capex", total.capex)
+    _set_money(out, "opex_monthly", total.opex_monthly)
+    _set_money(out, "residual_value", total.residual_value)
+    _set_money(out, "horizon_tco", total.horizon_total)
+    return out
 
 
-def solution_to_plan(solution: FleetSolution, book: Pricebook) -> plan_pb2.Plan:
-    """The optimizer's part of a plan: fleet, deployments, training, cost split, diagnosis, stats."""
+def _unit_cost(u: UnitCost) -> plan_pb2.UnitCost:
+    out = plan_pb2.UnitCost(workload_name=u.workload)
+    _set_money(out, "per_million_output_tokens", u.per_million_output_tokens)
+    _set_money(out, "per_million_total_tokens", u.per_million_total_tokens)
+    _set_money(out, "per_training_run", u.per_training_run)
+    _set_money(out, "monthly_cost", u.monthly_cost)
+    return out
+
+
+def break_even_to_proto(result: planner.BreakEvenResult) -> plan_pb2.BreakEvenAnalysis:
+    out = plan_pb2.BreakEvenAnalysis(notes=list(result.notes))
+    for b in result.buy_vs_rent:
+        row = plan_pb2.BuyVsRent(
+            gpu_id=b.gpu,
+            break_even_utilization_on_demand=_finite(b.break_even_utilisation_on_demand),
+            break_even_utilization_reserved=_finite(b.break_even_utilisation_reserved),
+            payback_months=_finite(b.payback_months),
+            plan_utilization=_finite(b.plan_utilisation),
+            verdict=b.verdict,
+        )
+        _set_money(row, "owned_cost_per_gpu_hour", b.owned_cost_per_gpu_hour)
+        _set_money(row, "on_demand_price_per_gpu_hour", b.on_demand_price_per_gpu_hour)
+        _set_money(row, "reserved_price_per_gpu_hour", b.reserved_price_per_gpu_hour)
+        out.buy_vs_rent.append(row)
+    for a in result.api:
+        api_row = plan_pb2.ApiBreakEven(
+            workload_name=a.workload, api_price_id=a.api_price_id or "", provider=a.provider,
+            break_even_daily_tokens=_finite(a.break_even_daily_tokens),
+            workload_daily_tokens=_finite(a.workload_daily_tokens),
+            self_hosting_cheaper=bool(a.self_hosting_cheaper), verdict=a.verdict,
+        )
+        _set_money(api_row, "self_hosted_per_million_tokens", a.self_hosted_per_million_tokens)
+        _set_money(api_row, "api_per_million_tokens", a.api_per_million_tokens)
+        out.api.append(api_row)
+    return out
+
+
+def _baseline(b: planner.Baseline, book: Pricebook | None) -> plan_pb2.Baseline:
+    out = plan_pb2.Baseline(gpu_id=b.gpu, feasible=b.feasible, fleet=[fleet_line_to_proto(x, book) for x in b.fleet],
+                            reason=b.reason or b.fleet_summary)
+    _set_money(out, "horizon_tco", b.horizon_tco)
+    _set_money(out, "extra_cost", b.extra_cost)
+    return out
+
+
+def _sensitivity(s: planner.Sensitivity) -> plan_pb2.Sensitivity:
+    out = plan_pb2.Sensitivity(subject=s.subject, parameter=s.parameter, plan_below=s.plan_below,
+                               plan_above=s.plan_above, explanation=s.explanation)
+    if s.change_down_fraction is not None:
+        out.change_down_fraction = s.change_down_fraction
+    if s.change_up_fraction is not None:
+        out.change_up_fraction = s.change_up_fraction
+    return out
+
+
+def plan_to_proto(result: planner.PlanResult, book: Pricebook | None = None) -> plan_pb2.Plan:
+    """A whole plan: fleet, deployments, training, cost, unit costs, break-even, baselines,
+    sensitivity, diagnosis, statistics, uncertainty, warnings, cap usage."""
+    solution = result.solution
     plan = plan_pb2.Plan(
-        status=PLAN_STATUS_TO_PROTO.get(str(solution.status), plan_pb2.PLAN_STATUS_UNSPECIFIED),
-        fleet=fleet_lines_to_proto(solution, book),
-        deployments=[_deployment(a, solution) for a in solution.assignments],
+        status=_status(result.status),
+        summary=result.summary,
+        fleet=[fleet_line_to_proto(line, book) for line in result.fleet],
+        deployments=[_deployment(a, solution, result.currency) for a in solution.assignments],
         training=[plan_pb2.TrainingAllocation(
             workload_name=t.workload, gpu_id=t.gpu, gpus=t.min_gpus, gpu_hours_per_month=t.gpu_hours_per_month,
             on_demand_gpu_hours_per_month=t.on_demand_gpu_hours_per_month, hours_per_run=t.hours_per_run,
         ) for t in solution.training],
-        solver_statistics=solver_stats_to_proto(solution.stats),
+        unit_costs=[_unit_cost(u) for u in result.unit_costs],
+        break_even=break_even_to_proto(result.break_even),
+        baselines=[_baseline(b, book) for b in result.baselines],
+        sensitivity=[_sensitivity(s) for s in result.sensitivity],
+        solver_statistics=solver_stats_to_proto(solution.stats, result.candidates_considered),
+        uncertainty=common_pb2.UncertaintyBand(low_factor=result.uncertainty.low_factor,
+                                               high_factor=result.uncertainty.high_factor,
+                                               note=result.uncertainty.note),
+        warnings=list(result.warnings),
         cap_usage={k: float(v) for k, v in solution.usage.items() if math.isfinite(v)},
     )
-    cost = _cost_from_split(solution)
+    per_run = {u.workload: u.per_training_run for u in result.unit_costs if u.per_training_run is not None}
+    for allocation in plan.training:
+        _set_money(allocation, "cost_per_run", per_run.get(allocation.workload_name))
+    cost = _cost(result)
     if cost is not None:
         plan.cost.CopyFrom(cost)
+    if result.baseline_saving is not None:
+        s = result.baseline_saving
+        plan.baseline_saving.CopyFrom(plan_pb2.BaselineSaving(
+            best_baseline_gpu_id=s.best_baseline_gpu, saving=money_to_proto(s.saving),
+            saving_fraction=_finite(s.saving_fraction)))
     if solution.diagnosis is not None:
         plan.diagnosis.CopyFrom(_diagnosis(solution.diagnosis))
-    bands = [(c.candidate.band_low, c.candidate.band_high) for a in solution.assignments for c in a.uses]
-    if bands:
-        plan.uncertainty.CopyFrom(common_pb2.UncertaintyBand(
-            low_factor=min(b[0] for b in bands), high_factor=max(b[1] for b in bands),
-            note="widest throughput band of the chosen deployments (performance-model calibration)"))
-    plan.summary = _summary_text(solution)
     return plan
 
 
-def _summary_text(solution: FleetSolution) -> str:
-    status = str(solution.status)
-    if solution.has_plan and solution.cost is not None:
-        return (f"{status}: {summarize_fleet(solution)}; horizon TCO "
-                f"{amount_to_proto(solution.cost.total, solution.currency).amount} "
-                f"{solution.currency} over {solution.horizon_months} months")
-    if solution.diagnosis is not None and solution.diagnosis.messages:
-        return f"{status}: {solution.diagnosis.messages[0]}"
-    return status
-
-
-def plan_outcome_to_proto(outcome: PlanOutcome) -> plan_pb2.Plan:
-    """The whole plan: the optimizer's solution plus the planner's economics when present."""
-    plan = solution_to_plan(outcome.solution, outcome.book)
-    if outcome.result is not None:
-        _add_economics(plan, outcome.result, outcome.solution.currency)
-    return plan
-
-
-def _add_economics(plan: plan_pb2.Plan, result: Any, currency: str) -> None:
-    """Planner extras (TCO components, unit costs, break-even, baselines, sensitivity, warnings)."""
-    warnings = getattr(result, "warnings", ())
-    plan.warnings.extend(str(w) for w in warnings or ())
-
-
-# --------------------------------------------------------------------------------------------
-# EvaluateFleet
-# --------------------------------------------------------------------------------------------
-
-
-def evaluation_to_proto(outcome: EvaluationOutcome) -> api.EvaluateFleetResponse:
-    evaluation = outcome.evaluation
-    currency = evaluation.solution.currency
-    response = api.EvaluateFleetResponse(
-        feasible=evaluation.feasible,
-        plan=solution_to_plan(evaluation.solution, outcome.book),
-        fits=[plan_pb2.WorkloadFit(workload_name=f.workload, served_fraction=_finite(f.served_fraction),
-                                   headroom_fraction=_finite(f.headroom_fraction)) for f in evaluation.fits],
-        messages=list(evaluation.messages),
+def plan_provenance(result: planner.PlanResult, *, performance_model_version: str = "",
+                    server_version: str = "") -> common_pb2.Provenance:
+    """Provenance of a plan: the pricebook *after* the request's overrides (version + hash)."""
+    return common_pb2.Provenance(
+        pricebook_version=result.pricebook_version,
+        pricebook_content_hash=result.pricebook_hash,
+        performance_model_version=performance_model_version,
+        server_version=server_version,
+        overrides_applied=list(result.overrides_applied),
     )
-    if evaluation.tco is not None:
-        response.fleet_horizon_tco.CopyFrom(amount_to_proto(evaluation.tco, currency))
-    if evaluation.optimal_tco is not None:
-        response.optimal_horizon_tco.CopyFrom(amount_to_proto(evaluation.optimal_tco, currency))
-    saving = evaluation.saving_of_optimal
-    if saving is not None:
-        response.saving_of_optimal.CopyFrom(amount_to_proto(saving, currency))
+
+
+def evaluation_to_proto(result: planner.EvaluationResult, book: Pricebook | None = None) -> api.EvaluateFleetResponse:
+    response = api.EvaluateFleetResponse(
+        feasible=result.feasible,
+        plan=plan_to_proto(result.plan, book),
+        fits=[plan_pb2.WorkloadFit(workload_name=f.workload, served_fraction=_finite(f.served_fraction),
+                                   headroom_fraction=_finite(f.headroom_fraction)) for f in result.fits],
+        messages=list(result.messages),
+    )
+    _set_money(response, "fleet_horizon_tco", result.fleet_horizon_tco)
+    _set_money(response, "optimal_horizon_tco", result.optimal_horizon_tco)
+    _set_money(response, "saving_of_optimal", result.saving_of_optimal)
     return response
 
+
+def break_even_analysis_to_proto(result: planner.BreakEvenAnalysis,
+                                 book: Pricebook | None = None) -> api.AnalyzeBreakEvenResponse:
+    return api.AnalyzeBreakEvenResponse(
+        break_even=break_even_to_proto(result.break_even),
+        unit_costs=[_unit_cost(u) for u in result.unit_costs],
+        plan=plan_to_proto(result.plan, book),
+    )
 
 # --------------------------------------------------------------------------------------------
 # EstimatePerformance: proto cases ↔ the batch-file case dicts of ``solver.perf.cases``
@@ -1167,30 +1212,27 @@ def _fill_result(result: performance_pb2.PerformanceResult, row: Mapping[str, An
 
 
 # --------------------------------------------------------------------------------------------
-# AnalyzeBreakEven
-# --------------------------------------------------------------------------------------------
-
-
-def break_even_to_proto(outcome: BreakEvenOutcome) -> api.AnalyzeBreakEvenResponse:
-    response = api.AnalyzeBreakEvenResponse()
-    result = outcome.result
-    solution = getattr(result, "solution", None)
-    if isinstance(solution, FleetSolution):
-        response.plan.CopyFrom(solution_to_plan(solution, outcome.book))
-    return response
-
-
-# --------------------------------------------------------------------------------------------
-# SweepPlans
+# AnalyzeBreakEven and SweepPlans requests
 # --------------------------------------------------------------------------------------------
 
 MAX_SWEEP_POINTS = 100
+SWEEP_AXIS_FROM_PROTO: dict[int, planner.SweepAxis] = {
+    api.SWEEP_DIMENSION_CAPEX_BUDGET: planner.SweepAxis.CAPEX_BUDGET,
+    api.SWEEP_DIMENSION_DEMAND_MULTIPLIER: planner.SweepAxis.DEMAND_MULTIPLIER,
+    api.SWEEP_DIMENSION_TPOT_P95_MS: planner.SweepAxis.TPOT_P95_MS,
+    api.SWEEP_DIMENSION_TTFT_P95_MS: planner.SweepAxis.TTFT_P95_MS,
+    api.SWEEP_DIMENSION_MIN_PER_USER_TOK_S: planner.SweepAxis.MIN_PER_USER_TOK_S,
+}
 
 
 @dataclass(frozen=True, slots=True)
 class SweepQuery:
-    dimension: int
-    points: tuple[SweepPointRequest, ...]
+    """A validated SweepPlans request."""
+
+    request: domain.PlanRequest
+    axis: planner.SweepAxis
+    values: tuple[float, ...]
+    workload: str | None
 
 
 def _sweep_values(message: api.SweepPlansRequest, violations: list[FieldViolation]) -> list[float]:
@@ -1217,26 +1259,6 @@ def _sweep_values(message: api.SweepPlansRequest, violations: list[FieldViolatio
     return values
 
 
-def _sweep_variant(request: domain.PlanRequest, dimension: int, value: float, workload: str) -> domain.PlanRequest:
-    """The base request with the swept quantity set to ``value`` (re-validated)."""
-    data = request.model_dump()
-    if dimension == api.SWEEP_DIMENSION_CAPEX_BUDGET:
-        data["constraints"]["capex_budget"] = {"amount": Decimal(str(value)), "currency": request.constraints.currency}
-    elif dimension == api.SWEEP_DIMENSION_DEMAND_MULTIPLIER:
-        for w in data["inference"]:
-            if w["daily_tokens"] is not None:
-                w["daily_tokens"] = max(1, round(w["daily_tokens"] * value))
-            else:
-                w["peak_request_rate_per_s"] = w["peak_request_rate_per_s"] * value
-    else:
-        key = {api.SWEEP_DIMENSION_TPOT_P95_MS: "tpot_p95_ms", api.SWEEP_DIMENSION_TTFT_P95_MS: "ttft_p95_ms",
-               api.SWEEP_DIMENSION_MIN_PER_USER_TOK_S: "min_per_user_tok_s"}[dimension]
-        for w in data["inference"]:
-            if not workload or w["name"] == workload:
-                w["sla"][key] = value
-    return domain.PlanRequest.model_validate(data)
-
-
 def sweep_request_from_proto(message: api.SweepPlansRequest, book: Pricebook) -> SweepQuery:
     violations: list[FieldViolation] = []
     base: domain.PlanRequest | None = None
@@ -1247,47 +1269,32 @@ def sweep_request_from_proto(message: api.SweepPlansRequest, book: Pricebook) ->
             base = plan_request_from_proto(message.base, book, prefix="base")
         except InvalidRequest as exc:
             violations.extend(exc.violations)
-    dimension = message.dimension
-    if dimension not in api.SweepDimension.values() or dimension == api.SWEEP_DIMENSION_UNSPECIFIED:
-        violations.append(FieldViolation("dimension", "choose what to sweep (capex budget, demand multiplier, "
-                                                      "TPOT, TTFT or per-user tok/s)"))
+    axis = SWEEP_AXIS_FROM_PROTO.get(message.dimension)
+    if axis is None:
+        violations.append(FieldViolation("dimension", "choose what to sweep: capex budget, demand multiplier, "
+                                                      "TPOT, TTFT or per-user tok/s"))
     values = _sweep_values(message, violations)
     if base is not None and message.workload_name and message.workload_name not in {w.name for w in base.inference}:
         violations.append(FieldViolation("workload_name", f"no inference workload named {message.workload_name!r}"))
     _raise_if(violations)
-    assert base is not None
-    points = []
-    for i, value in enumerate(values):
-        try:
-            variant = _sweep_variant(base, dimension, value, message.workload_name)
-        except ValidationError as exc:
-            raise InvalidRequest([FieldViolation(join_path("values", i), f"value {value} makes the scenario invalid: "
-                                                 f"{_reason(exc.errors()[0])}")]) from exc
-        points.append(SweepPointRequest(i, value, variant))
-    return SweepQuery(dimension, tuple(points))
+    assert base is not None and axis is not None
+    return SweepQuery(base, axis, tuple(values), message.workload_name or None)
 
 
-def sweep_point_to_proto(outcome: SweepPointOutcome) -> api.SweepPoint:
-    return api.SweepPoint(index=outcome.index, value=outcome.value, plan=plan_outcome_to_proto(outcome.plan))
+def sweep_point_to_proto(point: planner.SweepPoint) -> api.SweepPlansResponse:
+    return api.SweepPlansResponse(point=api.SweepPoint(index=point.index, value=point.value,
+                                                       plan=plan_to_proto(point.plan)))
 
 
-def frontier_to_proto(outcomes: Sequence[SweepPointOutcome]) -> api.SweepFrontier:
-    costs = [o.plan.solution.cost.total if o.plan.solution.has_plan and o.plan.solution.cost else None
-             for o in outcomes]
-    flags = pareto_flags([o.value for o in outcomes], costs)
-    frontier = api.SweepFrontier()
-    for outcome, cost, on_frontier in zip(outcomes, costs, flags, strict=True):
-        solution = outcome.plan.solution
-        point = api.FrontierPoint(
-            value=outcome.value,
-            status=PLAN_STATUS_TO_PROTO.get(str(solution.status), plan_pb2.PLAN_STATUS_UNSPECIFIED),
-            fleet_summary=summarize_fleet(solution),
-            pareto_optimal=on_frontier,
-        )
-        if cost is not None:
-            point.horizon_tco.CopyFrom(amount_to_proto(cost, solution.currency))
-        frontier.points.append(point)
-    return frontier
+def frontier_to_proto(frontier: planner.SweepFrontier) -> api.SweepFrontier:
+    out = api.SweepFrontier()
+    for p in frontier.points:
+        point = api.FrontierPoint(value=p.value, status=_status(p.status), fleet_summary=p.fleet_summary,
+                                  pareto_optimal=p.pareto_optimal)
+        _set_money(point, "horizon_tco", p.horizon_tco)
+        out.points.append(point)
+    return out
+
 
 
 # --------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from typing import Any
 
 import grpc
 import structlog
+import structlog.tracebacks
 
 from service.calls import CallRecord, bind_call, unbind_call
 
@@ -33,7 +34,9 @@ def configure_logging(*, json: bool | None = None, level: int = logging.INFO) ->
         structlog.processors.TimeStamper(fmt="iso", utc=True),
     ]
     if as_json:
-        processors += [structlog.processors.dict_tracebacks, structlog.processors.JSONRenderer()]
+        # Tracebacks as data, without local variables (they would hold request bodies and prices).
+        no_locals = structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
+        processors += [structlog.processors.ExceptionRenderer(no_locals), structlog.processors.JSONRenderer()]
     else:
         processors += [structlog.dev.ConsoleRenderer()]
     structlog.configure(

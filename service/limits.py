@@ -305,7 +305,12 @@ class SolveToken(CancelToken):
 
 
 def _has_no_plan(outcome: Any) -> bool:
-    """Whether a domain outcome (``service.domain_calls.*Outcome``) carries no plan at all."""
+    """Whether a domain outcome (a planner result, or one holding ``.plan``) carries no plan at all."""
+    for holder in (outcome, getattr(outcome, "plan", None)):
+        solution = getattr(holder, "solution", None)
+        status = getattr(solution, "status", None)
+        if status is not None:
+            return str(getattr(status, "value", status)) == "no_solution"
     stats = getattr(outcome, "log_stats", None)
     return isinstance(stats, dict) and stats.get("status") == "no_solution"
 

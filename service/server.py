@@ -169,9 +169,9 @@ class ThreadedServer:
             grace = self._settings.grace_period_s if grace_s is None else grace_s
             asyncio.run_coroutine_threadsafe(self._built.stop(grace), self._loop).result(grace + 30)
             self._built = None
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=10)
-        self._loop.close()
+        # The loop (a daemon thread) keeps running: grpc's aio poller stays registered on it until
+        # the process exits, and stopping it early turns the poller's last wake-up into a spurious
+        # "Bad file descriptor" traceback.
 
     def __enter__(self) -> ThreadedServer:
         return self.start() if self._built is None else self

@@ -9,8 +9,9 @@ cancelled or its deadline passes, the solve's ``CancelToken`` fires so the MIP s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -24,6 +25,7 @@ from service import converters, domain_calls
 from service.calls import current_call
 from service.errors import ResourceExhausted, grpc_errors
 from service.settings import ServerSettings
+from solver import planner
 from solver.optimizer.cancel import CancelToken
 
 log = structlog.get_logger("fleetplan.service")
@@ -46,12 +48,12 @@ class SolveGate:
     def running(self) -> int:
         return self._running
 
-    async def run(self, fn: Callable[[CancelToken], _T], context: grpc.aio.ServicerContext) -> _T:
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
         if self._running >= self._slots and self._waiting >= self._max_waiting:
             raise ResourceExhausted(
                 f"{self._running} solves running and {self._waiting} waiting; retry shortly", retry_after_s=1.0
             )
-        cancel = CancelToken()
         self._waiting += 1
         try:
             await self._semaphore.acquire()
@@ -59,14 +61,50 @@ class SolveGate:
             self._waiting -= 1
         self._running += 1
         try:
-            return await asyncio.to_thread(fn, cancel)
-        except asyncio.CancelledError:
-            # Client went away or its deadline passed: stop the MIP, then let the thread finish.
-            cancel.cancel()
-            raise
+            yield
         finally:
             self._running -= 1
             self._semaphore.release()
+
+    async def run(self, fn: Callable[[CancelToken], _T]) -> _T:
+        """Run ``fn(cancel)`` in a worker thread; a cancelled call fires ``cancel`` to stop the solve."""
+        async with self.slot():
+            cancel = CancelToken()
+            try:
+                return await asyncio.to_thread(fn, cancel)
+            except asyncio.CancelledError:
+                # Client went away or its deadline passed: stop the MIP; the thread ends promptly.
+                cancel.cancel()
+                raise
+
+    async def stream(self, fn: Callable[[CancelToken], Iterator[_T]]) -> AsyncIterator[_T]:
+        """Iterate ``fn(cancel)`` in a worker thread, yielding each item as it is produced."""
+        async with self.slot():
+            cancel = CancelToken()
+            loop = asyncio.get_running_loop()
+            queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+
+            def pump() -> None:
+                try:
+                    for item in fn(cancel):
+                        loop.call_soon_threadsafe(queue.put_nowait, ("item", item))
+                except BaseException as exc:  # noqa: BLE001 - handed to the event loop
+                    loop.call_soon_threadsafe(queue.put_nowait, ("error", exc))
+                finally:
+                    loop.call_soon_threadsafe(queue.put_nowait, ("done", None))
+
+            worker = asyncio.ensure_future(asyncio.to_thread(pump))
+            try:
+                while True:
+                    kind, value = await queue.get()
+                    if kind == "done":
+                        break
+                    if kind == "error":
+                        raise value
+                    yield value
+            finally:
+                if not worker.done():
+                    cancel.cancel()
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,27 +131,24 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
     def __init__(self, state: ServiceState) -> None:
         self._state = state
         self._gate = SolveGate(state.settings.solve_slots, state.settings.max_queued_solves)
+        self._model_version = domain_calls.performance_model_version()
 
     @property
     def gate(self) -> SolveGate:
         return self._gate
 
-    def _provenance_kwargs(self) -> dict[str, Any]:
-        return {"performance_model_version": domain_calls.performance_model_version(),
-                "server_version": SERVER_VERSION}
+    def _versions(self) -> dict[str, str]:
+        return {"performance_model_version": self._model_version, "server_version": SERVER_VERSION}
 
     @grpc_errors
     async def PlanFleet(self, request: api.PlanFleetRequest, context: grpc.aio.ServicerContext) -> api.PlanFleetResponse:
         book = self._state.book
         plan_request = converters.plan_request_from_proto(request, book)
-        budget = _time_budget_s(context, self._state.settings)
-        outcome = await self._gate.run(lambda cancel: domain_calls.plan(plan_request, book, budget, cancel), context)
-        _record_solver(outcome.log_stats)
-        return api.PlanFleetResponse(
-            plan=converters.plan_outcome_to_proto(outcome),
-            provenance=converters.provenance_to_proto(outcome.book, overrides_applied=outcome.overrides_applied,
-                                                      **self._provenance_kwargs()),
-        )
+        limit = _time_budget_s(context, self._state.settings)
+        result = await self._gate.run(lambda cancel: domain_calls.plan(plan_request, book, limit, cancel))
+        _record_solver(domain_calls.log_stats(result.solution))
+        return api.PlanFleetResponse(plan=converters.plan_to_proto(result, book),
+                                     provenance=converters.plan_provenance(result, **self._versions()))
 
     @grpc_errors
     async def EvaluateFleet(
@@ -121,16 +156,12 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
     ) -> api.EvaluateFleetResponse:
         book = self._state.book
         fleet, plan_request = converters.evaluate_request_from_proto(request, book)
-        budget = _time_budget_s(context, self._state.settings)
-        outcome = await self._gate.run(
-            lambda cancel: domain_calls.evaluate(fleet, plan_request, book, budget, cancel,
-                                                 compare_with_optimal=request.compare_with_optimal),
-            context,
-        )
-        _record_solver(outcome.log_stats)
-        response = converters.evaluation_to_proto(outcome)
-        response.provenance.CopyFrom(converters.provenance_to_proto(
-            outcome.book, overrides_applied=outcome.overrides_applied, **self._provenance_kwargs()))
+        limit = _time_budget_s(context, self._state.settings)
+        result = await self._gate.run(lambda cancel: domain_calls.evaluate(
+            fleet, plan_request, book, limit, cancel, compare_with_optimal=request.compare_with_optimal))
+        _record_solver(domain_calls.log_stats(result.plan.solution))
+        response = converters.evaluation_to_proto(result, book)
+        response.provenance.CopyFrom(converters.plan_provenance(result.plan, **self._versions()))
         return response
 
     @grpc_errors
@@ -139,9 +170,10 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
     ) -> api.EstimatePerformanceResponse:
         book = self._state.book
         cases = converters.performance_cases_from_proto(request, book)
-        results = await asyncio.to_thread(domain_calls.estimate_cases, cases, book)
+        valid = [c for c in cases if isinstance(c, dict)]
+        results = await asyncio.to_thread(domain_calls.estimate_cases, valid, book) if valid else []
         response = converters.performance_results_to_proto(request, cases, results)
-        response.provenance.CopyFrom(converters.provenance_to_proto(book, **self._provenance_kwargs()))
+        response.provenance.CopyFrom(converters.provenance_to_proto(book, **self._versions()))
         return response
 
     @grpc_errors
@@ -150,19 +182,19 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
     ) -> api.AnalyzeBreakEvenResponse:
         book = self._state.book
         query = converters.break_even_request_from_proto(request, book)
-        budget = _time_budget_s(context, self._state.settings)
-        outcome = await self._gate.run(lambda cancel: domain_calls.break_even(query, book, budget, cancel), context)
-        _record_solver(outcome.log_stats)
-        response = converters.break_even_to_proto(outcome)
-        response.provenance.CopyFrom(converters.provenance_to_proto(
-            outcome.book, overrides_applied=outcome.overrides_applied, **self._provenance_kwargs()))
+        limit = _time_budget_s(context, self._state.settings)
+        result = await self._gate.run(lambda cancel: domain_calls.break_even(
+            query.request, book, limit, cancel, gpu=query.gpu, fleet=query.fleet, utilization=query.utilization))
+        _record_solver(domain_calls.log_stats(result.plan.solution))
+        response = converters.break_even_analysis_to_proto(result, book)
+        response.provenance.CopyFrom(converters.plan_provenance(result.plan, **self._versions()))
         return response
 
     @grpc_errors
     async def ListCatalog(self, request: api.ListCatalogRequest, context: grpc.aio.ServicerContext) -> api.ListCatalogResponse:
         kinds = converters.catalog_kinds_from_proto(request)
         response = converters.catalog_to_proto(self._state.book, kinds)
-        response.provenance.CopyFrom(converters.provenance_to_proto(self._state.book, **self._provenance_kwargs()))
+        response.provenance.CopyFrom(converters.provenance_to_proto(self._state.book, **self._versions()))
         return response
 
     @grpc_errors
@@ -171,26 +203,24 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
     ) -> AsyncIterator[api.SweepPlansResponse]:
         book = self._state.book
         sweep = converters.sweep_request_from_proto(request, book)
+        total = len(sweep.values)
+        limit = _time_budget_s(context, self._state.settings)
+        # Points run two at a time; each gets its share of the caller's time limit.
+        per_point = max(0.5, min(sweep.request.options.time_limit_s, 2.0 * limit / max(1, total)))
         started = time.perf_counter()
-        total_budget = _time_budget_s(context, self._state.settings)
-        outcomes: list[domain_calls.SweepPointOutcome] = []
-        yield api.SweepPlansResponse(progress=api.SweepProgress(points_done=0, points_total=len(sweep.points)))
-        for index, point in enumerate(sweep.points):
-            remaining = total_budget - (time.perf_counter() - started)
-            if remaining <= 0:
-                break
-            per_point = remaining / (len(sweep.points) - index)
-            outcome = await self._gate.run(
-                lambda cancel, p=point: domain_calls.sweep_point(p, book, per_point, cancel), context
-            )
-            outcomes.append(outcome)
-            yield api.SweepPlansResponse(point=converters.sweep_point_to_proto(outcome))
-            yield api.SweepPlansResponse(
-                progress=api.SweepProgress(points_done=index + 1, points_total=len(sweep.points))
-            )
-        _record_solver({"points": len(outcomes), "seconds": round(time.perf_counter() - started, 3)})
-        frontier = converters.frontier_to_proto(outcomes)
-        yield api.SweepPlansResponse(
-            frontier=frontier,
-            provenance=converters.provenance_to_proto(book, **self._provenance_kwargs()),
-        )
+        yield api.SweepPlansResponse(progress=api.SweepProgress(points_done=0, points_total=total))
+        points = 0
+        async for item in self._gate.stream(lambda cancel: domain_calls.sweep(
+                sweep.request, book, sweep.axis, sweep.values, cancel, workload=sweep.workload,
+                time_limit_s_per_point=per_point)):
+            if isinstance(item, planner.SweepPoint):
+                points += 1
+                yield converters.sweep_point_to_proto(item)
+                yield api.SweepPlansResponse(progress=api.SweepProgress(points_done=item.points_done,
+                                                                        points_total=item.points_total))
+            else:
+                _record_solver({"points": points, "seconds": round(time.perf_counter() - started, 3)})
+                yield api.SweepPlansResponse(
+                    frontier=converters.frontier_to_proto(item),
+                    provenance=converters.provenance_to_proto(book, **self._versions()),
+                )

@@ -1,0 +1,145 @@
+"""Scenario files: YAML with the shape of a request message (``PlanFleetRequest`` etc.).
+
+YAML → dict → (friendly spellings normalised) → ``json_format.ParseDict``. Friendly spellings:
+enum values may be written short and in any case (``precision: fp8``, ``mode: buy``,
+``serving_kind: batch`` for ``PRECISION_FP8`` …), and money may be written ``"500000000 KRW"``.
+Any problem raises ``ScenarioError`` naming the file, the path inside it and the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from google.protobuf import json_format
+from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
+from google.protobuf.message import Message
+
+_M = TypeVar("_M", bound=Message)
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be used: ``file: path: reason``."""
+
+    def __init__(self, file: str, path: str, reason: str) -> None:
+        self.file = file
+        self.path = path
+        self.reason = reason
+        where = f"{file}: {path}" if path else file
+        super().__init__(f"{where}: {reason}")
+
+
+def _join(path: str, name: str | int) -> str:
+    if isinstance(name, int):
+        return f"{path}[{name}]"
+    return f"{path}.{name}" if path else name
+
+
+def _enum_value(enum: EnumDescriptor, value: Any, file: str, path: str) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if not isinstance(value, str):
+        raise ScenarioError(file, path, f"expected one of {_enum_choices(enum)}, got {value!r}")
+    if value in enum.values_by_name:
+        return value
+    prefix = _enum_prefix(enum)
+    candidate = f"{prefix}{value.strip().upper().replace('-', '_').replace(' ', '_')}"
+    if candidate in enum.values_by_name:
+        return candidate
+    raise ScenarioError(file, path, f"unknown value {value!r}; expected one of {_enum_choices(enum)}")
+
+
+def _enum_prefix(enum: EnumDescriptor) -> str:
+    unspecified = next((v.name for v in enum.values if v.number == 0), "")
+    return unspecified.removesuffix("UNSPECIFIED")
+
+
+def _enum_choices(enum: EnumDescriptor) -> str:
+    prefix = _enum_prefix(enum)
+    return ", ".join(v.name.removeprefix(prefix).lower() for v in enum.values if v.number != 0)
+
+
+def _money(value: Any, file: str, path: str) -> Any:
+    if isinstance(value, str):
+        parts = value.replace(",", "").split()
+        if len(parts) != 2:
+            raise ScenarioError(file, path, f"money must look like '500000000 KRW' or '3.99 USD', got {value!r}")
+        return {"amount": parts[0], "currency_code": parts[1].upper()}
+    if isinstance(value, Mapping) and "amount" in value and not isinstance(value["amount"], str):
+        return {**value, "amount": str(value["amount"])}
+    return value
+
+
+def normalize(data: Any, descriptor: Descriptor, file: str, path: str = "") -> Any:
+    """Check field names against the message and expand friendly spellings (see module doc)."""
+    if descriptor.full_name == "fleetplan.v1.Money":
+        data = _money(data, file, path)
+    if descriptor.full_name.startswith("google.protobuf."):
+        return data
+    if not isinstance(data, Mapping):
+        raise ScenarioError(file, path, f"expected a mapping for {descriptor.name}, got {type(data).__name__}")
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        name = str(key)
+        field = descriptor.fields_by_name.get(name) or next(
+            (f for f in descriptor.fields if f.json_name == name), None
+        )
+        here = _join(path, name)
+        if field is None:
+            known = ", ".join(f.name for f in descriptor.fields)
+            raise ScenarioError(file, here, f"unknown field; {descriptor.name} has: {known}")
+        out[field.name] = _normalize_field(field, value, file, here)
+    return out
+
+
+def _normalize_field(field: FieldDescriptor, value: Any, file: str, path: str) -> Any:
+    if value is None:
+        raise ScenarioError(file, path, "has no value (remove the line or give a value)")
+    is_map = field.message_type is not None and field.message_type.GetOptions().map_entry
+    if field.label == FieldDescriptor.LABEL_REPEATED and not is_map:
+        if not isinstance(value, list):
+            raise ScenarioError(file, path, f"expected a list, got {type(value).__name__}")
+        return [_normalize_single(field, item, file, _join(path, i)) for i, item in enumerate(value)]
+    return _normalize_single(field, value, file, path)
+
+
+def _normalize_single(field: FieldDescriptor, value: Any, file: str, path: str) -> Any:
+    if field.type == FieldDescriptor.TYPE_ENUM:
+        return _enum_value(field.enum_type, value, file, path)
+    if field.type == FieldDescriptor.TYPE_MESSAGE:
+        if field.message_type.GetOptions().map_entry:
+            return value
+        return normalize(value, field.message_type, file, path)
+    return value
+
+
+def parse_scenario(data: Any, message_type: type[_M], file: str) -> _M:
+    """A dict (parsed YAML/JSON) → the request message, or ``ScenarioError``."""
+    if data is None:
+        raise ScenarioError(file, "", "the file is empty")
+    normalized = normalize(data, message_type.DESCRIPTOR, file)
+    try:
+        return json_format.ParseDict(normalized, message_type())
+    except json_format.ParseError as exc:
+        raise ScenarioError(file, "", str(exc).replace("..", ".")) from exc
+
+
+def load_yaml(path: Path) -> Any:
+    file = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScenarioError(file, "", f"cannot read: {exc.strerror or exc}") from exc
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise ScenarioError(file, where, f"not valid YAML: {getattr(exc, 'problem', None) or exc}") from exc
+
+
+def load_scenario(path: Path, message_type: type[_M]) -> _M:
+    """Read a YAML scenario file as ``message_type``."""
+    return parse_scenario(load_yaml(path), message_type, str(path))
