@@ -25,7 +25,7 @@ import contextvars
 import functools
 import threading
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -358,12 +358,14 @@ class SolveGate:
         for token in list(self._active):
             token.cancel()
 
-    async def run(self, fn: Callable[[CancelToken], _T], context: grpc.aio.ServicerContext) -> _T:
+    async def _enter(
+        self, context: grpc.aio.ServicerContext | None
+    ) -> tuple[SolveToken, asyncio.TimerHandle | None]:
+        """Wait for a slot (or refuse when the queue is full); arm the caller's deadline."""
         if self._running >= self._slots and self._waiting >= self._max_waiting:
             raise ResourceExhausted(
                 f"{self._running} solves running and {self._waiting} waiting "
-                f"(limit solve_slots={self._slots}, "
-                f"max_queued_solves={self._max_waiting}); retry later",
+                f"(limit solve_slots={self._slots}, max_queued_solves={self._max_waiting}); retry later",
                 retry_after_s=self.retry_after_s(),
             )
         self._waiting += 1
@@ -374,49 +376,80 @@ class SolveGate:
         self._running += 1
         token = SolveToken()
         self._active.add(token)
-        loop = asyncio.get_running_loop()
-        remaining = context.time_remaining()
+        remaining = context.time_remaining() if context is not None else None
         timer = None
         if remaining is not None:
             # The caller's deadline, measured now that the solve has its slot (queueing ate some of it).
-            timer = loop.call_later(max(0.0, remaining - self._margin_s), token.wrap_up, "deadline")
+            timer = asyncio.get_running_loop().call_later(
+                max(0.0, remaining - self._margin_s), token.wrap_up, "deadline"
+            )
+        return token, timer
+
+    def _release(self, token: SolveToken, timer: asyncio.TimerHandle | None, started: float) -> None:
+        """Free the slot once the worker thread has stopped (idempotent)."""
+        if timer is not None:
+            timer.cancel()
+        if token not in self._active:
+            return
+        token.finish()
+        self._active.discard(token)
+        if not token.cancelled:
+            self._mean_solve_s = 0.8 * self._mean_solve_s + 0.2 * (time.perf_counter() - started)
+        self._running -= 1
+        self._semaphore.release()
+
+    async def run(
+        self, fn: Callable[[CancelToken], _T], context: grpc.aio.ServicerContext | None = None
+    ) -> _T:
+        """``fn(token)`` on a solve thread once a slot is free; ``context`` gives the caller's deadline."""
+        token, timer = await self._enter(context)
         started = time.perf_counter()
+        loop = asyncio.get_running_loop()
         work = loop.run_in_executor(
             self._executor, functools.partial(contextvars.copy_context().run, fn, token)
         )
-        released = False
-
-        def release(_: object = None) -> None:
-            nonlocal released
-            if released:
-                return
-            released = True
-            token.finish()
-            self._active.discard(token)
-            self._running -= 1
-            self._semaphore.release()
-
+        work.add_done_callback(lambda _: self._release(token, timer, started))
         try:
             outcome = await asyncio.shield(work)
         except asyncio.CancelledError:
             # Client went away or its deadline passed: stop the MIP; the slot frees when the thread does.
             token.cancel()
-            if timer is not None:
-                timer.cancel()
-            work.add_done_callback(release)
             raise
-        except BaseException:
-            if timer is not None:
-                timer.cancel()
-            release()
-            raise
-        if timer is not None:
-            timer.cancel()
-        self._mean_solve_s = 0.8 * self._mean_solve_s + 0.2 * (time.perf_counter() - started)
-        release()
         if token.wrapped_up and token.wrap_up_reason == "deadline" and _has_no_plan(outcome):
             raise DeadlineExceeded("the solver found no plan before the caller's deadline")
         return outcome
+
+    async def stream(
+        self, fn: Callable[[CancelToken], Iterator[_T]], context: grpc.aio.ServicerContext | None = None
+    ) -> AsyncIterator[_T]:
+        """Iterate ``fn(token)`` on a solve thread, yielding each item as it is produced."""
+        token, timer = await self._enter(context)
+        started = time.perf_counter()
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+
+        def pump() -> None:
+            try:
+                for item in fn(token):
+                    loop.call_soon_threadsafe(queue.put_nowait, ("item", item))
+            except BaseException as exc:
+                loop.call_soon_threadsafe(queue.put_nowait, ("error", exc))
+            finally:
+                loop.call_soon_threadsafe(queue.put_nowait, ("done", None))
+
+        work = loop.run_in_executor(self._executor, functools.partial(contextvars.copy_context().run, pump))
+        work.add_done_callback(lambda _: self._release(token, timer, started))
+        try:
+            while True:
+                kind, value = await queue.get()
+                if kind == "done":
+                    break
+                if kind == "error":
+                    raise value
+                yield value
+        finally:
+            if not work.done():
+                token.cancel()
 
     def close(self) -> None:
         self.cancel_all()

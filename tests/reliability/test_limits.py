@@ -209,3 +209,31 @@ def test_shutdown_wrap_up_all() -> None:
         gate.close()
 
     asyncio.run(scenario())
+
+
+def test_stream_yields_items_and_a_closed_consumer_cancels_the_producer() -> None:
+    def producer(token: SolveToken) -> Any:
+        for i in range(1000):
+            if token.cancelled:
+                return
+            yield i
+            time.sleep(0.01)
+
+    async def scenario() -> None:
+        gate = SolveGate(slots=1, max_waiting=0)
+        items = []
+        stream = gate.stream(producer, FakeContext(None))
+        async for item in stream:
+            items.append(item)
+            if len(items) == 3:
+                break
+        await stream.aclose()
+        assert items == [0, 1, 2]
+        for _ in range(50):  # the producer notices the cancellation within one item
+            if gate.running == 0:
+                break
+            await asyncio.sleep(0.02)
+        assert gate.running == 0
+        gate.close()
+
+    asyncio.run(scenario())
