@@ -491,7 +491,7 @@ def fleet_lines(solution: FleetSolution, instance: FleetInstance) -> list[FleetL
     return [
         FleetLine(
             option=instance.option(chosen.option_id),
-            gpus=chosen.gpus,
+            gpus=chosen.peak_gpus,
             servers=chosen.servers,
             busy_gpu_hours_per_month=chosen.busy_gpu_hours_per_month,
         )
@@ -1101,6 +1101,17 @@ def sweep(
     finally:
         executor.shutdown(wait=True, cancel_futures=True)
     yield frontier(axis, [(float(values[i]), plans[i]) for i in range(total)])
+
+
+def sweep_values(start: float, stop: float, points: int) -> tuple[float, ...]:
+    """``points`` evenly spaced values from ``start`` to ``stop`` inclusive (a SweepRange)."""
+    if points < 1:
+        msg = "a sweep needs at least one point"
+        raise ValueError(msg)
+    if points == 1:
+        return (float(start),)
+    step = (stop - start) / (points - 1)
+    return tuple(start + i * step for i in range(points))
 
 
 _INSTANCE_AXES = (SweepAxis.CAPEX_BUDGET, SweepAxis.DEMAND_MULTIPLIER)

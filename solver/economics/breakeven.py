@@ -21,7 +21,10 @@ Self-host vs API (per inference workload)::
     one replica costs C per day (its GPUs fully held, busy all day) and serves at most
     Q = capacity tokens/s × 86,400 / peak-to-average tokens a day at the SLA.
     Self-hosting at V tokens/day costs ceil(V / Q) · C; the API costs V · p.
-    If C / Q ≥ p self-hosting never wins; otherwise the two tie at V* = C / p (< Q, one replica).
+    If C / Q ≥ p self-hosting never wins. Otherwise, with r = C / p (< Q): on the k-replica range
+    ((k−1)·Q, k·Q] self-hosting is cheaper from V = k·r on, so it loses somewhere in that range
+    only while k·r > (k−1)·Q, i.e. k < Q / (Q − r). The break-even reported is the volume above
+    which self-hosting is cheaper at *every* volume: V* = k_max · r, k_max = ⌈Q / (Q − r)⌉ − 1.
 """
 
 from __future__ import annotations
@@ -248,7 +251,8 @@ class ApiBreakEven:
     self_hosted_per_million_tokens: Money | None
     api_per_million_tokens: Money | None
     break_even_daily_tokens: float | None
-    """Daily tokens at which self-hosting costs the same as the API; None = self-hosting never wins."""
+    """Daily tokens above which self-hosting (on the workload's main deployment) is cheaper than the
+    API at every volume; None = self-hosting never wins."""
     workload_daily_tokens: float
     self_hosting_cheaper: bool | None
     monthly_difference: Money | None
@@ -326,13 +330,8 @@ def api_break_even(
     price = min(prices, key=lambda p: (blended_api_price_per_token(p, workload, currency, book), p.id))
     p = blended_api_price_per_token(price, workload, currency, book)
     break_even = None
-    if (
-        replica_day_cost is not None
-        and replica_day_tokens is not None
-        and replica_day_tokens > 0
-        and replica_day_cost / replica_day_tokens < p
-    ):
-        break_even = replica_day_cost / p
+    if replica_day_cost is not None and replica_day_tokens is not None:
+        break_even = self_hosting_break_even(replica_day_cost, replica_day_tokens, p)
     cheaper = None if self_hosted_per_token is None else self_hosted_per_token < p
     difference = None
     if self_hosted_per_token is not None:
@@ -354,6 +353,20 @@ def api_break_even(
         monthly_difference=difference,
         verdict=verdict + class_note,
     )
+
+
+def self_hosting_break_even(
+    replica_day_cost: float, replica_day_tokens: float, api_per_token: float
+) -> float | None:
+    """Daily tokens above which self-hosting is cheaper than the API at every volume (docstring
+    of this module); None when even a fully used replica costs more per token than the API."""
+    if replica_day_tokens <= 0 or api_per_token <= 0:
+        return None
+    one_replica_tie = replica_day_cost / api_per_token
+    if one_replica_tie >= replica_day_tokens:
+        return None
+    k_max = math.ceil(replica_day_tokens / (replica_day_tokens - one_replica_tie)) - 1
+    return max(1, k_max) * one_replica_tie
 
 
 def _per_m(per_token: float | None, currency: Currency) -> Money | None:
@@ -380,7 +393,11 @@ def _api_verdict(  # noqa: PLR0917 - private formatter of one result
         parts.append("self-hosting never beats the API at any volume on this deployment")
     else:
         side = "above" if volume >= break_even else "below"
-        parts.append(f"break-even at {break_even:,.0f} tokens/day; the workload's {volume:,.0f} is {side} it")
+        parts.append(
+            f"on its main deployment self-hosting wins at any volume above {break_even:,.0f} tokens/day "
+            f"(the workload's {volume:,.0f} is {side}; the per-token comparison above uses the plan's "
+            "fully allocated cost: peak sizing, redundancy and shared GPUs)"
+        )
     return (
         "; ".join(parts)
         if parts

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import pytest
@@ -16,6 +17,7 @@ from solver.economics.breakeven import (
     buy_vs_rent,
     payback_months,
     rental_cost,
+    self_hosting_break_even,
 )
 from solver.economics.costs import acquisition_options
 
@@ -161,7 +163,7 @@ def test_api_break_even_volume(make_book: BookFactory) -> None:
     # API saves (0.80 − 0.55) per 1M × 100M tokens × 365/12 days a month.
     assert result.monthly_difference is not None
     assert float(result.monthly_difference.amount) == pytest.approx(-0.25 * 100 * 365 / 12, abs=0.01)
-    assert "below it" in result.verdict
+    assert "is below" in result.verdict
     assert result.same_model
 
 
@@ -206,3 +208,19 @@ def test_api_price_by_model_class(make_book: BookFactory) -> None:
     assert not result.same_model
     assert result.self_hosting_cheaper is True
     assert "closest priced model class" in result.verdict
+
+
+def test_break_even_volume_holds_for_every_larger_volume() -> None:
+    # One replica: $100 a day, 120 tokens a day; the API charges $1 a token. Brute force: find the
+    # smallest volume above which ceil(V / 120) · 100 ≤ V · 1 for every V checked.
+    cost, capacity, price = 100.0, 120.0, 1.0
+    volumes = [v / 4 for v in range(1, 4 * 3000)]
+    dearer = [v for v in volumes if math.ceil(v / capacity) * cost > v * price]
+    last_dearer = max(dearer)
+    found = self_hosting_break_even(cost, capacity, price)
+    assert found is not None
+    assert last_dearer < found <= last_dearer + 0.25 + 1e-9
+    # 500 (5 replicas × 100 tokens tie each): at 480 tokens 4 replicas cost 400 < 480, but at
+    # 490 five replicas cost 500 > 490.
+    assert found == pytest.approx(500.0)
+    assert self_hosting_break_even(130.0, capacity, price) is None  # a full replica costs more
