@@ -238,6 +238,8 @@ class _RawBook:
             raise PricebookError("<pricebook>", "book", "version", "missing: no file sets 'version'")
         if self.site is None:
             raise PricebookError("<pricebook>", "site", NO_ENTRY, "missing: no file has a 'site' section")
+        if not self.entries["gpus"]:
+            raise PricebookError("<pricebook>", "gpus", NO_ENTRY, "missing: no file lists any GPU")
         for key, entries in self.entries.items():
             _check_unique_ids(key, entries)
             for file, entry in entries:

@@ -166,3 +166,11 @@ def test_site_given_twice(book_dir: Path) -> None:
 def test_empty_directory(tmp_path: Path) -> None:
     with pytest.raises(PricebookError, match=r"no \*\.yaml files"):
         load_dir(tmp_path)
+
+
+def test_a_book_without_gpus(book_dir: Path) -> None:
+    (book_dir / "gpus.yaml").write_text("gpus: []\n", encoding="utf-8")
+    for name in ("servers.yaml", "offers.yaml"):
+        (book_dir / name).unlink()  # they reference GPUs
+    error = _refused(book_dir)
+    assert (error.entry, error.reason) == ("gpus", "missing: no file lists any GPU")

@@ -6,6 +6,8 @@ import datetime as dt
 from decimal import Decimal
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pricebook.errors import UnknownEntryError
 from pricebook.loader import load_default
@@ -112,3 +114,19 @@ def test_vat_basis_only_changes_what_needs_changing() -> None:
     assert on_vat_basis(price, includes_vat=True, want_vat=True, vat_rate=0.1) == price
     assert on_vat_basis(price, includes_vat=True, want_vat=False, vat_rate=0.1) == _krw(10_000)
     assert on_vat_basis(price, includes_vat=False, want_vat=True, vat_rate=0.1) == _krw(12_100)
+
+
+amounts = st.decimals(min_value=Decimal("0.01"), max_value=Decimal("1e12"), places=2, allow_nan=False)
+
+
+@given(amount=amounts, vat=st.sampled_from([0.0, 0.05, 0.1, 0.2]))
+def test_removing_added_vat_gives_the_amount_back_exactly(amount: Decimal, vat: float) -> None:
+    price = Money(amount=amount, currency="KRW")
+    assert remove_vat(add_vat(price, vat), vat) == price
+
+
+@given(amount=amounts)
+def test_usd_krw_round_trip_keeps_the_amount(amount: Decimal) -> None:
+    rate = FxRate(base="USD", quote="KRW", rate=1444.44, source="test rate", as_of=dt.date(2025, 12, 31))
+    back = convert(convert(Money(amount=amount, currency="USD"), "KRW", rate), "USD", rate)
+    assert back.amount == amount
