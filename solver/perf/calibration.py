@@ -36,13 +36,16 @@ class EfficiencyFactors:
     """Fixed time per engine iteration: scheduling, kernel launches, sampling."""
     per_sequence_overhead_s: float = 20e-6
     """Extra time per running sequence per iteration (CPU-side bookkeeping, sampling)."""
+    prefill_budget_share: float = 1.0
+    """Share of the iteration token budget the scheduler actually fills with prefill chunks
+    (schedulers split long prompts more finely than the budget allows to protect decode latency)."""
 
     def scaled(self, multipliers: dict[str, float]) -> EfficiencyFactors:
         """Multiply named fields (efficiencies are capped at 1: nothing beats the datasheet)."""
         changes: dict[str, float] = {}
         for name, factor in multipliers.items():
             value = getattr(self, name) * factor
-            if name.endswith("_efficiency"):
+            if name.endswith(("_efficiency", "_share")):
                 value = min(value, 1.0)
             changes[name] = value
         return replace(self, **changes)

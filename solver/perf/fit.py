@@ -216,12 +216,16 @@ class Param:
 
 _DEFAULTS = EfficiencyFactors()
 INFERENCE_PARAMS: tuple[Param, ...] = (
-    Param(("base", "bandwidth_efficiency"), _DEFAULTS.bandwidth_efficiency, 0.2, 1.0, 1.0),
+    Param(("base", "bandwidth_efficiency"), _DEFAULTS.bandwidth_efficiency, 0.2, 0.95, 1.0),
     Param(("base", "attention_efficiency"), _DEFAULTS.attention_efficiency, 0.1, 1.0, 1.0),
     Param(("base", "compute_efficiency"), _DEFAULTS.compute_efficiency, 0.1, 1.0, 1.0),
     Param(("base", "communication_efficiency"), _DEFAULTS.communication_efficiency, 0.1, 1.0, 0.5),
     Param(("base", "step_overhead_s"), _DEFAULTS.step_overhead_s, 1e-4, 0.05, 1.0),
     Param(("base", "per_sequence_overhead_s"), _DEFAULTS.per_sequence_overhead_s, 1e-7, 1e-3, 1.5),
+    # Each engine's scheduler fills its token budget differently: fitted per engine (prior: half the
+    # whole budget), not through the global factor.
+    Param(("engine", "vllm", "prefill_budget_share"), 0.5, 0.03, 1.0, 1.5),
+    Param(("engine", "trtllm", "prefill_budget_share"), 0.5, 0.03, 1.0, 1.5),
     Param(("engine", "trtllm", "attention_efficiency"), 1.0, 0.3, 3.0, 0.5),
     Param(("engine", "trtllm", "compute_efficiency"), 1.0, 0.3, 3.0, 0.5),
     Param(("precision", "fp8", "compute_efficiency"), 1.0, 0.3, 3.0, 0.5),
@@ -256,6 +260,11 @@ def _assemble(params: Sequence[Param], values: Sequence[float], extra: dict[str,
     return data
 
 
+DATA_LOG_SD = 0.15
+"""Typical scatter of one measurement around the model (log space): data residuals are divided by
+it, so a prior with sd s in log space weighs like one measurement when s = 0.15."""
+
+
 def _fit(
     params: Sequence[Param],
     points: Sequence[CalibrationPoint],
@@ -276,7 +285,7 @@ def _fit(
                 merged.update(data.get(section, {}))
                 data[section] = merged
         cal = calibration_from_dict(data)
-        out = [math.log(max(predict(pt, cal)[0], 1e-9) / pt.value) for pt in targets]
+        out = [math.log(max(predict(pt, cal)[0], 1e-9) / pt.value) / DATA_LOG_SD for pt in targets]
         out += [(xi - x0i) / p.prior_sd for xi, x0i, p in zip(x, x0, params, strict=True)]
         return np.array(out)
 

@@ -268,7 +268,8 @@ class Replica:
 
     def prefill_chunk(self, decode_batch: float) -> float:
         """Prefill tokens one iteration can carry next to ``decode_batch`` decode tokens."""
-        return max(float(self.limits.max_batched_tokens) - decode_batch, MIN_PREFILL_CHUNK)
+        budget = self.limits.max_batched_tokens * self.factors.prefill_budget_share
+        return max(budget - decode_batch, MIN_PREFILL_CHUNK)
 
     def prefill(self, shape: WorkloadShape, decode_batch: float, decode_context: float) -> tuple[float, float]:
         """(seconds to prefill one prompt while ``decode_batch`` sequences decode, seconds per chunk step)."""
@@ -461,7 +462,7 @@ def _offline(replica: Replica, shape: WorkloadShape) -> _Timing:
     uncached = uncached_tokens(shape)
     admit = replica.sequences_fitting(lin + lout / 2.0)
     n_memory = max(1, min(admit, replica.limits.max_num_seqs))
-    n_budget = replica.limits.max_batched_tokens * lout / (uncached + lout)
+    n_budget = replica.limits.max_batched_tokens * replica.factors.prefill_budget_share * lout / (uncached + lout)
     n = max(1.0, min(float(n_memory), n_budget))
     prefill_per_step = n * uncached / lout
     context = lin + lout / 2.0
