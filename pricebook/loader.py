@@ -17,7 +17,7 @@ import enum
 import functools
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
 from importlib import resources
 from pathlib import Path
@@ -357,9 +357,7 @@ def _check_references(entries: Mapping[str, Sequence[tuple[str, Sourced]]]) -> N
         servers[srv.id] = srv
     for file, off in entries["offers"]:
         assert isinstance(off, Offer)
-        check_offer_references(
-            off, gpu_ids, servers, lambda field, reason, o=off, f=file: PricebookError(f, o.id, field, reason)
-        )
+        check_offer_references(off, gpu_ids, servers, functools.partial(PricebookError, file, off.id))
     model_ids = {_entry_id(e) for _, e in entries["models"]}
     for file, api in entries["api_prices"]:
         assert isinstance(api, ApiPrice)
@@ -373,7 +371,7 @@ def check_offer_references(
     off: Offer,
     gpu_ids: Iterable[str],
     servers: Mapping[str, ServerSpec],
-    error: Any,
+    error: Callable[[str, str], Exception],
 ) -> None:
     """Raise ``error(field, reason)`` if the offer names an unknown GPU/server or is inconsistent.
 

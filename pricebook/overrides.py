@@ -97,7 +97,7 @@ def _apply_offer(book: Pricebook, offers: list[Offer], change: OfferOverride, as
     updates: dict[str, Any] = {
         "price": change.price,
         "label": change.label,
-        "source": f"{OVERRIDE_SOURCE} ({change.provider}); replaces: {current.source}",
+        "source": f"{_quoted_by(change)}; replaces: {current.source}",
         "as_of": dated,
         "estimated_fields": tuple(f for f in current.estimated_fields if f != "price"),
         "notes": f"Overridden by the request (was {_money(current.price)}, {current.as_of.isoformat()}).",
@@ -114,8 +114,9 @@ def _apply_offer(book: Pricebook, offers: list[Offer], change: OfferOverride, as
 def _add_offer(book: Pricebook, offers: list[Offer], change: OfferOverride, as_of: dt.date) -> str:
     if change.kind is None or change.gpu is None:
         missing = "kind" if change.kind is None else "gpu"
-        close = [o.id for o in offers if o.id.startswith(change.offer_id.split(".")[0])][:3]
-        hint = f" (offers for that GPU: {', '.join(close)})" if close else ""
+        prefix = change.offer_id.split(".")[0]
+        close = [o.id for o in offers if o.id.startswith(prefix + ".")][:3]
+        hint = f" (existing offers for {prefix!r}: {', '.join(close)})" if close else ""
         raise _Violation(
             "offer_id" if change.kind is None and change.gpu is None else missing,
             f"unknown offer id {change.offer_id!r}{hint}; to add a new offer give kind and gpu",
@@ -132,7 +133,7 @@ def _add_offer(book: Pricebook, offers: list[Offer], change: OfferOverride, as_o
             "price": change.price,
             "term_months": change.term_months,
             "label": change.label,
-            "source": f"{OVERRIDE_SOURCE} ({change.provider})",
+            "source": _quoted_by(change),
             "as_of": as_of,
         },
     )
@@ -143,6 +144,11 @@ def _add_offer(book: Pricebook, offers: list[Offer], change: OfferOverride, as_o
         f"added offer {added.id}: {added.kind.value} {added.gpu}{where} at {_money(added.price)}{term} "
         f"from {added.provider} ({added.label.value})"
     )
+
+
+def _quoted_by(change: OfferOverride) -> str:
+    provider = change.provider.strip()
+    return OVERRIDE_SOURCE if provider in ("", OVERRIDE_SOURCE) else f"{OVERRIDE_SOURCE} ({provider})"
 
 
 def _resolve_gpu(book: Pricebook, key: str) -> str:
