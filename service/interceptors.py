@@ -20,6 +20,7 @@ import structlog
 import structlog.tracebacks
 
 from service.calls import CallRecord, bind_call, unbind_call
+from service.security import redact_sensitive
 
 REQUEST_ID_KEY = "x-request-id"
 log = structlog.get_logger("fleetplan.rpc")
@@ -32,6 +33,8 @@ def configure_logging(*, json: bool | None = None, level: int = logging.INFO) ->
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
+        # Tokens never; prices and request bodies only at debug level (service.security).
+        redact_sensitive,
     ]
     if as_json:
         # Tracebacks as data, without local variables (they would hold request bodies and prices).

@@ -12,6 +12,7 @@ The pricebook is loaded before the socket opens; a broken pricebook raises ``Pri
 from __future__ import annotations
 
 import asyncio
+import errno
 import signal
 import threading
 from collections.abc import Sequence
@@ -28,8 +29,11 @@ from clients._pb.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
 from pricebook import load_default, load_dir
 from pricebook.schema import Pricebook
 from service.interceptors import RequestLoggingInterceptor
+from service.limits import LimitsInterceptor
+from service.security import auth_interceptors, server_credentials
 from service.servicers import FleetPlannerServicer, ServiceState
 from service.settings import ServerSettings
+from service.shutdown import graceful_stop
 
 log = structlog.get_logger("fleetplan.server")
 
@@ -39,17 +43,6 @@ SERVICE_NAME = api.DESCRIPTOR.services_by_name["FleetPlanner"].full_name
 
 def load_pricebook(settings: ServerSettings) -> Pricebook:
     return load_dir(settings.pricebook_dir) if settings.pricebook_dir is not None else load_default()
-
-
-def _server_credentials(settings: ServerSettings) -> grpc.ServerCredentials | None:
-    if settings.tls_cert_file is None or settings.tls_key_file is None:
-        return None
-    key = settings.tls_key_file.read_bytes()
-    cert = settings.tls_cert_file.read_bytes()
-    client_ca = settings.tls_client_ca_file.read_bytes() if settings.tls_client_ca_file else None
-    return grpc.ssl_server_credentials(
-        [(key, cert)], root_certificates=client_ca, require_client_auth=client_ca is not None
-    )
 
 
 @dataclass
@@ -65,8 +58,8 @@ class BuiltServer:
         await self.health.set(SERVICE_NAME, status)
 
     async def stop(self, grace_s: float) -> None:
-        await self.set_serving(False)
-        await self.server.stop(grace_s)
+        """NOT_SERVING, stop accepting, wrap up solves near the end of ``grace_s`` (service.shutdown)."""
+        await graceful_stop(self.server, self.set_serving, self.servicer.gate, grace_s)
 
 
 async def build_server(settings: ServerSettings, book: Pricebook) -> BuiltServer:
@@ -78,7 +71,8 @@ async def build_server(settings: ServerSettings, book: Pricebook) -> BuiltServer
         ("grpc.so_reuseport", 0),
     )
     server = grpc.aio.server(
-        interceptors=[RequestLoggingInterceptor()],
+        # Logging outermost (refused calls are logged too), then tokens, then request size caps.
+        interceptors=[RequestLoggingInterceptor(), *auth_interceptors(settings), LimitsInterceptor()],
         options=options,
         maximum_concurrent_rpcs=settings.max_concurrent_rpcs,
     )
@@ -89,7 +83,7 @@ async def build_server(settings: ServerSettings, book: Pricebook) -> BuiltServer
     reflection.enable_server_reflection(
         (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME), server
     )
-    credentials = _server_credentials(settings)
+    credentials = server_credentials(settings)
     try:
         if credentials is None:
             port = server.add_insecure_port(settings.address)
@@ -136,6 +130,16 @@ class ThreadedServer:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="fleetplan-server", daemon=True)
         self._built: BuiltServer | None = None
+        self._stopped = False
+        self._loop.set_exception_handler(self._loop_exception)
+
+    def _loop_exception(self, loop: asyncio.AbstractEventLoop, context: dict[str, object]) -> None:
+        # After stop(), grpc's aio poller may wake once more on a descriptor the process is closing
+        # (EBADF at interpreter exit): harmless, so not reported. Everything else is.
+        error = context.get("exception")
+        if self._stopped and isinstance(error, OSError) and error.errno == errno.EBADF:
+            return
+        loop.default_exception_handler(context)
 
     def start(self) -> ThreadedServer:
         self._thread.start()
@@ -169,6 +173,7 @@ class ThreadedServer:
             grace = self._settings.grace_period_s if grace_s is None else grace_s
             asyncio.run_coroutine_threadsafe(self._built.stop(grace), self._loop).result(grace + 30)
             self._built = None
+        self._stopped = True
         # The loop (a daemon thread) keeps running: grpc's aio poller stays registered on it until
         # the process exits, and stopping it early turns the poller's last wake-up into a spurious
         # "Bad file descriptor" traceback.

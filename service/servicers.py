@@ -1,17 +1,17 @@
 """The FleetPlanner servicer: convert → call the domain → convert back. Nothing else.
 
 Every handler is wrapped by ``service.errors.grpc_errors`` (the one place domain errors become
-statuses). Solves run in worker threads (``asyncio.to_thread``; OR-Tools releases the GIL) behind
-``SolveGate``: a semaphore sized from the cores plus a bounded wait queue. When the call is
-cancelled or its deadline passes, the solve's ``CancelToken`` fires so the MIP stops.
+statuses). Solves run in worker threads (OR-Tools releases the GIL) behind ``service.limits.SolveGate``:
+slots sized from the cores plus a bounded wait queue (RESOURCE_EXHAUSTED + RetryInfo past it). At the
+caller's deadline the solve is wrapped up (best verified plan, else DEADLINE_EXCEEDED); when the call
+is cancelled the solve's ``CancelToken`` fires so the MIP stops.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -23,88 +23,15 @@ from clients._pb.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
 from pricebook.schema import Pricebook
 from service import converters, domain_calls
 from service.calls import current_call
-from service.errors import ResourceExhausted, grpc_errors
+from service.errors import grpc_errors
+from service.limits import SolveGate
 from service.settings import ServerSettings
 from solver import planner
-from solver.optimizer.cancel import CancelToken
 
 log = structlog.get_logger("fleetplan.service")
 _T = TypeVar("_T")
 
 SERVER_VERSION = "0.1.0"
-
-
-class SolveGate:
-    """At most ``slots`` solves at once and ``max_waiting`` waiting; beyond that RESOURCE_EXHAUSTED."""
-
-    def __init__(self, slots: int, max_waiting: int) -> None:
-        self._semaphore = asyncio.Semaphore(slots)
-        self._slots = slots
-        self._max_waiting = max_waiting
-        self._waiting = 0
-        self._running = 0
-
-    @property
-    def running(self) -> int:
-        return self._running
-
-    @contextlib.asynccontextmanager
-    async def slot(self) -> AsyncIterator[None]:
-        if self._running >= self._slots and self._waiting >= self._max_waiting:
-            raise ResourceExhausted(
-                f"{self._running} solves running and {self._waiting} waiting; retry shortly", retry_after_s=1.0
-            )
-        self._waiting += 1
-        try:
-            await self._semaphore.acquire()
-        finally:
-            self._waiting -= 1
-        self._running += 1
-        try:
-            yield
-        finally:
-            self._running -= 1
-            self._semaphore.release()
-
-    async def run(self, fn: Callable[[CancelToken], _T]) -> _T:
-        """Run ``fn(cancel)`` in a worker thread; a cancelled call fires ``cancel`` to stop the solve."""
-        async with self.slot():
-            cancel = CancelToken()
-            try:
-                return await asyncio.to_thread(fn, cancel)
-            except asyncio.CancelledError:
-                # Client went away or its deadline passed: stop the MIP; the thread ends promptly.
-                cancel.cancel()
-                raise
-
-    async def stream(self, fn: Callable[[CancelToken], Iterator[_T]]) -> AsyncIterator[_T]:
-        """Iterate ``fn(cancel)`` in a worker thread, yielding each item as it is produced."""
-        async with self.slot():
-            cancel = CancelToken()
-            loop = asyncio.get_running_loop()
-            queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-
-            def pump() -> None:
-                try:
-                    for item in fn(cancel):
-                        loop.call_soon_threadsafe(queue.put_nowait, ("item", item))
-                except BaseException as exc:  # noqa: BLE001 - handed to the event loop
-                    loop.call_soon_threadsafe(queue.put_nowait, ("error", exc))
-                finally:
-                    loop.call_soon_threadsafe(queue.put_nowait, ("done", None))
-
-            worker = asyncio.ensure_future(asyncio.to_thread(pump))
-            try:
-                while True:
-                    kind, value = await queue.get()
-                    if kind == "done":
-                        break
-                    if kind == "error":
-                        raise value
-                    yield value
-            finally:
-                if not worker.done():
-                    cancel.cancel()
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +57,8 @@ def _record_solver(stats: dict[str, Any]) -> None:
 class FleetPlannerServicer(rpc.FleetPlannerServicer):
     def __init__(self, state: ServiceState) -> None:
         self._state = state
-        self._gate = SolveGate(state.settings.solve_slots, state.settings.max_queued_solves)
+        self._gate = SolveGate(state.settings.solve_slots, state.settings.max_queued_solves,
+                               margin_s=state.settings.deadline_margin_s)
         self._model_version = domain_calls.performance_model_version()
 
     @property
@@ -145,7 +73,8 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         book = self._state.book
         plan_request = converters.plan_request_from_proto(request, book)
         limit = _time_budget_s(context, self._state.settings)
-        result = await self._gate.run(lambda cancel: domain_calls.plan(plan_request, book, limit, cancel))
+        result = await self._gate.run(
+            lambda cancel: domain_calls.plan(plan_request, book, limit, cancel), context)
         _record_solver(domain_calls.log_stats(result.solution))
         return api.PlanFleetResponse(plan=converters.plan_to_proto(result, book),
                                      provenance=converters.plan_provenance(result, **self._versions()))
@@ -158,7 +87,8 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         fleet, plan_request = converters.evaluate_request_from_proto(request, book)
         limit = _time_budget_s(context, self._state.settings)
         result = await self._gate.run(lambda cancel: domain_calls.evaluate(
-            fleet, plan_request, book, limit, cancel, compare_with_optimal=request.compare_with_optimal))
+            fleet, plan_request, book, limit, cancel, compare_with_optimal=request.compare_with_optimal),
+            context)
         _record_solver(domain_calls.log_stats(result.plan.solution))
         response = converters.evaluation_to_proto(result, book)
         response.provenance.CopyFrom(converters.plan_provenance(result.plan, **self._versions()))
@@ -184,7 +114,8 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         query = converters.break_even_request_from_proto(request, book)
         limit = _time_budget_s(context, self._state.settings)
         result = await self._gate.run(lambda cancel: domain_calls.break_even(
-            query.request, book, limit, cancel, gpu=query.gpu, fleet=query.fleet, utilization=query.utilization))
+            query.request, book, limit, cancel, gpu=query.gpu, fleet=query.fleet,
+            utilization=query.utilization), context)
         _record_solver(domain_calls.log_stats(result.plan.solution))
         response = converters.break_even_analysis_to_proto(result, book)
         response.provenance.CopyFrom(converters.plan_provenance(result.plan, **self._versions()))
@@ -212,7 +143,7 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         points = 0
         async for item in self._gate.stream(lambda cancel: domain_calls.sweep(
                 sweep.request, book, sweep.axis, sweep.values, cancel, workload=sweep.workload,
-                time_limit_s_per_point=per_point)):
+                time_limit_s_per_point=per_point), context):
             if isinstance(item, planner.SweepPoint):
                 points += 1
                 yield converters.sweep_point_to_proto(item)
