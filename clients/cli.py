@@ -212,12 +212,24 @@ def _case_from_flags(args: argparse.Namespace) -> performance_pb2.PerformanceCas
     return case_from_json(line, "flags")
 
 
+_FILE_NAMES = {"gpu_id": "gpu", "model.model_id": "model", "model": "model", "request_rate_per_s": "request_rate",
+               "max_concurrency": "concurrency"}
+
+
+def _file_field(proto_path: str) -> str:
+    """``cases[3].model.spec.layers`` → ``model_spec.layers`` (the batch file's own field names)."""
+    field = proto_path.split("].", 1)[1] if proto_path.startswith("cases[") and "]." in proto_path else proto_path
+    if field.startswith("model.spec."):
+        return "model_spec." + field.removeprefix("model.spec.")
+    return _FILE_NAMES.get(field, field)
+
+
 def _result_row(result: performance_pb2.PerformanceResult, source: dict[str, Any]) -> dict[str, Any]:
     """One output line of the batch file: the case's fields plus the estimate (issue #4 names)."""
     row = dict(source)
     outcome = result.WhichOneof("outcome")
     if outcome == "error":
-        row["error"] = {"field": result.error.field, "reason": result.error.reason}
+        row["error"] = {"field": _file_field(result.error.field), "reason": result.error.reason}
         return row
     fields = json_format.MessageToDict(getattr(result, outcome), preserving_proto_field_name=True,
                                        always_print_fields_with_no_presence=True)
@@ -246,18 +258,23 @@ def cmd_estimate(args: argparse.Namespace, out: TextIO) -> int:
         where = f"{path}:{number}"
         try:
             line = json.loads(text)
-            if not isinstance(line, dict):
-                raise ScenarioError(where, "", "each line must be a JSON object")
-            sources.append(line)
-            cases.append(case_from_json(line, where))
-            rows.append(None)
-        except (json.JSONDecodeError, ScenarioError) as exc:
-            field = exc.path if isinstance(exc, ScenarioError) else ""
-            reason = exc.reason if isinstance(exc, ScenarioError) else f"not valid JSON: {exc.msg}"
-            sources.append({} if not isinstance(exc, ScenarioError) else sources[-1] if len(sources) > len(cases)
-                           else {})
+        except json.JSONDecodeError as exc:
+            sources.append({})
             cases.append(None)
-            rows.append({"line": number, "error": {"field": field, "reason": reason}})
+            rows.append({"line": number, "error": {"field": "", "reason": f"not valid JSON: {exc.msg}"}})
+            continue
+        if not isinstance(line, dict):
+            line = {}
+            error: dict[str, Any] | None = {"field": "", "reason": "each line must be a JSON object"}
+        else:
+            error = None
+        sources.append(line)
+        try:
+            cases.append(None if error else case_from_json(line, where))
+            rows.append({**line, "line": number, "error": error} if error else None)
+        except ScenarioError as exc:
+            cases.append(None)
+            rows.append({**line, "error": {"field": _file_field(exc.path), "reason": exc.reason}})
     valid = [c for c in cases if c is not None]
     results: list[performance_pb2.PerformanceResult] = []
     if valid:

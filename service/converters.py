@@ -1054,10 +1054,13 @@ def break_even_analysis_to_proto(result: planner.BreakEvenAnalysis,
 # EstimatePerformance: proto cases ↔ the batch-file case dicts of ``solver.perf.cases``
 # --------------------------------------------------------------------------------------------
 
+DEFAULT_TRAINING_SEQ_LEN = 4096
+"""``PerformanceCase.seq_len`` when absent (the proto's documented default)."""
 _MODE_NAMES = {performance_pb2.ESTIMATE_MODE_UNSPECIFIED: "infer", performance_pb2.ESTIMATE_MODE_INFER: "infer",
                performance_pb2.ESTIMATE_MODE_TRAIN: "train"}
 # Batch-file key → proto field name (where they differ).
-_CASE_PROTO_NAME = {"gpu": "gpu_id", "model_spec": "model.spec", "request_rate": "request_rate_per_s"}
+_CASE_PROTO_NAME = {"gpu": "gpu_id", "model_spec": "model.spec", "request_rate": "request_rate_per_s",
+                    "model": "model.model_id"}
 
 
 def _case_dict(case: performance_pb2.PerformanceCase, col: _Collector, path: str) -> dict[str, Any]:
@@ -1112,6 +1115,7 @@ def _case_dict(case: performance_pb2.PerformanceCase, col: _Collector, path: str
         if hit:
             out["prefix_hit_rate"] = hit
         _put(out, "max_num_seqs", _opt(case, "max_num_seqs"))
+        _put(out, "max_batched_tokens", _opt(case, "max_batched_tokens"))
     else:
         method = col.enum(METHOD_FROM_PROTO, case.method, join_path(path, "method"), required=True)
         _put(out, "method", method.value if method else None)
@@ -1120,7 +1124,7 @@ def _case_dict(case: performance_pb2.PerformanceCase, col: _Collector, path: str
             col.violations.append(FieldViolation(join_path(path, "tokens"),
                                                  f"must be greater than 0 (got {tokens or '0 or not set'})"))
         out["tokens"] = tokens
-        _put(out, "seq_len", _opt(case, "seq_len"))
+        out["seq_len"] = _opt(case, "seq_len") or DEFAULT_TRAINING_SEQ_LEN
     return out
 
 
@@ -1140,7 +1144,7 @@ def performance_cases_from_proto(message: api.EstimatePerformanceRequest,
             data["gpu"] = refs.gpu(case.gpu_id, join_path(path, "gpu_id"))
         if "model" in data:
             refs.model(domain.ModelRef(model_id=data["model"]), join_path(path, "model"))
-        violations = [*col.violations, *refs.violations]
+        violations = [*refs.violations, *col.violations]
         all_violations.extend(violations)
         out.append(violations[0] if violations else data)
     if all_violations and not message.allow_partial_failure:
@@ -1149,15 +1153,18 @@ def performance_cases_from_proto(message: api.EstimatePerformanceRequest,
 
 
 def _case_error_path(index: int, field_name: str) -> str:
-    name = _CASE_PROTO_NAME.get(field_name, field_name)
+    head, _, rest = field_name.partition(".")
+    name = _CASE_PROTO_NAME.get(head, head) + (f".{rest}" if rest else "")
     return join_path("cases", index, *name.split(".")) if name else join_path("cases", index)
 
 
 def performance_results_to_proto(message: api.EstimatePerformanceRequest,
                                  cases: Sequence[dict[str, Any] | FieldViolation],
                                  results: Sequence[Mapping[str, Any]]) -> api.EstimatePerformanceResponse:
-    """Results of ``solver.perf.cases.estimate_cases`` (one dict per valid case) → proto, in order."""
+    """Estimates (one row per valid case, in order) → proto. Without ``allow_partial_failure`` a case
+    the performance model refuses (e.g. a TP that does not divide the heads) is INVALID_ARGUMENT."""
     response = api.EstimatePerformanceResponse()
+    refused: list[FieldViolation] = []
     valid = iter(results)
     for i, (case_msg, case) in enumerate(zip(message.cases, cases, strict=True)):
         result = performance_pb2.PerformanceResult(case_index=i)
@@ -1166,8 +1173,17 @@ def performance_results_to_proto(message: api.EstimatePerformanceRequest,
             result.error.CopyFrom(performance_pb2.CaseError(field=case.field, reason=case.reason))
         else:
             row = next(valid)
-            _fill_result(result, row, i)
+            error = row.get("error")
+            if isinstance(error, Mapping):
+                violation = FieldViolation(_case_error_path(i, str(error.get("field", ""))),
+                                           str(error.get("reason", "")))
+                refused.append(violation)
+                result.error.CopyFrom(performance_pb2.CaseError(field=violation.field, reason=violation.reason))
+            else:
+                _fill_result(result, row)
         response.results.append(result)
+    if refused and not message.allow_partial_failure:
+        raise InvalidRequest(refused)
     return response
 
 
@@ -1176,39 +1192,34 @@ def _num(row: Mapping[str, Any], key: str) -> float:
     return float(value) if isinstance(value, int | float) and math.isfinite(value) else 0.0
 
 
-def _fill_result(result: performance_pb2.PerformanceResult, row: Mapping[str, Any], index: int) -> None:
-    error = row.get("error")
-    if error:
-        field_name = error.get("field", "") if isinstance(error, Mapping) else ""
-        reason = error.get("reason", str(error)) if isinstance(error, Mapping) else str(error)
-        result.error.CopyFrom(performance_pb2.CaseError(field=_case_error_path(index, field_name), reason=reason))
-        return
-    result.architecture_assumed = bool(row.get("architecture_assumed") or row.get("assumed"))
-    result.warnings.extend(str(w) for w in row.get("warnings", ()) or ())
+def _fill_result(result: performance_pb2.PerformanceResult, row: Mapping[str, Any]) -> None:
+    """One row of ``solver.perf.cases.estimate_case`` into the proto result."""
+    result.architecture_assumed = bool(row.get("assumed_architecture"))
     if row.get("mode", "infer") == "train":
         result.training.CopyFrom(performance_pb2.TrainingEstimate(
             train_tok_s=_num(row, "train_tok_s"), train_tok_s_per_gpu=_num(row, "train_tok_s_per_gpu"),
             mfu=_num(row, "mfu"), hours=_num(row, "hours"), gpu_hours=_num(row, "gpu_hours"),
             fits=bool(row.get("fits")), min_gpus=int(_num(row, "min_gpus")),
-            memory_per_gpu_gb=_num(row, "memory_per_gpu_gb"), reason=str(row.get("reason", "") or ""),
+            memory_per_gpu_gb=_num(row, "memory_per_gpu_gb"), reason=str(row.get("reason") or ""),
         ))
+        if row.get("hours") is None:
+            result.warnings.append("the run never finishes on this configuration (unbounded hours)")
         return
-    estimate = performance_pb2.InferenceEstimate(
-        tp=int(_num(row, "tp")), tp_chosen=bool(row.get("tp_chosen")), replicas=int(_num(row, "replicas")),
-        output_tok_s_total=_num(row, "output_tok_s_total"), total_tok_s=_num(row, "total_tok_s"),
-        req_s=_num(row, "req_s"), ttft_ms=_num(row, "ttft_ms"), tpot_ms=_num(row, "tpot_ms"),
+    result.inference.CopyFrom(performance_pb2.InferenceEstimate(
+        tp=int(_num(row, "tp")), tp_chosen=bool(row.get("tp_chosen_by_estimator")),
+        replicas=int(_num(row, "replicas")), output_tok_s_total=_num(row, "output_tok_s_total"),
+        total_tok_s=_num(row, "total_tok_s"), req_s=_num(row, "req_s"),
+        ttft_ms=_num(row, "ttft_p95_ms" if "request_rate" in row else "ttft_ms"), tpot_ms=_num(row, "tpot_ms"),
         per_user_tok_s=_num(row, "per_user_tok_s"), max_concurrency=int(_num(row, "max_concurrency")),
-        fits=bool(row.get("fits")), bottleneck=str(row.get("bottleneck", "") or ""),
+        fits=bool(row.get("fits")), bottleneck=str(row.get("bottleneck") or ""),
         output_tok_s_low=_num(row, "output_tok_s_low"), output_tok_s_high=_num(row, "output_tok_s_high"),
-        reason=str(row.get("reason", "") or ""),
-    )
-    memory = row.get("memory")
-    if isinstance(memory, Mapping):
-        estimate.memory.CopyFrom(performance_pb2.MemoryBreakdown(
-            weights_gb=_num(memory, "weights_gb"), kv_cache_gb=_num(memory, "kv_gb") or _num(memory, "kv_cache_gb"),
-            reserve_gb=_num(memory, "reserve_gb"), capacity_gb=_num(memory, "usable_gb") or _num(memory, "capacity_gb"),
-        ))
-    result.inference.CopyFrom(estimate)
+        memory=performance_pb2.MemoryBreakdown(
+            weights_gb=_num(row, "weights_gb_per_gpu"), kv_cache_gb=_num(row, "kv_gb_per_gpu"),
+            reserve_gb=_num(row, "reserve_gb_per_gpu"), capacity_gb=_num(row, "usable_gb_per_gpu")),
+        reason=str(row.get("reason") or ""),
+    ))
+    if row.get("ttft_ms") is None or row.get("tpot_ms") is None:
+        result.warnings.append("latency is unbounded at this load (the replica cannot keep up)")
 
 
 # --------------------------------------------------------------------------------------------

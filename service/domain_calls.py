@@ -7,7 +7,6 @@ or economics: only the call, the time limit and the solver statistics for the RP
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -66,12 +65,21 @@ def sweep(request: domain.PlanRequest, book: Pricebook, axis: planner.SweepAxis,
 
 
 def estimate_cases(cases: Sequence[Mapping[str, Any]], book: Pricebook) -> list[dict[str, Any]]:
-    """Batch what-ifs through ``solver.perf.cases`` (the batch-file contract of issue #4)."""
-    try:
-        module = importlib.import_module("solver.perf.cases")
-    except ModuleNotFoundError as exc:
-        if exc.name != "solver.perf.cases":
-            raise
-        msg = "EstimatePerformance needs solver.perf.cases, which is not available yet"
-        raise NotImplementedError(msg) from exc
-    return list(module.estimate_cases([dict(c) for c in cases], book))
+    """Each case (batch-file field names, issue #4) estimated by ``solver.perf.cases``; a bad case
+    yields ``{"error": {"field": ..., "reason": ...}}`` and the others are still estimated."""
+    from pydantic import ValidationError
+
+    from solver.perf import cases as perf_cases
+
+    rows: list[dict[str, Any]] = []
+    for data in cases:
+        try:
+            rows.append(perf_cases.estimate_case(perf_cases.EstimateCase.model_validate(dict(data)), book))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            loc = [str(p) for p in first["loc"]]
+            field = ".".join(loc[:2] if loc and loc[0] == "model_spec" else loc[:1])
+            rows.append({"error": {"field": field, "reason": str(first["msg"])}})
+        except perf_cases.CaseError as exc:
+            rows.append({"error": {"field": exc.field, "reason": exc.reason}})
+    return rows

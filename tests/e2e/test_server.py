@@ -198,6 +198,48 @@ def test_evaluate_fleet_bad_fleet_is_invalid_argument(client: FleetPlannerClient
 # -- EstimatePerformance -----------------------------------------------------------------------
 
 
+def seed000_case(gpu: str) -> performance_pb2.PerformanceCase:
+    """Seed 000's benchmark: Ministral-3-14B FP8, 7000 in / 1024 out, 50 concurrent users."""
+    return performance_pb2.PerformanceCase(
+        gpu_id=gpu, model=common_pb2.ModelRef(model_id="mistralai/Ministral-3-14B-Instruct-2512"),
+        precision=common_pb2.PRECISION_FP8, input_len=7000, output_len=1024, concurrency=50,
+    )
+
+
+def test_estimate_performance_inference_and_training(client: FleetPlannerClient) -> None:
+    training = performance_pb2.PerformanceCase(
+        mode=performance_pb2.ESTIMATE_MODE_TRAIN, gpu_id="h200-sxm", num_gpus=2,
+        model=common_pb2.ModelRef(model_id="Qwen/Qwen2.5-14B-Instruct"), method=common_pb2.TRAINING_METHOD_LORA,
+        tokens=2e8,
+    )
+    response = client.estimate_performance([seed000_case("h100-sxm"), seed000_case("rtx-pro-6000-ws"), training])
+    h100, rtx, train = response.results
+    assert [r.case_index for r in response.results] == [0, 1, 2]
+    for result in (h100, rtx):
+        e = result.inference
+        assert e.fits and e.tp == 1 and e.replicas == 1
+        assert e.output_tok_s_low <= e.output_tok_s_total <= e.output_tok_s_high
+        assert e.ttft_ms > 0 and e.tpot_ms > 0 and e.bottleneck
+        # Closed loop: each user sees one token per TPOT.
+        assert e.per_user_tok_s == pytest.approx(1000.0 / e.tpot_ms, rel=0.05)
+    # Seed lesson 1: decode is bandwidth-bound, H100 (3.35 TB/s) beats RTX PRO 6000 (1.79 TB/s).
+    assert h100.inference.output_tok_s_total > rtx.inference.output_tok_s_total
+    t = train.training
+    assert t.fits and t.train_tok_s == pytest.approx(2 * t.train_tok_s_per_gpu, rel=1e-6)
+    assert t.hours == pytest.approx(2e8 / t.train_tok_s / 3600, rel=1e-3)
+    assert response.provenance.performance_model_version
+
+
+def test_estimate_performance_partial_failure_keeps_good_cases(client: FleetPlannerClient) -> None:
+    bad = seed000_case("h100-sxm")
+    bad.tp = 3  # does not divide the model's heads nor num_gpus
+    response = client.estimate_performance([seed000_case("h100-sxm"), bad], allow_partial_failure=True)
+    assert response.results[0].WhichOneof("outcome") == "inference"
+    assert response.results[1].WhichOneof("outcome") == "error"
+    assert response.results[1].error.field == "cases[1].tp"
+    expect_invalid(lambda: client.estimate_performance([bad]), "cases[0].tp")
+
+
 def test_estimate_performance_bad_case_is_invalid_argument(client: FleetPlannerClient) -> None:
     case = performance_pb2.PerformanceCase(gpu_id="h100-sxm", model=common_pb2.ModelRef(model_id="meta-llama/Llama-3.1-8B"),
                                            input_len=0, output_len=100, concurrency=8)

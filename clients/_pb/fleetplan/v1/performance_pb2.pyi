@@ -68,6 +68,7 @@ class PerformanceCase(_message.Message):
     METHOD_FIELD_NUMBER: _builtins.int
     TOKENS_FIELD_NUMBER: _builtins.int
     SEQ_LEN_FIELD_NUMBER: _builtins.int
+    MAX_BATCHED_TOKENS_FIELD_NUMBER: _builtins.int
     mode: Global___EstimateMode.ValueType
     """Inference (default) or training."""
     gpu_id: _builtins.str
@@ -102,6 +103,8 @@ class PerformanceCase(_message.Message):
     """Training tokens of one run (training)."""
     seq_len: _builtins.int
     """Training sequence length in tokens (training); absent = 4096."""
+    max_batched_tokens: _builtins.int
+    """Engine per-iteration token budget (chunked prefill); absent = the engine's default."""
     @_builtins.property
     def model(self) -> _common_pb2.ModelRef:
         """The model."""
@@ -127,11 +130,14 @@ class PerformanceCase(_message.Message):
         method: _common_pb2.TrainingMethod.ValueType = ...,
         tokens: _builtins.float = ...,
         seq_len: _builtins.int | None = ...,
+        max_batched_tokens: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_max_num_seqs", b"_max_num_seqs", "_num_gpus", b"_num_gpus", "_seq_len", b"_seq_len", "_tp", b"_tp", "concurrency", b"concurrency", "load", b"load", "max_concurrency", b"max_concurrency", "max_num_seqs", b"max_num_seqs", "model", b"model", "num_gpus", b"num_gpus", "request_rate_per_s", b"request_rate_per_s", "seq_len", b"seq_len", "tp", b"tp"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_max_batched_tokens", b"_max_batched_tokens", "_max_num_seqs", b"_max_num_seqs", "_num_gpus", b"_num_gpus", "_seq_len", b"_seq_len", "_tp", b"_tp", "concurrency", b"concurrency", "load", b"load", "max_batched_tokens", b"max_batched_tokens", "max_concurrency", b"max_concurrency", "max_num_seqs", b"max_num_seqs", "model", b"model", "num_gpus", b"num_gpus", "request_rate_per_s", b"request_rate_per_s", "seq_len", b"seq_len", "tp", b"tp"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_num_seqs", b"_max_num_seqs", "_num_gpus", b"_num_gpus", "_seq_len", b"_seq_len", "_tp", b"_tp", "concurrency", b"concurrency", "engine", b"engine", "gpu_id", b"gpu_id", "input_len", b"input_len", "kv_precision", b"kv_precision", "load", b"load", "max_concurrency", b"max_concurrency", "max_num_seqs", b"max_num_seqs", "method", b"method", "mode", b"mode", "model", b"model", "num_gpus", b"num_gpus", "output_len", b"output_len", "precision", b"precision", "prefix_hit_rate", b"prefix_hit_rate", "request_rate_per_s", b"request_rate_per_s", "seq_len", b"seq_len", "tokens", b"tokens", "tp", b"tp"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_batched_tokens", b"_max_batched_tokens", "_max_num_seqs", b"_max_num_seqs", "_num_gpus", b"_num_gpus", "_seq_len", b"_seq_len", "_tp", b"_tp", "concurrency", b"concurrency", "engine", b"engine", "gpu_id", b"gpu_id", "input_len", b"input_len", "kv_precision", b"kv_precision", "load", b"load", "max_batched_tokens", b"max_batched_tokens", "max_concurrency", b"max_concurrency", "max_num_seqs", b"max_num_seqs", "method", b"method", "mode", b"mode", "model", b"model", "num_gpus", b"num_gpus", "output_len", b"output_len", "precision", b"precision", "prefix_hit_rate", b"prefix_hit_rate", "request_rate_per_s", b"request_rate_per_s", "seq_len", b"seq_len", "tokens", b"tokens", "tp", b"tp"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__max_batched_tokens: _TypeAlias = _typing.Literal["max_batched_tokens"]  # noqa: Y015
+    _WhichOneofArgType__max_batched_tokens: _TypeAlias = _typing.Literal["_max_batched_tokens", b"_max_batched_tokens"]  # noqa: Y015
     _WhichOneofReturnType__max_num_seqs: _TypeAlias = _typing.Literal["max_num_seqs"]  # noqa: Y015
     _WhichOneofArgType__max_num_seqs: _TypeAlias = _typing.Literal["_max_num_seqs", b"_max_num_seqs"]  # noqa: Y015
     _WhichOneofReturnType__num_gpus: _TypeAlias = _typing.Literal["num_gpus"]  # noqa: Y015
@@ -142,6 +148,8 @@ class PerformanceCase(_message.Message):
     _WhichOneofArgType__tp: _TypeAlias = _typing.Literal["_tp", b"_tp"]  # noqa: Y015
     _WhichOneofReturnType_load: _TypeAlias = _typing.Literal["concurrency", "max_concurrency", "request_rate_per_s"]  # noqa: Y015
     _WhichOneofArgType_load: _TypeAlias = _typing.Literal["load", b"load"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__max_batched_tokens) -> _WhichOneofReturnType__max_batched_tokens | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__max_num_seqs) -> _WhichOneofReturnType__max_num_seqs | None: ...
     @_typing.overload
