@@ -98,7 +98,7 @@ def _normalize_field(field: FieldDescriptor, value: Any, file: str, path: str) -
     if value is None:
         raise ScenarioError(file, path, "has no value (remove the line or give a value)")
     is_map = field.message_type is not None and field.message_type.GetOptions().map_entry
-    if field.label == FieldDescriptor.LABEL_REPEATED and not is_map:
+    if field.is_repeated and not is_map:
         if not isinstance(value, list):
             raise ScenarioError(file, path, f"expected a list, got {type(value).__name__}")
         return [_normalize_single(field, item, file, _join(path, i)) for i, item in enumerate(value)]
