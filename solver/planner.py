@@ -826,7 +826,7 @@ def _sensitivity(  # noqa: PLR0917 - private step of _plan_instance
                 else None
             )
         except SolveCancelled:
-            break
+            return (*results, _cancelled_row())
         role = "in the plan" if in_plan else "strongest alternative not in the plan"
         results.append(_sensitivity_row(gpu, f"price ({role})", down, up, solution))
     try:
@@ -842,8 +842,23 @@ def _sensitivity(  # noqa: PLR0917 - private step of _plan_instance
         )
         results.append(_sensitivity_row("demand", "total demand (all workloads)", down, up, solution))
     except SolveCancelled:
-        pass
+        results.append(_cancelled_row())
     return tuple(results)
+
+
+def _cancelled_row() -> Sensitivity:
+    return Sensitivity(
+        subject="demand",
+        parameter="(not computed)",
+        change_down_fraction=None,
+        change_up_fraction=None,
+        last_same_down_fraction=None,
+        last_same_up_fraction=None,
+        plan_below="",
+        plan_above="",
+        explanation="sensitivity search stopped: the call was cancelled",
+        solves=0,
+    )
 
 
 def _mid(deadline: float, split: bool) -> float:

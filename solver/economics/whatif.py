@@ -25,8 +25,9 @@ from dataclasses import dataclass, replace
 from pricebook.schema import GpuId
 from solver.domain import AcquisitionMode
 from solver.economics.options import AcquisitionOption
+from solver.errors import SolveCancelled
 from solver.optimizer.instance import Caps, FleetInstance, TrainingChoice, TrainingDemand
-from solver.optimizer.results import FleetSolution
+from solver.optimizer.results import FleetSolution, SolveStatus
 
 Solve = Callable[[FleetInstance, float], FleetSolution]
 """Solve an instance within a time limit (seconds); the planner binds backend, gap and cancel."""
@@ -200,6 +201,8 @@ def run_baselines(
             continue
         # Share what is left fairly among the types still to solve.
         solution = solve(single, remaining / (len(pending) + 1))
+        if solution.status is SolveStatus.CANCELLED:
+            raise SolveCancelled("baselines cancelled")
         if solution.has_plan:
             note = (
                 ""
@@ -207,7 +210,7 @@ def run_baselines(
                 else "time limit: best plan found, not proven optimal"
             )
             runs.append(BaselineRun(gpu, solution, single, note))
-        elif solution.status.value == "infeasible":
+        elif solution.status is SolveStatus.INFEASIBLE:
             runs.append(
                 BaselineRun(gpu, solution, single, f"no fleet of only {gpu} meets the caps and bounds")
             )
@@ -264,6 +267,10 @@ def find_threshold(
             return None
         solves += 1
         solution = solve(make(m), remaining)
+        if solution.status is SolveStatus.CANCELLED:
+            raise SolveCancelled("sensitivity search cancelled")
+        if solution.status is SolveStatus.NO_SOLUTION:
+            return None  # no answer in time: unknown, not a change of plan
         return mix_of(solution), solution
 
     at_far = mix_at(far)

@@ -24,9 +24,10 @@ from solver.economics.whatif import (
     scale_gpu_price,
     scale_option_price,
 )
+from solver.errors import SolveCancelled
 from solver.optimizer.api import solve as optimizer_solve
 from solver.optimizer.instance import Bucket, Candidate, FleetInstance, InferenceDemand
-from solver.optimizer.results import FleetSolution
+from solver.optimizer.results import FleetSolution, LimitFired, SolverStats, SolveStatus
 
 ALL_DAY = (Bucket(index=0, hours=tuple(range(24))),)
 BUY = AcquisitionMode.BUY
@@ -168,3 +169,33 @@ def test_scale_option_price_per_mode() -> None:
     assert on_demand.busy_hourly_per_gpu == 4.5
     owned = replace(bought, owned=True)
     assert scale_option_price(owned, 3.0) == owned  # sunk cost does not move
+
+
+def status_only(status: SolveStatus) -> FleetSolution:
+    stats = SolverStats(
+        backend="none",
+        status=status,
+        objective=None,
+        best_bound=None,
+        gap=None,
+        seconds=0.0,
+        limit_fired=LimitFired.CANCEL if status is SolveStatus.CANCELLED else LimitFired.TIME,
+        variables=0,
+        constraints=0,
+    )
+    return FleetSolution(status=status, stats=stats, currency="USD", horizon_months=36, buckets=ALL_DAY)
+
+
+def test_cancelled_or_timed_out_solves_are_not_mix_changes() -> None:
+    base = mix_of(solve(instance(), 5))
+    with pytest.raises(SolveCancelled):
+        find_threshold(
+            lambda m: instance(), base, 4.0, lambda i, t: status_only(SolveStatus.CANCELLED), deadline=later()
+        )
+    # A solve that found nothing in time leaves the answer unknown (incomplete), not "changed".
+    outcome = find_threshold(
+        lambda m: instance(), base, 4.0, lambda i, t: status_only(SolveStatus.NO_SOLUTION), deadline=later()
+    )
+    assert outcome.threshold is None and not outcome.complete
+    with pytest.raises(SolveCancelled):
+        run_baselines(instance(), ("a",), lambda i, t: status_only(SolveStatus.CANCELLED), deadline=later())
