@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test stubs lint bench clean
+.PHONY: demo test serve stubs lint bench clean
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -19,6 +19,10 @@ demo: $(STAMP)
 ## Run the whole test suite (slow tests included; benchmarks are separate: make bench).
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+## Run the gRPC server on 127.0.0.1:50051 (embedded pricebook; Ctrl-C stops it gracefully).
+serve: $(STAMP)
+	$(BIN)/fleetplan serve --address 127.0.0.1:50051
 
 ## Regenerate the checked-in gRPC/protobuf stubs from proto/.
 stubs: $(STAMP)
