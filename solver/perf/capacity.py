@@ -77,7 +77,9 @@ def _meets(timing: _Timing, sla: Sla) -> str:
     if sla.tpot_p95_ms is not None and timing.tpot_s * 1e3 > sla.tpot_p95_ms:
         return f"TPOT {timing.tpot_s * 1e3:.1f} ms exceeds the {sla.tpot_p95_ms:g} ms target"
     if sla.min_per_user_tok_s is not None and 1.0 / timing.tpot_s < sla.min_per_user_tok_s:
-        return f"{1.0 / timing.tpot_s:.1f} tok/s per user is below the {sla.min_per_user_tok_s:g} tok/s target"
+        return (
+            f"{1.0 / timing.tpot_s:.1f} tok/s per user is below the {sla.min_per_user_tok_s:g} tok/s target"
+        )
     return ""
 
 
@@ -94,13 +96,12 @@ def _capacity(replica: Replica, shape: WorkloadShape, sla: Sla, where: str) -> C
     idle_rate = offline.req_s * 1e-6
     idle = open_loop_timing(replica, shape, idle_rate)
     if idle is None:
-        return _infeasible(replica, memory, f"{where} cannot sustain even a trickle of requests",
-                           Bottleneck.KV_CAPACITY)
+        return _infeasible(
+            replica, memory, f"{where} cannot sustain even a trickle of requests", Bottleneck.KV_CAPACITY
+        )
     miss = _meets(idle, sla)
     if miss:
-        return _infeasible(
-            replica, memory, f"even one request at a time on {where}: {miss}", idle.bottleneck
-        )
+        return _infeasible(replica, memory, f"even one request at a time on {where}: {miss}", idle.bottleneck)
     low, low_timing = idle_rate, idle
     high = offline.req_s
     high_timing = open_loop_timing(replica, shape, high)
@@ -121,13 +122,17 @@ def _capacity(replica: Replica, shape: WorkloadShape, sla: Sla, where: str) -> C
 def _binding(replica: Replica, timing: _Timing | None, sla: Sla) -> Bottleneck:
     """What failed just above capacity: KV/scheduler saturation, or the resource behind the SLA."""
     if timing is None:
-        return Bottleneck.KV_CAPACITY if replica.sequences_fitting(1) < replica.limits.max_num_seqs \
+        return (
+            Bottleneck.KV_CAPACITY
+            if replica.sequences_fitting(1) < replica.limits.max_num_seqs
             else Bottleneck.SCHEDULER
+        )
     return timing.bottleneck
 
 
-def _result(replica: Replica, shape: WorkloadShape, memory: MemoryBreakdown, timing: _Timing,
-            bottleneck: Bottleneck) -> Capacity:
+def _result(
+    replica: Replica, shape: WorkloadShape, memory: MemoryBreakdown, timing: _Timing, bottleneck: Bottleneck
+) -> Capacity:
     low, high, _, _ = replica.band
     widen = 1.15 if replica.model.assumed else 1.0
     return Capacity(
@@ -152,8 +157,19 @@ def _result(replica: Replica, shape: WorkloadShape, memory: MemoryBreakdown, tim
 def _infeasible(replica: Replica, memory: MemoryBreakdown, reason: str, bottleneck: Bottleneck) -> Capacity:
     low, high, _, _ = replica.band
     return Capacity(
-        feasible=False, reason=reason, max_request_rate_per_s=0.0, max_output_tok_s=0.0, max_total_tok_s=0.0,
-        concurrency=0.0, ttft_p95_ms=math.inf, tpot_ms=math.inf, per_user_tok_s=0.0, bottleneck=bottleneck,
-        band_low=low, band_high=high, gpus=replica.tp, memory=memory,
+        feasible=False,
+        reason=reason,
+        max_request_rate_per_s=0.0,
+        max_output_tok_s=0.0,
+        max_total_tok_s=0.0,
+        concurrency=0.0,
+        ttft_p95_ms=math.inf,
+        tpot_ms=math.inf,
+        per_user_tok_s=0.0,
+        bottleneck=bottleneck,
+        band_low=low,
+        band_high=high,
+        gpus=replica.tp,
+        memory=memory,
         assumed_architecture=replica.model.assumed,
     )

@@ -74,7 +74,9 @@ class EstimateCase(BaseModel):
                 if getattr(self, name) is None:
                     raise CaseError(name, "inference cases need input_len and output_len")
             if (self.concurrency is None) == (self.request_rate is None):
-                raise CaseError("concurrency", 'give exactly one of concurrency (an integer or "max") and request_rate')
+                raise CaseError(
+                    "concurrency", 'give exactly one of concurrency (an integer or "max") and request_rate'
+                )
         else:
             for name in ("method", "tokens", "seq_len"):
                 if getattr(self, name) is None:
@@ -116,21 +118,36 @@ def _infer(case: EstimateCase, book: Pricebook, gpu: GpuSpec, model: ModelArch) 
     limit = _max_tp(book, gpu)
     if case.tp is not None:
         if case.tp > limit:
-            raise CaseError("tp", f"TP {case.tp} exceeds the largest {gpu.id} server ({limit} GPUs); "
-                                  "tensor parallelism stays inside one server")
+            raise CaseError(
+                "tp",
+                f"TP {case.tp} exceeds the largest {gpu.id} server ({limit} GPUs); "
+                "tensor parallelism stays inside one server",
+            )
         if model.heads % case.tp:
             raise CaseError("tp", f"TP {case.tp} does not divide {model.id}'s {model.heads} attention heads")
         candidates = [case.tp]
     else:
-        candidates = [t for t in TP_CANDIDATES
-                      if t <= min(limit, case.num_gpus) and case.num_gpus % t == 0 and model.heads % t == 0]
+        candidates = [
+            t
+            for t in TP_CANDIDATES
+            if t <= min(limit, case.num_gpus) and case.num_gpus % t == 0 and model.heads % t == 0
+        ]
         if not candidates:
-            raise CaseError("num_gpus", f"no TP degree divides num_gpus {case.num_gpus} within one {gpu.id} server")
+            raise CaseError(
+                "num_gpus", f"no TP degree divides num_gpus {case.num_gpus} within one {gpu.id} server"
+            )
     best: tuple[float, int, InferenceEstimate] | None = None
     for tp in candidates:
         replicas = case.num_gpus // tp
-        deployment = Deployment(gpu, tp, case.precision, case.kv_precision, case.engine,
-                                max_num_seqs=case.max_num_seqs, max_batched_tokens=case.max_batched_tokens)
+        deployment = Deployment(
+            gpu,
+            tp,
+            case.precision,
+            case.kv_precision,
+            case.engine,
+            max_num_seqs=case.max_num_seqs,
+            max_batched_tokens=case.max_batched_tokens,
+        )
         est = estimate_inference(model, deployment, shape, _load(case, replicas))
         score = est.output_tok_s * replicas if est.fits else -1.0
         if best is None or score > best[0]:
@@ -162,14 +179,17 @@ def _infer(case: EstimateCase, book: Pricebook, gpu: GpuSpec, model: ModelArch) 
         "usable_gb_per_gpu": est.memory.usable_gb,
         "kv_bytes_per_token": est.memory.kv_bytes_per_token,
         "assumed_architecture": est.assumed_architecture,
-        "kv_precision": (case.kv_precision or Deployment(gpu, 1, case.precision).effective_kv_precision).value,
+        "kv_precision": (
+            case.kv_precision or Deployment(gpu, 1, case.precision).effective_kv_precision
+        ).value,
     }
 
 
 def _train(case: EstimateCase, gpu: GpuSpec, model: ModelArch) -> dict[str, Any]:
     assert case.method is not None and case.tokens is not None and case.seq_len is not None
-    est = estimate_training(model, gpu, case.num_gpus, case.method, case.seq_len, case.tokens,
-                            precision=case.precision)
+    est = estimate_training(
+        model, gpu, case.num_gpus, case.method, case.seq_len, case.tokens, precision=case.precision
+    )
     return {
         "fits": est.fits,
         "reason": est.reason,

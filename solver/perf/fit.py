@@ -118,20 +118,34 @@ def load_points(book: Pricebook) -> tuple[list[CalibrationPoint], list[SkippedRo
     with (DATA_DIR / "seed_measurements.csv").open() as handle:
         for r in csv.DictReader(handle):
             if r["kind"] != "measured":
-                skipped.append(SkippedRow(r["id"], f"{r['kind']} row: checked separately, never a fit target"))
+                skipped.append(
+                    SkippedRow(r["id"], f"{r['kind']} row: checked separately, never a fit target")
+                )
                 continue
             if r["metric"] not in THROUGHPUT_METRICS | LATENCY_METRICS:
                 continue
-            points.append(CalibrationPoint(
-                id=r["id"], source=f"seed{r['seed']}", kind="measured", metric=r["metric"], value=float(r["value"]),
-                gpu=catalog.gpu(book, r["gpu"]), model=catalog.model(book, r["model"]),
-                precision=_precision(r["precision"]), engine=_engine(r["engine"]), tp=int(r["tp"]),
-                num_gpus=int(r["num_gpus"]),
-                # vLLM's default kv_cache_dtype "auto" keeps the KV cache in the activation dtype
-                # (bf16) even for FP8 checkpoints; the article sets no --kv-cache-dtype.
-                kv_precision=Precision.BF16, input_len=int(r["input_len"]), output_len=int(r["output_len"]),
-                load=ClosedLoop(int(r["concurrency"])), note="all requests arrive at once",
-            ))
+            points.append(
+                CalibrationPoint(
+                    id=r["id"],
+                    source=f"seed{r['seed']}",
+                    kind="measured",
+                    metric=r["metric"],
+                    value=float(r["value"]),
+                    gpu=catalog.gpu(book, r["gpu"]),
+                    model=catalog.model(book, r["model"]),
+                    precision=_precision(r["precision"]),
+                    engine=_engine(r["engine"]),
+                    tp=int(r["tp"]),
+                    num_gpus=int(r["num_gpus"]),
+                    # vLLM's default kv_cache_dtype "auto" keeps the KV cache in the activation dtype
+                    # (bf16) even for FP8 checkpoints; the article sets no --kv-cache-dtype.
+                    kv_precision=Precision.BF16,
+                    input_len=int(r["input_len"]),
+                    output_len=int(r["output_len"]),
+                    load=ClosedLoop(int(r["concurrency"])),
+                    note="all requests arrive at once",
+                )
+            )
     with (DATA_DIR / "public_calibration.csv").open() as handle:
         for r in csv.DictReader(handle):
             try:
@@ -142,11 +156,21 @@ def load_points(book: Pricebook) -> tuple[list[CalibrationPoint], list[SkippedRo
             model = _model(book, r["model"], r["params_b"], r["active_params_b"])
             precision = _precision(r["precision"])
             if r["metric"] in ("train_tok_s_per_gpu", "mfu"):
-                points.append(CalibrationPoint(
-                    id=r["id"], source=r["source"], kind="measured", metric=r["metric"], value=float(r["value"]),
-                    gpu=gpu, model=model, precision=precision, mode="train", num_gpus=int(r["num_gpus"]),
-                    seq_len=int(r["input_len"]),
-                ))
+                points.append(
+                    CalibrationPoint(
+                        id=r["id"],
+                        source=r["source"],
+                        kind="measured",
+                        metric=r["metric"],
+                        value=float(r["value"]),
+                        gpu=gpu,
+                        model=model,
+                        precision=precision,
+                        mode="train",
+                        num_gpus=int(r["num_gpus"]),
+                        seq_len=int(r["input_len"]),
+                    )
+                )
                 continue
             if not r["input_len"]:
                 skipped.append(SkippedRow(r["id"], "input length not published (ShareGPT mix)"))
@@ -156,13 +180,26 @@ def load_points(book: Pricebook) -> tuple[list[CalibrationPoint], list[SkippedRo
                 skipped.append(SkippedRow(r["id"], f"load {load_text!r} not modelled"))
                 continue
             seqs = re.search(r"max_num_seqs=(\d+)", load_text)
-            points.append(CalibrationPoint(
-                id=r["id"], source=r["source"], kind="measured", metric=r["metric"], value=float(r["value"]),
-                gpu=gpu, model=model, precision=precision, engine=_engine(r["engine"]), tp=int(r["tp"]),
-                num_gpus=int(r["num_gpus"]), kv_precision=precision if precision is Precision.FP8 else None,
-                input_len=int(r["input_len"]), output_len=int(r["output_len"]), load=OfflineMax(),
-                max_num_seqs=int(seqs.group(1)) if seqs else None,
-            ))
+            points.append(
+                CalibrationPoint(
+                    id=r["id"],
+                    source=r["source"],
+                    kind="measured",
+                    metric=r["metric"],
+                    value=float(r["value"]),
+                    gpu=gpu,
+                    model=model,
+                    precision=precision,
+                    engine=_engine(r["engine"]),
+                    tp=int(r["tp"]),
+                    num_gpus=int(r["num_gpus"]),
+                    kv_precision=precision if precision is Precision.FP8 else None,
+                    input_len=int(r["input_len"]),
+                    output_len=int(r["output_len"]),
+                    load=OfflineMax(),
+                    max_num_seqs=int(seqs.group(1)) if seqs else None,
+                )
+            )
     skipped.append(SkippedRow("s002-*", "seed 002: input/output lengths and TP/DP layout not published"))
     return points, skipped
 
@@ -170,12 +207,26 @@ def load_points(book: Pricebook) -> tuple[list[CalibrationPoint], list[SkippedRo
 def predict(point: CalibrationPoint, cal: Calibration) -> tuple[float, float, float]:
     """(predicted, band low, band high) for the point's metric."""
     if point.mode == "train":
-        est = estimate_training(point.model, point.gpu, point.num_gpus, TrainingMethod.FULL, point.seq_len,
-                                1e9, precision=point.precision, calibration=cal)
+        est = estimate_training(
+            point.model,
+            point.gpu,
+            point.num_gpus,
+            TrainingMethod.FULL,
+            point.seq_len,
+            1e9,
+            precision=point.precision,
+            calibration=cal,
+        )
         value = est.tokens_per_s_per_gpu if point.metric == "train_tok_s_per_gpu" else est.mfu * 100.0
         return value, value * cal.band_low, value * cal.band_high
-    deployment = Deployment(point.gpu, point.tp, point.precision, point.kv_precision, point.engine,
-                            max_num_seqs=point.max_num_seqs)
+    deployment = Deployment(
+        point.gpu,
+        point.tp,
+        point.precision,
+        point.kv_precision,
+        point.engine,
+        max_num_seqs=point.max_num_seqs,
+    )
     shape = WorkloadShape(point.input_len, point.output_len)
     est = estimate_inference(point.model, deployment, shape, point.load, calibration=cal)
     replicas = point.num_gpus // point.tp
@@ -203,6 +254,7 @@ def predict(point: CalibrationPoint, cal: Calibration) -> tuple[float, float, fl
 # --------------------------------------------------------------------------------------------
 # Parameters
 # --------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Param:
@@ -246,9 +298,16 @@ TRAINING_PRIORS = {"lora_mfu_fraction": 0.8, "qlora_dequant_overhead": 1.35}
 """LoRA/QLoRA factors: priors, not fitted (no measured LoRA runs in the data)."""
 
 
-def _assemble(params: Sequence[Param], values: Sequence[float], extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    data: dict[str, Any] = {"base": {}, "engine": {}, "architecture": {}, "precision": {},
-                            "training": dict(TRAINING_PRIORS)}
+def _assemble(
+    params: Sequence[Param], values: Sequence[float], extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "base": {},
+        "engine": {},
+        "architecture": {},
+        "precision": {},
+        "training": dict(TRAINING_PRIORS),
+    }
     for param, value in zip(params, values, strict=True):
         node = data
         for key in param.path[:-1]:
@@ -289,10 +348,24 @@ def _fit(
         out += [(xi - x0i) / p.prior_sd for xi, x0i, p in zip(x, x0, params, strict=True)]
         return np.array(out)
 
-    result = least_squares(residuals, x0, bounds=(lower, upper), method="trf", x_scale=1.0,
-                           diff_step=1e-2, max_nfev=600, xtol=1e-10, ftol=1e-10)
-    log.info("calibration.fit", status=int(result.status), nfev=int(result.nfev), cost=float(result.cost),
-             message=str(result.message))
+    result = least_squares(
+        residuals,
+        x0,
+        bounds=(lower, upper),
+        method="trf",
+        x_scale=1.0,
+        diff_step=1e-2,
+        max_nfev=600,
+        xtol=1e-10,
+        ftol=1e-10,
+    )
+    log.info(
+        "calibration.fit",
+        status=int(result.status),
+        nfev=int(result.nfev),
+        cost=float(result.cost),
+        message=str(result.message),
+    )
     return [round(float(v), 6) for v in np.exp(result.x)]
 
 
@@ -308,7 +381,9 @@ def fit_calibration(
     inference_values = _fit(INFERENCE_PARAMS, inference_points)
     data = _assemble(INFERENCE_PARAMS, inference_values)
     if training_points:
-        training_values = _fit(TRAINING_PARAMS, training_points, fixed={k: v for k, v in data.items() if k != "training"})
+        training_values = _fit(
+            TRAINING_PARAMS, training_points, fixed={k: v for k, v in data.items() if k != "training"}
+        )
         data["training"].update(_assemble(TRAINING_PARAMS, training_values)["training"])
     cal = calibration_from_dict({**data, "band": {}})
     data["band"] = _band(points, cal)
@@ -337,16 +412,23 @@ def _band(points: Sequence[CalibrationPoint], cal: Calibration) -> dict[str, flo
     return band
 
 
-def data_provenance(book: Pricebook) -> dict[str, Any]:
+def data_provenance(points: Sequence[CalibrationPoint]) -> dict[str, Any]:
+    """Hashes of every input of the fit: the data files and the specs of the GPUs and models used
+    (not the whole pricebook: offers and prices do not move the calibration)."""
     digests = {name: hashlib.sha256((DATA_DIR / name).read_bytes()).hexdigest() for name in DATA_FILES}
-    return {"data_sha256": digests, "pricebook_version": book.version, "pricebook_hash": book.content_hash}
+    descriptive = {"source", "as_of", "field_sources", "estimated_fields", "notes", "aliases", "name", "servers"}
+    specs = {p.gpu.id: p.gpu.model_dump(mode="json", exclude=descriptive) for p in points}
+    specs.update({p.model.id: p.model.model_dump(mode="json", exclude=descriptive) for p in points})
+    canonical = json.dumps(specs, sort_keys=True).encode()
+    return {"data_sha256": digests, "specs_sha256": hashlib.sha256(canonical).hexdigest(),
+            "gpus": sorted({p.gpu.id for p in points}), "models": sorted({p.model.id for p in points})}
 
 
 def run(write: Callable[[str], None] | None = None, fit_date: str | None = None) -> dict[str, Any]:
     book = load_default()
     points, skipped = load_points(book)
     date = fit_date or dt.datetime.now(dt.UTC).date().isoformat()
-    data = fit_calibration(points, fit_date=date, provenance=data_provenance(book))
+    data = fit_calibration(points, fit_date=date, provenance=data_provenance(points))
     data["skipped_rows"] = [{"id": s.id, "reason": s.reason} for s in skipped]
     if write is not None:
         write(json.dumps(data, indent=2, sort_keys=True) + "\n")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from pricebook.schema import GpuSpec, ModelArch
 from solver.domain import Engine, Precision
@@ -33,6 +33,7 @@ from solver.perf.physics import (
     GpuPhysics,
     ModelPhysics,
     allreduce_seconds,
+    bytes_per_element,
 )
 
 P95_TAIL = 0.05
@@ -77,9 +78,20 @@ class Deployment:
             raise ValueError(msg)
 
     def __hash__(self) -> int:
-        return hash((self.gpu.id, self.gpu.memory_gb, self.gpu.memory_bandwidth_gbs, self.tp,
-                     self.precision, self.kv_precision, self.engine, self.mig_slice,
-                     self.max_num_seqs, self.max_batched_tokens))
+        return hash(
+            (
+                self.gpu.id,
+                self.gpu.memory_gb,
+                self.gpu.memory_bandwidth_gbs,
+                self.tp,
+                self.precision,
+                self.kv_precision,
+                self.engine,
+                self.mig_slice,
+                self.max_num_seqs,
+                self.max_batched_tokens,
+            )
+        )
 
     @property
     def effective_kv_precision(self) -> Precision:
@@ -90,7 +102,11 @@ class Deployment:
         return self.tp
 
     def describe(self) -> str:
-        where = f"1/{self.mig_slice} MIG slice of {self.gpu.id}" if self.mig_slice else f"{self.gpu.id} × TP {self.tp}"
+        where = (
+            f"1/{self.mig_slice} MIG slice of {self.gpu.id}"
+            if self.mig_slice
+            else f"{self.gpu.id} × TP {self.tp}"
+        )
         return f"{where} at {self.precision.value}"
 
 
@@ -180,7 +196,7 @@ class InferenceEstimate:
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Replica:
     model: ModelPhysics
     gpu: GpuPhysics
@@ -192,7 +208,7 @@ class Replica:
     band: tuple[float, float, float, float]
     """(throughput low, throughput high, latency low, latency high) multiplicative factors."""
 
-    @property
+    @cached_property
     def kv_replication(self) -> float:
         """How many copies of each KV head the TP group stores (heads can't be split below 1)."""
         if self.model.attention.value == "mla":
@@ -200,28 +216,52 @@ class Replica:
         return self.tp / min(self.tp, self.model.kv_heads)
 
     # ---- memory --------------------------------------------------------------------------
-    @property
+    @cached_property
     def weights_per_gpu(self) -> float:
         return self.model.weight_bytes(self.precision) / self.tp
 
-    @property
+    @cached_property
     def reserve_per_gpu(self) -> float:
         # Activations of one full iteration (hidden + MLP intermediate, fp16) on top of the
         # engine's fixed runtime reserve.
         activations = self.limits.max_batched_tokens * (4 * self.model.hidden) * 2.0
         return self.limits.runtime_reserve_bytes + activations
 
-    @property
+    @cached_property
     def usable_per_gpu(self) -> float:
         return self.gpu.memory_bytes * self.limits.gpu_memory_utilization
 
-    @property
+    @cached_property
     def kv_capacity(self) -> float:
         """KV bytes the whole replica can hold."""
         return self.tp * (self.usable_per_gpu - self.weights_per_gpu - self.reserve_per_gpu)
 
+    @cached_property
+    def _kv_coefficients(self) -> tuple[float, float, float]:
+        """(bytes per token in full layers, bytes per token in window layers, window) per replica."""
+        scale = bytes_per_element(self.kv_precision) * self.kv_replication
+        m = self.model
+        return m.kv_elements_full_per_token * scale, m.kv_elements_window_per_token * scale, float(m.window)
+
     def kv_bytes_of_sequence(self, context_tokens: float) -> float:
-        return self.model.kv_bytes_for_context(context_tokens, self.kv_precision) * self.kv_replication
+        full, window_part, window = self._kv_coefficients
+        return full * context_tokens + window_part * (
+            min(context_tokens, window) if window else context_tokens
+        )
+
+    @cached_property
+    def _step_constants(self) -> tuple[float, float, float, float, float]:
+        """(weights bw B/s, KV bw B/s, FLOP/s, link B/s, link latency s) after efficiencies."""
+        f = self.factors
+        bw = self.gpu.bandwidth_bytes_s
+        link, link_bw = self.gpu.tp_link(self.tp) if self.tp > 1 else (self.gpu.link, 1.0)
+        return (
+            bw * f.bandwidth_efficiency,
+            bw * f.attention_efficiency,
+            self.gpu.peak_flops(self.precision) * f.compute_efficiency,
+            link_bw * f.communication_efficiency,
+            LINK_LATENCY_S[link],
+        )
 
     def sequences_fitting(self, context_tokens: float) -> int:
         capacity = self.kv_capacity
@@ -239,23 +279,20 @@ class Replica:
     ) -> tuple[float, Bottleneck]:
         """Seconds of one engine iteration and the component that dominates it."""
         f = self.factors
+        weights_bw, kv_bw, flops_s, link_bw, link_latency = self._step_constants
         tokens = decode_batch + prefill_tokens
         weights = self.model.weight_bytes_read_per_step(self.precision, tokens) / self.tp
         kv = decode_batch * self.kv_bytes_of_sequence(decode_context) / self.tp
-        bw = self.gpu.bandwidth_bytes_s
-        memory_s = weights / (bw * f.bandwidth_efficiency) + kv / (bw * f.attention_efficiency)
+        memory_s = weights / weights_bw + kv / kv_bw
         flops = self.model.linear_flops_per_token() * tokens
         flops += self.model.attention_flops(decode_batch, decode_context)
         if prefill_tokens > 0:
             flops += self.model.attention_flops(prefill_tokens, prefill_seen_context)
-        compute_s = flops / self.tp / (self.gpu.peak_flops(self.precision) * f.compute_efficiency)
+        compute_s = flops / self.tp / flops_s
         comm_s = 0.0
         if self.tp > 1:
-            link, link_bw = self.gpu.tp_link(self.tp)
             message = tokens * self.model.allreduce_bytes_per_token()
-            comm_s = 2 * self.model.layers * allreduce_seconds(
-                message, self.tp, link_bw * f.communication_efficiency, LINK_LATENCY_S[link]
-            )
+            comm_s = 2 * self.model.layers * allreduce_seconds(message, self.tp, link_bw, link_latency)
         overhead_s = f.step_overhead_s + f.per_sequence_overhead_s * decode_batch
         parts = (
             (memory_s, Bottleneck.MEMORY_BANDWIDTH),
@@ -271,7 +308,9 @@ class Replica:
         budget = self.limits.max_batched_tokens * self.factors.prefill_budget_share
         return max(budget - decode_batch, MIN_PREFILL_CHUNK)
 
-    def prefill(self, shape: WorkloadShape, decode_batch: float, decode_context: float) -> tuple[float, float]:
+    def prefill(
+        self, shape: WorkloadShape, decode_batch: float, decode_context: float
+    ) -> tuple[float, float]:
         """(seconds to prefill one prompt while ``decode_batch`` sequences decode, seconds per chunk step)."""
         uncached = uncached_tokens(shape)
         chunk = min(self.prefill_chunk(decode_batch), uncached)
@@ -299,11 +338,20 @@ def _replica(model: ModelArch, deployment: Deployment, calibration: Calibration 
     if deployment.mig_slice:
         n = deployment.mig_slice
         gpu = GpuPhysics(
-            gpu_id=f"{gpu.gpu_id}/mig{n}", architecture=gpu.architecture,
-            memory_bytes=gpu.memory_bytes / n, bandwidth_bytes_s=gpu.bandwidth_bytes_s / n,
-            bf16_flops=gpu.bf16_flops / n, fp8_flops=gpu.fp8_flops / n, fp4_flops=gpu.fp4_flops / n,
-            int8_ops=gpu.int8_ops / n, link=gpu.link, link_bandwidth_bytes_s=0.0, domain_size=1,
-            pcie_bandwidth_bytes_s=gpu.pcie_bandwidth_bytes_s / n, p2p_over_pcie=False, tdp_w=gpu.tdp_w / n,
+            gpu_id=f"{gpu.gpu_id}/mig{n}",
+            architecture=gpu.architecture,
+            memory_bytes=gpu.memory_bytes / n,
+            bandwidth_bytes_s=gpu.bandwidth_bytes_s / n,
+            bf16_flops=gpu.bf16_flops / n,
+            fp8_flops=gpu.fp8_flops / n,
+            fp4_flops=gpu.fp4_flops / n,
+            int8_ops=gpu.int8_ops / n,
+            link=gpu.link,
+            link_bandwidth_bytes_s=0.0,
+            domain_size=1,
+            pcie_bandwidth_bytes_s=gpu.pcie_bandwidth_bytes_s / n,
+            p2p_over_pcie=False,
+            tdp_w=gpu.tdp_w / n,
         )
     limits = engine_limits(
         deployment.engine,
@@ -404,8 +452,11 @@ def _burst(replica: Replica, shape: WorkloadShape, users: int) -> _Timing:
     waves = math.ceil(users / wave)
     n = users / waves
     limited_by = (
-        Bottleneck.KV_CAPACITY if wave < users and admit <= replica.limits.max_num_seqs
-        else Bottleneck.SCHEDULER if wave < users else None
+        Bottleneck.KV_CAPACITY
+        if wave < users and admit <= replica.limits.max_num_seqs
+        else Bottleneck.SCHEDULER
+        if wave < users
+        else None
     )
 
     uncached = uncached_tokens(shape)
@@ -435,7 +486,11 @@ def _burst(replica: Replica, shape: WorkloadShape, users: int) -> _Timing:
         t2, dominant = replica.step(batch2, lin + lout / 2.0)
     wave_s = prefill_steps * t1 + decode_steps * t2
     per_request_prefill = decoded_in_prefill / n
-    tpot = (per_request_prefill * t1 + (decode_steps - per_request_prefill) * t2) / decode_steps if decode_steps else 0.0
+    tpot = (
+        (per_request_prefill * t1 + (decode_steps - per_request_prefill) * t2) / decode_steps
+        if decode_steps
+        else 0.0
+    )
     if prefill_steps * t1 > decode_steps * t2:
         dominant = replica.step(0.0, 0.0, chunk, seen)[1]
     waiting = (waves - 1) / 2.0 * wave_s
@@ -462,7 +517,9 @@ def _offline(replica: Replica, shape: WorkloadShape) -> _Timing:
     uncached = uncached_tokens(shape)
     admit = replica.sequences_fitting(lin + lout / 2.0)
     n_memory = max(1, min(admit, replica.limits.max_num_seqs))
-    n_budget = replica.limits.max_batched_tokens * replica.factors.prefill_budget_share * lout / (uncached + lout)
+    n_budget = (
+        replica.limits.max_batched_tokens * replica.factors.prefill_budget_share * lout / (uncached + lout)
+    )
     n = max(1.0, min(float(n_memory), n_budget))
     prefill_per_step = n * uncached / lout
     context = lin + lout / 2.0
@@ -473,8 +530,13 @@ def _offline(replica: Replica, shape: WorkloadShape) -> _Timing:
     prefill_s = math.ceil(uncached / replica.prefill_chunk(n)) * step_s
     wait = n / rate / 2.0  # an offline queue: on average half a batch lifetime ahead
     return _Timing(
-        ttft_s=prefill_s + wait, ttft_p95_s=prefill_s + 1.9 * wait, tpot_s=step_s, req_s=rate,
-        concurrency=n, decode_step_s=step_s, bottleneck=dominant,
+        ttft_s=prefill_s + wait,
+        ttft_p95_s=prefill_s + 1.9 * wait,
+        tpot_s=step_s,
+        req_s=rate,
+        concurrency=n,
+        decode_step_s=step_s,
+        bottleneck=dominant,
     )
 
 
@@ -490,23 +552,46 @@ def open_loop_timing(replica: Replica, shape: WorkloadShape, rate: float) -> _Ti
     n_max = min(replica.sequences_fitting(lin + lout), replica.limits.max_num_seqs)
     if n_max < 1:
         return None
-    n = 1.0
-    t_d = prefill_s = t_c = tpot = share = 0.0
-    dominant = Bottleneck.MEMORY_BANDWIDTH
-    for _ in range(60):
+
+    def state(n: float) -> tuple[float, float, float, float, float, Bottleneck]:
+        """(Little's-law concurrency implied by n, tpot, prefill s, share, decode step, dominant)."""
         t_d, dominant = replica.step(n, context)
         prefill_s, t_c = replica.prefill(shape, n, context)
         share = rate * prefill_s
         if share >= 1.0:
-            return None
+            return math.inf, math.inf, prefill_s, share, t_d, dominant
         tpot = 1.0 / (share / t_c + (1.0 - share) / t_d)
-        n_next = rate * ((lout - 1.0) * tpot + prefill_s)
-        if n_next > n_max:
+        return rate * ((lout - 1.0) * tpot + prefill_s), tpot, prefill_s, share, t_d, dominant
+
+    # Smallest fixed point of n = g(n) (g grows with n): secant steps on h(n) = g(n) − n from
+    # n = 1, which converge in a few iterations because step time is piecewise affine in n.
+    n_prev, current = 1.0, state(1.0)
+    if not math.isfinite(current[0]):
+        return None
+    h_prev = current[0] - n_prev
+    n = max(current[0], 1.0)
+    if h_prev > 0:
+        for _ in range(40):
+            current = state(n)
+            if not math.isfinite(current[0]) or n > n_max:
+                return None
+            h = current[0] - n
+            if abs(h) <= 1e-4 * n:
+                break
+            slope = (h - h_prev) / (n - n_prev) if n != n_prev else 0.0
+            n_prev, h_prev = n, h
+            n = n - h / slope if slope < -1e-12 else current[0]
+            if n > 2 * n_max:
+                return None
+            n = max(n, 1.0)
+        else:
             return None
-        converged = abs(n_next - n) <= 1e-3 * max(n, 1.0)
-        n = max(n_next, 1.0)
-        if converged:
-            break
+    else:
+        current = state(1.0)
+        n = 1.0
+    _, tpot, prefill_s, share, t_d, dominant = current
+    if n > n_max:
+        return None
     u = share
     mean_wait = u * prefill_s / (2.0 * (1.0 - u))
     p95_wait = (mean_wait / u) * math.log(u / P95_TAIL) if u > P95_TAIL else 0.0
@@ -515,8 +600,13 @@ def open_loop_timing(replica: Replica, shape: WorkloadShape, rate: float) -> _Ti
     if share > 0.5 and dominant is Bottleneck.MEMORY_BANDWIDTH:
         dominant = Bottleneck.COMPUTE
     return _Timing(
-        ttft_s=ttft, ttft_p95_s=ttft_p95, tpot_s=tpot, req_s=rate, concurrency=n,
-        decode_step_s=t_d, bottleneck=dominant,
+        ttft_s=ttft,
+        ttft_p95_s=ttft_p95,
+        tpot_s=tpot,
+        req_s=rate,
+        concurrency=n,
+        decode_step_s=t_d,
+        bottleneck=dominant,
     )
 
 
@@ -557,7 +647,8 @@ def _estimate(replica: Replica, shape: WorkloadShape, load: Load, where: str) ->
         if timing is None:
             cap = saturation_rate(replica, shape)
             return _not_fitting(
-                replica, memory,
+                replica,
+                memory,
                 f"{load.request_rate_per_s:g} req/s exceeds what {where} sustains (about {cap:.3g} req/s)",
                 bottleneck=Bottleneck.KV_CAPACITY,
             )
@@ -601,10 +692,23 @@ def _not_fitting(
     replica: Replica, memory: MemoryBreakdown, reason: str, bottleneck: Bottleneck = Bottleneck.KV_CAPACITY
 ) -> InferenceEstimate:
     return InferenceEstimate(
-        fits=False, reason=reason, tp=replica.tp, ttft_ms=math.inf, ttft_p95_ms=math.inf, tpot_ms=math.inf,
-        per_user_tok_s=0.0, output_tok_s=0.0, total_tok_s=0.0, req_s=0.0, concurrency=0.0,
-        max_concurrency=memory.max_concurrency, memory=memory, bottleneck=bottleneck,
-        output_tok_s_low=0.0, output_tok_s_high=0.0, decode_step_ms=math.inf,
+        fits=False,
+        reason=reason,
+        tp=replica.tp,
+        ttft_ms=math.inf,
+        ttft_p95_ms=math.inf,
+        tpot_ms=math.inf,
+        per_user_tok_s=0.0,
+        output_tok_s=0.0,
+        total_tok_s=0.0,
+        req_s=0.0,
+        concurrency=0.0,
+        max_concurrency=memory.max_concurrency,
+        memory=memory,
+        bottleneck=bottleneck,
+        output_tok_s_low=0.0,
+        output_tok_s_high=0.0,
+        decode_step_ms=math.inf,
         assumed_architecture=replica.model.assumed,
     )
 

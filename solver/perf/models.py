@@ -76,6 +76,7 @@ def model_from_spec(spec: ModelSpec) -> ModelArch:
         kv_lora_rank=kv_lora,
         full_attention_layers=layers,
         assumed=assumed,
-        source="inline model spec" + (" (typical architecture assumed from the parameter count)" if assumed else ""),
+        source="inline model spec"
+        + (" (typical architecture assumed from the parameter count)" if assumed else ""),
         as_of=SYNTHETIC_AS_OF,
     )

@@ -146,7 +146,9 @@ class ModelPhysics:
     def of(cls, model: ModelArch) -> ModelPhysics:
         full_kv, window_kv = _kv_elements_per_token(model)
         full_layers = model.full_attention_layers
-        window_layers = max(0, model.layers - full_layers - _linear_layers(model)) if model.sliding_window else 0
+        window_layers = (
+            max(0, model.layers - full_layers - _linear_layers(model)) if model.sliding_window else 0
+        )
         return cls(
             model_id=model.id,
             params=model.params_b * 1e9,
@@ -219,8 +221,10 @@ class ModelPhysics:
         """
         per_pair = 4.0 * self.heads * self.head_dim
         seen_window = min(seen_context, float(self.window)) if self.window else seen_context
-        return per_pair * tokens * (
-            self.attention_layers_full * seen_context + self.attention_layers_window * seen_window
+        return (
+            per_pair
+            * tokens
+            * (self.attention_layers_full * seen_context + self.attention_layers_window * seen_window)
         )
 
     def allreduce_bytes_per_token(self, activation_bytes: float = 2.0) -> float:

@@ -78,14 +78,20 @@ def _adapter_params(m: ModelPhysics, hidden_intermediate: float) -> float:
 
 
 def training_memory(
-    model: ModelArch, method: TrainingMethod, num_gpus: int, seq_len: int, *, activation_checkpointing: bool = True
+    model: ModelArch,
+    method: TrainingMethod,
+    num_gpus: int,
+    seq_len: int,
+    *,
+    activation_checkpointing: bool = True,
 ) -> tuple[float, float]:
     """(sharded bytes over all GPUs, per-GPU unsharded bytes) for one micro-batch of one sequence."""
     m = ModelPhysics.of(model)
     activations_one_layer = ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN * m.hidden * seq_len
     checkpoints = m.layers * m.hidden * 2.0 * seq_len
-    activations = activations_one_layer + (checkpoints if activation_checkpointing else
-                                           activations_one_layer * (m.layers - 1))
+    activations = activations_one_layer + (
+        checkpoints if activation_checkpointing else activations_one_layer * (m.layers - 1)
+    )
     if method is TrainingMethod.FULL:
         return FULL_BYTES_PER_PARAM * m.params, activations + TRAINING_RESERVE_BYTES
     base = BASE_BYTES_LORA if method is TrainingMethod.LORA else BASE_BYTES_QLORA
@@ -122,15 +128,20 @@ def estimate_training(
     m = ModelPhysics.of(model)
     per_server = gpus_per_server or max(gpu.scale_up_domain_size, 1)
     usable = phys_gpu.memory_bytes * TRAINING_MEMORY_UTILIZATION
-    sharded, unsharded = training_memory(model, method, num_gpus, seq_len,
-                                         activation_checkpointing=activation_checkpointing)
+    sharded, unsharded = training_memory(
+        model, method, num_gpus, seq_len, activation_checkpointing=activation_checkpointing
+    )
     per_gpu = sharded / num_gpus + unsharded
     needed = min_gpus_to_fit(model, gpu, method, seq_len)
     fits = per_gpu <= usable
-    reason = "" if fits else (
-        f"{method.value} training of {model.id} needs {per_gpu / GB:.0f} GB per GPU on {num_gpus} × {gpu.id} "
-        f"({usable / GB:.0f} GB usable); "
-        + (f"at least {needed} GPUs are needed" if needed else "one sequence's activations do not fit")
+    reason = (
+        ""
+        if fits
+        else (
+            f"{method.value} training of {model.id} needs {per_gpu / GB:.0f} GB per GPU on {num_gpus} × {gpu.id} "
+            f"({usable / GB:.0f} GB usable); "
+            + (f"at least {needed} GPUs are needed" if needed else "one sequence's activations do not fit")
+        )
     )
 
     # FLOPs per token: linear layers + attention (QKᵀ and AV: 2 GEMMs × 2 FLOPs per MAC over the
@@ -150,7 +161,11 @@ def estimate_training(
     # Data-parallel traffic per token per GPU: ZeRO-3 all-gathers weights twice and
     # reduce-scatters gradients once per step (3 × 2 bytes × N); LoRA moves only adapter grads.
     tokens_per_gpu_step = max(seq_len, MICRO_BATCH_TOKENS_TARGET)
-    traffic = (3 * 2.0 * m.params if method is TrainingMethod.FULL else 2.0 * 16 * _adapter_params(m, model.intermediate))
+    traffic = (
+        3 * 2.0 * m.params
+        if method is TrainingMethod.FULL
+        else 2.0 * 16 * _adapter_params(m, model.intermediate)
+    )
     link_name, link_bw = _dp_link(phys_gpu, num_gpus, per_server)
     comm_s_per_token = 0.0
     if num_gpus > 1:
@@ -164,11 +179,21 @@ def estimate_training(
     total = per_gpu_tok_s * num_gpus
     hours = tokens / total / 3600.0 if fits else math.inf
     return TrainingEstimate(
-        fits=fits, reason=reason, method=method, num_gpus=num_gpus, min_gpus=needed,
-        memory_per_gpu_gb=per_gpu / GB, usable_per_gpu_gb=usable / GB,
-        tokens_per_s=total if fits else 0.0, tokens_per_s_per_gpu=per_gpu_tok_s if fits else 0.0,
-        mfu=mfu * scaling, scaling_efficiency=scaling, hours=hours,
-        gpu_hours=hours * num_gpus, link=link_name, calibrated=method is TrainingMethod.FULL,
+        fits=fits,
+        reason=reason,
+        method=method,
+        num_gpus=num_gpus,
+        min_gpus=needed,
+        memory_per_gpu_gb=per_gpu / GB,
+        usable_per_gpu_gb=usable / GB,
+        tokens_per_s=total if fits else 0.0,
+        tokens_per_s_per_gpu=per_gpu_tok_s if fits else 0.0,
+        mfu=mfu * scaling,
+        scaling_efficiency=scaling,
+        hours=hours,
+        gpu_hours=hours * num_gpus,
+        link=link_name,
+        calibrated=method is TrainingMethod.FULL,
     )
 
 

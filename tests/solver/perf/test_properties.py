@@ -1,0 +1,99 @@
+"""Hypothesis properties of the physics (issue #4, "Done when")."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pricebook.schema import ScaleUpLink
+from solver.domain import Precision
+from solver.perf import ClosedLoop, Deployment, OfflineMax, WorkloadShape, estimate_inference
+from solver.perf.physics import ModelPhysics
+
+from .conftest import make_gpu, make_model
+
+SETTINGS = settings(max_examples=40, deadline=None)
+
+shapes = st.builds(
+    WorkloadShape,
+    input_tokens=st.integers(16, 8000),
+    output_tokens=st.integers(2, 2000),
+    prefix_cache_hit_rate=st.sampled_from([0.0, 0.3, 0.7]),
+)
+precisions = st.sampled_from([Precision.BF16, Precision.FP8, Precision.INT4])
+
+
+@SETTINGS
+@given(shape=shapes, users=st.integers(1, 128), bandwidth=st.floats(300, 8000), extra=st.floats(1.01, 4.0),
+       precision=precisions)
+def test_more_bandwidth_never_slows_decode(shape: WorkloadShape, users: int, bandwidth: float, extra: float,
+                                           precision: Precision) -> None:
+    model = make_model()
+    slow = Deployment(make_gpu(memory_bandwidth_gbs=bandwidth), 1, precision)
+    fast = Deployment(make_gpu(memory_bandwidth_gbs=bandwidth * extra), 1, precision)
+    a = estimate_inference(model, slow, shape, ClosedLoop(users))
+    b = estimate_inference(model, fast, shape, ClosedLoop(users))
+    assert b.decode_step_ms <= a.decode_step_ms * (1 + 1e-9)
+    assert b.tpot_ms <= a.tpot_ms * (1 + 1e-9)
+    assert b.output_tok_s >= a.output_tok_s * (1 - 1e-9)
+
+
+@SETTINGS
+@given(shape=shapes, users=st.integers(1, 200), more=st.integers(1, 200), precision=precisions)
+def test_more_concurrency_never_lowers_throughput_until_memory_runs_out(
+    shape: WorkloadShape, users: int, more: int, precision: Precision
+) -> None:
+    model, deployment = make_model(), Deployment(make_gpu(), 1, precision)
+    fewer = estimate_inference(model, deployment, shape, ClosedLoop(users))
+    many = estimate_inference(model, deployment, shape, ClosedLoop(users + more))
+    if not fewer.fits or many.concurrency < users + more:
+        return  # memory (or the scheduler) ran out: the batch no longer grows
+    assert many.output_tok_s >= fewer.output_tok_s * (1 - 1e-6)
+
+
+@SETTINGS
+@given(shape=shapes, tp=st.sampled_from([2, 4, 8]), users=st.integers(1, 64))
+def test_tp_over_pcie_without_p2p_never_beats_nvlink(shape: WorkloadShape, tp: int, users: int) -> None:
+    model = make_model(params_b=70.55, active_params_b=70.55, layers=80, hidden=8192, heads=64,
+                       full_attention_layers=80)
+    nvlink = make_gpu()
+    host = make_gpu(scale_up_link=ScaleUpLink.PCIE_HOST, scale_up_bandwidth_gbs=128, p2p_over_pcie=False)
+    a = estimate_inference(model, Deployment(nvlink, tp, Precision.FP8), shape, ClosedLoop(users))
+    b = estimate_inference(model, Deployment(host, tp, Precision.FP8), shape, ClosedLoop(users))
+    assert b.output_tok_s <= a.output_tok_s * (1 + 1e-9)
+    assert b.tpot_ms >= a.tpot_ms * (1 - 1e-9)
+    c = estimate_inference(model, Deployment(nvlink, tp, Precision.FP8), shape, OfflineMax())
+    d = estimate_inference(model, Deployment(host, tp, Precision.FP8), shape, OfflineMax())
+    assert d.output_tok_s <= c.output_tok_s * (1 + 1e-9)
+
+
+ORDERED = [Precision.BF16, Precision.FP8, Precision.INT4]
+
+
+@SETTINGS
+@given(shape=shapes, params=st.floats(0.5, 400), higher=st.integers(0, 1), step=st.integers(1, 2))
+def test_lower_precision_never_increases_memory(shape: WorkloadShape, params: float, higher: int,
+                                                step: int) -> None:
+    hi, lo = ORDERED[higher], ORDERED[min(higher + step, 2)]
+    model = make_model(params_b=params, active_params_b=params)
+    gpu = make_gpu()
+    a = estimate_inference(model, Deployment(gpu, 1, hi, hi if hi is not Precision.INT4 else Precision.FP8),
+                           shape, OfflineMax())
+    b = estimate_inference(model, Deployment(gpu, 1, lo, lo if lo is not Precision.INT4 else Precision.FP8),
+                           shape, OfflineMax())
+    assert b.memory.weights_gb <= a.memory.weights_gb
+    assert b.memory.kv_bytes_per_token <= a.memory.kv_bytes_per_token
+    assert b.memory.max_concurrency >= a.memory.max_concurrency
+    assert b.fits or not a.fits
+
+
+@SETTINGS
+@given(experts=st.integers(2, 256), chosen=st.integers(1, 16), tokens=st.integers(1, 100_000),
+       precision=precisions)
+def test_moe_k_of_e_never_reads_more_than_its_dense_twin(experts: int, chosen: int, tokens: int,
+                                                         precision: Precision) -> None:
+    k = min(chosen, experts)
+    moe = ModelPhysics.of(make_model(params_b=47, active_params_b=13, experts=experts, experts_per_token=k,
+                                     moe_intermediate=1024))
+    dense = ModelPhysics.of(make_model(params_b=47, active_params_b=47))
+    assert moe.weight_bytes_read_per_step(precision, tokens) <= dense.weight_bytes_read_per_step(precision, tokens)
