@@ -743,9 +743,14 @@ def _replica_day(
     if not pool:
         return None, None
     option = min(pool, key=lambda o: gpu_day_cost(o, instance.horizon_months))
+    full_day_tokens = candidate.capacity_req_s * workload.tokens_per_request * 86_400
+    if option.mode is AcquisitionMode.ON_DEMAND:
+        # Rented by the hour to follow demand: no idle hours to pay for.
+        return gpu_day_cost(option, instance.horizon_months) * candidate.gpus_per_replica, full_day_tokens
+    # Held all day but sized for the peak: it serves the average share of its peak capacity.
     rates = workload.hourly_request_rates()
     peak_to_average = max(rates) / (sum(rates) / len(rates)) if sum(rates) > 0 else 1.0
-    tokens = candidate.capacity_req_s * workload.tokens_per_request * 86_400 / peak_to_average
+    tokens = full_day_tokens / peak_to_average
     return gpu_day_cost(option, instance.horizon_months) * candidate.gpus_per_replica, tokens
 
 

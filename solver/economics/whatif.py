@@ -26,8 +26,8 @@ from pricebook.schema import GpuId
 from solver.domain import AcquisitionMode
 from solver.economics.options import AcquisitionOption
 from solver.errors import SolveCancelled
-from solver.optimizer.instance import Caps, FleetInstance, TrainingChoice, TrainingDemand
-from solver.optimizer.results import FleetSolution, SolveStatus
+from solver.optimizer.instance import Caps, FleetInstance, InferenceDemand, TrainingChoice, TrainingDemand
+from solver.optimizer.results import ChosenOption, FleetSolution, SolveStatus
 
 Solve = Callable[[FleetInstance, float], FleetSolution]
 """Solve an instance within a time limit (seconds); the planner binds backend, gap and cancel."""
@@ -107,13 +107,21 @@ def scale_gpu_price(instance: FleetInstance, gpu: GpuId, factor: float) -> Fleet
 
 def scale_demand(instance: FleetInstance, factor: float) -> FleetInstance:
     """Every workload's demand × ``factor`` (request rates, training GPU-hours per month)."""
-    inference = tuple(
-        replace(d, rate_req_s=tuple(r * factor for r in d.rate_req_s)) for d in instance.inference
-    )
+    inference = tuple(_scale_rates(d, factor) for d in instance.inference)
     training = tuple(
         replace(t, choices=tuple(_scale_choice(ch, factor) for ch in t.choices)) for t in instance.training
     )
     return replace(instance, inference=inference, training=training)
+
+
+def _scale_rates(demand: InferenceDemand, factor: float) -> InferenceDemand:
+    """Every request-rate series of a demand × factor (bucket rates, and the 24 hourly rates the
+    evaluator checks when the optimizer clusters hours into buckets)."""
+    scaled = replace(demand, rate_req_s=tuple(r * factor for r in demand.rate_req_s))
+    hourly: tuple[float, ...] = getattr(demand, "hourly_rate_req_s", ())
+    if hourly:
+        scaled = replace(scaled, hourly_rate_req_s=tuple(r * factor for r in hourly))  # type: ignore[call-arg,unused-ignore]
+    return scaled
 
 
 def _scale_choice(choice: TrainingChoice, factor: float) -> TrainingChoice:
@@ -142,7 +150,12 @@ def mix_of(solution: FleetSolution) -> Mix:
     """(GPU type, mode) pairs the plan holds; empty without a plan."""
     if not solution.has_plan:
         return frozenset()
-    return frozenset((o.gpu, o.mode) for o in solution.options if o.peak_gpus > 0)
+    return frozenset((o.gpu, o.mode) for o in solution.options if _in_use(o))
+
+
+def _in_use(option: ChosenOption) -> bool:
+    """Held or rented GPUs, or on-demand GPU-hours rented for training runs."""
+    return option.peak_gpus > 0 or option.busy_gpu_hours_per_month > 0
 
 
 def describe_fleet(solution: FleetSolution) -> str:
@@ -151,10 +164,13 @@ def describe_fleet(solution: FleetSolution) -> str:
         return f"no plan ({solution.status.value})"
     parts = []
     for o in sorted(solution.options, key=lambda o: (o.gpu, o.mode.value, o.option_id)):
-        if o.peak_gpus <= 0:
+        if not _in_use(o):
             continue
         owned = " owned" if o.owned else ""
-        parts.append(f"{o.gpu} ×{o.peak_gpus} {o.mode.value}{owned}")
+        if o.peak_gpus > 0:
+            parts.append(f"{o.gpu} ×{o.peak_gpus} {o.mode.value}{owned}")
+        else:
+            parts.append(f"{o.gpu} {o.mode.value} {o.busy_gpu_hours_per_month:,.0f} GPU-h/month")
     return " + ".join(parts) if parts else "no GPUs"
 
 

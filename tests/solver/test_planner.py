@@ -38,6 +38,7 @@ from solver.planner import (
     evaluate,
     plan,
     sweep,
+    sweep_request,
 )
 
 GPUS = ("h100-sxm", "h200-sxm", "rtx-pro-6000-server")
@@ -285,3 +286,38 @@ def test_pricebook_overrides_reach_the_plan(book: Pricebook) -> None:
     # Same GPUs, each twice the price: GPU capex exactly doubles.
     assert line.gpus == bought.gpus
     assert after.tco.total.purchase_gpus.amount == 2 * before.tco.total.purchase_gpus.amount
+
+
+def test_demand_threshold_with_a_daily_profile(book: Pricebook) -> None:
+    # Office-hours chat: the optimizer groups hours into buckets and checks every hour. The demand
+    # threshold found on the instance must match re-planning the request with scaled demand.
+    profile = (1.0,) * 8 + (4.0,) * 10 + (2.0,) * 6
+    chat = InferenceWorkload(
+        name="chat",
+        model=ModelRef(model_id="meta-llama/Llama-3.1-8B"),
+        input_tokens=1000,
+        output_tokens=300,
+        daily_tokens=3_000_000_000,
+        hourly_profile=profile,
+        sla=Sla(ttft_p95_ms=1000, tpot_p95_ms=40),
+    )
+    req = PlanRequest(
+        inference=(chat,),
+        constraints=Constraints(currency="USD", allowed_gpus=("l40s", "h100-sxm")),
+        options=SolverOptions(time_limit_s=10, compute_baselines=False),
+    )
+    result = plan(req, book, time_limit_s=30)
+    demand = next(s for s in result.sensitivity if s.subject == "demand")
+    today = mix_of(result.solution)
+    assert demand.change_up_fraction is not None or demand.change_down_fraction is not None
+    for changed, same in (
+        (demand.change_up_fraction, demand.last_same_up_fraction),
+        (demand.change_down_fraction, demand.last_same_down_fraction),
+    ):
+        if changed is None or same is None:
+            continue
+        bare = req.model_copy(update={"options": SolverOptions(time_limit_s=10, **BARE)})
+        past = plan(sweep_request(bare, SweepAxis.DEMAND_MULTIPLIER, 1 + changed), book, time_limit_s=10)
+        before = plan(sweep_request(bare, SweepAxis.DEMAND_MULTIPLIER, 1 + same), book, time_limit_s=10)
+        assert mix_of(past.solution) != today
+        assert mix_of(before.solution) == today
