@@ -46,8 +46,24 @@ EXIT_NO_PLAN = 3
 
 # Batch-file keys (issue #4 contract) → PerformanceCase proto fields.
 _CASE_KEYS = {
-    "mode", "gpu", "num_gpus", "tp", "model", "model_spec", "precision", "kv_precision", "engine", "input_len",
-    "output_len", "concurrency", "request_rate", "prefix_hit_rate", "max_num_seqs", "method", "tokens", "seq_len",
+    "mode",
+    "gpu",
+    "num_gpus",
+    "tp",
+    "model",
+    "model_spec",
+    "precision",
+    "kv_precision",
+    "engine",
+    "input_len",
+    "output_len",
+    "concurrency",
+    "request_rate",
+    "prefix_hit_rate",
+    "max_num_seqs",
+    "method",
+    "tokens",
+    "seq_len",
 }
 
 
@@ -81,13 +97,14 @@ def _credentials(args: argparse.Namespace) -> grpc.ChannelCredentials | None:
 def _client(args: argparse.Namespace) -> Iterator[FleetPlannerClient]:
     token = Path(args.token_file).read_text().strip() if args.token_file else None
     if args.target:
-        with FleetPlannerClient(args.target, credentials=_credentials(args), timeout_s=args.timeout_s,
-                                bearer_token=token) as client:
+        with FleetPlannerClient(
+            args.target, credentials=_credentials(args), timeout_s=args.timeout_s, bearer_token=token
+        ) as client:
             yield client
         return
-    from service.interceptors import configure_logging
-    from service.server import start_in_thread
-    from service.settings import ServerSettings
+    from service.interceptors import configure_logging  # noqa: PLC0415 - server code only when needed
+    from service.server import start_in_thread  # noqa: PLC0415 - server code only when needed
+    from service.settings import ServerSettings  # noqa: PLC0415 - server code only when needed
 
     configure_logging(level=logging.INFO if args.verbose else logging.WARNING)
     settings = ServerSettings(address="127.0.0.1:0", pricebook_dir=args.pricebook, grace_period_s=1.0)
@@ -105,13 +122,19 @@ def _client(args: argparse.Namespace) -> Iterator[FleetPlannerClient]:
 
 
 def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
-    from service.interceptors import configure_logging
-    from service.server import serve
-    from service.settings import ServerSettings
+    from service.interceptors import configure_logging  # noqa: PLC0415 - server code only when needed
+    from service.server import serve  # noqa: PLC0415 - server code only when needed
+    from service.settings import ServerSettings  # noqa: PLC0415 - server code only when needed
 
     overrides: dict[str, Any] = {"address": args.address}
-    for key in ("pricebook_dir", "grace_period_s", "tls_cert_file", "tls_key_file", "tls_client_ca_file",
-                "token_file"):
+    for key in (
+        "pricebook_dir",
+        "grace_period_s",
+        "tls_cert_file",
+        "tls_key_file",
+        "tls_client_ca_file",
+        "token_file",
+    ):
         value = getattr(args, key, None)
         if value is not None:
             overrides[key] = value
@@ -134,8 +157,8 @@ def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
     return _plan_status_exit(response.plan)
 
 
-def _mode_names() -> dict[str, int]:
-    return {v.name: v.number for v in common_pb2.AcquisitionMode.DESCRIPTOR.values if v.number}
+def _mode_names() -> dict[str, common_pb2.AcquisitionMode.ValueType]:
+    return {name: common_pb2.AcquisitionMode.Value(name) for name in common_pb2.AcquisitionMode.keys()[1:]}
 
 
 _MODE_NAMES = _mode_names()
@@ -152,9 +175,14 @@ def _parse_fleet(spec: str) -> scenario_pb2.Fleet:
         owned = mode == "owned"
         enum_name = f"ACQUISITION_MODE_{'BUY' if owned else mode.upper().replace('-', '_')}"
         if enum_name not in _MODE_NAMES:
-            raise ScenarioError("--fleet", part, f"unknown mode {mode!r}; use buy, reserved, on_demand or owned")
-        fleet.items.append(scenario_pb2.FleetItem(gpu_id=pieces[0], count=int(pieces[1]),
-                                                  mode=_MODE_NAMES[enum_name], owned=owned))
+            raise ScenarioError(
+                "--fleet", part, f"unknown mode {mode!r}; use buy, reserved, on_demand or owned"
+            )
+        fleet.items.append(
+            scenario_pb2.FleetItem(
+                gpu_id=pieces[0], count=int(pieces[1]), mode=_MODE_NAMES[enum_name], owned=owned
+            )
+        )
     return fleet
 
 
@@ -175,7 +203,9 @@ def case_from_json(line: dict[str, Any], where: str) -> performance_pb2.Performa
     """A batch-file case (issue #4 field names) → the proto case."""
     unknown = sorted(set(line) - _CASE_KEYS)
     if unknown:
-        raise ScenarioError(where, unknown[0], f"unknown field; expected some of {', '.join(sorted(_CASE_KEYS))}")
+        raise ScenarioError(
+            where, unknown[0], f"unknown field; expected some of {', '.join(sorted(_CASE_KEYS))}"
+        )
     data: dict[str, Any] = {}
     for key, value in line.items():
         if key == "gpu":
@@ -198,8 +228,22 @@ def case_from_json(line: dict[str, Any], where: str) -> performance_pb2.Performa
 
 def _case_from_flags(args: argparse.Namespace) -> performance_pb2.PerformanceCase:
     line: dict[str, Any] = {"mode": args.mode}
-    for key in ("gpu", "num_gpus", "tp", "model", "precision", "kv_precision", "engine", "input_len", "output_len",
-                "request_rate", "prefix_hit_rate", "method", "tokens", "seq_len"):
+    for key in (
+        "gpu",
+        "num_gpus",
+        "tp",
+        "model",
+        "precision",
+        "kv_precision",
+        "engine",
+        "input_len",
+        "output_len",
+        "request_rate",
+        "prefix_hit_rate",
+        "method",
+        "tokens",
+        "seq_len",
+    ):
         value = getattr(args, key)
         if value is not None:
             line[key] = value
@@ -207,18 +251,27 @@ def _case_from_flags(args: argparse.Namespace) -> performance_pb2.PerformanceCas
         line["concurrency"] = "max" if args.concurrency == "max" else int(args.concurrency)
     if args.params_b is not None:
         line.pop("model", None)
-        line["model_spec"] = {"params_b": args.params_b,
-                              **({"active_params_b": args.active_params_b} if args.active_params_b else {})}
+        line["model_spec"] = {
+            "params_b": args.params_b,
+            **({"active_params_b": args.active_params_b} if args.active_params_b else {}),
+        }
     return case_from_json(line, "flags")
 
 
-_FILE_NAMES = {"gpu_id": "gpu", "model.model_id": "model", "model": "model", "request_rate_per_s": "request_rate",
-               "max_concurrency": "concurrency"}
+_FILE_NAMES = {
+    "gpu_id": "gpu",
+    "model.model_id": "model",
+    "model": "model",
+    "request_rate_per_s": "request_rate",
+    "max_concurrency": "concurrency",
+}
 
 
 def _file_field(proto_path: str) -> str:
     """``cases[3].model.spec.layers`` → ``model_spec.layers`` (the batch file's own field names)."""
-    field = proto_path.split("].", 1)[1] if proto_path.startswith("cases[") and "]." in proto_path else proto_path
+    field = (
+        proto_path.split("].", 1)[1] if proto_path.startswith("cases[") and "]." in proto_path else proto_path
+    )
     if field.startswith("model.spec."):
         return "model_spec." + field.removeprefix("model.spec.")
     return _FILE_NAMES.get(field, field)
@@ -228,11 +281,12 @@ def _result_row(result: performance_pb2.PerformanceResult, source: dict[str, Any
     """One output line of the batch file: the case's fields plus the estimate (issue #4 names)."""
     row = dict(source)
     outcome = result.WhichOneof("outcome")
-    if outcome == "error":
+    if outcome is None or outcome == "error":
         row["error"] = {"field": _file_field(result.error.field), "reason": result.error.reason}
         return row
-    fields = json_format.MessageToDict(getattr(result, outcome), preserving_proto_field_name=True,
-                                       always_print_fields_with_no_presence=True)
+    fields = json_format.MessageToDict(
+        getattr(result, outcome), preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    )
     row.update(fields)
     if result.architecture_assumed:
         row["architecture_assumed"] = True
@@ -312,8 +366,10 @@ def cmd_catalog(args: argparse.Namespace, out: TextIO) -> int:
     kinds = []
     for kind in args.kind or ():
         name = f"CATALOG_KIND_{kind.upper()}"
-        if name not in catalog_pb2.CatalogKind.keys():
-            raise ScenarioError("--kind", kind, "unknown kind; use gpu, server, offer, api_price, model or site")
+        if name not in catalog_pb2.CatalogKind.DESCRIPTOR.values_by_name:
+            raise ScenarioError(
+                "--kind", kind, "unknown kind; use gpu, server, offer, api_price, model or site"
+            )
         kinds.append(catalog_pb2.CatalogKind.Value(name))
     with _client(args) as client:
         response = client.list_catalog(kinds)
@@ -325,9 +381,12 @@ def cmd_sweep(args: argparse.Namespace, out: TextIO) -> int:
     base = load_scenario(Path(args.scenario), api.PlanFleetRequest)
     request = api.SweepPlansRequest(base=base, workload_name=args.workload or "")
     name = f"SWEEP_DIMENSION_{args.dimension.upper()}"
-    if name not in api.SweepDimension.keys():
-        raise ScenarioError("--dimension", args.dimension, "unknown; use capex_budget, demand_multiplier, "
-                                                            "tpot_p95_ms, ttft_p95_ms or min_per_user_tok_s")
+    if name not in api.SweepDimension.DESCRIPTOR.values_by_name:
+        raise ScenarioError(
+            "--dimension",
+            args.dimension,
+            "unknown; use capex_budget, demand_multiplier, tpot_p95_ms, ttft_p95_ms or min_per_user_tok_s",
+        )
     request.dimension = api.SweepDimension.Value(name)
     if args.values:
         try:
@@ -338,7 +397,9 @@ def cmd_sweep(args: argparse.Namespace, out: TextIO) -> int:
         parts = args.range.split(":")
         if len(parts) != 3:
             raise ScenarioError("--range", args.range, "expected START:STOP:POINTS")
-        request.range.CopyFrom(api.SweepRange(start=float(parts[0]), stop=float(parts[1]), points=int(parts[2])))
+        request.range.CopyFrom(
+            api.SweepRange(start=float(parts[0]), stop=float(parts[1]), points=int(parts[2]))
+        )
     frontier: api.SweepFrontier | None = None
     messages: list[api.SweepPlansResponse] = []
     with _client(args) as client:
@@ -361,11 +422,23 @@ def cmd_sweep(args: argparse.Namespace, out: TextIO) -> int:
             writer = csv.writer(handle)
             writer.writerow([args.dimension, "status", "horizon_tco", "currency", "fleet", "pareto_optimal"])
             for p in frontier.points:
-                writer.writerow([p.value, plan_pb2.PlanStatus.Name(p.status), p.horizon_tco.amount,
-                                 p.horizon_tco.currency_code, p.fleet_summary, p.pareto_optimal])
+                writer.writerow(
+                    [
+                        p.value,
+                        plan_pb2.PlanStatus.Name(p.status),
+                        p.horizon_tco.amount,
+                        p.horizon_tco.currency_code,
+                        p.fleet_summary,
+                        p.pareto_optimal,
+                    ]
+                )
     if args.json:
-        out.write("\n".join(json_format.MessageToJson(m, preserving_proto_field_name=True, indent=None)
-                            for m in messages) + "\n")
+        out.write(
+            "\n".join(
+                json_format.MessageToJson(m, preserving_proto_field_name=True, indent=None) for m in messages
+            )
+            + "\n"
+        )
     else:
         out.write(render.render_frontier(frontier, args.dimension, markdown=args.markdown) + "\n")
     return EXIT_OK
@@ -391,16 +464,22 @@ def _client_options(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="fleetplan", description="Plan GPU fleets for LLM inference and training.")
+    parser = argparse.ArgumentParser(
+        prog="fleetplan", description="Plan GPU fleets for LLM inference and training."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser("serve", help="run the gRPC server")
     serve.add_argument("--address", default="127.0.0.1:50051", help="host:port to listen on")
-    serve.add_argument("--pricebook", dest="pricebook_dir", type=Path, help="pricebook directory (default: embedded)")
+    serve.add_argument(
+        "--pricebook", dest="pricebook_dir", type=Path, help="pricebook directory (default: embedded)"
+    )
     serve.add_argument("--grace-period-s", type=float, help="shutdown grace period")
     serve.add_argument("--tls-cert-file", type=Path)
     serve.add_argument("--tls-key-file", type=Path)
-    serve.add_argument("--tls-client-ca-file", type=Path, help="require client certificates signed by this CA")
+    serve.add_argument(
+        "--tls-client-ca-file", type=Path, help="require client certificates signed by this CA"
+    )
     serve.add_argument("--token-file", type=Path, help="accepted bearer tokens, one per line")
     serve.set_defaults(func=cmd_serve)
 
@@ -410,9 +489,15 @@ def build_parser() -> argparse.ArgumentParser:
     plan.set_defaults(func=cmd_plan)
 
     evaluate = sub.add_parser("evaluate", help="evaluate a given fleet against a scenario")
-    evaluate.add_argument("scenario", help="YAML with the shape of EvaluateFleetRequest (PlanFleetRequest + fleet)")
-    evaluate.add_argument("--fleet", help="GPU:COUNT[:MODE],… (mode buy|reserved|on_demand|owned; default buy)")
-    evaluate.add_argument("--no-compare", action="store_true", help="skip solving the optimal plan for comparison")
+    evaluate.add_argument(
+        "scenario", help="YAML with the shape of EvaluateFleetRequest (PlanFleetRequest + fleet)"
+    )
+    evaluate.add_argument(
+        "--fleet", help="GPU:COUNT[:MODE],… (mode buy|reserved|on_demand|owned; default buy)"
+    )
+    evaluate.add_argument(
+        "--no-compare", action="store_true", help="skip solving the optimal plan for comparison"
+    )
     _client_options(evaluate)
     evaluate.set_defaults(func=cmd_evaluate)
 
@@ -425,7 +510,9 @@ def build_parser() -> argparse.ArgumentParser:
     estimate.add_argument("--tp", type=int)
     estimate.add_argument("--model", help="catalogue model id or alias")
     estimate.add_argument("--params-b", type=float, help="size-only model: total parameters (billions)")
-    estimate.add_argument("--active-params-b", type=float, help="size-only MoE model: active parameters (billions)")
+    estimate.add_argument(
+        "--active-params-b", type=float, help="size-only MoE model: active parameters (billions)"
+    )
     estimate.add_argument("--precision")
     estimate.add_argument("--kv-precision")
     estimate.add_argument("--engine")
@@ -441,21 +528,28 @@ def build_parser() -> argparse.ArgumentParser:
     estimate.set_defaults(func=cmd_estimate)
 
     breakeven = sub.add_parser("breakeven", help="buy vs rent vs API")
-    breakeven.add_argument("scenario", help="YAML with the shape of AnalyzeBreakEvenRequest (workloads, constraints)")
+    breakeven.add_argument(
+        "scenario", help="YAML with the shape of AnalyzeBreakEvenRequest (workloads, constraints)"
+    )
     breakeven.add_argument("--gpu", help="analyse this GPU type instead of the optimal plan")
     breakeven.add_argument("--utilization", type=float, help="utilization (0–1] to assume for buy vs rent")
     _client_options(breakeven)
     breakeven.set_defaults(func=cmd_breakeven)
 
     catalog = sub.add_parser("catalog", help="list the pricebook with sources and dates")
-    catalog.add_argument("--kind", action="append", help="gpu, server, offer, api_price, model, site (repeatable)")
+    catalog.add_argument(
+        "--kind", action="append", help="gpu, server, offer, api_price, model, site (repeatable)"
+    )
     _client_options(catalog)
     catalog.set_defaults(func=cmd_catalog)
 
     sweep = sub.add_parser("sweep", help="solve a scenario over a range of budgets, SLAs or demand")
     sweep.add_argument("scenario", help="YAML with the shape of PlanFleetRequest")
-    sweep.add_argument("--dimension", required=True,
-                       help="capex_budget, demand_multiplier, tpot_p95_ms, ttft_p95_ms or min_per_user_tok_s")
+    sweep.add_argument(
+        "--dimension",
+        required=True,
+        help="capex_budget, demand_multiplier, tpot_p95_ms, ttft_p95_ms or min_per_user_tok_s",
+    )
     sweep.add_argument("--values", help="comma-separated values")
     sweep.add_argument("--range", help="START:STOP:POINTS")
     sweep.add_argument("--workload", help="for SLA dimensions: the workload to vary (default all)")

@@ -40,8 +40,16 @@ class Violation:
 class FleetPlanError(Exception):
     """A failed RPC with its decoded rich status."""
 
-    def __init__(self, code: grpc.StatusCode, message: str, *, reason: str = "", domain_name: str = "",
-                 violations: Sequence[Violation] = (), retry_after_s: float | None = None) -> None:
+    def __init__(
+        self,
+        code: grpc.StatusCode,
+        message: str,
+        *,
+        reason: str = "",
+        domain_name: str = "",
+        violations: Sequence[Violation] = (),
+        retry_after_s: float | None = None,
+    ) -> None:
         self.code = code
         self.message = message
         self.reason = reason
@@ -75,14 +83,20 @@ class FleetPlanError(Exception):
                     info_retry = error_details_pb2.RetryInfo()
                     detail.Unpack(info_retry)
                     retry = info_retry.retry_delay.seconds + info_retry.retry_delay.nanos / 1e9
-        return cls(code, message or "", reason=reason, domain_name=domain_name, violations=violations,
-                   retry_after_s=retry)
+        return cls(
+            code,
+            message or "",
+            reason=reason,
+            domain_name=domain_name,
+            violations=violations,
+            retry_after_s=retry,
+        )
 
 
 def _plan_proto(request: domain.PlanRequest | api.PlanFleetRequest) -> api.PlanFleetRequest:
     if isinstance(request, api.PlanFleetRequest):
         return request
-    from service.converters import plan_request_to_proto  # the one proto ↔ domain module
+    from service.converters import plan_request_to_proto  # noqa: PLC0415 - the one proto ↔ domain module, only for domain inputs
 
     return plan_request_to_proto(request)
 
@@ -90,9 +104,15 @@ def _plan_proto(request: domain.PlanRequest | api.PlanFleetRequest) -> api.PlanF
 class FleetPlannerClient:
     """Synchronous client; safe to share between threads."""
 
-    def __init__(self, target: str, *, credentials: grpc.ChannelCredentials | None = None,
-                 timeout_s: float = DEFAULT_TIMEOUT_S, bearer_token: str | None = None,
-                 options: Sequence[tuple[str, Any]] = ()) -> None:
+    def __init__(
+        self,
+        target: str,
+        *,
+        credentials: grpc.ChannelCredentials | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        bearer_token: str | None = None,
+        options: Sequence[tuple[str, Any]] = (),
+    ) -> None:
         channel_options = [
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
@@ -129,53 +149,93 @@ class FleetPlannerClient:
 
     # -- RPCs ----------------------------------------------------------------------------------
 
-    def plan_fleet(self, request: domain.PlanRequest | api.PlanFleetRequest, *, timeout_s: float | None = None,
-                   request_id: str | None = None) -> api.PlanFleetResponse:
+    def plan_fleet(
+        self,
+        request: domain.PlanRequest | api.PlanFleetRequest,
+        *,
+        timeout_s: float | None = None,
+        request_id: str | None = None,
+    ) -> api.PlanFleetResponse:
         return self._call(self._stub.PlanFleet, _plan_proto(request), timeout_s, request_id)  # type: ignore[no-any-return]
 
-    def evaluate_fleet(self, request: api.EvaluateFleetRequest | domain.PlanRequest,
-                       fleet: domain.Fleet | None = None, *, compare_with_optimal: bool = True,
-                       timeout_s: float | None = None, request_id: str | None = None) -> api.EvaluateFleetResponse:
+    def evaluate_fleet(
+        self,
+        request: api.EvaluateFleetRequest | domain.PlanRequest,
+        fleet: domain.Fleet | None = None,
+        *,
+        compare_with_optimal: bool = True,
+        timeout_s: float | None = None,
+        request_id: str | None = None,
+    ) -> api.EvaluateFleetResponse:
         if not isinstance(request, api.EvaluateFleetRequest):
-            from service.converters import fleet_to_proto
+            from service.converters import fleet_to_proto  # noqa: PLC0415 - the one proto ↔ domain module, only for domain inputs
 
             if fleet is None:
                 msg = "evaluate_fleet needs a fleet with a domain request"
                 raise TypeError(msg)
             plan = _plan_proto(request)
             request = api.EvaluateFleetRequest(
-                fleet=fleet_to_proto(fleet), workloads=plan.workloads, constraints=plan.constraints,
-                pricebook_overrides=plan.pricebook_overrides, solver_options=plan.solver_options,
+                fleet=fleet_to_proto(fleet),
+                workloads=plan.workloads,
+                constraints=plan.constraints,
+                pricebook_overrides=plan.pricebook_overrides,
+                solver_options=plan.solver_options,
                 compare_with_optimal=compare_with_optimal,
             )
         return self._call(self._stub.EvaluateFleet, request, timeout_s, request_id)  # type: ignore[no-any-return]
 
-    def estimate_performance(self, request: api.EstimatePerformanceRequest | Iterable[performance_pb2.PerformanceCase],
-                             *, allow_partial_failure: bool = False, timeout_s: float | None = None,
-                             request_id: str | None = None) -> api.EstimatePerformanceResponse:
+    def estimate_performance(
+        self,
+        request: api.EstimatePerformanceRequest | Iterable[performance_pb2.PerformanceCase],
+        *,
+        allow_partial_failure: bool = False,
+        timeout_s: float | None = None,
+        request_id: str | None = None,
+    ) -> api.EstimatePerformanceResponse:
         if not isinstance(request, api.EstimatePerformanceRequest):
-            request = api.EstimatePerformanceRequest(cases=list(request), allow_partial_failure=allow_partial_failure)
+            request = api.EstimatePerformanceRequest(
+                cases=list(request), allow_partial_failure=allow_partial_failure
+            )
         return self._call(self._stub.EstimatePerformance, request, timeout_s, request_id)  # type: ignore[no-any-return]
 
-    def analyze_break_even(self, request: api.AnalyzeBreakEvenRequest | domain.PlanRequest, *,
-                           gpu_id: str = "", timeout_s: float | None = None,
-                           request_id: str | None = None) -> api.AnalyzeBreakEvenResponse:
+    def analyze_break_even(
+        self,
+        request: api.AnalyzeBreakEvenRequest | domain.PlanRequest,
+        *,
+        gpu_id: str = "",
+        timeout_s: float | None = None,
+        request_id: str | None = None,
+    ) -> api.AnalyzeBreakEvenResponse:
         if not isinstance(request, api.AnalyzeBreakEvenRequest):
             plan = _plan_proto(request)
-            request = api.AnalyzeBreakEvenRequest(workloads=plan.workloads, constraints=plan.constraints,
-                                                  pricebook_overrides=plan.pricebook_overrides, gpu_id=gpu_id)
+            request = api.AnalyzeBreakEvenRequest(
+                workloads=plan.workloads,
+                constraints=plan.constraints,
+                pricebook_overrides=plan.pricebook_overrides,
+                gpu_id=gpu_id,
+            )
         return self._call(self._stub.AnalyzeBreakEven, request, timeout_s, request_id)  # type: ignore[no-any-return]
 
-    def list_catalog(self, kinds: Sequence[catalog_pb2.CatalogKind.ValueType] | api.ListCatalogRequest = (), *,
-                     timeout_s: float | None = None, request_id: str | None = None) -> api.ListCatalogResponse:
-        request = kinds if isinstance(kinds, api.ListCatalogRequest) else api.ListCatalogRequest(kinds=list(kinds))
+    def list_catalog(
+        self,
+        kinds: Sequence[catalog_pb2.CatalogKind.ValueType] | api.ListCatalogRequest = (),
+        *,
+        timeout_s: float | None = None,
+        request_id: str | None = None,
+    ) -> api.ListCatalogResponse:
+        request = (
+            kinds if isinstance(kinds, api.ListCatalogRequest) else api.ListCatalogRequest(kinds=list(kinds))
+        )
         return self._call(self._stub.ListCatalog, request, timeout_s, request_id)  # type: ignore[no-any-return]
 
-    def sweep_plans(self, request: api.SweepPlansRequest, *, timeout_s: float | None = None,
-                    request_id: str | None = None) -> Iterator[api.SweepPlansResponse]:
+    def sweep_plans(
+        self, request: api.SweepPlansRequest, *, timeout_s: float | None = None, request_id: str | None = None
+    ) -> Iterator[api.SweepPlansResponse]:
         """Stream of progress, points and the final frontier; closing the iterator cancels the sweep."""
         metadata = self._metadata + ((("x-request-id", request_id),) if request_id else ())
-        stream = self._stub.SweepPlans(request, timeout=timeout_s or self.timeout_s, metadata=metadata or None)
+        stream = self._stub.SweepPlans(
+            request, timeout=timeout_s or self.timeout_s, metadata=metadata or None
+        )
         try:
             yield from stream
         except grpc.RpcError as error:

@@ -46,9 +46,8 @@ def _plugin_dir() -> str:
 
 def generate(out_dir: Path) -> list[Path]:
     """Generate every stub into ``out_dir`` (replacing it) and return the files written."""
-    from grpc_tools import protoc  # dev dependency: imported only when generating
-
-    import grpc_tools
+    import grpc_tools  # noqa: PLC0415 - dev dependency, only needed when generating
+    from grpc_tools import protoc  # noqa: PLC0415
 
     include = str(Path(grpc_tools.__file__).parent / "_proto")
     with tempfile.TemporaryDirectory() as raw:
@@ -91,7 +90,9 @@ def generate(out_dir: Path) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory (default clients/_pb)")
+    parser.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, help="output directory (default clients/_pb)"
+    )
     args = parser.parse_args(argv)
     files = generate(args.out)
     sys.stderr.write(f"generated {len(files)} files into {args.out}\n")

@@ -35,8 +35,10 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Cell]], *, markdown: b
     widths = [max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(headers)]
 
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) if _numeric(c) else c.ljust(w)
-                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+        return "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w) if _numeric(c) else c.ljust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
 
     return "\n".join([line(list(headers)), line(["-" * w for w in widths]), *(line(r) for r in body)])
 
@@ -74,62 +76,157 @@ def _precision(number: int) -> str:
 
 
 def render_plan(plan: plan_pb2.Plan, provenance: common_pb2.Provenance, *, markdown: bool = False) -> str:
-    out = [heading("Plan", markdown=markdown),
-           f"status: {enum_name(plan_pb2.PlanStatus, plan.status, 'PLAN_STATUS_')}", plan.summary]
+    out = [
+        heading("Plan", markdown=markdown),
+        f"status: {enum_name(plan_pb2.PlanStatus, plan.status, 'PLAN_STATUS_')}",
+        plan.summary,
+    ]
     if plan.fleet:
         out.append(heading("Fleet", markdown=markdown))
-        out.append(table(
-            ["GPU", "mode", "server", "GPUs", "servers", "horizon cost"],
-            [[f.gpu_id, _mode(f.mode) + (" (owned)" if f.owned else ""), f.server_id or "-", f.gpu_count,
-              f.server_count, money(f.horizon_cost)] for f in plan.fleet],
-            markdown=markdown))
+        out.append(
+            table(
+                ["GPU", "mode", "server", "GPUs", "servers", "horizon cost"],
+                [
+                    [
+                        f.gpu_id,
+                        _mode(f.mode) + (" (owned)" if f.owned else ""),
+                        f.server_id or "-",
+                        f.gpu_count,
+                        f.server_count,
+                        money(f.horizon_cost),
+                    ]
+                    for f in plan.fleet
+                ],
+                markdown=markdown,
+            )
+        )
     if plan.deployments:
         out.append(heading("Workloads", markdown=markdown))
-        out.append(table(
-            ["workload", "GPU", "TP", "precision", "replicas", "p95 TTFT ms", "TPOT ms", "tok/s/user", "util",
-             "runner-up (Δ cost)"],
-            [[d.workload_name, d.gpu_id, d.tp, _precision(d.precision), d.replicas, d.ttft_p95_ms, d.tpot_ms,
-              d.per_user_tok_s, f"{d.utilization:.0%}",
-              f"{d.runner_up.gpu_id} (+{money(d.runner_up.cost_delta)})" if d.HasField("runner_up")
-              else (d.runner_up_note or "-")] for d in plan.deployments],
-            markdown=markdown))
+        out.append(
+            table(
+                [
+                    "workload",
+                    "GPU",
+                    "TP",
+                    "precision",
+                    "replicas",
+                    "p95 TTFT ms",
+                    "TPOT ms",
+                    "tok/s/user",
+                    "util",
+                    "runner-up (Δ cost)",
+                ],
+                [
+                    [
+                        d.workload_name,
+                        d.gpu_id,
+                        d.tp,
+                        _precision(d.precision),
+                        d.replicas,
+                        d.ttft_p95_ms,
+                        d.tpot_ms,
+                        d.per_user_tok_s,
+                        f"{d.utilization:.0%}",
+                        f"{d.runner_up.gpu_id} (+{money(d.runner_up.cost_delta)})"
+                        if d.HasField("runner_up")
+                        else (d.runner_up_note or "-"),
+                    ]
+                    for d in plan.deployments
+                ],
+                markdown=markdown,
+            )
+        )
     if plan.training:
         out.append(heading("Training", markdown=markdown))
-        out.append(table(
-            ["workload", "GPU", "GPUs", "hours/run", "GPU-h/month", "on-demand GPU-h"],
-            [[t.workload_name, t.gpu_id, t.gpus, t.hours_per_run, t.gpu_hours_per_month,
-              t.on_demand_gpu_hours_per_month] for t in plan.training],
-            markdown=markdown))
+        out.append(
+            table(
+                ["workload", "GPU", "GPUs", "hours/run", "GPU-h/month", "on-demand GPU-h"],
+                [
+                    [
+                        t.workload_name,
+                        t.gpu_id,
+                        t.gpus,
+                        t.hours_per_run,
+                        t.gpu_hours_per_month,
+                        t.on_demand_gpu_hours_per_month,
+                    ]
+                    for t in plan.training
+                ],
+                markdown=markdown,
+            )
+        )
     if plan.HasField("cost"):
         c = plan.cost
         out.append(heading(f"Cost ({c.currency_code}, {c.horizon_months} months)", markdown=markdown))
-        rows: list[list[Cell]] = [["capex", money(c.capex)], ["opex / month", money(c.opex_monthly)],
-                                  ["residual value", money(c.residual_value)], ["horizon TCO", money(c.horizon_tco)]]
+        rows: list[list[Cell]] = [
+            ["capex", money(c.capex)],
+            ["opex / month", money(c.opex_monthly)],
+            ["residual value", money(c.residual_value)],
+            ["horizon TCO", money(c.horizon_tco)],
+        ]
         rows += [[f"  {x.name}", money(x.horizon_amount)] for x in c.components]
         out.append(table(["item", "amount"], rows, markdown=markdown))
     if plan.unit_costs:
         out.append(heading("Unit costs", markdown=markdown))
-        out.append(table(["workload", "per 1M output tok", "per 1M tokens", "per training run"],
-                         [[u.workload_name, money(u.per_million_output_tokens), money(u.per_million_total_tokens),
-                           money(u.per_training_run)] for u in plan.unit_costs], markdown=markdown))
+        out.append(
+            table(
+                ["workload", "per 1M output tok", "per 1M tokens", "per training run"],
+                [
+                    [
+                        u.workload_name,
+                        money(u.per_million_output_tokens),
+                        money(u.per_million_total_tokens),
+                        money(u.per_training_run),
+                    ]
+                    for u in plan.unit_costs
+                ],
+                markdown=markdown,
+            )
+        )
     if plan.baselines:
         out.append(heading("Single-GPU baselines", markdown=markdown))
-        out.append(table(["GPU", "feasible", "horizon TCO", "extra vs plan", "note"],
-                         [[b.gpu_id, "yes" if b.feasible else "no", money(b.horizon_tco), money(b.extra_cost),
-                           b.reason] for b in plan.baselines], markdown=markdown))
+        out.append(
+            table(
+                ["GPU", "feasible", "horizon TCO", "extra vs plan", "note"],
+                [
+                    [
+                        b.gpu_id,
+                        "yes" if b.feasible else "no",
+                        money(b.horizon_tco),
+                        money(b.extra_cost),
+                        b.reason,
+                    ]
+                    for b in plan.baselines
+                ],
+                markdown=markdown,
+            )
+        )
         if plan.HasField("baseline_saving"):
             s = plan.baseline_saving
-            out.append(f"saving over best single-GPU fleet ({s.best_baseline_gpu_id}): "
-                       f"{money(s.saving)} ({s.saving_fraction:.1%})")
+            out.append(
+                f"saving over best single-GPU fleet ({s.best_baseline_gpu_id}): "
+                f"{money(s.saving)} ({s.saving_fraction:.1%})"
+            )
     if plan.HasField("break_even"):
         out.append(render_break_even(plan.break_even, markdown=markdown))
     if plan.sensitivity:
         out.append(heading("Sensitivity", markdown=markdown))
-        out.append(table(["subject", "parameter", "down", "up", "explanation"],
-                         [[s.subject, s.parameter,
-                           f"{s.change_down_fraction:+.0%}" if s.HasField("change_down_fraction") else "-",
-                           f"{s.change_up_fraction:+.0%}" if s.HasField("change_up_fraction") else "-",
-                           s.explanation] for s in plan.sensitivity], markdown=markdown))
+        out.append(
+            table(
+                ["subject", "parameter", "down", "up", "explanation"],
+                [
+                    [
+                        s.subject,
+                        s.parameter,
+                        f"{s.change_down_fraction:+.0%}" if s.HasField("change_down_fraction") else "-",
+                        f"{s.change_up_fraction:+.0%}" if s.HasField("change_up_fraction") else "-",
+                        s.explanation,
+                    ]
+                    for s in plan.sensitivity
+                ],
+                markdown=markdown,
+            )
+        )
     if plan.HasField("diagnosis"):
         d = plan.diagnosis
         out.append(heading("Why no plan", markdown=markdown))
@@ -138,16 +235,32 @@ def render_plan(plan: plan_pb2.Plan, provenance: common_pb2.Provenance, *, markd
             out += [f"    {r}" for r in u.reasons[:8]]
         out += [f"- {c.message}" for c in d.binding_caps]
         out += [f"- {m}" for m in d.messages]
-    s = plan.solver_statistics
+    stats = plan.solver_statistics
     out.append(heading("Solver", markdown=markdown))
-    out.append(table(["status", "objective", "bound", "gap", "seconds", "limit", "backend", "vars", "cons"],
-                     [[enum_name(plan_pb2.PlanStatus, s.status, "PLAN_STATUS_"), s.objective, s.best_bound,
-                       f"{s.relative_gap:.2%}", s.solve_seconds,
-                       enum_name(plan_pb2.LimitFired, s.limit_fired, "LIMIT_FIRED_"), s.backend, s.variables,
-                       s.constraints]], markdown=markdown))
+    out.append(
+        table(
+            ["status", "objective", "bound", "gap", "seconds", "limit", "backend", "vars", "cons"],
+            [
+                [
+                    enum_name(plan_pb2.PlanStatus, stats.status, "PLAN_STATUS_"),
+                    stats.objective,
+                    stats.best_bound,
+                    f"{stats.relative_gap:.2%}",
+                    stats.solve_seconds,
+                    enum_name(plan_pb2.LimitFired, stats.limit_fired, "LIMIT_FIRED_"),
+                    stats.backend,
+                    stats.variables,
+                    stats.constraints,
+                ]
+            ],
+            markdown=markdown,
+        )
+    )
     if plan.HasField("uncertainty"):
-        u = plan.uncertainty
-        out.append(f"throughput uncertainty band: ×{u.low_factor:.2f} – ×{u.high_factor:.2f} ({u.note})")
+        band = plan.uncertainty
+        out.append(
+            f"throughput uncertainty band: ×{band.low_factor:.2f} – ×{band.high_factor:.2f} ({band.note})"
+        )
     out += [f"warning: {w}" for w in plan.warnings]
     out.append(render_provenance(provenance))
     return "\n".join(out)
@@ -165,16 +278,42 @@ def render_break_even(b: plan_pb2.BreakEvenAnalysis, *, markdown: bool = False) 
     out = []
     if b.buy_vs_rent:
         out.append(heading("Buy vs rent", markdown=markdown))
-        out.append(table(["GPU", "own /GPU-h", "on-demand /GPU-h", "break-even util", "payback months", "verdict"],
-                         [[x.gpu_id, money(x.owned_cost_per_gpu_hour), money(x.on_demand_price_per_gpu_hour),
-                           f"{x.break_even_utilization_on_demand:.0%}", x.payback_months, x.verdict]
-                          for x in b.buy_vs_rent], markdown=markdown))
+        out.append(
+            table(
+                ["GPU", "own /GPU-h", "on-demand /GPU-h", "break-even util", "payback months", "verdict"],
+                [
+                    [
+                        x.gpu_id,
+                        money(x.owned_cost_per_gpu_hour),
+                        money(x.on_demand_price_per_gpu_hour),
+                        f"{x.break_even_utilization_on_demand:.0%}",
+                        x.payback_months,
+                        x.verdict,
+                    ]
+                    for x in b.buy_vs_rent
+                ],
+                markdown=markdown,
+            )
+        )
     if b.api:
         out.append(heading("Self-host vs API", markdown=markdown))
-        out.append(table(["workload", "API", "self-host /1M", "API /1M", "break-even tok/day", "verdict"],
-                         [[x.workload_name, x.provider, money(x.self_hosted_per_million_tokens),
-                           money(x.api_per_million_tokens), x.break_even_daily_tokens, x.verdict] for x in b.api],
-                         markdown=markdown))
+        out.append(
+            table(
+                ["workload", "API", "self-host /1M", "API /1M", "break-even tok/day", "verdict"],
+                [
+                    [
+                        x.workload_name,
+                        x.provider,
+                        money(x.self_hosted_per_million_tokens),
+                        money(x.api_per_million_tokens),
+                        x.break_even_daily_tokens,
+                        x.verdict,
+                    ]
+                    for x in b.api
+                ],
+                markdown=markdown,
+            )
+        )
     out += [f"note: {n}" for n in b.notes]
     return "\n".join(out)
 
@@ -182,9 +321,16 @@ def render_break_even(b: plan_pb2.BreakEvenAnalysis, *, markdown: bool = False) 
 def render_evaluation(r: api.EvaluateFleetResponse, *, markdown: bool = False) -> str:
     out = [heading("Fleet evaluation", markdown=markdown), f"feasible: {'yes' if r.feasible else 'no'}"]
     if r.fits:
-        out.append(table(["workload", "served", "headroom"],
-                         [[f.workload_name, f"{f.served_fraction:.0%}", f"{f.headroom_fraction:+.0%}"] for f in r.fits],
-                         markdown=markdown))
+        out.append(
+            table(
+                ["workload", "served", "headroom"],
+                [
+                    [f.workload_name, f"{f.served_fraction:.0%}", f"{f.headroom_fraction:+.0%}"]
+                    for f in r.fits
+                ],
+                markdown=markdown,
+            )
+        )
     if r.HasField("fleet_horizon_tco"):
         out.append(f"fleet TCO: {money(r.fleet_horizon_tco)}")
     if r.HasField("optimal_horizon_tco"):
@@ -204,24 +350,85 @@ def render_estimates(r: api.EstimatePerformanceResponse, *, markdown: bool = Fal
         outcome = res.WhichOneof("outcome")
         if outcome == "inference":
             e = res.inference
-            infer_rows.append([res.case_index, c.gpu_id, model, e.tp, _precision(c.precision), e.output_tok_s_total,
-                               e.total_tok_s, e.ttft_ms, e.tpot_ms, e.per_user_tok_s, e.max_concurrency,
-                               "yes" if e.fits else "no", e.bottleneck,
-                               f"{e.output_tok_s_low:,.0f}–{e.output_tok_s_high:,.0f}"])
+            infer_rows.append(
+                [
+                    res.case_index,
+                    c.gpu_id,
+                    model,
+                    e.tp,
+                    _precision(c.precision),
+                    e.output_tok_s_total,
+                    e.total_tok_s,
+                    e.ttft_ms,
+                    e.tpot_ms,
+                    e.per_user_tok_s,
+                    e.max_concurrency,
+                    "yes" if e.fits else "no",
+                    e.bottleneck,
+                    f"{e.output_tok_s_low:,.0f}–{e.output_tok_s_high:,.0f}",
+                ]
+            )
         elif outcome == "training":
             t = res.training
-            train_rows.append([res.case_index, c.gpu_id, model, t.train_tok_s, t.train_tok_s_per_gpu, t.mfu,
-                               t.hours, t.gpu_hours, "yes" if t.fits else "no", t.min_gpus])
+            train_rows.append(
+                [
+                    res.case_index,
+                    c.gpu_id,
+                    model,
+                    t.train_tok_s,
+                    t.train_tok_s_per_gpu,
+                    t.mfu,
+                    t.hours,
+                    t.gpu_hours,
+                    "yes" if t.fits else "no",
+                    t.min_gpus,
+                ]
+            )
         elif outcome == "error":
             errors.append(f"case {res.case_index}: {res.error.field}: {res.error.reason}")
     out = []
     if infer_rows:
-        out.append(table(["#", "GPU", "model", "TP", "prec", "out tok/s", "total tok/s", "TTFT ms", "TPOT ms",
-                          "tok/s/user", "max conc", "fits", "bottleneck", "band out tok/s"], infer_rows,
-                         markdown=markdown))
+        out.append(
+            table(
+                [
+                    "#",
+                    "GPU",
+                    "model",
+                    "TP",
+                    "prec",
+                    "out tok/s",
+                    "total tok/s",
+                    "TTFT ms",
+                    "TPOT ms",
+                    "tok/s/user",
+                    "max conc",
+                    "fits",
+                    "bottleneck",
+                    "band out tok/s",
+                ],
+                infer_rows,
+                markdown=markdown,
+            )
+        )
     if train_rows:
-        out.append(table(["#", "GPU", "model", "train tok/s", "per GPU", "MFU", "hours", "GPU-hours", "fits",
-                          "min GPUs"], train_rows, markdown=markdown))
+        out.append(
+            table(
+                [
+                    "#",
+                    "GPU",
+                    "model",
+                    "train tok/s",
+                    "per GPU",
+                    "MFU",
+                    "hours",
+                    "GPU-hours",
+                    "fits",
+                    "min GPUs",
+                ],
+                train_rows,
+                markdown=markdown,
+            )
+        )
     out += errors
     out.append(render_provenance(r.provenance))
     return "\n".join(out)
@@ -231,44 +438,140 @@ def render_catalog(r: api.ListCatalogResponse, *, markdown: bool = False) -> str
     out = []
     if r.gpus:
         out.append(heading("GPUs", markdown=markdown))
-        out.append(table(["id", "name", "memory GB", "GB/s", "BF16 TF", "FP8 TF", "TDP W", "link", "P2P", "source",
-                          "as of"],
-                         [[g.id, g.name, g.memory_gb, g.memory_bandwidth_gbs, g.bf16_tflops, g.fp8_tflops, g.tdp_w,
-                           g.scale_up_link, "yes" if g.p2p_over_pcie else "no", g.source.source[:40],
-                           g.source.as_of_date] for g in r.gpus], markdown=markdown))
+        out.append(
+            table(
+                [
+                    "id",
+                    "name",
+                    "memory GB",
+                    "GB/s",
+                    "BF16 TF",
+                    "FP8 TF",
+                    "TDP W",
+                    "link",
+                    "P2P",
+                    "source",
+                    "as of",
+                ],
+                [
+                    [
+                        g.id,
+                        g.name,
+                        g.memory_gb,
+                        g.memory_bandwidth_gbs,
+                        g.bf16_tflops,
+                        g.fp8_tflops,
+                        g.tdp_w,
+                        g.scale_up_link,
+                        "yes" if g.p2p_over_pcie else "no",
+                        g.source.source[:40],
+                        g.source.as_of_date,
+                    ]
+                    for g in r.gpus
+                ],
+                markdown=markdown,
+            )
+        )
     if r.servers:
         out.append(heading("Servers", markdown=markdown))
-        out.append(table(["id", "GPU", "GPUs", "host cost", "host W", "RU", "source", "as of"],
-                         [[s.id, s.gpu_id, s.gpus_per_server, money(s.host_cost), s.host_power_w, s.rack_units,
-                           s.source.source[:40], s.source.as_of_date] for s in r.servers], markdown=markdown))
+        out.append(
+            table(
+                ["id", "GPU", "GPUs", "host cost", "host W", "RU", "source", "as of"],
+                [
+                    [
+                        s.id,
+                        s.gpu_id,
+                        s.gpus_per_server,
+                        money(s.host_cost),
+                        s.host_power_w,
+                        s.rack_units,
+                        s.source.source[:40],
+                        s.source.as_of_date,
+                    ]
+                    for s in r.servers
+                ],
+                markdown=markdown,
+            )
+        )
     if r.offers:
         out.append(heading("Offers", markdown=markdown))
-        out.append(table(["id", "kind", "GPU", "provider", "price", "term", "label", "source", "as of"],
-                         [[o.id, o.kind, o.gpu_id, o.provider, money(o.price), o.term_months, o.label,
-                           o.source.source[:40], o.source.as_of_date] for o in r.offers], markdown=markdown))
+        out.append(
+            table(
+                ["id", "kind", "GPU", "provider", "price", "term", "label", "source", "as of"],
+                [
+                    [
+                        o.id,
+                        o.kind,
+                        o.gpu_id,
+                        o.provider,
+                        money(o.price),
+                        o.term_months,
+                        o.label,
+                        o.source.source[:40],
+                        o.source.as_of_date,
+                    ]
+                    for o in r.offers
+                ],
+                markdown=markdown,
+            )
+        )
     if r.api_prices:
         out.append(heading("API prices (per 1M tokens)", markdown=markdown))
-        out.append(table(["id", "provider", "model", "input", "output", "as of"],
-                         [[p.id, p.provider, p.model_id, money(p.input_per_million_tokens),
-                           money(p.output_per_million_tokens), p.source.as_of_date] for p in r.api_prices],
-                         markdown=markdown))
+        out.append(
+            table(
+                ["id", "provider", "model", "input", "output", "as of"],
+                [
+                    [
+                        p.id,
+                        p.provider,
+                        p.model_id,
+                        money(p.input_per_million_tokens),
+                        money(p.output_per_million_tokens),
+                        p.source.as_of_date,
+                    ]
+                    for p in r.api_prices
+                ],
+                markdown=markdown,
+            )
+        )
     if r.models:
         out.append(heading("Models", markdown=markdown))
-        out.append(table(["id", "params B", "active B", "layers", "kv heads", "experts", "attention", "as of"],
-                         [[m.id, m.params_b, m.active_params_b, m.layers, m.kv_heads, m.experts, m.attention,
-                           m.source.as_of_date] for m in r.models], markdown=markdown))
+        out.append(
+            table(
+                ["id", "params B", "active B", "layers", "kv heads", "experts", "attention", "as of"],
+                [
+                    [
+                        m.id,
+                        m.params_b,
+                        m.active_params_b,
+                        m.layers,
+                        m.kv_heads,
+                        m.experts,
+                        m.attention,
+                        m.source.as_of_date,
+                    ]
+                    for m in r.models
+                ],
+                markdown=markdown,
+            )
+        )
     if r.HasField("site"):
         s = r.site
         out.append(heading("Site assumptions", markdown=markdown))
         rows: list[list[Cell]] = [
-            ["electricity KRW/kWh", s.electricity_krw_per_kwh], ["electricity USD/kWh", s.electricity_usd_per_kwh],
-            ["PUE", s.pue], ["depreciation months", s.depreciation_months],
+            ["electricity KRW/kWh", s.electricity_krw_per_kwh],
+            ["electricity USD/kWh", s.electricity_usd_per_kwh],
+            ["PUE", s.pue],
+            ["depreciation months", s.depreciation_months],
             ["residual value", f"{s.residual_value_fraction:.0%}"],
             ["support per year", f"{s.support_fraction_per_year:.0%}"],
-            ["colocation per RU-month", money(s.colocation_per_rack_unit_month)], ["VAT", f"{s.vat_rate:.0%}"],
+            ["colocation per RU-month", money(s.colocation_per_rack_unit_month)],
+            ["VAT", f"{s.vat_rate:.0%}"],
         ]
-        rows += [[f"FX {f.base_currency_code}→{f.quote_currency_code}", f"{f.rate:,.2f} ({f.source.as_of_date})"]
-                 for f in s.fx_rates]
+        rows += [
+            [f"FX {f.base_currency_code}→{f.quote_currency_code}", f"{f.rate:,.2f} ({f.source.as_of_date})"]
+            for f in s.fx_rates
+        ]
         out.append(table(["assumption", "value"], rows, markdown=markdown))
         out.append(f"source: {s.source.source} ({s.source.as_of_date})")
     out.append(render_provenance(r.provenance))
@@ -276,13 +579,33 @@ def render_catalog(r: api.ListCatalogResponse, *, markdown: bool = False) -> str
 
 
 def render_frontier(frontier: api.SweepFrontier, dimension: str, *, markdown: bool = False) -> str:
-    return "\n".join([
-        heading(f"Frontier ({dimension})", markdown=markdown),
-        table([dimension, "status", "horizon TCO", "fleet", "pareto"],
-              [[p.value, enum_name(plan_pb2.PlanStatus, p.status, "PLAN_STATUS_"), money(p.horizon_tco),
-                p.fleet_summary, "yes" if p.pareto_optimal else ""] for p in frontier.points], markdown=markdown),
-    ])
+    return "\n".join(
+        [
+            heading(f"Frontier ({dimension})", markdown=markdown),
+            table(
+                [dimension, "status", "horizon TCO", "fleet", "pareto"],
+                [
+                    [
+                        p.value,
+                        enum_name(plan_pb2.PlanStatus, p.status, "PLAN_STATUS_"),
+                        money(p.horizon_tco),
+                        p.fleet_summary,
+                        "yes" if p.pareto_optimal else "",
+                    ]
+                    for p in frontier.points
+                ],
+                markdown=markdown,
+            ),
+        ]
+    )
 
 
-__all__ = ["performance_pb2", "render_catalog", "render_estimates", "render_evaluation", "render_frontier",
-           "render_plan", "table"]
+__all__ = [
+    "performance_pb2",
+    "render_catalog",
+    "render_estimates",
+    "render_evaluation",
+    "render_frontier",
+    "render_plan",
+    "table",
+]

@@ -65,7 +65,9 @@ def _money(value: Any, file: str, path: str) -> Any:
     if isinstance(value, str):
         parts = value.replace(",", "").split()
         if len(parts) != 2:
-            raise ScenarioError(file, path, f"money must look like '500000000 KRW' or '3.99 USD', got {value!r}")
+            raise ScenarioError(
+                file, path, f"money must look like '500000000 KRW' or '3.99 USD', got {value!r}"
+            )
         return {"amount": parts[0], "currency_code": parts[1].upper()}
     if isinstance(value, Mapping) and "amount" in value and not isinstance(value["amount"], str):
         return {**value, "amount": str(value["amount"])}
@@ -79,7 +81,9 @@ def normalize(data: Any, descriptor: Descriptor, file: str, path: str = "") -> A
     if descriptor.full_name.startswith("google.protobuf."):
         return data
     if not isinstance(data, Mapping):
-        raise ScenarioError(file, path, f"expected a mapping for {descriptor.name}, got {type(data).__name__}")
+        raise ScenarioError(
+            file, path, f"expected a mapping for {descriptor.name}, got {type(data).__name__}"
+        )
     out: dict[str, Any] = {}
     for key, value in data.items():
         name = str(key)
@@ -119,7 +123,8 @@ def parse_scenario(data: Any, message_type: type[_M], file: str) -> _M:
     """A dict (parsed YAML/JSON) → the request message, or ``ScenarioError``."""
     if data is None:
         raise ScenarioError(file, "", "the file is empty")
-    normalized = normalize(data, message_type.DESCRIPTOR, file)
+    descriptor: Descriptor = message_type.DESCRIPTOR  # type: ignore[assignment]
+    normalized = normalize(data, descriptor, file)
     try:
         return json_format.ParseDict(normalized, message_type())
     except json_format.ParseError as exc:

@@ -36,7 +36,7 @@ from solver.optimizer.results import Assignment, Diagnosis, FleetSolution, Solve
 # Enum tables (proto number ↔ domain value); UNSPECIFIED maps to None = "use the default"
 # --------------------------------------------------------------------------------------------
 
-PRECISION_FROM_PROTO: dict[int, domain.Precision] = {
+PRECISION_FROM_PROTO: dict[common_pb2.Precision.ValueType, domain.Precision] = {
     common_pb2.PRECISION_BF16: domain.Precision.BF16,
     common_pb2.PRECISION_FP16: domain.Precision.FP16,
     common_pb2.PRECISION_FP8: domain.Precision.FP8,
@@ -44,7 +44,9 @@ PRECISION_FROM_PROTO: dict[int, domain.Precision] = {
     common_pb2.PRECISION_INT4: domain.Precision.INT4,
     common_pb2.PRECISION_FP4: domain.Precision.FP4,
 }
-PRECISION_TO_PROTO = {v: k for k, v in PRECISION_FROM_PROTO.items()}
+PRECISION_TO_PROTO: dict[domain.Precision, common_pb2.Precision.ValueType] = {
+    v: k for k, v in PRECISION_FROM_PROTO.items()
+}
 
 ENGINE_FROM_PROTO: dict[int, domain.Engine] = {
     common_pb2.ENGINE_VLLM: domain.Engine.VLLM,
@@ -53,12 +55,14 @@ ENGINE_FROM_PROTO: dict[int, domain.Engine] = {
 }
 ENGINE_TO_PROTO = {v: k for k, v in ENGINE_FROM_PROTO.items()}
 
-MODE_FROM_PROTO: dict[int, domain.AcquisitionMode] = {
+MODE_FROM_PROTO: dict[common_pb2.AcquisitionMode.ValueType, domain.AcquisitionMode] = {
     common_pb2.ACQUISITION_MODE_BUY: domain.AcquisitionMode.BUY,
     common_pb2.ACQUISITION_MODE_RESERVED: domain.AcquisitionMode.RESERVED,
     common_pb2.ACQUISITION_MODE_ON_DEMAND: domain.AcquisitionMode.ON_DEMAND,
 }
-MODE_TO_PROTO = {v: k for k, v in MODE_FROM_PROTO.items()}
+MODE_TO_PROTO: dict[domain.AcquisitionMode, common_pb2.AcquisitionMode.ValueType] = {
+    v: k for k, v in MODE_FROM_PROTO.items()
+}
 
 METHOD_FROM_PROTO: dict[int, domain.TrainingMethod] = {
     common_pb2.TRAINING_METHOD_FULL: domain.TrainingMethod.FULL,
@@ -202,7 +206,9 @@ def _reason(error: Mapping[str, Any]) -> str:
             return str(error.get("msg", "invalid value"))
 
 
-def violations_from(error: ValidationError, to_proto: Callable[[Sequence[str | int]], str]) -> list[FieldViolation]:
+def violations_from(
+    error: ValidationError, to_proto: Callable[[Sequence[str | int]], str]
+) -> list[FieldViolation]:
     """One violation per bad field, paths translated by ``to_proto``."""
     seen: set[tuple[str, str]] = set()
     out: list[FieldViolation] = []
@@ -210,8 +216,9 @@ def violations_from(error: ValidationError, to_proto: Callable[[Sequence[str | i
     deeper = [tuple(e["loc"]) for e in errors]
     for item in errors:
         loc_key = tuple(item["loc"])
-        if item["type"] == "too_short" and any(len(d) > len(loc_key) and d[: len(loc_key)] == loc_key
-                                                for d in deeper):
+        if item["type"] == "too_short" and any(
+            len(d) > len(loc_key) and d[: len(loc_key)] == loc_key for d in deeper
+        ):
             continue  # pydantic also calls a list "too short" when its only items are invalid
         loc = [p for p in item["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
         path = to_proto(loc)
@@ -222,8 +229,12 @@ def violations_from(error: ValidationError, to_proto: Callable[[Sequence[str | i
     return out
 
 
-def _validate(model: type[_M], data: Mapping[str, Any], to_proto: Callable[[Sequence[str | int]], str],
-              violations: list[FieldViolation]) -> _M | None:
+def _validate(
+    model: type[_M],
+    data: Mapping[str, Any],
+    to_proto: Callable[[Sequence[str | int]], str],
+    violations: list[FieldViolation],
+) -> _M | None:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -242,7 +253,7 @@ class _Collector:
     def __init__(self) -> None:
         self.violations: list[FieldViolation] = []
 
-    def enum(self, table: Mapping[int, _E], value: int, path: str, *, required: bool = False) -> _E | None:
+    def enum(self, table: Mapping[Any, _E], value: int, path: str, *, required: bool = False) -> _E | None:
         if value == 0:
             if required:
                 self.violations.append(FieldViolation(path, "is required"))
@@ -279,8 +290,20 @@ def _model_ref(ref: common_pb2.ModelRef, col: _Collector, path: str) -> dict[str
     if which == "spec":
         spec = ref.spec
         out: dict[str, Any] = {"params_b": col.number(spec.params_b, join_path(path, "spec", "params_b"))}
-        for name in ("active_params_b", "layers", "hidden", "intermediate", "heads", "kv_heads", "head_dim",
-                     "vocab", "experts", "experts_per_token", "kv_lora_rank", "max_context"):
+        for name in (
+            "active_params_b",
+            "layers",
+            "hidden",
+            "intermediate",
+            "heads",
+            "kv_heads",
+            "head_dim",
+            "vocab",
+            "experts",
+            "experts_per_token",
+            "kv_lora_rank",
+            "max_context",
+        ):
             _put(out, name, _opt(spec, name))
         return {"spec": out}
     return {}
@@ -290,20 +313,25 @@ def _inference(msg: scenario_pb2.InferenceWorkload, col: _Collector, path: str) 
     out: dict[str, Any] = {
         "input_tokens": msg.input_tokens,
         "output_tokens": msg.output_tokens,
-        "prefix_cache_hit_rate": col.number(msg.prefix_cache_hit_rate, join_path(path, "prefix_cache_hit_rate")),
+        "prefix_cache_hit_rate": col.number(
+            msg.prefix_cache_hit_rate, join_path(path, "prefix_cache_hit_rate")
+        ),
         "redundancy": msg.redundancy,
     }
     if msg.HasField("model"):
         out["model"] = _model_ref(msg.model, col, join_path(path, "model"))
     _put(out, "precision", col.enum(PRECISION_FROM_PROTO, msg.precision, join_path(path, "precision")))
-    _put(out, "kv_precision", col.enum(PRECISION_FROM_PROTO, msg.kv_precision, join_path(path, "kv_precision")))
+    _put(
+        out, "kv_precision", col.enum(PRECISION_FROM_PROTO, msg.kv_precision, join_path(path, "kv_precision"))
+    )
     _put(out, "engine", col.enum(ENGINE_FROM_PROTO, msg.engine, join_path(path, "engine")))
     demand = msg.WhichOneof("demand")
     if demand == "daily_tokens":
         out["daily_tokens"] = msg.daily_tokens
     elif demand == "peak_request_rate_per_s":
-        out["peak_request_rate_per_s"] = col.number(msg.peak_request_rate_per_s,
-                                                    join_path(path, "peak_request_rate_per_s"))
+        out["peak_request_rate_per_s"] = col.number(
+            msg.peak_request_rate_per_s, join_path(path, "peak_request_rate_per_s")
+        )
     _put(out, "peak_to_average", _opt(msg, "peak_to_average"))
     if msg.hourly_profile:
         out["hourly_profile"] = tuple(
@@ -334,8 +362,12 @@ def _training(msg: scenario_pb2.TrainingWorkload, col: _Collector, path: str) ->
         out["tokens_per_run"] = col.number(msg.tokens_per_run, join_path(path, "tokens_per_run"))
     elif demand == "reference_gpu_hours":
         ref = msg.reference_gpu_hours
-        out["reference"] = {"gpu": ref.gpu_id, "gpu_hours_per_month": col.number(
-            ref.gpu_hours_per_month, join_path(path, "reference_gpu_hours", "gpu_hours_per_month"))}
+        out["reference"] = {
+            "gpu": ref.gpu_id,
+            "gpu_hours_per_month": col.number(
+                ref.gpu_hours_per_month, join_path(path, "reference_gpu_hours", "gpu_hours_per_month")
+            ),
+        }
     _put(out, "runs_per_month", _opt(msg, "runs_per_month"))
     _put(out, "seq_len", _opt(msg, "seq_len"))
     _put(out, "deadline_hours", _opt(msg, "deadline_hours"))
@@ -356,8 +388,10 @@ def _constraints(msg: scenario_pb2.Constraints, col: _Collector, path: str) -> d
     if msg.allowed_gpu_ids:
         out["allowed_gpus"] = tuple(msg.allowed_gpu_ids)
     if msg.allowed_modes:
-        modes = [col.enum(MODE_FROM_PROTO, m, join_path(path, "allowed_modes", i), required=True)
-                 for i, m in enumerate(msg.allowed_modes)]
+        modes = [
+            col.enum(MODE_FROM_PROTO, m, join_path(path, "allowed_modes", i), required=True)
+            for i, m in enumerate(msg.allowed_modes)
+        ]
         out["allowed_modes"] = tuple(m for m in modes if m is not None)
     out["owned"] = tuple({"gpu": o.gpu_id, "count": o.count} for o in msg.owned_gpus)
     bounds = []
@@ -401,9 +435,15 @@ def _options(msg: scenario_pb2.SolverOptions, col: _Collector, path: str) -> dic
     return out
 
 
-def _scenario(workloads: Sequence[scenario_pb2.Workload], constraints: scenario_pb2.Constraints | None,
-              overrides: scenario_pb2.PricebookOverrides | None, options: scenario_pb2.SolverOptions | None,
-              col: _Collector, prefix: str) -> tuple[dict[str, Any], PathMap]:
+def _scenario(
+    workloads: Sequence[scenario_pb2.Workload],
+    *,
+    constraints: scenario_pb2.Constraints | None,
+    overrides: scenario_pb2.PricebookOverrides | None,
+    options: scenario_pb2.SolverOptions | None,
+    col: _Collector,
+    prefix: str,
+) -> tuple[dict[str, Any], PathMap]:
     inference: list[dict[str, Any]] = []
     training: list[dict[str, Any]] = []
     inference_at: list[int] = []
@@ -473,8 +513,9 @@ class _Refs:
                 self.violations.append(FieldViolation(join_path(path, "model_id"), _unknown(exc)))
 
 
-def _resolve_references(request: domain.PlanRequest, paths: PathMap, book: Pricebook,
-                        violations: list[FieldViolation]) -> domain.PlanRequest:
+def _resolve_references(
+    request: domain.PlanRequest, paths: PathMap, book: Pricebook, violations: list[FieldViolation]
+) -> domain.PlanRequest:
     refs = _Refs(book)
     for i, w in enumerate(request.inference):
         refs.model(w.model, join_path(paths.workload("inference", i), "inference", "model"))
@@ -484,30 +525,43 @@ def _resolve_references(request: domain.PlanRequest, paths: PathMap, book: Price
         refs.model(t.model, join_path(base, "model"))
         if t.reference is not None:
             gpu = refs.gpu(t.reference.gpu, join_path(base, "reference_gpu_hours", "gpu_id"))
-            t = t.model_copy(update={"reference": t.reference.model_copy(update={"gpu": gpu})})
-        training.append(t)
+            training.append(t.model_copy(update={"reference": t.reference.model_copy(update={"gpu": gpu})}))
+        else:
+            training.append(t)
     c = request.constraints
     cpath = join_path(paths.prefix, "constraints")
-    constraints = c.model_copy(update={
-        "allowed_gpus": tuple(refs.gpu(g, join_path(cpath, "allowed_gpu_ids", i)) for i, g in enumerate(c.allowed_gpus)),
-        "owned": tuple(o.model_copy(update={"gpu": refs.gpu(o.gpu, join_path(cpath, "owned_gpus", i, "gpu_id"))})
-                       for i, o in enumerate(c.owned)),
-        "count_bounds": tuple(
-            b.model_copy(update={"gpu": refs.gpu(b.gpu, join_path(cpath, "count_bounds", i, "gpu_id"))})
-            for i, b in enumerate(c.count_bounds)),
-    })
+    constraints = c.model_copy(
+        update={
+            "allowed_gpus": tuple(
+                refs.gpu(g, join_path(cpath, "allowed_gpu_ids", i)) for i, g in enumerate(c.allowed_gpus)
+            ),
+            "owned": tuple(
+                o.model_copy(update={"gpu": refs.gpu(o.gpu, join_path(cpath, "owned_gpus", i, "gpu_id"))})
+                for i, o in enumerate(c.owned)
+            ),
+            "count_bounds": tuple(
+                b.model_copy(update={"gpu": refs.gpu(b.gpu, join_path(cpath, "count_bounds", i, "gpu_id"))})
+                for i, b in enumerate(c.count_bounds)
+            ),
+        }
+    )
     opath = join_path(paths.prefix, "pricebook_overrides", "offers")
     offers = []
-    for i, o in enumerate(request.overrides.offers):
-        if o.gpu is not None:
-            o = o.model_copy(update={"gpu": refs.gpu(o.gpu, join_path(opath, i, "gpu_id"))})
-        offers.append(o)
+    for i, offer in enumerate(request.overrides.offers):
+        if offer.gpu is not None:
+            offers.append(
+                offer.model_copy(update={"gpu": refs.gpu(offer.gpu, join_path(opath, i, "gpu_id"))})
+            )
+        else:
+            offers.append(offer)
     violations.extend(refs.violations)
-    return request.model_copy(update={
-        "training": tuple(training),
-        "constraints": constraints,
-        "overrides": request.overrides.model_copy(update={"offers": tuple(offers)}),
-    })
+    return request.model_copy(
+        update={
+            "training": tuple(training),
+            "constraints": constraints,
+            "overrides": request.overrides.model_copy(update={"offers": tuple(offers)}),
+        }
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -515,11 +569,19 @@ def _resolve_references(request: domain.PlanRequest, paths: PathMap, book: Price
 # --------------------------------------------------------------------------------------------
 
 
-def _plan_request(workloads: Sequence[scenario_pb2.Workload], constraints: scenario_pb2.Constraints | None,
-                  overrides: scenario_pb2.PricebookOverrides | None, options: scenario_pb2.SolverOptions | None,
-                  book: Pricebook, prefix: str = "") -> tuple[domain.PlanRequest, PathMap]:
+def _plan_request(
+    workloads: Sequence[scenario_pb2.Workload],
+    *,
+    constraints: scenario_pb2.Constraints | None,
+    overrides: scenario_pb2.PricebookOverrides | None,
+    options: scenario_pb2.SolverOptions | None,
+    book: Pricebook,
+    prefix: str = "",
+) -> tuple[domain.PlanRequest, PathMap]:
     col = _Collector()
-    data, paths = _scenario(workloads, constraints, overrides, options, col, prefix)
+    data, paths = _scenario(
+        workloads, constraints=constraints, overrides=overrides, options=options, col=col, prefix=prefix
+    )
     violations = list(col.violations)
     request = _validate(domain.PlanRequest, data, paths.to_proto, violations)
     if request is not None and not violations:
@@ -529,16 +591,17 @@ def _plan_request(workloads: Sequence[scenario_pb2.Workload], constraints: scena
     return request, paths
 
 
-def plan_request_from_proto(message: api.PlanFleetRequest, book: Pricebook,
-                            prefix: str = "") -> domain.PlanRequest:
+def plan_request_from_proto(
+    message: api.PlanFleetRequest, book: Pricebook, prefix: str = ""
+) -> domain.PlanRequest:
     """A validated ``PlanRequest``; raises ``InvalidRequest`` with proto field paths."""
     return _plan_request(
         message.workloads,
-        message.constraints if message.HasField("constraints") else None,
-        message.pricebook_overrides if message.HasField("pricebook_overrides") else None,
-        message.solver_options if message.HasField("solver_options") else None,
-        book,
-        prefix,
+        constraints=message.constraints if message.HasField("constraints") else None,
+        overrides=message.pricebook_overrides if message.HasField("pricebook_overrides") else None,
+        options=message.solver_options if message.HasField("solver_options") else None,
+        book=book,
+        prefix=prefix,
     )[0]
 
 
@@ -552,18 +615,24 @@ def fleet_from_proto(message: scenario_pb2.Fleet, book: Pricebook, path: str = "
             "count": item.count,
             "owned": item.owned,
         }
-        _put(entry, "mode", col.enum(MODE_FROM_PROTO, item.mode, join_path(path, "items", i, "mode"), required=True))
+        _put(
+            entry,
+            "mode",
+            col.enum(MODE_FROM_PROTO, item.mode, join_path(path, "items", i, "mode"), required=True),
+        )
         items.append(entry)
     violations = [*col.violations, *refs.violations]
-    fleet = _validate(domain.Fleet, {"items": tuple(items)},
-                      lambda loc: join_path(path, *_renamed(loc)), violations)
+    fleet = _validate(
+        domain.Fleet, {"items": tuple(items)}, lambda loc: join_path(path, *_renamed(loc)), violations
+    )
     _raise_if(violations)
     assert fleet is not None
     return fleet
 
 
-def evaluate_request_from_proto(message: api.EvaluateFleetRequest,
-                                book: Pricebook) -> tuple[domain.Fleet, domain.PlanRequest]:
+def evaluate_request_from_proto(
+    message: api.EvaluateFleetRequest, book: Pricebook
+) -> tuple[domain.Fleet, domain.PlanRequest]:
     violations: list[FieldViolation] = []
     fleet: domain.Fleet | None = None
     request: domain.PlanRequest | None = None
@@ -577,10 +646,10 @@ def evaluate_request_from_proto(message: api.EvaluateFleetRequest,
     try:
         request = _plan_request(
             message.workloads,
-            message.constraints if message.HasField("constraints") else None,
-            message.pricebook_overrides if message.HasField("pricebook_overrides") else None,
-            message.solver_options if message.HasField("solver_options") else None,
-            book,
+            constraints=message.constraints if message.HasField("constraints") else None,
+            overrides=message.pricebook_overrides if message.HasField("pricebook_overrides") else None,
+            options=message.solver_options if message.HasField("solver_options") else None,
+            book=book,
         )[0]
     except InvalidRequest as exc:
         violations.extend(exc.violations)
@@ -607,10 +676,10 @@ def break_even_request_from_proto(message: api.AnalyzeBreakEvenRequest, book: Pr
     try:
         request = _plan_request(
             message.workloads,
-            message.constraints if message.HasField("constraints") else None,
-            message.pricebook_overrides if message.HasField("pricebook_overrides") else None,
-            None,
-            book,
+            constraints=message.constraints if message.HasField("constraints") else None,
+            overrides=message.pricebook_overrides if message.HasField("pricebook_overrides") else None,
+            options=None,
+            book=book,
         )[0]
     except InvalidRequest as exc:
         violations.extend(exc.violations)
@@ -635,8 +704,10 @@ def break_even_request_from_proto(message: api.AnalyzeBreakEvenRequest, book: Pr
 
 def catalog_kinds_from_proto(message: api.ListCatalogRequest) -> tuple[str, ...]:
     col = _Collector()
-    kinds = [col.enum(CATALOG_KIND_FROM_PROTO, k, join_path("kinds", i), required=True)
-             for i, k in enumerate(message.kinds)]
+    kinds = [
+        col.enum(CATALOG_KIND_FROM_PROTO, k, join_path("kinds", i), required=True)
+        for i, k in enumerate(message.kinds)
+    ]
     _raise_if(col.violations)
     return tuple(k for k in kinds if k is not None)
 
@@ -648,8 +719,13 @@ def catalog_kinds_from_proto(message: api.ListCatalogRequest) -> tuple[str, ...]
 
 def decimal_text(amount: Decimal | float | int) -> str:
     """A plain decimal string (no exponent), as the Money contract requires."""
-    value = amount if isinstance(amount, Decimal) else Decimal(repr(float(amount))) \
-        if isinstance(amount, float) else Decimal(amount)
+    value = (
+        amount
+        if isinstance(amount, Decimal)
+        else Decimal(repr(float(amount)))
+        if isinstance(amount, float)
+        else Decimal(amount)
+    )
     text = format(value, "f")
     if "." in text:
         text = text.rstrip("0").rstrip(".")
@@ -686,68 +762,140 @@ def catalog_to_proto(book: Pricebook, kinds: Sequence[str]) -> api.ListCatalogRe
     out = api.ListCatalogResponse()
     if "gpu" in wanted:
         for g in book.gpus:
-            out.gpus.append(catalog_pb2.GpuEntry(
-                id=g.id, name=g.name, aliases=list(g.aliases), vendor=g.vendor.value,
-                architecture=g.architecture.value, form_factor=g.form_factor, memory_gb=g.memory_gb,
-                memory_type=g.memory_type, memory_bandwidth_gbs=g.memory_bandwidth_gbs,
-                bf16_tflops=g.bf16_tflops, fp8_tflops=g.fp8_tflops, fp4_tflops=g.fp4_tflops,
-                int8_tops=g.int8_tops, l2_mb=g.l2_mb, tdp_w=g.tdp_w, scale_up_link=g.scale_up_link.value,
-                scale_up_bandwidth_gbs=g.scale_up_bandwidth_gbs, scale_up_domain_size=g.scale_up_domain_size,
-                pcie_gen=g.pcie_gen, pcie_bandwidth_gbs=g.pcie_bandwidth_gbs, p2p_over_pcie=g.p2p_over_pcie,
-                mig_max_instances=g.mig_max_instances, ecc=g.ecc, server_ids=list(g.servers), source=_source(g),
-            ))
+            out.gpus.append(
+                catalog_pb2.GpuEntry(
+                    id=g.id,
+                    name=g.name,
+                    aliases=list(g.aliases),
+                    vendor=g.vendor.value,
+                    architecture=g.architecture.value,
+                    form_factor=g.form_factor,
+                    memory_gb=g.memory_gb,
+                    memory_type=g.memory_type,
+                    memory_bandwidth_gbs=g.memory_bandwidth_gbs,
+                    bf16_tflops=g.bf16_tflops,
+                    fp8_tflops=g.fp8_tflops,
+                    fp4_tflops=g.fp4_tflops,
+                    int8_tops=g.int8_tops,
+                    l2_mb=g.l2_mb,
+                    tdp_w=g.tdp_w,
+                    scale_up_link=g.scale_up_link.value,
+                    scale_up_bandwidth_gbs=g.scale_up_bandwidth_gbs,
+                    scale_up_domain_size=g.scale_up_domain_size,
+                    pcie_gen=g.pcie_gen,
+                    pcie_bandwidth_gbs=g.pcie_bandwidth_gbs,
+                    p2p_over_pcie=g.p2p_over_pcie,
+                    mig_max_instances=g.mig_max_instances,
+                    ecc=g.ecc,
+                    server_ids=list(g.servers),
+                    source=_source(g),
+                )
+            )
     if "server" in wanted:
         for s in book.servers:
-            out.servers.append(catalog_pb2.ServerEntry(
-                id=s.id, name=s.name, gpu_id=s.gpu, gpus_per_server=s.gpus_per_server,
-                scale_up_domain_size=s.scale_up_domain_size, host_cost=money_to_proto(s.host_cost),
-                host_power_w=s.host_power_w, rack_units=s.rack_units,
-                nics=[catalog_pb2.NicEntry(kind=n.kind, gbps=n.gbps, per_gpu=n.per_gpu) for n in s.nics],
-                p2p_groups=";".join(",".join(str(i) for i in group) for group in s.p2p_groups),
-                source=_source(s),
-            ))
+            out.servers.append(
+                catalog_pb2.ServerEntry(
+                    id=s.id,
+                    name=s.name,
+                    gpu_id=s.gpu,
+                    gpus_per_server=s.gpus_per_server,
+                    scale_up_domain_size=s.scale_up_domain_size,
+                    host_cost=money_to_proto(s.host_cost),
+                    host_power_w=s.host_power_w,
+                    rack_units=s.rack_units,
+                    nics=[catalog_pb2.NicEntry(kind=n.kind, gbps=n.gbps, per_gpu=n.per_gpu) for n in s.nics],
+                    p2p_groups=";".join(",".join(str(i) for i in group) for group in s.p2p_groups),
+                    source=_source(s),
+                )
+            )
     if "offer" in wanted:
         for o in book.offers:
-            out.offers.append(catalog_pb2.OfferEntry(
-                id=o.id, kind=o.kind.value, gpu_id=o.gpu, server_id=o.server or "", provider=o.provider,
-                region=o.region, price=money_to_proto(o.price), term_months=o.term_months,
-                label=o.label.value, includes_vat=o.includes_vat, source=_source(o),
-            ))
+            out.offers.append(
+                catalog_pb2.OfferEntry(
+                    id=o.id,
+                    kind=o.kind.value,
+                    gpu_id=o.gpu,
+                    server_id=o.server or "",
+                    provider=o.provider,
+                    region=o.region,
+                    price=money_to_proto(o.price),
+                    term_months=o.term_months,
+                    label=o.label.value,
+                    includes_vat=o.includes_vat,
+                    source=_source(o),
+                )
+            )
     if "api_price" in wanted:
         for p in book.api_prices:
-            out.api_prices.append(catalog_pb2.ApiPriceEntry(
-                id=p.id, provider=p.provider, model_id=p.model,
-                input_per_million_tokens=money_to_proto(p.input_per_mtok),
-                output_per_million_tokens=money_to_proto(p.output_per_mtok), source=_source(p),
-            ))
+            out.api_prices.append(
+                catalog_pb2.ApiPriceEntry(
+                    id=p.id,
+                    provider=p.provider,
+                    model_id=p.model,
+                    input_per_million_tokens=money_to_proto(p.input_per_mtok),
+                    output_per_million_tokens=money_to_proto(p.output_per_mtok),
+                    source=_source(p),
+                )
+            )
     if "model" in wanted:
         for m in book.models:
-            out.models.append(catalog_pb2.ModelEntry(
-                id=m.id, aliases=list(m.aliases), family=m.family, kind=m.kind, params_b=m.params_b,
-                active_params_b=m.active_params_b, layers=m.layers, hidden=m.hidden,
-                intermediate=m.intermediate, heads=m.heads, kv_heads=m.kv_heads, head_dim=m.head_dim,
-                vocab=m.vocab, max_context=m.max_context, experts=m.experts,
-                experts_per_token=m.experts_per_token, attention=m.attention.value,
-                kv_lora_rank=m.kv_lora_rank, sliding_window=m.sliding_window, source=_source(m),
-            ))
+            out.models.append(
+                catalog_pb2.ModelEntry(
+                    id=m.id,
+                    aliases=list(m.aliases),
+                    family=m.family,
+                    kind=m.kind,
+                    params_b=m.params_b,
+                    active_params_b=m.active_params_b,
+                    layers=m.layers,
+                    hidden=m.hidden,
+                    intermediate=m.intermediate,
+                    heads=m.heads,
+                    kv_heads=m.kv_heads,
+                    head_dim=m.head_dim,
+                    vocab=m.vocab,
+                    max_context=m.max_context,
+                    experts=m.experts,
+                    experts_per_token=m.experts_per_token,
+                    attention=m.attention.value,
+                    kv_lora_rank=m.kv_lora_rank,
+                    sliding_window=m.sliding_window,
+                    source=_source(m),
+                )
+            )
     if "site" in wanted:
-        s = book.site
-        out.site.CopyFrom(catalog_pb2.SiteEntry(
-            electricity_krw_per_kwh=s.electricity_krw_per_kwh, electricity_usd_per_kwh=s.electricity_usd_per_kwh,
-            pue=s.pue, depreciation_months=s.depreciation_months, residual_value_fraction=s.residual_value_fraction,
-            support_fraction_per_year=s.support_fraction_per_year,
-            colocation_per_rack_unit_month=money_to_proto(s.colocation_per_rack_unit_month),
-            average_gpu_power_fraction=s.average_gpu_power_fraction, vat_rate=s.vat_rate,
-            prices_include_vat=s.prices_include_vat,
-            fx_rates=[catalog_pb2.FxRateEntry(base_currency_code=f.base, quote_currency_code=f.quote,
-                                              rate=f.rate, source=_source(f)) for f in s.fx_rates],
-            source=_source(s),
-        ))
+        site = book.site
+        out.site.CopyFrom(
+            catalog_pb2.SiteEntry(
+                electricity_krw_per_kwh=site.electricity_krw_per_kwh,
+                electricity_usd_per_kwh=site.electricity_usd_per_kwh,
+                pue=site.pue,
+                depreciation_months=site.depreciation_months,
+                residual_value_fraction=site.residual_value_fraction,
+                support_fraction_per_year=site.support_fraction_per_year,
+                colocation_per_rack_unit_month=money_to_proto(site.colocation_per_rack_unit_month),
+                average_gpu_power_fraction=site.average_gpu_power_fraction,
+                vat_rate=site.vat_rate,
+                prices_include_vat=site.prices_include_vat,
+                fx_rates=[
+                    catalog_pb2.FxRateEntry(
+                        base_currency_code=f.base, quote_currency_code=f.quote, rate=f.rate, source=_source(f)
+                    )
+                    for f in site.fx_rates
+                ],
+                source=_source(site),
+            )
+        )
     return out
 
 
-def provenance_to_proto(book: Pricebook, *, overrides_applied: Sequence[str] = (),
-                        performance_model_version: str = "", server_version: str = "") -> common_pb2.Provenance:
+def provenance_to_proto(
+    book: Pricebook,
+    *,
+    overrides_applied: Sequence[str] = (),
+    performance_model_version: str = "",
+    server_version: str = "",
+) -> common_pb2.Provenance:
     return common_pb2.Provenance(
         pricebook_version=book.version,
         pricebook_content_hash=book.content_hash,
@@ -761,14 +909,14 @@ def provenance_to_proto(book: Pricebook, *, overrides_applied: Sequence[str] = (
 # Domain → proto: plans (``solver.planner.PlanResult`` and the optimizer's ``FleetSolution``)
 # --------------------------------------------------------------------------------------------
 
-PLAN_STATUS_TO_PROTO: dict[str, int] = {
+PLAN_STATUS_TO_PROTO: dict[str, plan_pb2.PlanStatus.ValueType] = {
     "optimal": plan_pb2.PLAN_STATUS_OPTIMAL,
     "feasible": plan_pb2.PLAN_STATUS_FEASIBLE,
     "infeasible": plan_pb2.PLAN_STATUS_INFEASIBLE,
     "no_solution": plan_pb2.PLAN_STATUS_NO_SOLUTION,
     "cancelled": plan_pb2.PLAN_STATUS_CANCELLED,
 }
-LIMIT_TO_PROTO: dict[str, int] = {
+LIMIT_TO_PROTO: dict[str, plan_pb2.LimitFired.ValueType] = {
     "none": plan_pb2.LIMIT_FIRED_NONE,
     "time": plan_pb2.LIMIT_FIRED_TIME,
     "cancel": plan_pb2.LIMIT_FIRED_CANCEL,
@@ -780,7 +928,7 @@ def _finite(value: float | None) -> float:
     return float(value) if value is not None and math.isfinite(value) else 0.0
 
 
-def _status(value: object) -> int:
+def _status(value: object) -> plan_pb2.PlanStatus.ValueType:
     return PLAN_STATUS_TO_PROTO.get(str(value), plan_pb2.PLAN_STATUS_UNSPECIFIED)
 
 
@@ -843,21 +991,27 @@ def fleet_line_to_proto(line: planner.PlanFleetLine, book: Pricebook | None) -> 
     return out
 
 
-def _precision(value: str) -> int:
+def _precision(value: str) -> common_pb2.Precision.ValueType:
     try:
-        return PRECISION_TO_PROTO.get(domain.Precision(value), 0)
+        return PRECISION_TO_PROTO.get(domain.Precision(value), common_pb2.PRECISION_UNSPECIFIED)
     except ValueError:
-        return 0
+        return common_pb2.PRECISION_UNSPECIFIED
 
 
-def _deployment(assignment: Assignment, solution: FleetSolution, currency: str) -> plan_pb2.WorkloadDeployment:
+def _deployment(
+    assignment: Assignment, solution: FleetSolution, currency: str
+) -> plan_pb2.WorkloadDeployment:
     peak = assignment.peak_bucket
     primary = assignment.primary.candidate
     groups = [
         plan_pb2.ReplicaGroup(
-            gpu_id=u.candidate.gpu, tp=u.candidate.tp, mig_slice=u.candidate.mig_slice,
-            precision=_precision(u.candidate.precision), kv_precision=_precision(u.candidate.kv_precision),
-            replicas=u.replicas[peak], replicas_by_hour=_by_hour(solution.buckets, u.replicas),
+            gpu_id=u.candidate.gpu,
+            tp=u.candidate.tp,
+            mig_slice=u.candidate.mig_slice,
+            precision=_precision(u.candidate.precision),
+            kv_precision=_precision(u.candidate.kv_precision),
+            replicas=u.replicas[peak],
+            replicas_by_hour=_by_hour(solution.buckets, u.replicas),
             capacity_per_replica_req_s=_finite(u.candidate.capacity_req_s),
         )
         for u in assignment.uses
@@ -882,21 +1036,35 @@ def _deployment(assignment: Assignment, solution: FleetSolution, currency: str) 
     )
     if assignment.runner_up is not None:
         r = assignment.runner_up
-        out.runner_up.CopyFrom(plan_pb2.RunnerUp(
-            gpu_id=r.gpu, tp=r.tp, precision=_precision(r.precision), replicas=r.replicas_at_peak,
-            horizon_tco=amount_to_proto(r.total_cost, currency),
-            cost_delta=amount_to_proto(r.cost_difference, currency),
-        ))
+        out.runner_up.CopyFrom(
+            plan_pb2.RunnerUp(
+                gpu_id=r.gpu,
+                tp=r.tp,
+                precision=_precision(r.precision),
+                replicas=r.replicas_at_peak,
+                horizon_tco=amount_to_proto(r.total_cost, currency),
+                cost_delta=amount_to_proto(r.cost_difference, currency),
+            )
+        )
     return out
 
 
 def _diagnosis(diagnosis: Diagnosis) -> plan_pb2.InfeasibilityDiagnosis:
     return plan_pb2.InfeasibilityDiagnosis(
-        unservable_workloads=[plan_pb2.UnservableWorkload(workload_name=u.workload, reasons=list(u.reasons))
-                              for u in diagnosis.unservable],
-        binding_caps=[plan_pb2.BindingCap(cap=c.cap, limit=_finite(c.limit), needed=_finite(c.needed),
-                                          shortfall=_finite(c.shortfall), message=c.message)
-                      for c in diagnosis.binding_caps],
+        unservable_workloads=[
+            plan_pb2.UnservableWorkload(workload_name=u.workload, reasons=list(u.reasons))
+            for u in diagnosis.unservable
+        ],
+        binding_caps=[
+            plan_pb2.BindingCap(
+                cap=c.cap,
+                limit=_finite(c.limit),
+                needed=_finite(c.needed),
+                shortfall=_finite(c.shortfall),
+                message=c.message,
+            )
+            for c in diagnosis.binding_caps
+        ],
         messages=list(diagnosis.messages),
     )
 
@@ -908,9 +1076,15 @@ def _cost(result: planner.PlanResult) -> plan_pb2.CostBreakdown | None:
     out = plan_pb2.CostBreakdown(
         currency_code=result.currency,
         horizon_months=result.horizon_months,
-        components=[plan_pb2.CostComponent(name=c.name, horizon_amount=money_to_proto(c.horizon_amount),
-                                           monthly_amount=money_to_proto(c.monthly_amount),
-                                           explanation=c.explanation) for c in result.cost_components],
+        components=[
+            plan_pb2.CostComponent(
+                name=c.name,
+                horizon_amount=money_to_proto(c.horizon_amount),
+                monthly_amount=money_to_proto(c.monthly_amount),
+                explanation=c.explanation,
+            )
+            for c in result.cost_components
+        ],
         includes_vat=result.includes_vat,
         fx_rate_note=result.fx_rate_note,
     )
@@ -947,10 +1121,13 @@ def break_even_to_proto(result: planner.BreakEvenResult) -> plan_pb2.BreakEvenAn
         out.buy_vs_rent.append(row)
     for a in result.api:
         api_row = plan_pb2.ApiBreakEven(
-            workload_name=a.workload, api_price_id=a.api_price_id or "", provider=a.provider,
+            workload_name=a.workload,
+            api_price_id=a.api_price_id or "",
+            provider=a.provider,
             break_even_daily_tokens=_finite(a.break_even_daily_tokens),
             workload_daily_tokens=_finite(a.workload_daily_tokens),
-            self_hosting_cheaper=bool(a.self_hosting_cheaper), verdict=a.verdict,
+            self_hosting_cheaper=bool(a.self_hosting_cheaper),
+            verdict=a.verdict,
         )
         _set_money(api_row, "self_hosted_per_million_tokens", a.self_hosted_per_million_tokens)
         _set_money(api_row, "api_per_million_tokens", a.api_per_million_tokens)
@@ -959,16 +1136,25 @@ def break_even_to_proto(result: planner.BreakEvenResult) -> plan_pb2.BreakEvenAn
 
 
 def _baseline(b: planner.Baseline, book: Pricebook | None) -> plan_pb2.Baseline:
-    out = plan_pb2.Baseline(gpu_id=b.gpu, feasible=b.feasible, fleet=[fleet_line_to_proto(x, book) for x in b.fleet],
-                            reason=b.reason or b.fleet_summary)
+    out = plan_pb2.Baseline(
+        gpu_id=b.gpu,
+        feasible=b.feasible,
+        fleet=[fleet_line_to_proto(x, book) for x in b.fleet],
+        reason=b.reason or b.fleet_summary,
+    )
     _set_money(out, "horizon_tco", b.horizon_tco)
     _set_money(out, "extra_cost", b.extra_cost)
     return out
 
 
 def _sensitivity(s: planner.Sensitivity) -> plan_pb2.Sensitivity:
-    out = plan_pb2.Sensitivity(subject=s.subject, parameter=s.parameter, plan_below=s.plan_below,
-                               plan_above=s.plan_above, explanation=s.explanation)
+    out = plan_pb2.Sensitivity(
+        subject=s.subject,
+        parameter=s.parameter,
+        plan_below=s.plan_below,
+        plan_above=s.plan_above,
+        explanation=s.explanation,
+    )
     if s.change_down_fraction is not None:
         out.change_down_fraction = s.change_down_fraction
     if s.change_up_fraction is not None:
@@ -985,18 +1171,27 @@ def plan_to_proto(result: planner.PlanResult, book: Pricebook | None = None) -> 
         summary=result.summary,
         fleet=[fleet_line_to_proto(line, book) for line in result.fleet],
         deployments=[_deployment(a, solution, result.currency) for a in solution.assignments],
-        training=[plan_pb2.TrainingAllocation(
-            workload_name=t.workload, gpu_id=t.gpu, gpus=t.min_gpus, gpu_hours_per_month=t.gpu_hours_per_month,
-            on_demand_gpu_hours_per_month=t.on_demand_gpu_hours_per_month, hours_per_run=t.hours_per_run,
-        ) for t in solution.training],
+        training=[
+            plan_pb2.TrainingAllocation(
+                workload_name=t.workload,
+                gpu_id=t.gpu,
+                gpus=t.min_gpus,
+                gpu_hours_per_month=t.gpu_hours_per_month,
+                on_demand_gpu_hours_per_month=t.on_demand_gpu_hours_per_month,
+                hours_per_run=t.hours_per_run,
+            )
+            for t in solution.training
+        ],
         unit_costs=[_unit_cost(u) for u in result.unit_costs],
         break_even=break_even_to_proto(result.break_even),
         baselines=[_baseline(b, book) for b in result.baselines],
         sensitivity=[_sensitivity(s) for s in result.sensitivity],
         solver_statistics=solver_stats_to_proto(solution.stats, result.candidates_considered),
-        uncertainty=common_pb2.UncertaintyBand(low_factor=result.uncertainty.low_factor,
-                                               high_factor=result.uncertainty.high_factor,
-                                               note=result.uncertainty.note),
+        uncertainty=common_pb2.UncertaintyBand(
+            low_factor=result.uncertainty.low_factor,
+            high_factor=result.uncertainty.high_factor,
+            note=result.uncertainty.note,
+        ),
         warnings=list(result.warnings),
         cap_usage={k: float(v) for k, v in solution.usage.items() if math.isfinite(v)},
     )
@@ -1008,16 +1203,21 @@ def plan_to_proto(result: planner.PlanResult, book: Pricebook | None = None) -> 
         plan.cost.CopyFrom(cost)
     if result.baseline_saving is not None:
         s = result.baseline_saving
-        plan.baseline_saving.CopyFrom(plan_pb2.BaselineSaving(
-            best_baseline_gpu_id=s.best_baseline_gpu, saving=money_to_proto(s.saving),
-            saving_fraction=_finite(s.saving_fraction)))
+        plan.baseline_saving.CopyFrom(
+            plan_pb2.BaselineSaving(
+                best_baseline_gpu_id=s.best_baseline_gpu,
+                saving=money_to_proto(s.saving),
+                saving_fraction=_finite(s.saving_fraction),
+            )
+        )
     if solution.diagnosis is not None:
         plan.diagnosis.CopyFrom(_diagnosis(solution.diagnosis))
     return plan
 
 
-def plan_provenance(result: planner.PlanResult, *, performance_model_version: str = "",
-                    server_version: str = "") -> common_pb2.Provenance:
+def plan_provenance(
+    result: planner.PlanResult, *, performance_model_version: str = "", server_version: str = ""
+) -> common_pb2.Provenance:
     """Provenance of a plan: the pricebook *after* the request's overrides (version + hash)."""
     return common_pb2.Provenance(
         pricebook_version=result.pricebook_version,
@@ -1028,12 +1228,20 @@ def plan_provenance(result: planner.PlanResult, *, performance_model_version: st
     )
 
 
-def evaluation_to_proto(result: planner.EvaluationResult, book: Pricebook | None = None) -> api.EvaluateFleetResponse:
+def evaluation_to_proto(
+    result: planner.EvaluationResult, book: Pricebook | None = None
+) -> api.EvaluateFleetResponse:
     response = api.EvaluateFleetResponse(
         feasible=result.feasible,
         plan=plan_to_proto(result.plan, book),
-        fits=[plan_pb2.WorkloadFit(workload_name=f.workload, served_fraction=_finite(f.served_fraction),
-                                   headroom_fraction=_finite(f.headroom_fraction)) for f in result.fits],
+        fits=[
+            plan_pb2.WorkloadFit(
+                workload_name=f.workload,
+                served_fraction=_finite(f.served_fraction),
+                headroom_fraction=_finite(f.headroom_fraction),
+            )
+            for f in result.fits
+        ],
         messages=list(result.messages),
     )
     _set_money(response, "fleet_horizon_tco", result.fleet_horizon_tco)
@@ -1042,13 +1250,15 @@ def evaluation_to_proto(result: planner.EvaluationResult, book: Pricebook | None
     return response
 
 
-def break_even_analysis_to_proto(result: planner.BreakEvenAnalysis,
-                                 book: Pricebook | None = None) -> api.AnalyzeBreakEvenResponse:
+def break_even_analysis_to_proto(
+    result: planner.BreakEvenAnalysis, book: Pricebook | None = None
+) -> api.AnalyzeBreakEvenResponse:
     return api.AnalyzeBreakEvenResponse(
         break_even=break_even_to_proto(result.break_even),
         unit_costs=[_unit_cost(u) for u in result.unit_costs],
         plan=plan_to_proto(result.plan, book),
     )
+
 
 # --------------------------------------------------------------------------------------------
 # EstimatePerformance: proto cases ↔ the batch-file case dicts of ``solver.perf.cases``
@@ -1056,11 +1266,18 @@ def break_even_analysis_to_proto(result: planner.BreakEvenAnalysis,
 
 DEFAULT_TRAINING_SEQ_LEN = 4096
 """``PerformanceCase.seq_len`` when absent (the proto's documented default)."""
-_MODE_NAMES = {performance_pb2.ESTIMATE_MODE_UNSPECIFIED: "infer", performance_pb2.ESTIMATE_MODE_INFER: "infer",
-               performance_pb2.ESTIMATE_MODE_TRAIN: "train"}
+_MODE_NAMES = {
+    performance_pb2.ESTIMATE_MODE_UNSPECIFIED: "infer",
+    performance_pb2.ESTIMATE_MODE_INFER: "infer",
+    performance_pb2.ESTIMATE_MODE_TRAIN: "train",
+}
 # Batch-file key → proto field name (where they differ).
-_CASE_PROTO_NAME = {"gpu": "gpu_id", "model_spec": "model.spec", "request_rate": "request_rate_per_s",
-                    "model": "model.model_id"}
+_CASE_PROTO_NAME = {
+    "gpu": "gpu_id",
+    "model_spec": "model.spec",
+    "request_rate": "request_rate_per_s",
+    "model": "model.model_id",
+}
 
 
 def _case_dict(case: performance_pb2.PerformanceCase, col: _Collector, path: str) -> dict[str, Any]:
@@ -1091,27 +1308,37 @@ def _case_dict(case: performance_pb2.PerformanceCase, col: _Collector, path: str
         for name in ("input_len", "output_len"):
             value = getattr(case, name)
             if value <= 0:
-                col.violations.append(FieldViolation(join_path(path, name),
-                                                     f"must be greater than 0 (got {value or '0 or not set'})"))
+                col.violations.append(
+                    FieldViolation(
+                        join_path(path, name), f"must be greater than 0 (got {value or '0 or not set'})"
+                    )
+                )
             out[name] = value
         load = case.WhichOneof("load")
         if load == "concurrency":
             if case.concurrency <= 0:
-                col.violations.append(FieldViolation(join_path(path, "concurrency"),
-                                                     f"must be greater than 0 (got {case.concurrency})"))
+                col.violations.append(
+                    FieldViolation(
+                        join_path(path, "concurrency"), f"must be greater than 0 (got {case.concurrency})"
+                    )
+                )
             out["concurrency"] = case.concurrency
         elif load == "max_concurrency" and case.max_concurrency:
             out["concurrency"] = "max"
         elif load == "request_rate_per_s":
             rate = col.number(case.request_rate_per_s, join_path(path, "request_rate_per_s"))
             if rate <= 0:
-                col.violations.append(FieldViolation(join_path(path, "request_rate_per_s"),
-                                                     f"must be greater than 0 (got {rate})"))
+                col.violations.append(
+                    FieldViolation(
+                        join_path(path, "request_rate_per_s"), f"must be greater than 0 (got {rate})"
+                    )
+                )
             out["request_rate"] = rate
         hit = col.number(case.prefix_hit_rate, join_path(path, "prefix_hit_rate"))
         if not 0.0 <= hit < 1.0:
-            col.violations.append(FieldViolation(join_path(path, "prefix_hit_rate"),
-                                                 f"must be in [0, 1) (got {hit})"))
+            col.violations.append(
+                FieldViolation(join_path(path, "prefix_hit_rate"), f"must be in [0, 1) (got {hit})")
+            )
         if hit:
             out["prefix_hit_rate"] = hit
         _put(out, "max_num_seqs", _opt(case, "max_num_seqs"))
@@ -1121,15 +1348,19 @@ def _case_dict(case: performance_pb2.PerformanceCase, col: _Collector, path: str
         _put(out, "method", method.value if method else None)
         tokens = col.number(case.tokens, join_path(path, "tokens"))
         if tokens <= 0:
-            col.violations.append(FieldViolation(join_path(path, "tokens"),
-                                                 f"must be greater than 0 (got {tokens or '0 or not set'})"))
+            col.violations.append(
+                FieldViolation(
+                    join_path(path, "tokens"), f"must be greater than 0 (got {tokens or '0 or not set'})"
+                )
+            )
         out["tokens"] = tokens
         out["seq_len"] = _opt(case, "seq_len") or DEFAULT_TRAINING_SEQ_LEN
     return out
 
 
-def performance_cases_from_proto(message: api.EstimatePerformanceRequest,
-                                 book: Pricebook) -> list[dict[str, Any] | FieldViolation]:
+def performance_cases_from_proto(
+    message: api.EstimatePerformanceRequest, book: Pricebook
+) -> list[dict[str, Any] | FieldViolation]:
     """Each case as a batch-file dict, or (with allow_partial_failure) its first violation."""
     if not message.cases:
         raise InvalidRequest([FieldViolation("cases", "needs at least one case")])
@@ -1158,9 +1389,11 @@ def _case_error_path(index: int, field_name: str) -> str:
     return join_path("cases", index, *name.split(".")) if name else join_path("cases", index)
 
 
-def performance_results_to_proto(message: api.EstimatePerformanceRequest,
-                                 cases: Sequence[dict[str, Any] | FieldViolation],
-                                 results: Sequence[Mapping[str, Any]]) -> api.EstimatePerformanceResponse:
+def performance_results_to_proto(
+    message: api.EstimatePerformanceRequest,
+    cases: Sequence[dict[str, Any] | FieldViolation],
+    results: Sequence[Mapping[str, Any]],
+) -> api.EstimatePerformanceResponse:
     """Estimates (one row per valid case, in order) → proto. Without ``allow_partial_failure`` a case
     the performance model refuses (e.g. a TP that does not divide the heads) is INVALID_ARGUMENT."""
     response = api.EstimatePerformanceResponse()
@@ -1175,10 +1408,13 @@ def performance_results_to_proto(message: api.EstimatePerformanceRequest,
             row = next(valid)
             error = row.get("error")
             if isinstance(error, Mapping):
-                violation = FieldViolation(_case_error_path(i, str(error.get("field", ""))),
-                                           str(error.get("reason", "")))
+                violation = FieldViolation(
+                    _case_error_path(i, str(error.get("field", ""))), str(error.get("reason", ""))
+                )
                 refused.append(violation)
-                result.error.CopyFrom(performance_pb2.CaseError(field=violation.field, reason=violation.reason))
+                result.error.CopyFrom(
+                    performance_pb2.CaseError(field=violation.field, reason=violation.reason)
+                )
             else:
                 _fill_result(result, row)
         response.results.append(result)
@@ -1196,28 +1432,47 @@ def _fill_result(result: performance_pb2.PerformanceResult, row: Mapping[str, An
     """One row of ``solver.perf.cases.estimate_case`` into the proto result."""
     result.architecture_assumed = bool(row.get("assumed_architecture"))
     if row.get("mode", "infer") == "train":
-        result.training.CopyFrom(performance_pb2.TrainingEstimate(
-            train_tok_s=_num(row, "train_tok_s"), train_tok_s_per_gpu=_num(row, "train_tok_s_per_gpu"),
-            mfu=_num(row, "mfu"), hours=_num(row, "hours"), gpu_hours=_num(row, "gpu_hours"),
-            fits=bool(row.get("fits")), min_gpus=int(_num(row, "min_gpus")),
-            memory_per_gpu_gb=_num(row, "memory_per_gpu_gb"), reason=str(row.get("reason") or ""),
-        ))
+        result.training.CopyFrom(
+            performance_pb2.TrainingEstimate(
+                train_tok_s=_num(row, "train_tok_s"),
+                train_tok_s_per_gpu=_num(row, "train_tok_s_per_gpu"),
+                mfu=_num(row, "mfu"),
+                hours=_num(row, "hours"),
+                gpu_hours=_num(row, "gpu_hours"),
+                fits=bool(row.get("fits")),
+                min_gpus=int(_num(row, "min_gpus")),
+                memory_per_gpu_gb=_num(row, "memory_per_gpu_gb"),
+                reason=str(row.get("reason") or ""),
+            )
+        )
         if row.get("hours") is None:
             result.warnings.append("the run never finishes on this configuration (unbounded hours)")
         return
-    result.inference.CopyFrom(performance_pb2.InferenceEstimate(
-        tp=int(_num(row, "tp")), tp_chosen=bool(row.get("tp_chosen_by_estimator")),
-        replicas=int(_num(row, "replicas")), output_tok_s_total=_num(row, "output_tok_s_total"),
-        total_tok_s=_num(row, "total_tok_s"), req_s=_num(row, "req_s"),
-        ttft_ms=_num(row, "ttft_p95_ms" if "request_rate" in row else "ttft_ms"), tpot_ms=_num(row, "tpot_ms"),
-        per_user_tok_s=_num(row, "per_user_tok_s"), max_concurrency=int(_num(row, "max_concurrency")),
-        fits=bool(row.get("fits")), bottleneck=str(row.get("bottleneck") or ""),
-        output_tok_s_low=_num(row, "output_tok_s_low"), output_tok_s_high=_num(row, "output_tok_s_high"),
-        memory=performance_pb2.MemoryBreakdown(
-            weights_gb=_num(row, "weights_gb_per_gpu"), kv_cache_gb=_num(row, "kv_gb_per_gpu"),
-            reserve_gb=_num(row, "reserve_gb_per_gpu"), capacity_gb=_num(row, "usable_gb_per_gpu")),
-        reason=str(row.get("reason") or ""),
-    ))
+    result.inference.CopyFrom(
+        performance_pb2.InferenceEstimate(
+            tp=int(_num(row, "tp")),
+            tp_chosen=bool(row.get("tp_chosen_by_estimator")),
+            replicas=int(_num(row, "replicas")),
+            output_tok_s_total=_num(row, "output_tok_s_total"),
+            total_tok_s=_num(row, "total_tok_s"),
+            req_s=_num(row, "req_s"),
+            ttft_ms=_num(row, "ttft_p95_ms" if "request_rate" in row else "ttft_ms"),
+            tpot_ms=_num(row, "tpot_ms"),
+            per_user_tok_s=_num(row, "per_user_tok_s"),
+            max_concurrency=int(_num(row, "max_concurrency")),
+            fits=bool(row.get("fits")),
+            bottleneck=str(row.get("bottleneck") or ""),
+            output_tok_s_low=_num(row, "output_tok_s_low"),
+            output_tok_s_high=_num(row, "output_tok_s_high"),
+            memory=performance_pb2.MemoryBreakdown(
+                weights_gb=_num(row, "weights_gb_per_gpu"),
+                kv_cache_gb=_num(row, "kv_gb_per_gpu"),
+                reserve_gb=_num(row, "reserve_gb_per_gpu"),
+                capacity_gb=_num(row, "usable_gb_per_gpu"),
+            ),
+            reason=str(row.get("reason") or ""),
+        )
+    )
     if row.get("ttft_ms") is None or row.get("tpot_ms") is None:
         result.warnings.append("latency is unbounded at this load (the replica cannot keep up)")
 
@@ -1251,7 +1506,9 @@ def _sweep_values(message: api.SweepPlansRequest, violations: list[FieldViolatio
         values = list(message.values)
         for i, v in enumerate(values):
             if not math.isfinite(v) or v <= 0:
-                violations.append(FieldViolation(join_path("values", i), f"must be a positive number (got {v})"))
+                violations.append(
+                    FieldViolation(join_path("values", i), f"must be a positive number (got {v})")
+                )
     elif message.HasField("range"):
         r = message.range
         if r.points < 2:
@@ -1266,7 +1523,9 @@ def _sweep_values(message: api.SweepPlansRequest, violations: list[FieldViolatio
         violations.append(FieldViolation("values", "give the values to sweep, or a range"))
         return []
     if len(values) > MAX_SWEEP_POINTS:
-        violations.append(FieldViolation("values", f"at most {MAX_SWEEP_POINTS} sweep points (got {len(values)})"))
+        violations.append(
+            FieldViolation("values", f"at most {MAX_SWEEP_POINTS} sweep points (got {len(values)})")
+        )
     return values
 
 
@@ -1282,30 +1541,44 @@ def sweep_request_from_proto(message: api.SweepPlansRequest, book: Pricebook) ->
             violations.extend(exc.violations)
     axis = SWEEP_AXIS_FROM_PROTO.get(message.dimension)
     if axis is None:
-        violations.append(FieldViolation("dimension", "choose what to sweep: capex budget, demand multiplier, "
-                                                      "TPOT, TTFT or per-user tok/s"))
+        violations.append(
+            FieldViolation(
+                "dimension",
+                "choose what to sweep: capex budget, demand multiplier, TPOT, TTFT or per-user tok/s",
+            )
+        )
     values = _sweep_values(message, violations)
-    if base is not None and message.workload_name and message.workload_name not in {w.name for w in base.inference}:
-        violations.append(FieldViolation("workload_name", f"no inference workload named {message.workload_name!r}"))
+    if (
+        base is not None
+        and message.workload_name
+        and message.workload_name not in {w.name for w in base.inference}
+    ):
+        violations.append(
+            FieldViolation("workload_name", f"no inference workload named {message.workload_name!r}")
+        )
     _raise_if(violations)
     assert base is not None and axis is not None
     return SweepQuery(base, axis, tuple(values), message.workload_name or None)
 
 
 def sweep_point_to_proto(point: planner.SweepPoint) -> api.SweepPlansResponse:
-    return api.SweepPlansResponse(point=api.SweepPoint(index=point.index, value=point.value,
-                                                       plan=plan_to_proto(point.plan)))
+    return api.SweepPlansResponse(
+        point=api.SweepPoint(index=point.index, value=point.value, plan=plan_to_proto(point.plan))
+    )
 
 
 def frontier_to_proto(frontier: planner.SweepFrontier) -> api.SweepFrontier:
     out = api.SweepFrontier()
     for p in frontier.points:
-        point = api.FrontierPoint(value=p.value, status=_status(p.status), fleet_summary=p.fleet_summary,
-                                  pareto_optimal=p.pareto_optimal)
+        point = api.FrontierPoint(
+            value=p.value,
+            status=_status(p.status),
+            fleet_summary=p.fleet_summary,
+            pareto_optimal=p.pareto_optimal,
+        )
         _set_money(point, "horizon_tco", p.horizon_tco)
         out.points.append(point)
     return out
-
 
 
 # --------------------------------------------------------------------------------------------
@@ -1335,9 +1608,13 @@ def plan_request_to_proto(request: domain.PlanRequest) -> api.PlanFleetRequest:
     workloads: list[dict[str, Any]] = []
     for w in data["inference"]:
         inf: dict[str, Any] = {
-            "model": _model_json(w["model"]), "input_tokens": w["input_tokens"], "output_tokens": w["output_tokens"],
-            "peak_to_average": w["peak_to_average"], "prefix_cache_hit_rate": w["prefix_cache_hit_rate"],
-            "redundancy": w["redundancy"], "engine": _enum_json("ENGINE", w["engine"]),
+            "model": _model_json(w["model"]),
+            "input_tokens": w["input_tokens"],
+            "output_tokens": w["output_tokens"],
+            "peak_to_average": w["peak_to_average"],
+            "prefix_cache_hit_rate": w["prefix_cache_hit_rate"],
+            "redundancy": w["redundancy"],
+            "engine": _enum_json("ENGINE", w["engine"]),
             "serving_kind": "SERVING_KIND_INTERACTIVE" if w["interactive"] else "SERVING_KIND_BATCH",
             "sla": {k: v for k, v in w["sla"].items() if v is not None},
         }
@@ -1352,26 +1629,39 @@ def plan_request_to_proto(request: domain.PlanRequest) -> api.PlanFleetRequest:
             inf["hourly_profile"] = list(w["hourly_profile"])
         workloads.append({"name": w["name"], "inference": {k: v for k, v in inf.items() if v is not None}})
     for t in data["training"]:
-        tr: dict[str, Any] = {"model": _model_json(t["model"]), "method": _enum_json("TRAINING_METHOD", t["method"]),
-                              "runs_per_month": t["runs_per_month"], "seq_len": str(t["seq_len"])}
+        tr: dict[str, Any] = {
+            "model": _model_json(t["model"]),
+            "method": _enum_json("TRAINING_METHOD", t["method"]),
+            "runs_per_month": t["runs_per_month"],
+            "seq_len": str(t["seq_len"]),
+        }
         if t["tokens_per_run"] is not None:
             tr["tokens_per_run"] = t["tokens_per_run"]
         if t["reference"] is not None:
-            tr["reference_gpu_hours"] = {"gpu_id": t["reference"]["gpu"],
-                                         "gpu_hours_per_month": t["reference"]["gpu_hours_per_month"]}
+            tr["reference_gpu_hours"] = {
+                "gpu_id": t["reference"]["gpu"],
+                "gpu_hours_per_month": t["reference"]["gpu_hours_per_month"],
+            }
         if t["deadline_hours"] is not None:
             tr["deadline_hours"] = t["deadline_hours"]
         workloads.append({"name": t["name"], "training": tr})
     c = data["constraints"]
     constraints: dict[str, Any] = {
-        "currency_code": c["currency"], "horizon_months": c["horizon_months"],
-        "allowed_gpu_ids": c["allowed_gpus"], "allowed_modes": [_enum_json("ACQUISITION_MODE", m)
-                                                                 for m in c["allowed_modes"]],
+        "currency_code": c["currency"],
+        "horizon_months": c["horizon_months"],
+        "allowed_gpu_ids": c["allowed_gpus"],
+        "allowed_modes": [_enum_json("ACQUISITION_MODE", m) for m in c["allowed_modes"]],
         "owned_gpus": [{"gpu_id": o["gpu"], "count": o["count"]} for o in c["owned"]],
-        "count_bounds": [{"gpu_id": b["gpu"], **({"min_count": b["min_count"]}),
-                          **({"max_count": b["max_count"]} if b["max_count"] is not None else {})}
-                         for b in c["count_bounds"]],
-        "include_vat": c["include_vat"], "include_host_costs": c["include_host_costs"],
+        "count_bounds": [
+            {
+                "gpu_id": b["gpu"],
+                **({"min_count": b["min_count"]}),
+                **({"max_count": b["max_count"]} if b["max_count"] is not None else {}),
+            }
+            for b in c["count_bounds"]
+        ],
+        "include_vat": c["include_vat"],
+        "include_host_costs": c["include_host_costs"],
     }
     for key in ("capex_budget", "monthly_opex_cap"):
         if c[key] is not None:
@@ -1380,30 +1670,56 @@ def plan_request_to_proto(request: domain.PlanRequest) -> api.PlanFleetRequest:
         if c[key] is not None:
             constraints[key] = c[key]
     o = data["overrides"]
-    overrides: dict[str, Any] = {"offers": [
-        {k: v for k, v in {
-            "offer_id": x["offer_id"], "kind": _enum_json("OFFER_KIND", x["kind"]), "gpu_id": x["gpu"],
-            "server_id": x["server"], "provider": x["provider"], "price": _money_json(x["price"]),
-            "term_months": x["term_months"]}.items() if v is not None}
-        for x in o["offers"]]}
+    overrides: dict[str, Any] = {
+        "offers": [
+            {
+                k: v
+                for k, v in {
+                    "offer_id": x["offer_id"],
+                    "kind": _enum_json("OFFER_KIND", x["kind"]),
+                    "gpu_id": x["gpu"],
+                    "server_id": x["server"],
+                    "provider": x["provider"],
+                    "price": _money_json(x["price"]),
+                    "term_months": x["term_months"],
+                }.items()
+                if v is not None
+            }
+            for x in o["offers"]
+        ]
+    }
     if o["site"]:
         overrides["site_assumptions"] = o["site"]
     if o["fx_usd_krw"] is not None:
         overrides["fx_usd_krw"] = o["fx_usd_krw"]
     opt = data["options"]
-    options = {"time_limit_s": opt["time_limit_s"], "relative_gap": opt["relative_gap"],
-               "backend": {"auto": "SOLVER_BACKEND_UNSPECIFIED", "scip": "SOLVER_BACKEND_SCIP",
-                           "highs": "SOLVER_BACKEND_HIGHS", "cp_sat": "SOLVER_BACKEND_CP_SAT"}[opt["backend"]],
-               "compute_baselines": opt["compute_baselines"], "compute_sensitivity": opt["compute_sensitivity"]}
+    options = {
+        "time_limit_s": opt["time_limit_s"],
+        "relative_gap": opt["relative_gap"],
+        "backend": {
+            "auto": "SOLVER_BACKEND_UNSPECIFIED",
+            "scip": "SOLVER_BACKEND_SCIP",
+            "highs": "SOLVER_BACKEND_HIGHS",
+            "cp_sat": "SOLVER_BACKEND_CP_SAT",
+        }[opt["backend"]],
+        "compute_baselines": opt["compute_baselines"],
+        "compute_sensitivity": opt["compute_sensitivity"],
+    }
     return json_format.ParseDict(
-        {"workloads": workloads, "constraints": constraints, "pricebook_overrides": overrides,
-         "solver_options": options},
+        {
+            "workloads": workloads,
+            "constraints": constraints,
+            "pricebook_overrides": overrides,
+            "solver_options": options,
+        },
         api.PlanFleetRequest(),
     )
 
 
 def fleet_to_proto(fleet: domain.Fleet) -> scenario_pb2.Fleet:
-    return scenario_pb2.Fleet(items=[
-        scenario_pb2.FleetItem(gpu_id=i.gpu, mode=MODE_TO_PROTO[i.mode], count=i.count, owned=i.owned)
-        for i in fleet.items
-    ])
+    return scenario_pb2.Fleet(
+        items=[
+            scenario_pb2.FleetItem(gpu_id=i.gpu, mode=MODE_TO_PROTO[i.mode], count=i.count, owned=i.owned)
+            for i in fleet.items
+        ]
+    )

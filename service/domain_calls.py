@@ -10,16 +10,18 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from pydantic import ValidationError
+
 from pricebook.schema import Pricebook
 from solver import domain, planner
 from solver.optimizer.cancel import CancelToken
 from solver.optimizer.results import FleetSolution
+from solver.perf import cases as perf_cases
+from solver.perf.calibration import load_calibration
 
 
 def performance_model_version() -> str:
     """Version of the calibrated performance model, for the answer's provenance."""
-    from solver.perf.calibration import load_calibration
-
     return f"analytic model, calibration fitted {load_calibration().fit_date}"
 
 
@@ -39,38 +41,70 @@ def log_stats(solution: FleetSolution) -> dict[str, Any]:
     }
 
 
-def plan(request: domain.PlanRequest, book: Pricebook, time_limit_s: float,
-         cancel: CancelToken) -> planner.PlanResult:
+def plan(
+    request: domain.PlanRequest, book: Pricebook, time_limit_s: float, cancel: CancelToken
+) -> planner.PlanResult:
     return planner.plan(request, book, time_limit_s=time_limit_s, cancel=cancel)
 
 
-def evaluate(fleet: domain.Fleet, request: domain.PlanRequest, book: Pricebook, time_limit_s: float,
-             cancel: CancelToken, *, compare_with_optimal: bool) -> planner.EvaluationResult:
-    return planner.evaluate(fleet, request, book, time_limit_s=time_limit_s, cancel=cancel,
-                            compare_with_optimal=compare_with_optimal)
+def evaluate(
+    fleet: domain.Fleet,
+    request: domain.PlanRequest,
+    book: Pricebook,
+    time_limit_s: float,
+    cancel: CancelToken,
+    *,
+    compare_with_optimal: bool,
+) -> planner.EvaluationResult:
+    return planner.evaluate(
+        fleet,
+        request,
+        book,
+        time_limit_s=time_limit_s,
+        cancel=cancel,
+        compare_with_optimal=compare_with_optimal,
+    )
 
 
-def break_even(request: domain.PlanRequest, book: Pricebook, time_limit_s: float, cancel: CancelToken, *,
-               gpu: str | None, fleet: domain.Fleet | None,
-               utilization: float | None) -> planner.BreakEvenAnalysis:
-    return planner.analyze_break_even(request, book, gpu=gpu, fleet=fleet, utilisation=utilization,
-                                      time_limit_s=time_limit_s, cancel=cancel)
+def break_even(
+    request: domain.PlanRequest,
+    book: Pricebook,
+    time_limit_s: float,
+    cancel: CancelToken,
+    *,
+    gpu: str | None,
+    fleet: domain.Fleet | None,
+    utilization: float | None,
+) -> planner.BreakEvenAnalysis:
+    return planner.analyze_break_even(
+        request, book, gpu=gpu, fleet=fleet, utilisation=utilization, time_limit_s=time_limit_s, cancel=cancel
+    )
 
 
-def sweep(request: domain.PlanRequest, book: Pricebook, axis: planner.SweepAxis, values: Sequence[float],
-          cancel: CancelToken, *, workload: str | None,
-          time_limit_s_per_point: float) -> Iterator[planner.SweepPoint | planner.SweepFrontier]:
-    return planner.sweep(request, book, axis, values, cancel=cancel, workload=workload,
-                         time_limit_s_per_point=time_limit_s_per_point)
+def sweep(
+    request: domain.PlanRequest,
+    book: Pricebook,
+    axis: planner.SweepAxis,
+    values: Sequence[float],
+    cancel: CancelToken,
+    *,
+    workload: str | None,
+    time_limit_s_per_point: float,
+) -> Iterator[planner.SweepPoint | planner.SweepFrontier]:
+    return planner.sweep(
+        request,
+        book,
+        axis,
+        values,
+        cancel=cancel,
+        workload=workload,
+        time_limit_s_per_point=time_limit_s_per_point,
+    )
 
 
 def estimate_cases(cases: Sequence[Mapping[str, Any]], book: Pricebook) -> list[dict[str, Any]]:
     """Each case (batch-file field names, issue #4) estimated by ``solver.perf.cases``; a bad case
     yields ``{"error": {"field": ..., "reason": ...}}`` and the others are still estimated."""
-    from pydantic import ValidationError
-
-    from solver.perf import cases as perf_cases
-
     rows: list[dict[str, Any]] = []
     for data in cases:
         try:

@@ -1,14 +1,14 @@
 """Domain errors → gRPC status, in one place (``grpc_errors``).
 
-| raised | status | details |
+| raised | status | ErrorInfo reason (+ other details) |
 | --- | --- | --- |
-| ``pydantic.ValidationError``, ``solver.errors.InvalidRequest`` | INVALID_ARGUMENT | BadRequest + ErrorInfo ``INVALID_REQUEST`` |
-| ``pricebook.errors.UnknownEntryError`` | INVALID_ARGUMENT | BadRequest naming the field + ErrorInfo ``UNKNOWN_ENTRY`` |
-| ``solver.errors.SolveCancelled`` | CANCELLED | ErrorInfo ``SOLVE_CANCELLED`` |
-| ``solver.errors.DeadlineExceeded`` | DEADLINE_EXCEEDED | ErrorInfo ``DEADLINE_EXCEEDED`` |
-| ``ResourceExhausted`` | RESOURCE_EXHAUSTED | ErrorInfo ``SERVER_BUSY`` + RetryInfo |
-| ``NotImplementedError`` (a domain piece not yet built) | UNIMPLEMENTED | ErrorInfo ``NOT_IMPLEMENTED`` |
-| anything else | INTERNAL | ErrorInfo ``INTERNAL``; logged with its traceback, never sent to the client |
+| ``pydantic.ValidationError``, ``InvalidRequest`` | INVALID_ARGUMENT | ``INVALID_REQUEST`` + BadRequest |
+| ``pricebook.errors.UnknownEntryError`` | INVALID_ARGUMENT | ``UNKNOWN_ENTRY`` + BadRequest |
+| ``solver.errors.SolveCancelled`` | CANCELLED | ``SOLVE_CANCELLED`` |
+| ``solver.errors.DeadlineExceeded`` | DEADLINE_EXCEEDED | ``DEADLINE_EXCEEDED`` |
+| ``ResourceExhausted`` | RESOURCE_EXHAUSTED | ``SERVER_BUSY`` + RetryInfo |
+| ``NotImplementedError`` | UNIMPLEMENTED | ``NOT_IMPLEMENTED`` |
+| anything else | INTERNAL | ``INTERNAL``; traceback logged, never sent to the client |
 
 Statuses follow AIP-193: one ``ErrorInfo`` (reason UPPER_SNAKE, domain ``fleetplan.v1``) and at
 most one detail of each type.
@@ -38,7 +38,6 @@ ERROR_DOMAIN = "fleetplan.v1"
 log = structlog.get_logger("fleetplan.service")
 
 
-
 class ResourceExhausted(Exception):
     """Too many solves queued; the client should retry after ``retry_after_s``."""
 
@@ -57,10 +56,15 @@ def _error_info(reason: str, **metadata: str) -> error_details_pb2.ErrorInfo:
     return error_details_pb2.ErrorInfo(reason=reason, domain=ERROR_DOMAIN, metadata=metadata)
 
 
-def bad_request_status(violations: Sequence[FieldViolation], reason: str = "INVALID_REQUEST") -> status_pb2.Status:
-    bad = error_details_pb2.BadRequest(field_violations=[
-        error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.reason) for v in violations
-    ])
+def bad_request_status(
+    violations: Sequence[FieldViolation], reason: str = "INVALID_REQUEST"
+) -> status_pb2.Status:
+    bad = error_details_pb2.BadRequest(
+        field_violations=[
+            error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.reason)
+            for v in violations
+        ]
+    )
     fields = ", ".join(dict.fromkeys(v.field for v in violations))
     summary = "; ".join(f"{v.field}: {v.reason}" for v in violations[:5])
     more = f" (and {len(violations) - 5} more)" if len(violations) > 5 else ""
@@ -80,10 +84,15 @@ def status_for(exc: BaseException) -> status_pb2.Status:
     if isinstance(exc, UnknownEntryError):
         hint = f"; did you mean {', '.join(exc.suggestions)}?" if exc.suggestions else ""
         field = getattr(exc, "field", "") or exc.kind
-        return bad_request_status([FieldViolation(field, f"unknown {exc.kind} {exc.key!r}{hint}")], "UNKNOWN_ENTRY")
+        return bad_request_status(
+            [FieldViolation(field, f"unknown {exc.kind} {exc.key!r}{hint}")], "UNKNOWN_ENTRY"
+        )
     if isinstance(exc, SolveCancelled):
-        return status_pb2.Status(code=code_pb2.CANCELLED, message="the solve was cancelled",
-                                 details=[_pack(_error_info("SOLVE_CANCELLED"))])
+        return status_pb2.Status(
+            code=code_pb2.CANCELLED,
+            message="the solve was cancelled",
+            details=[_pack(_error_info("SOLVE_CANCELLED"))],
+        )
     if isinstance(exc, DeadlineExceeded):
         return status_pb2.Status(
             code=code_pb2.DEADLINE_EXCEEDED,
@@ -91,13 +100,20 @@ def status_for(exc: BaseException) -> status_pb2.Status:
             details=[_pack(_error_info("DEADLINE_EXCEEDED"))],
         )
     if isinstance(exc, ResourceExhausted):
-        retry = error_details_pb2.RetryInfo(retry_delay=duration_pb2.Duration(
-            seconds=int(exc.retry_after_s), nanos=int((exc.retry_after_s % 1) * 1e9)))
-        return status_pb2.Status(code=code_pb2.RESOURCE_EXHAUSTED, message=str(exc),
-                                 details=[_pack(_error_info("SERVER_BUSY")), _pack(retry)])
+        retry = error_details_pb2.RetryInfo(
+            retry_delay=duration_pb2.Duration(
+                seconds=int(exc.retry_after_s), nanos=int((exc.retry_after_s % 1) * 1e9)
+            )
+        )
+        return status_pb2.Status(
+            code=code_pb2.RESOURCE_EXHAUSTED,
+            message=str(exc),
+            details=[_pack(_error_info("SERVER_BUSY")), _pack(retry)],
+        )
     if isinstance(exc, NotImplementedError):
-        return status_pb2.Status(code=code_pb2.UNIMPLEMENTED, message=str(exc),
-                                 details=[_pack(_error_info("NOT_IMPLEMENTED"))])
+        return status_pb2.Status(
+            code=code_pb2.UNIMPLEMENTED, message=str(exc), details=[_pack(_error_info("NOT_IMPLEMENTED"))]
+        )
     return status_pb2.Status(
         code=code_pb2.INTERNAL,
         message="internal error; it has been logged with the request id",
@@ -126,7 +142,7 @@ def grpc_errors(method: Callable[..., Any]) -> Callable[..., Any]:
                     yield item
             except (asyncio.CancelledError, grpc.aio.AbortError):
                 raise
-            except Exception as exc:  # noqa: BLE001 - every error becomes a status
+            except Exception as exc:
                 await _abort(context, exc)
 
         return stream
@@ -137,7 +153,7 @@ def grpc_errors(method: Callable[..., Any]) -> Callable[..., Any]:
             return await method(self, request, context)
         except (asyncio.CancelledError, grpc.aio.AbortError):
             raise
-        except Exception as exc:  # noqa: BLE001 - every error becomes a status
+        except Exception as exc:
             await _abort(context, exc)
             raise AssertionError("unreachable: abort raises") from exc
 

@@ -60,14 +60,17 @@ def _request_id(details: grpc.HandlerCallDetails) -> str:
 def _status_name(context: grpc.aio.ServicerContext, error: BaseException | None) -> str:
     code = context.code()
     if isinstance(code, grpc.StatusCode):
-        return code.name
+        return str(code.name)
     if isinstance(code, int):
         for status in grpc.StatusCode:
             if status.value[0] == code:
-                return status.name
+                return str(status.name)
     if error is not None:
-        return "CANCELLED" if isinstance(error, BaseException) and type(error).__name__ == "CancelledError" \
+        return (
+            "CANCELLED"
+            if isinstance(error, BaseException) and type(error).__name__ == "CancelledError"
             else "UNKNOWN"
+        )
     return "OK"
 
 
@@ -90,7 +93,7 @@ class _Timer:
         log.info("rpc", **fields)
 
 
-class RequestLoggingInterceptor(grpc.aio.ServerInterceptor):
+class RequestLoggingInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """Wraps every unary-unary and unary-stream handler of the server."""
 
     async def intercept_service(

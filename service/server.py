@@ -53,7 +53,9 @@ class BuiltServer:
     servicer: FleetPlannerServicer
 
     async def set_serving(self, serving: bool) -> None:
-        status = health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
+        status = (
+            health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
+        )
         await self.health.set("", status)
         await self.health.set(SERVICE_NAME, status)
 
@@ -81,7 +83,8 @@ async def build_server(settings: ServerSettings, book: Pricebook) -> BuiltServer
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
-        (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME), server
+        (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
+        server,
     )
     credentials = server_credentials(settings)
     try:
@@ -98,8 +101,15 @@ async def build_server(settings: ServerSettings, book: Pricebook) -> BuiltServer
     await server.start()
     built = BuiltServer(server, port, health_servicer, servicer)
     await built.set_serving(True)
-    log.info("server.started", address=settings.address, port=port, pricebook_version=book.version,
-             pricebook_hash=book.content_hash, tls=credentials is not None, solve_slots=settings.solve_slots)
+    log.info(
+        "server.started",
+        address=settings.address,
+        port=port,
+        pricebook_version=book.version,
+        pricebook_hash=book.content_hash,
+        tls=credentials is not None,
+        solve_slots=settings.solve_slots,
+    )
     return built
 
 

@@ -24,7 +24,7 @@ from pricebook.schema import Pricebook
 from service import converters, domain_calls
 from service.calls import current_call
 from service.errors import grpc_errors
-from service.limits import SolveGate
+from service.limits import SolveGate, solve_budget_s
 from service.settings import ServerSettings
 from solver import planner
 
@@ -42,10 +42,9 @@ class ServiceState:
 
 def _time_budget_s(context: grpc.aio.ServicerContext, settings: ServerSettings) -> float:
     """Seconds a solve may use: the caller's remaining deadline minus a margin (or the default)."""
-    remaining = context.time_remaining()
-    if remaining is None:
-        return settings.default_deadline_s
-    return max(0.05, min(settings.default_deadline_s, remaining - settings.deadline_margin_s))
+    return solve_budget_s(
+        context.time_remaining(), default_s=settings.default_deadline_s, margin_s=settings.deadline_margin_s
+    )
 
 
 def _record_solver(stats: dict[str, Any]) -> None:
@@ -57,8 +56,11 @@ def _record_solver(stats: dict[str, Any]) -> None:
 class FleetPlannerServicer(rpc.FleetPlannerServicer):
     def __init__(self, state: ServiceState) -> None:
         self._state = state
-        self._gate = SolveGate(state.settings.solve_slots, state.settings.max_queued_solves,
-                               margin_s=state.settings.deadline_margin_s)
+        self._gate = SolveGate(
+            state.settings.solve_slots,
+            state.settings.max_queued_solves,
+            margin_s=state.settings.deadline_margin_s,
+        )
         self._model_version = domain_calls.performance_model_version()
 
     @property
@@ -69,15 +71,20 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         return {"performance_model_version": self._model_version, "server_version": SERVER_VERSION}
 
     @grpc_errors
-    async def PlanFleet(self, request: api.PlanFleetRequest, context: grpc.aio.ServicerContext) -> api.PlanFleetResponse:
+    async def PlanFleet(
+        self, request: api.PlanFleetRequest, context: grpc.aio.ServicerContext
+    ) -> api.PlanFleetResponse:
         book = self._state.book
         plan_request = converters.plan_request_from_proto(request, book)
         limit = _time_budget_s(context, self._state.settings)
         result = await self._gate.run(
-            lambda cancel: domain_calls.plan(plan_request, book, limit, cancel), context)
+            lambda cancel: domain_calls.plan(plan_request, book, limit, cancel), context
+        )
         _record_solver(domain_calls.log_stats(result.solution))
-        return api.PlanFleetResponse(plan=converters.plan_to_proto(result, book),
-                                     provenance=converters.plan_provenance(result, **self._versions()))
+        return api.PlanFleetResponse(
+            plan=converters.plan_to_proto(result, book),
+            provenance=converters.plan_provenance(result, **self._versions()),
+        )
 
     @grpc_errors
     async def EvaluateFleet(
@@ -86,9 +93,12 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         book = self._state.book
         fleet, plan_request = converters.evaluate_request_from_proto(request, book)
         limit = _time_budget_s(context, self._state.settings)
-        result = await self._gate.run(lambda cancel: domain_calls.evaluate(
-            fleet, plan_request, book, limit, cancel, compare_with_optimal=request.compare_with_optimal),
-            context)
+        result = await self._gate.run(
+            lambda cancel: domain_calls.evaluate(
+                fleet, plan_request, book, limit, cancel, compare_with_optimal=request.compare_with_optimal
+            ),
+            context,
+        )
         _record_solver(domain_calls.log_stats(result.plan.solution))
         response = converters.evaluation_to_proto(result, book)
         response.provenance.CopyFrom(converters.plan_provenance(result.plan, **self._versions()))
@@ -113,16 +123,27 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         book = self._state.book
         query = converters.break_even_request_from_proto(request, book)
         limit = _time_budget_s(context, self._state.settings)
-        result = await self._gate.run(lambda cancel: domain_calls.break_even(
-            query.request, book, limit, cancel, gpu=query.gpu, fleet=query.fleet,
-            utilization=query.utilization), context)
+        result = await self._gate.run(
+            lambda cancel: domain_calls.break_even(
+                query.request,
+                book,
+                limit,
+                cancel,
+                gpu=query.gpu,
+                fleet=query.fleet,
+                utilization=query.utilization,
+            ),
+            context,
+        )
         _record_solver(domain_calls.log_stats(result.plan.solution))
         response = converters.break_even_analysis_to_proto(result, book)
         response.provenance.CopyFrom(converters.plan_provenance(result.plan, **self._versions()))
         return response
 
     @grpc_errors
-    async def ListCatalog(self, request: api.ListCatalogRequest, context: grpc.aio.ServicerContext) -> api.ListCatalogResponse:
+    async def ListCatalog(
+        self, request: api.ListCatalogRequest, context: grpc.aio.ServicerContext
+    ) -> api.ListCatalogResponse:
         kinds = converters.catalog_kinds_from_proto(request)
         response = converters.catalog_to_proto(self._state.book, kinds)
         response.provenance.CopyFrom(converters.provenance_to_proto(self._state.book, **self._versions()))
@@ -141,14 +162,24 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         started = time.perf_counter()
         yield api.SweepPlansResponse(progress=api.SweepProgress(points_done=0, points_total=total))
         points = 0
-        async for item in self._gate.stream(lambda cancel: domain_calls.sweep(
-                sweep.request, book, sweep.axis, sweep.values, cancel, workload=sweep.workload,
-                time_limit_s_per_point=per_point), context):
+        async for item in self._gate.stream(
+            lambda cancel: domain_calls.sweep(
+                sweep.request,
+                book,
+                sweep.axis,
+                sweep.values,
+                cancel,
+                workload=sweep.workload,
+                time_limit_s_per_point=per_point,
+            ),
+            context,
+        ):
             if isinstance(item, planner.SweepPoint):
                 points += 1
                 yield converters.sweep_point_to_proto(item)
-                yield api.SweepPlansResponse(progress=api.SweepProgress(points_done=item.points_done,
-                                                                        points_total=item.points_total))
+                yield api.SweepPlansResponse(
+                    progress=api.SweepProgress(points_done=item.points_done, points_total=item.points_total)
+                )
             else:
                 _record_solver({"points": points, "seconds": round(time.perf_counter() - started, 3)})
                 yield api.SweepPlansResponse(

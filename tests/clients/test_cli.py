@@ -46,17 +46,23 @@ def test_plan_example_prints_a_fleet(capsys: pytest.CaptureFixture[str]) -> None
     assert float(plan["cost"]["capex"]["amount"]) <= 60_000_000
 
 
-def test_invalid_scenario_names_file_path_and_reason(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_invalid_scenario_names_file_path_and_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = tmp_path / "bad.yaml"
-    bad.write_text("workloads:\n  - name: a\n    inference:\n      model: {model_id: meta-llama/Llama-3.1-8B}\n"
-                   "      input_tokens: 100\n      output_tokens: 10\n      daily_tokens: -5\n", encoding="utf-8")
+    bad.write_text(
+        "workloads:\n  - name: a\n    inference:\n      model: {model_id: meta-llama/Llama-3.1-8B}\n"
+        "      input_tokens: 100\n      output_tokens: 10\n      daily_tokens: -5\n",
+        encoding="utf-8",
+    )
     code, _, err = run(capsys, "plan", str(bad))
     assert code == cli.EXIT_INVALID
     assert f"{bad}: workloads[0].inference.daily_tokens: must be greater than 0" in err
 
 
-def test_unknown_field_in_scenario_is_refused_before_any_call(tmp_path: Path,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_unknown_field_in_scenario_is_refused_before_any_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("constraints: {budget: 5}\n", encoding="utf-8")
     code, _, err = run(capsys, "plan", str(bad))
@@ -84,11 +90,21 @@ def test_estimate_cases_file_round_trip(tmp_path: Path, capsys: pytest.CaptureFi
     assert rows[2]["error"]["reason"].startswith("not valid JSON")
 
 
-def test_sweep_streams_progress_and_writes_the_frontier_csv(tmp_path: Path,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_sweep_streams_progress_and_writes_the_frontier_csv(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     frontier = tmp_path / "frontier.csv"
-    code, out, err = run(capsys, "sweep", str(EXAMPLES / "60m_krw_single_gpu.yaml"), "--dimension",
-                         "demand_multiplier", "--values", "0.5,1", "--csv", str(frontier))
+    code, out, err = run(
+        capsys,
+        "sweep",
+        str(EXAMPLES / "60m_krw_single_gpu.yaml"),
+        "--dimension",
+        "demand_multiplier",
+        "--values",
+        "0.5,1",
+        "--csv",
+        str(frontier),
+    )
     assert code == 0
     assert "2/2 points" in err
     lines = frontier.read_text(encoding="utf-8").splitlines()

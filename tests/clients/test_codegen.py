@@ -13,8 +13,12 @@ def test_checked_in_stubs_match_a_fresh_generation(tmp_path: Path) -> None:
     fresh = tmp_path / "_pb"
     # A separate interpreter, as `make stubs` runs it: protoc's C++ runtime must not share a
     # process with the already-loaded upb protobuf runtime of the test session.
-    subprocess.run([sys.executable, "-m", "clients.codegen", "--out", str(fresh)], check=True,
-                   capture_output=True, cwd=codegen.REPO_ROOT)
+    subprocess.run(
+        [sys.executable, "-m", "clients.codegen", "--out", str(fresh)],
+        check=True,
+        capture_output=True,
+        cwd=codegen.REPO_ROOT,
+    )
     checked_in = codegen.DEFAULT_OUT
     fresh_files = {p.relative_to(fresh): p.read_text() for p in fresh.rglob("*") if p.is_file()}
     current = {
@@ -46,7 +50,16 @@ def test_generated_code_imports_in_a_fresh_interpreter_outside_the_repo(tmp_path
         [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=True
     ).stdout.splitlines()
     assert out[0] == str(
-        sorted(["AnalyzeBreakEven", "EstimatePerformance", "EvaluateFleet", "ListCatalog", "PlanFleet", "SweepPlans"])
+        sorted(
+            [
+                "AnalyzeBreakEven",
+                "EstimatePerformance",
+                "EvaluateFleet",
+                "ListCatalog",
+                "PlanFleet",
+                "SweepPlans",
+            ]
+        )
     )
     assert out[1] == "True fleetplan.v1.PlanFleetRequest"
 

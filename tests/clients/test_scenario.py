@@ -23,7 +23,9 @@ def write(tmp_path: Path, text: str) -> Path:
 
 
 def test_friendly_enums_and_money_shorthand(tmp_path: Path) -> None:
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
 workloads:
   - name: docs
     inference:
@@ -37,23 +39,33 @@ constraints:
   currency_code: KRW
   capex_budget: "500,000,000 KRW"
   allowed_modes: [buy, on-demand]
-""")
+""",
+    )
     request = load_scenario(path, api.PlanFleetRequest)
     inference = request.workloads[0].inference
     assert inference.precision == common_pb2.PRECISION_FP8
     assert inference.serving_kind == scenario_pb2.SERVING_KIND_BATCH
     assert inference.daily_tokens == 1_000_000
     assert request.constraints.capex_budget == common_pb2.Money(amount="500000000", currency_code="KRW")
-    assert list(request.constraints.allowed_modes) == [common_pb2.ACQUISITION_MODE_BUY,
-                                                       common_pb2.ACQUISITION_MODE_ON_DEMAND]
+    assert list(request.constraints.allowed_modes) == [
+        common_pb2.ACQUISITION_MODE_BUY,
+        common_pb2.ACQUISITION_MODE_ON_DEMAND,
+    ]
 
 
 @pytest.mark.parametrize(
     ("text", "path", "reason"),
     [
-        ("workloads:\n  - name: a\n    inference: {colour: red}\n", "workloads[0].inference.colour", "unknown field"),
-        ("workloads:\n  - name: a\n    inference: {precision: fp7}\n", "workloads[0].inference.precision",
-         "unknown value 'fp7'"),
+        (
+            "workloads:\n  - name: a\n    inference: {colour: red}\n",
+            "workloads[0].inference.colour",
+            "unknown field",
+        ),
+        (
+            "workloads:\n  - name: a\n    inference: {precision: fp7}\n",
+            "workloads[0].inference.precision",
+            "unknown value 'fp7'",
+        ),
         ("constraints: {capex_budget: lots}\n", "constraints.capex_budget", "money must look like"),
         ("workloads: {name: a}\n", "workloads", "expected a list"),
         ("constraints:\n  horizon_months:\n", "constraints.horizon_months", "has no value"),
@@ -84,7 +96,10 @@ def test_missing_file_is_a_scenario_error(tmp_path: Path) -> None:
 
 def test_the_five_seed_examples_are_shipped() -> None:
     assert {p.name for p in EXAMPLES} >= {
-        "60m_krw_single_gpu.yaml", "14b_finetune.yaml", "100b_tp_serving.yaml", "500m_krw_portfolio.yaml",
+        "60m_krw_single_gpu.yaml",
+        "14b_finetune.yaml",
+        "100b_tp_serving.yaml",
+        "500m_krw_portfolio.yaml",
         "rtx5090_cluster.yaml",
     }
 

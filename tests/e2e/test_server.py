@@ -11,6 +11,7 @@ from decimal import Decimal
 
 import grpc
 import pytest
+from google.protobuf import descriptor_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
@@ -95,23 +96,30 @@ def test_reflection_lists_the_service_and_its_six_rpcs(server: ThreadedServer) -
         replies = list(stub.ServerReflectionInfo(iter(requests), timeout=5))
     services = {s.name for s in replies[0].list_services_response.service}
     assert {"fleetplan.v1.FleetPlanner", "grpc.health.v1.Health"} <= services
-    from google.protobuf import descriptor_pb2
-
     methods: set[str] = set()
     for raw in replies[1].file_descriptor_response.file_descriptor_proto:
         file = descriptor_pb2.FileDescriptorProto.FromString(raw)
         for service in file.service:
             if f"{file.package}.{service.name}" == "fleetplan.v1.FleetPlanner":
                 methods = {m.name for m in service.method}
-    assert methods == {"PlanFleet", "EvaluateFleet", "EstimatePerformance", "AnalyzeBreakEven", "ListCatalog",
-                       "SweepPlans"}
+    assert methods == {
+        "PlanFleet",
+        "EvaluateFleet",
+        "EstimatePerformance",
+        "AnalyzeBreakEven",
+        "ListCatalog",
+        "SweepPlans",
+    }
 
 
 def test_every_call_returns_a_request_id(server: ThreadedServer) -> None:
     with grpc.insecure_channel(server.address) as channel:
         stub = rpc.FleetPlannerStub(channel)
-        _, call = stub.ListCatalog.with_call(api.ListCatalogRequest(kinds=[catalog_pb2.CATALOG_KIND_SITE]),
-                                             metadata=(("x-request-id", "bid-42"),), timeout=10)
+        _, call = stub.ListCatalog.with_call(
+            api.ListCatalogRequest(kinds=[catalog_pb2.CATALOG_KIND_SITE]),
+            metadata=(("x-request-id", "bid-42"),),
+            timeout=10,
+        )
         assert ("x-request-id", "bid-42") in tuple(call.initial_metadata())
 
 
@@ -172,9 +180,12 @@ def test_unknown_gpu_id_is_invalid_argument_naming_the_field(client: FleetPlanne
 def test_evaluate_fleet_reports_fit_and_cost(client: FleetPlannerClient) -> None:
     plan = small_plan()
     request = api.EvaluateFleetRequest(
-        fleet=scenario_pb2.Fleet(items=[scenario_pb2.FleetItem(gpu_id="h100-sxm", mode=common_pb2.ACQUISITION_MODE_BUY,
-                                                                count=8)]),
-        workloads=plan.workloads, constraints=plan.constraints, solver_options=plan.solver_options,
+        fleet=scenario_pb2.Fleet(
+            items=[scenario_pb2.FleetItem(gpu_id="h100-sxm", mode=common_pb2.ACQUISITION_MODE_BUY, count=8)]
+        ),
+        workloads=plan.workloads,
+        constraints=plan.constraints,
+        solver_options=plan.solver_options,
         compare_with_optimal=True,
     )
     response = client.evaluate_fleet(request)
@@ -188,8 +199,9 @@ def test_evaluate_fleet_reports_fit_and_cost(client: FleetPlannerClient) -> None
 
 def test_evaluate_fleet_bad_fleet_is_invalid_argument(client: FleetPlannerClient) -> None:
     request = api.EvaluateFleetRequest(
-        fleet=scenario_pb2.Fleet(items=[scenario_pb2.FleetItem(gpu_id="h100-sxm", count=-2,
-                                                                mode=common_pb2.ACQUISITION_MODE_BUY)]),
+        fleet=scenario_pb2.Fleet(
+            items=[scenario_pb2.FleetItem(gpu_id="h100-sxm", count=-2, mode=common_pb2.ACQUISITION_MODE_BUY)]
+        ),
         workloads=[chat_workload()],
     )
     expect_invalid(lambda: client.evaluate_fleet(request), "fleet.items[0].count")
@@ -201,18 +213,27 @@ def test_evaluate_fleet_bad_fleet_is_invalid_argument(client: FleetPlannerClient
 def seed000_case(gpu: str) -> performance_pb2.PerformanceCase:
     """Seed 000's benchmark: Ministral-3-14B FP8, 7000 in / 1024 out, 50 concurrent users."""
     return performance_pb2.PerformanceCase(
-        gpu_id=gpu, model=common_pb2.ModelRef(model_id="mistralai/Ministral-3-14B-Instruct-2512"),
-        precision=common_pb2.PRECISION_FP8, input_len=7000, output_len=1024, concurrency=50,
+        gpu_id=gpu,
+        model=common_pb2.ModelRef(model_id="mistralai/Ministral-3-14B-Instruct-2512"),
+        precision=common_pb2.PRECISION_FP8,
+        input_len=7000,
+        output_len=1024,
+        concurrency=50,
     )
 
 
 def test_estimate_performance_inference_and_training(client: FleetPlannerClient) -> None:
     training = performance_pb2.PerformanceCase(
-        mode=performance_pb2.ESTIMATE_MODE_TRAIN, gpu_id="h200-sxm", num_gpus=2,
-        model=common_pb2.ModelRef(model_id="Qwen/Qwen2.5-14B-Instruct"), method=common_pb2.TRAINING_METHOD_LORA,
+        mode=performance_pb2.ESTIMATE_MODE_TRAIN,
+        gpu_id="h200-sxm",
+        num_gpus=2,
+        model=common_pb2.ModelRef(model_id="Qwen/Qwen2.5-14B-Instruct"),
+        method=common_pb2.TRAINING_METHOD_LORA,
         tokens=2e8,
     )
-    response = client.estimate_performance([seed000_case("h100-sxm"), seed000_case("rtx-pro-6000-ws"), training])
+    response = client.estimate_performance(
+        [seed000_case("h100-sxm"), seed000_case("rtx-pro-6000-ws"), training]
+    )
     h100, rtx, train = response.results
     assert [r.case_index for r in response.results] == [0, 1, 2]
     for result in (h100, rtx):
@@ -241,8 +262,13 @@ def test_estimate_performance_partial_failure_keeps_good_cases(client: FleetPlan
 
 
 def test_estimate_performance_bad_case_is_invalid_argument(client: FleetPlannerClient) -> None:
-    case = performance_pb2.PerformanceCase(gpu_id="h100-sxm", model=common_pb2.ModelRef(model_id="meta-llama/Llama-3.1-8B"),
-                                           input_len=0, output_len=100, concurrency=8)
+    case = performance_pb2.PerformanceCase(
+        gpu_id="h100-sxm",
+        model=common_pb2.ModelRef(model_id="meta-llama/Llama-3.1-8B"),
+        input_len=0,
+        output_len=100,
+        concurrency=8,
+    )
     expect_invalid(lambda: client.estimate_performance([case]), "cases[0].input_len")
 
 
@@ -272,8 +298,10 @@ def test_list_catalog_returns_the_whole_pricebook_with_sources(client: FleetPlan
     assert sorted(g.id for g in response.gpus) == sorted(g.id for g in book.gpus)
     assert len(response.offers) == len(book.offers) and len(response.models) == len(book.models)
     assert len(response.servers) == len(book.servers) and len(response.api_prices) == len(book.api_prices)
-    entries = [*response.gpus, *response.servers, *response.offers, *response.api_prices, *response.models]
-    assert all(e.source.source and e.source.as_of_date for e in entries)
+    sources: list[catalog_pb2.Source] = [e.source for e in response.gpus]
+    sources += [e.source for e in response.servers] + [e.source for e in response.offers]
+    sources += [e.source for e in response.api_prices] + [e.source for e in response.models]
+    assert all(s.source and s.as_of_date for s in sources)
     assert response.site.fx_rates and response.site.pue >= 1.0
     assert response.provenance.pricebook_content_hash == book.content_hash
 
@@ -291,8 +319,9 @@ def test_list_catalog_unknown_kind_is_invalid_argument(client: FleetPlannerClien
 
 
 def test_sweep_plans_streams_progress_points_and_frontier(client: FleetPlannerClient) -> None:
-    request = api.SweepPlansRequest(base=small_plan(), dimension=api.SWEEP_DIMENSION_DEMAND_MULTIPLIER,
-                                    values=[0.5, 1.0, 2.0])
+    request = api.SweepPlansRequest(
+        base=small_plan(), dimension=api.SWEEP_DIMENSION_DEMAND_MULTIPLIER, values=[0.5, 1.0, 2.0]
+    )
     messages = list(client.sweep_plans(request))
     kinds = [m.WhichOneof("event") for m in messages]
     assert kinds[0] == "progress" and kinds[-1] == "frontier"

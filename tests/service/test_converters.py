@@ -4,6 +4,7 @@ pricebook references are checked; domain → proto → domain round-trips."""
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 import pytest
 
@@ -21,8 +22,8 @@ def book() -> Pricebook:
     return load_default()
 
 
-def chat(name: str = "chat", **inference: object) -> scenario_pb2.Workload:
-    fields: dict[str, object] = {
+def chat(name: str = "chat", **inference: Any) -> scenario_pb2.Workload:
+    fields: dict[str, Any] = {
         "model": common_pb2.ModelRef(model_id="meta-llama/Llama-3.1-8B"),
         "input_tokens": 1000,
         "output_tokens": 200,
@@ -95,7 +96,7 @@ def test_unknown_model_is_a_violation_on_the_model_id(book: Pricebook) -> None:
 
 
 def test_unknown_enum_number_is_a_violation(book: Pricebook) -> None:
-    request = api.PlanFleetRequest(workloads=[chat(precision=99)])  # type: ignore[arg-type]
+    request = api.PlanFleetRequest(workloads=[chat(precision=99)])
     assert violations(request, book) == {"workloads[0].inference.precision": "unknown value 99"}
 
 
@@ -114,10 +115,18 @@ def test_gpu_aliases_resolve_to_catalogue_ids(book: Pricebook) -> None:
 
 def test_proto_fields_reach_the_domain(book: Pricebook) -> None:
     request = api.PlanFleetRequest(
-        workloads=[chat(precision=common_pb2.PRECISION_FP8, serving_kind=scenario_pb2.SERVING_KIND_BATCH,
-                        peak_to_average=2.0, hourly_profile=[1.0] * 24)],
+        workloads=[
+            chat(
+                precision=common_pb2.PRECISION_FP8,
+                serving_kind=scenario_pb2.SERVING_KIND_BATCH,
+                peak_to_average=2.0,
+                hourly_profile=[1.0] * 24,
+            )
+        ],
         constraints=scenario_pb2.Constraints(
-            currency_code="KRW", horizon_months=24, include_host_costs=False,
+            currency_code="KRW",
+            horizon_months=24,
+            include_host_costs=False,
             capex_budget=common_pb2.Money(amount="500000000", currency_code="KRW"),
             allowed_modes=[common_pb2.ACQUISITION_MODE_BUY, common_pb2.ACQUISITION_MODE_ON_DEMAND],
         ),
@@ -137,26 +146,42 @@ def test_domain_request_round_trips_through_proto(book: Pricebook) -> None:
     original = domain.PlanRequest(
         inference=(
             domain.InferenceWorkload(
-                name="rag", model=domain.ModelRef(model_id="meta-llama/Llama-3.3-70B-Instruct"),
-                precision=domain.Precision.FP8, input_tokens=4000, output_tokens=400, daily_tokens=3 * 10**8,
-                peak_to_average=2.5, sla=domain.Sla(ttft_p95_ms=2000, tpot_p95_ms=50), prefix_cache_hit_rate=0.3,
+                name="rag",
+                model=domain.ModelRef(model_id="meta-llama/Llama-3.3-70B-Instruct"),
+                precision=domain.Precision.FP8,
+                input_tokens=4000,
+                output_tokens=400,
+                daily_tokens=3 * 10**8,
+                peak_to_average=2.5,
+                sla=domain.Sla(ttft_p95_ms=2000, tpot_p95_ms=50),
+                prefix_cache_hit_rate=0.3,
             ),
             domain.InferenceWorkload(
-                name="spec", model=domain.ModelRef(spec=domain.ModelSpec(params_b=30, active_params_b=3)),
-                input_tokens=100, output_tokens=100, peak_request_rate_per_s=2.5, interactive=False,
+                name="spec",
+                model=domain.ModelRef(spec=domain.ModelSpec(params_b=30, active_params_b=3)),
+                input_tokens=100,
+                output_tokens=100,
+                peak_request_rate_per_s=2.5,
+                interactive=False,
             ),
         ),
         training=(
             domain.TrainingWorkload(
-                name="ft", model=domain.ModelRef(model_id="Qwen/Qwen2.5-14B-Instruct"),
+                name="ft",
+                model=domain.ModelRef(model_id="Qwen/Qwen2.5-14B-Instruct"),
                 method=domain.TrainingMethod.LORA,
-                reference=domain.ReferenceGpuHours(gpu="h100-sxm", gpu_hours_per_month=300), deadline_hours=24,
+                reference=domain.ReferenceGpuHours(gpu="h100-sxm", gpu_hours_per_month=300),
+                deadline_hours=24,
             ),
         ),
         constraints=domain.Constraints(
-            currency="KRW", capex_budget=domain.money("500000000", "KRW"), power_cap_kw=40.0,
-            allowed_gpus=("h200-sxm", "rtx-pro-6000-ws"), owned=(domain.OwnedGpus(gpu="h100-sxm", count=2),),
-            count_bounds=(domain.CountBound(gpu="h200-sxm", max_count=8),), include_host_costs=False,
+            currency="KRW",
+            capex_budget=domain.money("500000000", "KRW"),
+            power_cap_kw=40.0,
+            allowed_gpus=("h200-sxm", "rtx-pro-6000-ws"),
+            owned=(domain.OwnedGpus(gpu="h100-sxm", count=2),),
+            count_bounds=(domain.CountBound(gpu="h200-sxm", max_count=8),),
+            include_host_costs=False,
         ),
         options=domain.SolverOptions(time_limit_s=5, backend="scip", compute_sensitivity=False),
     )
@@ -177,17 +202,24 @@ def test_fleet_items_need_a_mode_and_a_known_gpu(book: Pricebook) -> None:
 def test_sweep_paths_are_prefixed_with_base(book: Pricebook) -> None:
     request = api.SweepPlansRequest(
         base=api.PlanFleetRequest(workloads=[chat(daily_tokens=-1)]),
-        dimension=api.SWEEP_DIMENSION_CAPEX_BUDGET, values=[1e8, -2.0],
+        dimension=api.SWEEP_DIMENSION_CAPEX_BUDGET,
+        values=[1e8, -2.0],
     )
     with pytest.raises(InvalidRequest) as info:
         converters.sweep_request_from_proto(request, book)
-    assert {v.field for v in info.value.violations} == {"base.workloads[0].inference.daily_tokens", "values[1]"}
+    assert {v.field for v in info.value.violations} == {
+        "base.workloads[0].inference.daily_tokens",
+        "values[1]",
+    }
 
 
 def test_performance_case_errors_name_the_case_field(book: Pricebook) -> None:
     good = api.EstimatePerformanceRequest().cases.add(
-        gpu_id="h100-sxm", model=common_pb2.ModelRef(model_id="meta-llama/Llama-3.1-8B"), input_len=100,
-        output_len=100, concurrency=4,
+        gpu_id="h100-sxm",
+        model=common_pb2.ModelRef(model_id="meta-llama/Llama-3.1-8B"),
+        input_len=100,
+        output_len=100,
+        concurrency=4,
     )
     request = api.EstimatePerformanceRequest(cases=[good, good.__class__(gpu_id="nope", input_len=10)])
     with pytest.raises(InvalidRequest) as info:
@@ -204,8 +236,13 @@ def test_performance_case_errors_name_the_case_field(book: Pricebook) -> None:
 
 @pytest.mark.parametrize(
     ("amount", "currency", "expected"),
-    [(1234.5678, "USD", "1234.57"), (1234.5, "KRW", "1234"), (1235.5, "KRW", "1236"), (-0.001, "USD", "0"),
-     (1e12, "KRW", "1000000000000")],
+    [
+        (1234.5678, "USD", "1234.57"),
+        (1234.5, "KRW", "1234"),
+        (1235.5, "KRW", "1236"),
+        (-0.001, "USD", "0"),
+        (1e12, "KRW", "1000000000000"),
+    ],
 )
 def test_amounts_round_to_the_currency_minor_unit(amount: float, currency: str, expected: str) -> None:
     money = converters.amount_to_proto(amount, currency)

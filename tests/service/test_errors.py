@@ -9,7 +9,13 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from pricebook.errors import UnknownEntryError
 from service.errors import ERROR_DOMAIN, ResourceExhausted, status_for
 from solver import domain
-from solver.errors import DeadlineExceeded, FieldViolation, InvalidRequest, PlanVerificationError, SolveCancelled
+from solver.errors import (
+    DeadlineExceeded,
+    FieldViolation,
+    InvalidRequest,
+    PlanVerificationError,
+    SolveCancelled,
+)
 
 
 def details(status: status_pb2.Status) -> dict[str, object]:
@@ -25,8 +31,14 @@ def details(status: status_pb2.Status) -> dict[str, object]:
 
 
 def test_invalid_request_is_invalid_argument_with_one_violation_per_field() -> None:
-    status = status_for(InvalidRequest([FieldViolation("workloads[0].name", "must not be empty"),
-                                        FieldViolation("constraints.horizon_months", "must be at most 120")]))
+    status = status_for(
+        InvalidRequest(
+            [
+                FieldViolation("workloads[0].name", "must not be empty"),
+                FieldViolation("constraints.horizon_months", "must be at most 120"),
+            ]
+        )
+    )
     assert status.code == code_pb2.INVALID_ARGUMENT
     found = details(status)
     info = found["ErrorInfo"]
@@ -35,7 +47,9 @@ def test_invalid_request_is_invalid_argument_with_one_violation_per_field() -> N
     bad = found["BadRequest"]
     assert isinstance(bad, error_details_pb2.BadRequest)
     assert [(v.field, v.description) for v in bad.field_violations] == [
-        ("workloads[0].name", "must not be empty"), ("constraints.horizon_months", "must be at most 120")]
+        ("workloads[0].name", "must not be empty"),
+        ("constraints.horizon_months", "must be at most 120"),
+    ]
 
 
 def test_pydantic_validation_error_is_invalid_argument() -> None:
