@@ -1,0 +1,162 @@
+"""Faults against the real server: client cancellation, deadlines shorter than the solve, a
+pricebook directory that disappears after start, two servers on one port, a full solve queue."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import grpc
+import pytest
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
+
+from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
+from clients._pb.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
+from clients._pb.fleetplan.v1 import plan_pb2
+from service.server import ThreadedServer, start_in_thread
+from service.settings import ServerSettings
+from reliability_support import portfolio_plan, small_plan
+
+PLANNED = (plan_pb2.PLAN_STATUS_OPTIMAL, plan_pb2.PLAN_STATUS_FEASIBLE)
+
+
+def _wait_until(condition: Callable[[], bool], timeout_s: float) -> float:
+    """Seconds until ``condition`` held (fails the test after ``timeout_s``)."""
+    started = time.perf_counter()
+    while not condition():
+        if time.perf_counter() - started > timeout_s:
+            pytest.fail(f"condition not met within {timeout_s} s")
+        time.sleep(0.01)
+    return time.perf_counter() - started
+
+
+def _error_reason(error: grpc.RpcError) -> str:
+    status = rpc_status.from_call(error)
+    assert status is not None, f"{error.code()} without rich details: {error.details()}"
+    for detail in status.details:
+        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            detail.Unpack(info)
+            return str(info.reason)
+    return ""
+
+
+def test_client_cancel_stops_the_solve_well_under_a_second(server: ThreadedServer) -> None:
+    gate = server.built.servicer.gate
+    with grpc.insecure_channel(server.address) as channel:
+        future = rpc.FleetPlannerStub(channel).PlanFleet.future(portfolio_plan(), timeout=60)
+        _wait_until(lambda: gate.running == 1, timeout_s=30)
+        time.sleep(0.3)  # well inside the solve (instance built, MIPs running)
+        assert gate.running == 1, "the solve finished before it could be cancelled; make it longer"
+        future.cancel()
+        stopped_after_s = _wait_until(lambda: gate.running == 0, timeout_s=5)
+    assert stopped_after_s < 1.0
+    assert future.cancelled()
+
+
+def test_deadline_shorter_than_the_solve_returns_the_best_verified_plan_in_time(server: ThreadedServer) -> None:
+    # The whole plan (main MIP + baselines + sensitivity) takes well over a second; the caller allows 1 s.
+    timeout_s = 1.0
+    with grpc.insecure_channel(server.address) as channel:
+        stub = rpc.FleetPlannerStub(channel)
+        started = time.perf_counter()
+        try:
+            response = stub.PlanFleet(portfolio_plan(), timeout=timeout_s)
+        except grpc.RpcError as error:
+            # Only acceptable if the server itself said so (rich details), before the caller gave up.
+            assert error.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+            assert _error_reason(error) == "DEADLINE_EXCEEDED"
+            return
+        elapsed = time.perf_counter() - started
+    assert elapsed < timeout_s
+    assert response.plan.status in PLANNED
+    assert response.plan.fleet, "a verified plan names its fleet"
+    assert 0.0 <= response.plan.solver_statistics.relative_gap <= 1.0
+
+
+def test_tiny_deadline_answers_with_a_plan_or_a_detailed_deadline_error(server: ThreadedServer) -> None:
+    with grpc.insecure_channel(server.address) as channel:
+        stub = rpc.FleetPlannerStub(channel)
+        for timeout_s in (0.3, 0.6):
+            try:
+                response = stub.PlanFleet(small_plan(), timeout=timeout_s)
+            except grpc.RpcError as error:
+                assert error.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+                continue  # the client's own deadline may fire first when conversion alone takes that long
+            assert response.plan.status in PLANNED
+    assert server.built.servicer.gate.running == 0 or _wait_until(
+        lambda: server.built.servicer.gate.running == 0, 5) >= 0
+
+
+def test_full_queue_answers_resource_exhausted_with_retry_info() -> None:
+    settings = ServerSettings(address="127.0.0.1:0", solve_slots=1, max_queued_solves=1)
+    with start_in_thread(settings) as busy, grpc.insecure_channel(busy.address) as channel:
+        stub = rpc.FleetPlannerStub(channel)
+        futures = [stub.PlanFleet.future(portfolio_plan(), timeout=60) for _ in range(4)]
+        codes = []
+        retry_delays = []
+        for future in futures:
+            try:
+                future.result()
+                codes.append(grpc.StatusCode.OK)
+            except grpc.RpcError as error:
+                codes.append(error.code())
+                status = rpc_status.from_call(error)
+                assert status is not None
+                for detail in status.details:
+                    if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
+                        info = error_details_pb2.RetryInfo()
+                        detail.Unpack(info)
+                        retry_delays.append(info.retry_delay.seconds + info.retry_delay.nanos / 1e9)
+        # One running + one queued are served; the other two are refused with a retry hint.
+        assert codes.count(grpc.StatusCode.OK) == 2
+        assert codes.count(grpc.StatusCode.RESOURCE_EXHAUSTED) == 2
+        assert len(retry_delays) == 2 and all(d >= 0.5 for d in retry_delays)
+
+
+def test_cheap_rpcs_stay_responsive_while_solves_run(server: ThreadedServer) -> None:
+    with grpc.insecure_channel(server.address) as channel, ThreadPoolExecutor(2) as pool:
+        stub = rpc.FleetPlannerStub(channel)
+        solves = [pool.submit(stub.PlanFleet, portfolio_plan(), timeout=60) for _ in range(2)]
+        _wait_until(lambda: server.built.servicer.gate.running == 2, timeout_s=30)
+        worst = 0.0
+        for _ in range(10):
+            started = time.perf_counter()
+            stub.ListCatalog(api.ListCatalogRequest(), timeout=5)
+            worst = max(worst, time.perf_counter() - started)
+        assert all(s.result().plan.status in PLANNED for s in solves)
+    # Generous bound for a loaded 2-core CI box; a catalogue call blocked behind a solve takes seconds.
+    assert worst < 0.5
+
+
+def test_pricebook_directory_removed_after_start_keeps_serving(tmp_path: Path) -> None:
+    import pricebook
+
+    book_dir = tmp_path / "book"
+    shutil.copytree(Path(pricebook.__file__).parent / "data", book_dir)
+    settings = ServerSettings(address="127.0.0.1:0", pricebook_dir=book_dir)
+    with start_in_thread(settings) as served, grpc.insecure_channel(served.address) as channel:
+        stub = rpc.FleetPlannerStub(channel)
+        before = stub.ListCatalog(api.ListCatalogRequest(), timeout=10)
+        for path in book_dir.rglob("*"):
+            if path.is_file():
+                path.chmod(0)
+        shutil.rmtree(book_dir)  # unreadable, then gone (root ignores permissions)
+        after = stub.ListCatalog(api.ListCatalogRequest(), timeout=10)
+        plan = stub.PlanFleet(small_plan(), timeout=60)
+    assert after.provenance.pricebook_content_hash == before.provenance.pricebook_content_hash != ""
+    assert len(after.gpus) == len(before.gpus) > 0
+    assert plan.plan.status in PLANNED
+
+
+def test_second_server_on_the_same_port_fails_loudly() -> None:
+    with start_in_thread(ServerSettings(address="127.0.0.1:0")) as first:
+        with pytest.raises(OSError, match="cannot listen"):
+            start_in_thread(ServerSettings(address=f"127.0.0.1:{first.port}"))
+        # The first server still owns the port and answers.
+        with grpc.insecure_channel(first.address) as channel:
+            rpc.FleetPlannerStub(channel).ListCatalog(api.ListCatalogRequest(), timeout=10)
