@@ -374,8 +374,13 @@ def fit_calibration(
     *,
     fit_date: str,
     provenance: dict[str, Any] | None = None,
+    held_out_band: bool = True,
 ) -> dict[str, Any]:
-    """Fit inference and training parameters and the band; return the JSON-ready dict."""
+    """Fit inference and training parameters and the band; return the JSON-ready dict.
+
+    With ``held_out_band`` the band also spans the leave-one-source-out errors (the honest
+    uncertainty on hardware and engines the fit has not seen), not only the in-sample scatter.
+    """
     inference_points = [p for p in points if p.mode == "infer"]
     training_points = [p for p in points if p.mode == "train"]
     inference_values = _fit(INFERENCE_PARAMS, inference_points)
@@ -386,7 +391,13 @@ def fit_calibration(
         )
         data["training"].update(_assemble(TRAINING_PARAMS, training_values)["training"])
     cal = calibration_from_dict({**data, "band": {}})
-    data["band"] = _band(points, cal)
+    ratios = _ratios(evaluate(points, cal))
+    band = _band(ratios, IN_SAMPLE_QUANTILES)
+    if held_out_band:
+        held_out = _band(_ratios(leave_one_source_out(points)), HELD_OUT_QUANTILES)
+        for key, value in held_out.items():
+            band[key] = min(band[key], value) if key.endswith("_low") else max(band[key], value)
+    data["band"] = band
     data["fit_date"] = fit_date
     data["source"] = "python -m solver.perf.fit"
     if provenance:
@@ -394,19 +405,24 @@ def fit_calibration(
     return data
 
 
-BAND_QUANTILES = (0.05, 0.95)
-"""The band spans the 5th-95th percentile of measured/predicted on the fit points."""
+IN_SAMPLE_QUANTILES = (0.05, 0.95)
+"""The band spans the 5th-95th percentile of measured/predicted on the fit points ..."""
+HELD_OUT_QUANTILES = (0.10, 0.90)
+"""... and the 10th-90th percentile of the leave-one-source-out ratios."""
 
 
-def _band(points: Sequence[CalibrationPoint], cal: Calibration) -> dict[str, float]:
+def _ratios(results: Sequence[PointResult]) -> dict[str, list[float]]:
     ratios: dict[str, list[float]] = {"throughput": [], "latency": []}
-    for pt in points:
-        if pt.kind != "measured" or pt.metric == "mfu":
-            continue
-        ratios[pt.metric_class].append(pt.value / predict(pt, cal)[0])
+    for r in results:
+        if r.point.kind == "measured" and r.point.metric != "mfu":
+            ratios[r.point.metric_class].append(r.point.value / r.predicted)
+    return ratios
+
+
+def _band(ratios: dict[str, list[float]], quantiles: tuple[float, float]) -> dict[str, float]:
     band: dict[str, float] = {}
     for cls, values in ratios.items():
-        lo, hi = np.quantile(values, BAND_QUANTILES) if values else (0.8, 1.2)
+        lo, hi = np.quantile(values, quantiles) if values else (0.8, 1.2)
         band[f"{cls}_low"] = round(min(float(lo), 0.95), 4)
         band[f"{cls}_high"] = round(max(float(hi), 1.05), 4)
     return band
@@ -439,9 +455,6 @@ def main() -> None:
     data = run(write=CALIBRATION_PATH.write_text)
     log.info("calibration.written", path=str(CALIBRATION_PATH), fit_date=data["fit_date"])
 
-
-if __name__ == "__main__":
-    main()
 
 
 # --------------------------------------------------------------------------------------------
@@ -482,6 +495,10 @@ def leave_one_source_out(points: Sequence[CalibrationPoint]) -> list[PointResult
         rest = [p for p in points if p.source != source]
         if not any(p.fit_target and p.mode == held_out[0].mode for p in rest):
             continue  # nothing left to fit this kind of point on
-        data = fit_calibration(rest, fit_date="loso")
+        data = fit_calibration(rest, fit_date="loso", held_out_band=False)
         results.extend(evaluate(held_out, calibration_from_dict(data)))
     return results
+
+
+if __name__ == "__main__":
+    main()
