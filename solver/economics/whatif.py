@@ -51,11 +51,16 @@ MIN_SOLVE_SECONDS = 0.2
 
 
 def restrict_to_gpu(instance: FleetInstance, gpu: GpuId) -> tuple[FleetInstance | None, str]:
-    """The instance with only ``gpu``'s options and candidates, or (None, why it cannot work)."""
-    options = tuple(o for o in instance.options if o.gpu == gpu)
-    if not options:
+    """The instance where every new acquisition is of ``gpu``, or (None, why it cannot work).
+
+    GPUs already owned stay (they are there whatever is bought, and the plan must keep them), so
+    a baseline is "what is owned + the best fleet of one type", comparable with the plan."""
+    owned_gpus = {o.gpu for o in instance.options if o.owned}
+    kept_gpus = owned_gpus | {gpu}
+    options = tuple(o for o in instance.options if o.gpu == gpu or o.owned)
+    if not any(o.gpu == gpu and not o.owned for o in options) and gpu not in owned_gpus:
         return None, f"no offer to acquire {gpu} in the allowed modes"
-    candidates = tuple(c for c in instance.candidates if c.gpu == gpu)
+    candidates = tuple(c for c in instance.candidates if c.gpu in kept_gpus)
     for demand in instance.inference:
         if not any(c.workload == demand.name for c in candidates):
             reasons = [
@@ -65,7 +70,7 @@ def restrict_to_gpu(instance: FleetInstance, gpu: GpuId) -> tuple[FleetInstance 
             return None, f"{demand.name} cannot be served on {gpu} at its SLA{why}"
     training: list[TrainingDemand] = []
     for t in instance.training:
-        choices = tuple(ch for ch in t.choices if ch.gpu == gpu)
+        choices = tuple(ch for ch in t.choices if ch.gpu in kept_gpus)
         if not choices:
             reasons = [r.reason for r in t.rejections if r.gpu == gpu]
             why = f": {reasons[0]}" if reasons else ""
@@ -77,8 +82,7 @@ def restrict_to_gpu(instance: FleetInstance, gpu: GpuId) -> tuple[FleetInstance 
             options=options,
             candidates=candidates,
             training=tuple(training),
-            count_limits=tuple(c for c in instance.count_limits if c.gpu == gpu),
-            owned_counts={g: n for g, n in instance.owned_counts.items() if g == gpu},
+            count_limits=tuple(c for c in instance.count_limits if c.gpu in kept_gpus),
         ),
         "",
     )

@@ -199,3 +199,15 @@ def test_cancelled_or_timed_out_solves_are_not_mix_changes() -> None:
     assert outcome.threshold is None and not outcome.complete
     with pytest.raises(SolveCancelled):
         run_baselines(instance(), ("a",), lambda i, t: status_only(SolveStatus.CANCELLED), deadline=later())
+
+
+def test_baselines_keep_gpus_already_owned() -> None:
+    # 4 "a" GPUs are owned (sunk, free here); a "b"-only baseline still has them, so it needs
+    # only 3 "b" GPUs (6 req/s) for the remaining demand: 3 × $250 = $750.
+    owned_a = replace(option("a", 0.0), id="a/owned/x", owned=True)
+    inst = replace(instance(), options=(*instance().options, owned_a), owned_counts={"a": 4})
+    single, reason = restrict_to_gpu(inst, "b")
+    assert single is not None, reason
+    assert {(o.gpu, o.owned) for o in single.options} == {("b", False), ("a", True)}
+    runs = {r.gpu: r for r in run_baselines(inst, ("b",), solve, deadline=later())}
+    assert runs["b"].horizon_tco == pytest.approx(750)
