@@ -38,6 +38,7 @@ from clients._pb.fleetplan.v1 import catalog_pb2, common_pb2, performance_pb2, p
 from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
 from clients.client import DEFAULT_TIMEOUT_S, FleetPlanError, FleetPlannerClient
 from clients.scenario import ScenarioError, load_scenario, load_yaml, parse_scenario
+from service.security import SecurityConfigError, channel_credentials, read_token
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -86,16 +87,20 @@ def _emit(args: argparse.Namespace, message: Message, text: str, out: TextIO) ->
 
 
 def _credentials(args: argparse.Namespace) -> grpc.ChannelCredentials | None:
-    if not args.ca_file:
+    """TLS when any of --ca-file/--cert-file/--key-file is given (never silently plaintext)."""
+    if not (args.ca_file or args.cert_file or args.key_file):
         return None
-    key = Path(args.key_file).read_bytes() if args.key_file else None
-    cert = Path(args.cert_file).read_bytes() if args.cert_file else None
-    return grpc.ssl_channel_credentials(Path(args.ca_file).read_bytes(), key, cert)
+
+    def path(value: str | None) -> Path | None:
+        return Path(value) if value else None
+
+    return channel_credentials(path(args.ca_file), path(args.cert_file), path(args.key_file))
 
 
 @contextlib.contextmanager
 def _client(args: argparse.Namespace) -> Iterator[FleetPlannerClient]:
-    token = Path(args.token_file).read_text().strip() if args.token_file else None
+    # --token-file, else $FLEETPLAN_TOKEN; never echoed anywhere.
+    token = read_token(Path(args.token_file) if args.token_file else None)
     if args.target:
         with FleetPlannerClient(
             args.target, credentials=_credentials(args), timeout_s=args.timeout_s, bearer_token=token
@@ -456,7 +461,7 @@ def _client_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ca-file", help="CA certificate (PEM) to verify a TLS server")
     parser.add_argument("--cert-file", help="client certificate (PEM) for mutual TLS")
     parser.add_argument("--key-file", help="client private key (PEM) for mutual TLS")
-    parser.add_argument("--token-file", help="file holding a bearer token")
+    parser.add_argument("--token-file", help="file holding a bearer token (default: $FLEETPLAN_TOKEN)")
     parser.add_argument("--verbose", action="store_true", help="show the in-process server's log lines")
     fmt = parser.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="protobuf JSON of the response (proto field names)")
@@ -578,6 +583,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             sys.stderr.write(f"fleetplan: {exc.code.name}: {exc.message}\n")
         return EXIT_INVALID if exc.code == grpc.StatusCode.INVALID_ARGUMENT else EXIT_ERROR
     except OSError as exc:
+        sys.stderr.write(f"fleetplan: {exc}\n")
+        return EXIT_ERROR
+    except SecurityConfigError as exc:  # TLS/token files that cannot be used as given
         sys.stderr.write(f"fleetplan: {exc}\n")
         return EXIT_ERROR
 
