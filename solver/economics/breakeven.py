@@ -337,7 +337,10 @@ def api_break_even(
     if self_hosted_per_token is not None:
         difference = to_money((p - self_hosted_per_token) * volume * DAYS_PER_MONTH, currency)
     class_note = "" if same else f" (closest priced model class: {price.model})"
-    verdict = _api_verdict(workload.name, cheaper, self_hosted_per_token, p, break_even, volume, currency)
+    has_deployment = replica_day_cost is not None and replica_day_tokens is not None
+    verdict = _api_verdict(
+        workload.name, self_hosted_per_token, p, break_even, volume, has_deployment, currency
+    )
     return ApiBreakEven(
         workload=workload.name,
         currency=currency,
@@ -375,34 +378,32 @@ def _per_m(per_token: float | None, currency: Currency) -> Money | None:
 
 def _api_verdict(  # noqa: PLR0917 - private formatter of one result
     name: str,
-    cheaper: bool | None,
     own: float | None,
     api: float,
     break_even: float | None,
     volume: float,
+    has_deployment: bool,
     currency: Currency,
 ) -> str:
-    parts: list[str] = []
-    if cheaper is not None and own is not None:
-        ratio = api / own if own > 0 else math.inf
-        if cheaper:
-            parts.append(f"{name}: self-hosting is {ratio:.2f}× cheaper per token than the API")
+    parts = [f"{name}: API {api * TOKENS_PER_MILLION:.4g} {currency} per 1M tokens"]
+    if own is not None and own > 0:
+        ratio = api / own
+        if ratio > 1:
+            parts.append(f"self-hosting in this plan is {ratio:.2f}× cheaper per token")
         else:
-            parts.append(f"{name}: the API is {1 / ratio:.2f}× cheaper per token than self-hosting")
-    if break_even is None:
-        parts.append("self-hosting never beats the API at any volume on this deployment")
+            parts.append(f"the API is {1 / ratio:.2f}× cheaper per token than self-hosting in this plan")
+    if not has_deployment:
+        parts.append("no self-hosted deployment in the plan to size a break-even on")
+    elif break_even is None:
+        parts.append("self-hosting never beats the API at any volume on the plan's main deployment")
     else:
         side = "above" if volume >= break_even else "below"
         parts.append(
             f"on its main deployment self-hosting wins at any volume above {break_even:,.0f} tokens/day "
-            f"(the workload's {volume:,.0f} is {side}; the per-token comparison above uses the plan's "
+            f"(the workload's {volume:,.0f} is {side}; the per-token comparison uses the plan's "
             "fully allocated cost: peak sizing, redundancy and shared GPUs)"
         )
-    return (
-        "; ".join(parts)
-        if parts
-        else f"{name}: API price {api * TOKENS_PER_MILLION:.4f} {currency}/1M tokens"
-    )
+    return "; ".join(parts)
 
 
 def resolve_params(book: Pricebook, workload: InferenceWorkload) -> tuple[str | None, float]:

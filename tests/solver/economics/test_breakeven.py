@@ -208,6 +208,7 @@ def test_api_price_by_model_class(make_book: BookFactory) -> None:
     assert not result.same_model
     assert result.self_hosting_cheaper is True
     assert "closest priced model class" in result.verdict
+    assert "no self-hosted deployment in the plan" in result.verdict
 
 
 def test_break_even_volume_holds_for_every_larger_volume() -> None:
