@@ -81,7 +81,7 @@ from solver.optimizer.results import FleetEvaluation, FleetSolution, SolveStatus
 
 log = structlog.get_logger(__name__)
 
-MAIN_SOLVE_SHARE = 0.5
+MAIN_SOLVE_SHARE = 0.7
 """Share of the caller's time limit the main solve may use; the rest goes to baselines/sensitivity."""
 BASELINE_SHARE = 0.4
 """Share of the time left after the main solve that baselines may use (sensitivity gets the rest)."""
@@ -356,9 +356,7 @@ def _plan_instance(
             runs = _safe_baselines(instance, solver, time.monotonic() + extras_left * share, warnings)
             baselines, saving = _baselines(runs, solution, request, instance)
         if request.options.compute_sensitivity and not _cancelled(cancel):
-            sensitivity = _sensitivity(
-                instance, solution, runs, solver, deadline, request.constraints.currency
-            )
+            sensitivity = _sensitivity(instance, solution, runs, solver, deadline)
             if any("time budget" in s.explanation for s in sensitivity):
                 warnings.append("sensitivity search was cut short by the time limit (see each explanation)")
     return _assemble(
@@ -799,13 +797,12 @@ def _baselines(
     )
 
 
-def _sensitivity(  # noqa: PLR0917 - private step of _plan_instance
+def _sensitivity(
     instance: FleetInstance,
     solution: FleetSolution,
     runs: Sequence[BaselineRun],
     solve: _Solver,
     deadline: float,
-    currency: Currency,
 ) -> tuple[Sensitivity, ...]:
     base_mix = mix_of(solution)
     planned = sorted({g for g, _ in base_mix})
@@ -853,7 +850,7 @@ def _sensitivity(  # noqa: PLR0917 - private step of _plan_instance
 
 def _cancelled_row() -> Sensitivity:
     return Sensitivity(
-        subject="demand",
+        subject="(cancelled)",
         parameter="(not computed)",
         change_down_fraction=None,
         change_up_fraction=None,
