@@ -19,8 +19,10 @@ from pricebook.schema import Pricebook
 from solver.domain import Fleet, PlanRequest, SolverOptions
 from solver.errors import PlanVerificationError
 from solver.optimizer.cancel import CancelToken
+from solver.optimizer.candidates import build_instance, perf_capacity_checker
 from solver.optimizer.evaluate import CapacityOf, check_solution
 from solver.optimizer.explain import diagnose_infeasible, explain_runner_ups
+from solver.optimizer.fleet_eval import evaluate_fixed_fleet
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.model import DEFAULT_BACKEND, solve_mip
 from solver.optimizer.results import FleetEvaluation, FleetSolution, SolveStatus
@@ -85,8 +87,6 @@ def optimize(
     options_override: SolverOptions | None = None,
 ) -> FleetSolution:
     """The cheapest verified fleet for ``request`` (``book`` with the request's overrides applied)."""
-    from solver.optimizer.candidates import build_instance, perf_capacity_checker
-
     opts = _options(request, options_override)
     instance = build_instance(request, book)
     return solve(
@@ -110,9 +110,6 @@ def evaluate_fleet(
     compare_optimal: bool = True,
 ) -> FleetEvaluation:
     """Best assignment of ``request``'s workloads onto ``fleet``; see ``solver.optimizer.fleet_eval``."""
-    from solver.optimizer.candidates import build_instance, perf_capacity_checker
-    from solver.optimizer.fleet_eval import evaluate_fixed_fleet
-
     limit = time_limit_s if time_limit_s is not None else request.options.time_limit_s
     instance = build_instance(request, book, fleet=fleet)
     optimal = None

@@ -16,7 +16,6 @@ the deadline).
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 
@@ -49,6 +48,7 @@ from solver.optimizer.instance import (
     tp_domain,
 )
 from solver.perf import Deployment, WorkloadShape, capacity_at_sla, resolve_model
+from solver.perf.training import estimate_training, min_gpus_to_fit
 
 TP_DEGREES = (1, 2, 4, 8)
 MIG_MAX_PARAMS_B = 14.0
@@ -269,6 +269,7 @@ def build_instance(request: PlanRequest, book: Pricebook, *, fleet: Fleet | None
                 rate_req_s=tuple(bucket_rates),
                 redundancy=w.redundancy,
                 tokens_per_request=w.tokens_per_request,
+                hourly_rate_req_s=tuple(w.hourly_request_rates()),
             )
         )
         found, rejected = inference_candidates(w, model, gpus, max_tp)
@@ -291,51 +292,65 @@ def build_instance(request: PlanRequest, book: Pricebook, *, fleet: Fleet | None
     )
 
 
-def training_demand(t: TrainingWorkload, book: Pricebook, gpus: Iterable[GpuSpec]) -> TrainingDemand:
-    """GPU-hours a month and GPUs at once for ``t`` on each GPU type (``solver.perf`` training)."""
-    from solver.perf.training import estimate_training  # lands with the performance model
+TRAINING_GPU_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128)
+"""GPU counts tried for a run (from the smallest that fits) until it meets its deadline."""
 
+
+def training_demand(t: TrainingWorkload, book: Pricebook, gpus: Iterable[GpuSpec]) -> TrainingDemand:
+    """GPU-hours a month and GPUs at once for ``t`` on each GPU type (``solver.perf`` training).
+
+    The run uses the fewest GPUs (1, 2, 4, … from the smallest count that fits) that finish it by
+    its deadline; its GPU-hours come from that estimate (scaling losses included). Reference
+    GPU-hours (e.g. 300 H100-hours a month) convert by training throughput per GPU.
+    """
     model = resolve_model(t.model, book)
     choices: list[TrainingChoice] = []
     rejections: list[CandidateRejection] = []
-    reference = None
+    tokens = t.tokens_per_run
     if t.reference is not None:
         ref_gpu = catalog.gpu(book, t.reference.gpu)
-        reference = estimate_training(model, ref_gpu, 1, t.method, t.seq_len, 1e9)
-    for gpu in gpus:
-        base = estimate_training(model, gpu, 1, t.method, t.seq_len, t.tokens_per_run or 1e9)
-        min_fit = max(1, base.min_gpus)
-        if t.reference is not None and reference is not None:
-            # Reference GPU-hours convert by relative training throughput per GPU.
-            ratio = (
-                reference.tokens_per_s_per_gpu / base.tokens_per_s_per_gpu
-                if base.tokens_per_s_per_gpu
-                else math.inf
+        ref_fit = max(1, min_gpus_to_fit(model, ref_gpu, t.method, t.seq_len))
+        ref = estimate_training(model, ref_gpu, ref_fit, t.method, t.seq_len, 1e9)
+        if not ref.fits or ref.tokens_per_s <= 0:
+            reason = f"cannot size the run: it does not fit the reference {ref_gpu.id} ({ref.reason})"
+            return TrainingDemand(
+                t.name, (), (CandidateRejection(t.name, ref_gpu.id, ref_fit, Precision.BF16, reason),)
             )
-            gpu_hours_month = t.reference.gpu_hours_per_month * ratio
-            run_gpu_hours = gpu_hours_month / t.runs_per_month
-        else:
-            assert t.tokens_per_run is not None
-            est = estimate_training(model, gpu, min_fit, t.method, t.seq_len, t.tokens_per_run)
-            if not est.fits:
-                rejections.append(CandidateRejection(t.name, gpu.id, min_fit, Precision.BF16, est.reason))
-                continue
-            run_gpu_hours = est.gpu_hours
-            gpu_hours_month = run_gpu_hours * t.runs_per_month
-        if not math.isfinite(gpu_hours_month):
+        # Tokens one run processes = reference GPU-hours × reference tokens per GPU-hour.
+        tokens = t.reference.gpu_hours_per_month / t.runs_per_month * 3600.0 * ref.tokens_per_s / ref_fit
+    assert tokens is not None
+    for gpu in gpus:
+        fit = min_gpus_to_fit(model, gpu, t.method, t.seq_len)
+        if fit <= 0:
+            est = estimate_training(model, gpu, 1, t.method, t.seq_len, tokens)
             rejections.append(
-                CandidateRejection(t.name, gpu.id, min_fit, Precision.BF16, base.reason or "does not fit")
+                CandidateRejection(t.name, gpu.id, 1, Precision.BF16, est.reason or "does not fit")
             )
             continue
-        gpus_needed = min_fit
-        if t.deadline_hours is not None:
-            gpus_needed = max(min_fit, math.ceil(run_gpu_hours / t.deadline_hours))
+        chosen = None
+        for count in (fit, *(n for n in TRAINING_GPU_COUNTS if n > fit)):
+            est = estimate_training(model, gpu, count, t.method, t.seq_len, tokens)
+            if not est.fits:
+                continue
+            chosen = est
+            if t.deadline_hours is None or est.hours <= t.deadline_hours:
+                break
+        if chosen is None:
+            rejections.append(CandidateRejection(t.name, gpu.id, fit, Precision.BF16, "does not fit"))
+            continue
+        if t.deadline_hours is not None and chosen.hours > t.deadline_hours:
+            reason = (
+                f"a run takes {chosen.hours:.1f} h on {chosen.num_gpus} × {gpu.id}, "
+                f"over the {t.deadline_hours:g} h deadline"
+            )
+            rejections.append(CandidateRejection(t.name, gpu.id, chosen.num_gpus, Precision.BF16, reason))
+            continue
         choices.append(
             TrainingChoice(
                 gpu=gpu.id,
-                gpu_hours_per_month=gpu_hours_month,
-                min_gpus=gpus_needed,
-                hours_per_run=run_gpu_hours / gpus_needed,
+                gpu_hours_per_month=chosen.gpu_hours * t.runs_per_month,
+                min_gpus=chosen.num_gpus,
+                hours_per_run=chosen.hours,
             )
         )
     return TrainingDemand(name=t.name, choices=tuple(choices), rejections=tuple(rejections))

@@ -95,7 +95,9 @@ def check_solution(
             for b in range(nb):
                 used_by_gpu[cand.gpu][b].extend([cand.gpus_per_replica] * use.replicas[b])
         for b in range(nb):
-            lam = w.rate_req_s[b]
+            # Every hour of the bucket when the hourly rates are known (clustered buckets).
+            hourly = w.hourly_rate_req_s
+            lam = max(hourly[h] for h in instance.buckets[b].hours) if hourly else w.rate_req_s[b]
             if lam <= 0:
                 continue
             total = sum(cap * use.replicas[b] for cap, use in zip(caps, a.uses, strict=True))

@@ -288,6 +288,11 @@ class _Builder:
                     served = served + self.short[w.name][b]
                 need: Any = lam / peak if self.alpha is None else (lam / peak) * self.alpha
                 slv.Add(served >= need, f"demand[{w.name},{b}]")
+                if cands and self.alpha is None and not self.relax.elastic_demand:
+                    # Valid cut (Chvátal–Gomory with divisor max cap): at least ⌈λ / max cap⌉ replicas.
+                    largest = max(c.capacity_req_s for c in cands)
+                    replicas = math.ceil(lam / largest * (1 - 1e-9)) + w.redundancy
+                    slv.Add(sum(self.r[c.id][b] for c in cands) >= replicas, f"min_replicas[{w.name},{b}]")
                 if w.redundancy > 0:
                     for c in cands:
                         scale = 1.0 if self.alpha is None else 1e3
@@ -565,6 +570,8 @@ def solve_mip(
     solver.SetTimeLimit(max(1, int(remaining * 1000)))
     if backend == "scip":
         solver.SetSolverSpecificParametersAsString("randomization/randomseedshift = 0\n")
+    elif backend == "highs":
+        solver.SetSolverSpecificParametersAsString("output_flag=false\nlog_to_console=false\nrandom_seed=0\n")
     elif backend == "cp_sat":
         solver.SetSolverSpecificParametersAsString(
             f"random_seed:0 num_workers:{max(1, min(MAX_THREADS, threads))}"
