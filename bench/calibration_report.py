@@ -89,7 +89,7 @@ def main() -> None:
             return r.predicted * cal.band_low <= r.point.value <= r.predicted * cal.band_high
         return r.predicted * cal.latency_band_low <= r.point.value <= r.predicted * cal.latency_band_high
     loso_final_band = [_in_final_band(r) for r in loso if r.point.metric != "mfu"]
-    report = {
+    report: dict[str, Any] = {
         "calibration_fit_date": cal.fit_date,
         "points": rows,
         "summary_all": _summary(in_sample),
@@ -97,7 +97,8 @@ def main() -> None:
         "summary_by_source": {s: _summary([r for r in in_sample if r.point.source == s])
                               for s in sorted({r.point.source for r in in_sample})},
         "leave_one_source_out": {"points": loso_rows, "summary": _summary(loso),
-                                 "coverage_with_shipped_band": round(sum(loso_final_band) / len(loso_final_band), 4),
+                                 "coverage_with_shipped_band":
+                                     round(sum(loso_final_band) / len(loso_final_band), 4),
                                  "by_source": {s: _summary([r for r in loso if r.point.source == s])
                                                for s in sorted({r.point.source for r in loso})}},
         "targets": _seed_targets(book),
@@ -106,15 +107,18 @@ def main() -> None:
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=2) + "\n")
     out = sys.stdout
-    out.write(f"{'id':8} {'source':28} {'metric':20} {'gpu':16} {'measured':>11} {'predicted':>11} {'err':>7} band\n")
+    out.write(f"{'id':8} {'source':28} {'metric':20} {'gpu':16} {'measured':>11} {'predicted':>11} "
+              f"{'err':>7} band\n")
     for r in in_sample:
         out.write(f"{r.point.id:8} {r.point.source[:28]:28} {r.point.metric:20} {r.point.gpu.id:16} "
-                  f"{r.point.value:11.2f} {r.predicted:11.2f} {r.error:+7.1%} {'in' if r.inside_band else 'OUT'}\n")
+                  f"{r.point.value:11.2f} {r.predicted:11.2f} {r.error:+7.1%} "
+                  f"{'in' if r.inside_band else 'OUT'}\n")
     for name in ("summary_all", "summary_public"):
         out.write(f"{name}: {json.dumps(report[name])}\n")
     out.write(f"leave-one-source-out: {json.dumps(report['leave_one_source_out']['summary'])}\n")
     out.write(f"loso by source: {json.dumps(report['leave_one_source_out']['by_source'])}\n")
-    out.write(f"loso coverage with the shipped band: {report['leave_one_source_out']['coverage_with_shipped_band']}\n")
+    coverage = report["leave_one_source_out"]["coverage_with_shipped_band"]
+    out.write(f"loso coverage with the shipped band: {coverage}\n")
     out.write(f"targets: {json.dumps(report['targets'], default=float)}\n")
 
 

@@ -28,8 +28,9 @@ def build_cases(book_models: list[str], book_gpus: list[str], n: int, seed: int 
     for _ in range(n):
         case: dict[str, object] = {"gpu": rng.choice(book_gpus), "model": rng.choice(book_models)}
         if rng.random() < 0.1:
-            case.update(mode="train", method=rng.choice(["full", "lora", "qlora"]), tokens=rng.choice([1e8, 1e9]),
-                        seq_len=rng.choice([2048, 4096]), num_gpus=rng.choice([1, 2, 4, 8]))
+            case.update(mode="train", method=rng.choice(["full", "lora", "qlora"]),
+                        tokens=rng.choice([1e8, 1e9]), seq_len=rng.choice([2048, 4096]),
+                        num_gpus=rng.choice([1, 2, 4, 8]))
         else:
             case.update(
                 precision=rng.choice(["bf16", "fp8", "int4"]),
@@ -60,7 +61,8 @@ def main() -> None:
     fits = sum(1 for r in results if r.get("fits"))
     report = {
         "cases": CASES, "seconds": round(seconds, 3), "per_case_ms": round(seconds / CASES * 1e3, 3),
-        "target_s": TARGET_S, "meets_target": seconds < TARGET_S, "error_lines": errors, "fitting_cases": fits,
+        "target_s": TARGET_S, "meets_target": seconds < TARGET_S, "error_lines": errors,
+        "fitting_cases": fits,
         "python": platform.python_version(), "machine": platform.machine(),
         "command": "python -m bench.estimate_speed",
     }

@@ -228,21 +228,21 @@ def predict(point: CalibrationPoint, cal: Calibration) -> tuple[float, float, fl
         max_num_seqs=point.max_num_seqs,
     )
     shape = WorkloadShape(point.input_len, point.output_len)
-    est = estimate_inference(point.model, deployment, shape, point.load, calibration=cal)
+    inference = estimate_inference(point.model, deployment, shape, point.load, calibration=cal)
     replicas = point.num_gpus // point.tp
     metric = point.metric
     if metric == "output_tok_s_total":
-        value = est.output_tok_s * replicas
+        value = inference.output_tok_s * replicas
     elif metric == "total_tok_s":
-        value = est.total_tok_s * replicas
+        value = inference.total_tok_s * replicas
     elif metric == "req_s":
-        value = est.req_s * replicas
+        value = inference.req_s * replicas
     elif metric == "tpot_ms":
-        value = est.tpot_ms
+        value = inference.tpot_ms
     elif metric == "ttft_ms":
-        value = est.ttft_ms
+        value = inference.ttft_ms
     elif metric == "duration_s":
-        value = (point.load.concurrency if isinstance(point.load, ClosedLoop) else 1) / est.req_s
+        value = (point.load.concurrency if isinstance(point.load, ClosedLoop) else 1) / inference.req_s
     else:
         msg = f"no prediction for metric {metric}"
         raise ValueError(msg)
@@ -432,7 +432,8 @@ def data_provenance(points: Sequence[CalibrationPoint]) -> dict[str, Any]:
     """Hashes of every input of the fit: the data files and the specs of the GPUs and models used
     (not the whole pricebook: offers and prices do not move the calibration)."""
     digests = {name: hashlib.sha256((DATA_DIR / name).read_bytes()).hexdigest() for name in DATA_FILES}
-    descriptive = {"source", "as_of", "field_sources", "estimated_fields", "notes", "aliases", "name", "servers"}
+    descriptive = {"source", "as_of", "field_sources", "estimated_fields", "notes", "aliases", "name",
+                   "servers"}
     specs = {p.gpu.id: p.gpu.model_dump(mode="json", exclude=descriptive) for p in points}
     specs.update({p.model.id: p.model.model_dump(mode="json", exclude=descriptive) for p in points})
     canonical = json.dumps(specs, sort_keys=True).encode()
@@ -452,7 +453,10 @@ def run(write: Callable[[str], None] | None = None, fit_date: str | None = None)
 
 
 def main() -> None:
-    data = run(write=CALIBRATION_PATH.write_text)
+    def write(text: str) -> None:
+        CALIBRATION_PATH.write_text(text)
+
+    data = run(write=write)
     log.info("calibration.written", path=str(CALIBRATION_PATH), fit_date=data["fit_date"])
 
 

@@ -36,7 +36,7 @@ def find_model(book: Pricebook, key: str) -> ModelArch:
 
 
 def _round_to(value: float, step: int) -> int:
-    return max(step, int(round(value / step)) * step)
+    return max(step, round(value / step) * step)
 
 
 def model_from_spec(spec: ModelSpec) -> ModelArch:

@@ -253,10 +253,7 @@ def _kv_elements_per_token(model: ModelArch) -> tuple[float, float]:
     else:
         per_layer = 2.0 * model.kv_heads * model.head_dim
     full_layers = model.full_attention_layers
-    if model.sliding_window:
-        window_layers = max(0, model.layers - full_layers - _linear_layers(model))
-    else:
-        window_layers = 0
+    window_layers = max(0, model.layers - full_layers - _linear_layers(model)) if model.sliding_window else 0
     return per_layer * full_layers, per_layer * window_layers
 
 
@@ -278,7 +275,8 @@ def expected_distinct_experts(experts: int, chosen_per_token: int, tokens: float
     if experts <= 0:
         return 0.0
     tokens = max(tokens, 1.0)
-    return experts * (1.0 - (1.0 - chosen_per_token / experts) ** tokens)
+    untouched: float = (1.0 - chosen_per_token / experts) ** tokens
+    return experts * (1.0 - untouched)
 
 
 def allreduce_seconds(message_bytes: float, tp: int, link_bytes_s: float, latency_s: float) -> float:

@@ -109,7 +109,7 @@ def min_gpus_to_fit(model: ModelArch, gpu: GpuSpec, method: TrainingMethod, seq_
     return max(1, math.ceil(sharded / room))
 
 
-def estimate_training(
+def estimate_training(  # noqa: PLR0917 - positional order is the documented contract
     model: ModelArch,
     gpu: GpuSpec,
     num_gpus: int,
@@ -138,7 +138,8 @@ def estimate_training(
         ""
         if fits
         else (
-            f"{method.value} training of {model.id} needs {per_gpu / GB:.0f} GB per GPU on {num_gpus} × {gpu.id} "
+            f"{method.value} training of {model.id} needs {per_gpu / GB:.0f} GB per GPU "
+            f"on {num_gpus} × {gpu.id} "
             f"({usable / GB:.0f} GB usable); "
             + (f"at least {needed} GPUs are needed" if needed else "one sequence's activations do not fit")
         )

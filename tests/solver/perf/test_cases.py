@@ -58,7 +58,8 @@ def test_replicas_add_up_and_the_output_echoes_the_case() -> None:
     assert out["output_tok_s_low"] < out["output_tok_s_total"] < out["output_tok_s_high"]  # type: ignore[operator]
     for key, value in case.items():
         assert out[key] == value
-    for key in ("total_tok_s", "req_s", "ttft_ms", "tpot_ms", "per_user_tok_s", "max_concurrency", "bottleneck"):
+    for key in ("total_tok_s", "req_s", "ttft_ms", "tpot_ms", "per_user_tok_s", "max_concurrency",
+                "bottleneck"):
         assert key in out
 
 
@@ -84,7 +85,8 @@ def test_without_tp_the_estimator_picks_one_that_fits_and_says_so() -> None:
 
 def test_size_only_model_is_flagged_as_assumed_and_training_cases_work() -> None:
     out = _run(
-        {"gpu": "L40S", "model_spec": {"params_b": 13}, "input_len": 500, "output_len": 100, "request_rate": 0.5},
+        {"gpu": "L40S", "model_spec": {"params_b": 13}, "input_len": 500, "output_len": 100,
+         "request_rate": 0.5},
         {"mode": "train", "gpu": "H100", "num_gpus": 8, "model": "meta-llama/Llama-3.1-8B", "method": "full",
          "tokens": 1e9, "seq_len": 2048},
     )
