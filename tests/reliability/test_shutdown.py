@@ -1,0 +1,77 @@
+"""SIGTERM during a solve, against ``fleetplan serve`` in a subprocess: health flips to
+NOT_SERVING while the server drains, the in-flight solve still gets its verified plan, new calls
+are refused once draining, and the process exits 0 within the grace period."""
+
+from __future__ import annotations
+
+import time
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
+from clients._pb.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
+from clients._pb.fleetplan.v1 import plan_pb2
+from reliability_support import portfolio_plan, spawn_server
+
+GRACE_S = 4.0
+
+
+@pytest.mark.slow
+def test_sigterm_during_a_solve_drains_and_exits_zero() -> None:
+    served = spawn_server("--grace-period-s", str(GRACE_S))
+    try:
+        with grpc.insecure_channel(served.address) as channel:
+            stub = rpc.FleetPlannerStub(channel)
+            health = health_pb2_grpc.HealthStub(channel)
+            check = health_pb2.HealthCheckRequest(service="fleetplan.v1.FleetPlanner")
+            assert health.Check(check, timeout=5).status == health_pb2.HealthCheckResponse.SERVING
+            stub.ListCatalog(api.ListCatalogRequest(), timeout=10)  # warm the connection
+            in_flight = stub.PlanFleet.future(portfolio_plan(), timeout=60)
+            time.sleep(0.4)  # the solve is running
+            assert not in_flight.done()
+            terminated_at = time.monotonic()
+            served.process.terminate()
+            time.sleep(0.1)
+            # Draining: still answering, but telling load balancers to go away.
+            assert health.Check(check, timeout=5).status == health_pb2.HealthCheckResponse.NOT_SERVING
+            response = in_flight.result(timeout=GRACE_S + 5)
+            assert response.plan.status in (plan_pb2.PLAN_STATUS_OPTIMAL, plan_pb2.PLAN_STATUS_FEASIBLE)
+            assert response.plan.fleet
+        exit_code = served.process.wait(GRACE_S + 10)
+        stopped_after_s = time.monotonic() - terminated_at
+    finally:
+        if served.process.poll() is None:
+            served.process.kill()
+    assert exit_code == 0
+    assert stopped_after_s < GRACE_S + 2  # interpreter teardown on a busy 2-core box
+    events = [line.get("event") for line in served.read_log()]
+    assert "server.stopping" in events and "server.stopped" in events
+
+
+@pytest.mark.slow
+def test_new_calls_are_refused_once_draining() -> None:
+    served = spawn_server("--grace-period-s", "2")
+    try:
+        with grpc.insecure_channel(served.address) as channel:
+            stub = rpc.FleetPlannerStub(channel)
+            stub.ListCatalog(api.ListCatalogRequest(), timeout=10)
+            in_flight = stub.PlanFleet.future(portfolio_plan(), timeout=60)
+            time.sleep(0.3)
+            served.process.terminate()
+            time.sleep(0.5 + 0.3)  # past the NOT_SERVING notice (a quarter of the grace period)
+            codes = set()
+            for _ in range(3):
+                try:
+                    stub.ListCatalog(api.ListCatalogRequest(), timeout=2)
+                    codes.add(grpc.StatusCode.OK)
+                except grpc.RpcError as error:
+                    codes.add(error.code())
+            assert grpc.StatusCode.OK not in codes
+            assert codes <= {grpc.StatusCode.UNAVAILABLE}
+            in_flight.exception(timeout=10)  # answered or cancelled at the end of the grace period
+        assert served.process.wait(15) == 0
+    finally:
+        if served.process.poll() is None:
+            served.process.kill()
