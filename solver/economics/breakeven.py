@@ -37,7 +37,7 @@ from pricebook.catalog import model as catalogue_model
 from pricebook.errors import UnknownEntryError
 from pricebook.schema import ApiPrice, Currency, GpuId, Money, Pricebook
 from solver.domain import AcquisitionMode, Constraints, InferenceWorkload
-from solver.economics.costs import HOURS_PER_MONTH, to_currency
+from solver.economics.costs import HOURS_PER_MONTH, to_currency, vat_factor
 from solver.economics.options import AcquisitionOption
 from solver.economics.tco import TOKENS_PER_MILLION, to_money
 
@@ -261,15 +261,17 @@ class ApiBreakEven:
 
 
 def blended_api_price_per_token(
-    price: ApiPrice, workload: InferenceWorkload, currency: Currency, book: Pricebook
+    price: ApiPrice, workload: InferenceWorkload, constraints: Constraints, book: Pricebook
 ) -> float:
-    """API price per token at the workload's input/output mix (request currency)."""
+    """API price per token at the workload's input/output mix, in the request currency and VAT
+    basis (API list prices are taken as excluding VAT, as the providers publish them)."""
+    currency = constraints.currency
     per_mtok_in = to_currency(price.input_per_mtok, currency, book)
     per_mtok_out = to_currency(price.output_per_mtok, currency, book)
     blended = (workload.input_tokens * per_mtok_in + workload.output_tokens * per_mtok_out) / (
         workload.tokens_per_request
     )
-    return blended / TOKENS_PER_MILLION
+    return blended / TOKENS_PER_MILLION * vat_factor(False, constraints, book)
 
 
 def api_prices_for_class(
@@ -327,8 +329,8 @@ def api_break_even(
             self_hosting_cheaper=None, monthly_difference=None,
             verdict=f"{workload.name}: no API price in the pricebook for this model class",
         )  # fmt: skip
-    price = min(prices, key=lambda p: (blended_api_price_per_token(p, workload, currency, book), p.id))
-    p = blended_api_price_per_token(price, workload, currency, book)
+    price = min(prices, key=lambda p: (blended_api_price_per_token(p, workload, constraints, book), p.id))
+    p = blended_api_price_per_token(price, workload, constraints, book)
     break_even = None
     if replica_day_cost is not None and replica_day_tokens is not None:
         break_even = self_hosting_break_even(replica_day_cost, replica_day_tokens, p)

@@ -225,3 +225,20 @@ def test_break_even_volume_holds_for_every_larger_volume() -> None:
     # 490 five replicas cost 500 > 490.
     assert found == pytest.approx(500.0)
     assert self_hosting_break_even(130.0, capacity, price) is None  # a full replica costs more
+
+
+def test_api_price_with_vat_and_in_won(make_book: BookFactory) -> None:
+    # $0.55 per 1M tokens at this mix (see above) → × 1,400 KRW/USD → + 10 % VAT = 847 KRW.
+    result = api_break_even(
+        chat(),
+        model_id="meta-llama/Llama-3.1-70B",
+        params_b=70,
+        self_hosted_per_token=None,
+        replica_day_cost=None,
+        replica_day_tokens=None,
+        book=make_book(),
+        constraints=Constraints(currency="KRW", include_vat=True),
+    )
+    assert result.api_per_million_tokens is not None
+    assert float(result.api_per_million_tokens.amount) == pytest.approx(0.55 * 1400 * 1.1, abs=0.5)
+    assert result.api_per_million_tokens.currency == "KRW"
