@@ -38,6 +38,7 @@ from clients._pb.fleetplan.v1 import catalog_pb2, common_pb2, performance_pb2, p
 from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
 from clients.client import DEFAULT_TIMEOUT_S, FleetPlanError, FleetPlannerClient
 from clients.scenario import ScenarioError, load_scenario, load_yaml, parse_scenario
+from pricebook.errors import PricebookError
 from service.security import SecurityConfigError, channel_credentials, read_token
 
 EXIT_OK = 0
@@ -582,6 +583,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         else:
             sys.stderr.write(f"fleetplan: {exc.code.name}: {exc.message}\n")
         return EXIT_INVALID if exc.code == grpc.StatusCode.INVALID_ARGUMENT else EXIT_ERROR
+    except PricebookError as exc:  # the server refuses to start half-configured
+        sys.stderr.write(f"fleetplan: cannot start: the pricebook does not load: {exc}\n")
+        return EXIT_ERROR
     except OSError as exc:
         sys.stderr.write(f"fleetplan: {exc}\n")
         return EXIT_ERROR

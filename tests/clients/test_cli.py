@@ -111,3 +111,37 @@ def test_sweep_streams_progress_and_writes_the_frontier_csv(
     assert lines[0].startswith("demand_multiplier,status,horizon_tco")
     assert len(lines) == 3
     assert "Frontier" in out
+
+
+def test_evaluate_a_vendor_fleet_from_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys,
+        "evaluate",
+        str(EXAMPLES / "60m_krw_single_gpu.yaml"),
+        "--fleet",
+        "rtx-pro-6000-ws:4:buy",
+        "--json",
+    )
+    data = json.loads(out)
+    assert code == (0 if data.get("feasible") else cli.EXIT_NO_PLAN)
+    assert [line["gpu_id"] for line in data["plan"]["fleet"]] == ["rtx-pro-6000-ws"]
+    assert data["plan"]["fleet"][0]["gpu_count"] == 4
+    assert data["fits"][0]["workload_name"] == "bulk-docs-14b"
+
+
+def test_evaluate_rejects_a_malformed_fleet_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(
+        capsys, "evaluate", str(EXAMPLES / "60m_krw_single_gpu.yaml"), "--fleet", "h200-sxm:four"
+    )
+    assert code == cli.EXIT_INVALID
+    assert "--fleet: h200-sxm:four: expected GPU:COUNT[:MODE]" in err
+
+
+def test_breakeven_for_one_gpu_type(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys, "breakeven", str(EXAMPLES / "60m_krw_single_gpu.yaml"), "--gpu", "h200-sxm", "--json"
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert [row["gpu_id"] for row in data["break_even"]["buy_vs_rent"]] == ["h200-sxm"]
+    assert data["provenance"]["pricebook_content_hash"] == load_default().content_hash
