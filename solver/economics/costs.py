@@ -37,7 +37,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from pricebook.errors import UnknownEntryError
+from pricebook.catalog import gpu as catalogue_gpu
 from pricebook.money import find_rate
 from pricebook.schema import Currency, GpuSpec, Money, Offer, OfferKind, Pricebook, ServerSpec
 from solver.domain import AcquisitionMode, Constraints
@@ -137,7 +137,7 @@ def acquisition_options(book: Pricebook, constraints: Constraints) -> list[Acqui
     Sorted by id. GPUs without any offer for a mode simply have no option in that mode; the
     optimizer's explanations report a GPU type with no options at all.
     """
-    allowed = set(constraints.allowed_gpus)
+    allowed = {catalogue_gpu(book, key).id for key in constraints.allowed_gpus}  # ids or aliases
     options: list[AcquisitionOption] = []
     for gpu in book.gpus:
         if allowed and gpu.id not in allowed:
@@ -149,17 +149,10 @@ def acquisition_options(book: Pricebook, constraints: Constraints) -> list[Acqui
                 rental = _rental_option(gpu, mode, book, constraints)
                 if rental is not None:
                     options.append(rental)
-    owned_gpus = sorted({o.gpu for o in constraints.owned})
+    owned_gpus = sorted({catalogue_gpu(book, o.gpu).id for o in constraints.owned})
     for gpu_id in owned_gpus:
-        options.append(_owned_option(_gpu(book, gpu_id), book, constraints))
+        options.append(_owned_option(catalogue_gpu(book, gpu_id), book, constraints))
     return sorted(options, key=lambda o: o.id)
-
-
-def _gpu(book: Pricebook, gpu_id: str) -> GpuSpec:
-    for gpu in book.gpus:
-        if gpu.id == gpu_id or gpu_id in gpu.aliases:
-            return gpu
-    raise UnknownEntryError("gpu", gpu_id, [g.id for g in book.gpus if gpu_id.lower() in g.id][:3])
 
 
 def servers_for(gpu: GpuSpec, book: Pricebook) -> list[ServerSpec]:

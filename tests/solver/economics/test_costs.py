@@ -152,3 +152,10 @@ def test_ids_are_sorted_and_unique(make_book: BookFactory) -> None:
     modes = tuple(AcquisitionMode)
     ids = [o.id for o in acquisition_options(make_book(), Constraints(allowed_modes=modes))]
     assert ids == sorted(set(ids))
+
+
+def test_allowed_and_owned_gpus_by_alias(make_book: BookFactory) -> None:
+    # The test GPUs are named after their ids in upper case ("H200-SXM"), an alias the catalogue accepts.
+    constraints = Constraints(allowed_gpus=("H200-SXM",), owned=(OwnedGpus(gpu="RTX-PRO-6000", count=1),))
+    options = acquisition_options(make_book(), constraints)
+    assert {(o.gpu, o.owned) for o in options} == {("h200-sxm", False), ("rtx-pro-6000", True)}
