@@ -154,18 +154,16 @@ def load_points(book: Pricebook) -> tuple[list[CalibrationPoint], list[SkippedRo
                 skipped.append(SkippedRow(r["id"], f"GPU {r['gpu']} is not in the catalogue"))
                 continue
             model = _model(book, r["model"], r["params_b"], r["active_params_b"])
-            precision = _precision(r["precision"])
+            common: dict[str, Any] = {
+                "id": r["id"], "source": r["source"], "kind": "measured", "metric": r["metric"],
+                "value": float(r["value"]), "gpu": gpu, "model": model,
+                "precision": _precision(r["precision"]),
+            }
+            precision = common["precision"]
             if r["metric"] in ("train_tok_s_per_gpu", "mfu"):
                 points.append(
                     CalibrationPoint(
-                        id=r["id"],
-                        source=r["source"],
-                        kind="measured",
-                        metric=r["metric"],
-                        value=float(r["value"]),
-                        gpu=gpu,
-                        model=model,
-                        precision=precision,
+                        **common,
                         mode="train",
                         num_gpus=int(r["num_gpus"]),
                         seq_len=int(r["input_len"]),
@@ -182,14 +180,7 @@ def load_points(book: Pricebook) -> tuple[list[CalibrationPoint], list[SkippedRo
             seqs = re.search(r"max_num_seqs=(\d+)", load_text)
             points.append(
                 CalibrationPoint(
-                    id=r["id"],
-                    source=r["source"],
-                    kind="measured",
-                    metric=r["metric"],
-                    value=float(r["value"]),
-                    gpu=gpu,
-                    model=model,
-                    precision=precision,
+                    **common,
                     engine=_engine(r["engine"]),
                     tp=int(r["tp"]),
                     num_gpus=int(r["num_gpus"]),
