@@ -356,7 +356,11 @@ def cmd_estimate(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_breakeven(args: argparse.Namespace, out: TextIO) -> int:
     path = Path(args.scenario)
-    request = parse_scenario(load_yaml(path), api.AnalyzeBreakEvenRequest, str(path))
+    data = load_yaml(path)
+    if isinstance(data, dict):
+        # A plan scenario works as is: its solver options do not apply to a break-even analysis.
+        data = {k: v for k, v in data.items() if k != "solver_options"}
+    request = parse_scenario(data, api.AnalyzeBreakEvenRequest, str(path))
     if args.gpu:
         request.gpu_id = args.gpu
     if args.utilization is not None:

@@ -137,10 +137,12 @@ def test_evaluate_rejects_a_malformed_fleet_flag(capsys: pytest.CaptureFixture[s
     assert "--fleet: h200-sxm:four: expected GPU:COUNT[:MODE]" in err
 
 
-def test_breakeven_for_one_gpu_type(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(
-        capsys, "breakeven", str(EXAMPLES / "60m_krw_single_gpu.yaml"), "--gpu", "h200-sxm", "--json"
-    )
+def test_breakeven_for_one_gpu_type(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A plan scenario (even with solver options) is accepted as the break-even scenario.
+    scenario = tmp_path / "plan.yaml"
+    text = (EXAMPLES / "60m_krw_single_gpu.yaml").read_text(encoding="utf-8")
+    scenario.write_text(text + "solver_options: {time_limit_s: 5}\n", encoding="utf-8")
+    code, out, _ = run(capsys, "breakeven", str(scenario), "--gpu", "h200-sxm", "--json")
     assert code == 0
     data = json.loads(out)
     assert [row["gpu_id"] for row in data["break_even"]["buy_vs_rent"]] == ["h200-sxm"]
