@@ -321,3 +321,28 @@ def test_demand_threshold_with_a_daily_profile(book: Pricebook) -> None:
         before = plan(sweep_request(bare, SweepAxis.DEMAND_MULTIPLIER, 1 + same), book, time_limit_s=10)
         assert mix_of(past.solution) != today
         assert mix_of(before.solution) == today
+
+
+def test_sla_sweep_rebuilds_candidates(book: Pricebook) -> None:
+    chat = InferenceWorkload(
+        name="chat",
+        model=ModelRef(model_id="meta-llama/Llama-3.1-8B"),
+        input_tokens=1000,
+        output_tokens=300,
+        daily_tokens=3_000_000_000,
+        sla=Sla(ttft_p95_ms=1000, tpot_p95_ms=40),
+    )
+    req = PlanRequest(
+        inference=(chat,),
+        constraints=Constraints(currency="USD", allowed_gpus=("l40s", "h100-sxm")),
+        options=SolverOptions(time_limit_s=10, **BARE),
+    )
+    events = list(sweep(req, book, SweepAxis.TPOT_P95_MS, [15.0, 50.0]))
+    frontier = events[-1]
+    assert isinstance(frontier, SweepFrontier)
+    strict, loose = frontier.points
+    assert strict.horizon_tco is not None and loose.horizon_tco is not None
+    # A looser latency target can only widen the deployments that qualify: never dearer.
+    assert loose.horizon_tco.amount <= strict.horizon_tco.amount
+    # The strict target needs different (more) hardware here, so the SLA really reached the model.
+    assert strict.fleet_summary != loose.fleet_summary
