@@ -20,10 +20,12 @@ import numpy as np
 
 from pricebook import catalog
 from pricebook.loader import load_default
-from solver.domain import Precision
+from solver.domain import ModelRef, ModelSpec, Precision, TrainingMethod
 from solver.perf.calibration import load_calibration
 from solver.perf.fit import PointResult, evaluate, leave_one_source_out, load_points
-from solver.perf.inference import ClosedLoop, Deployment, WorkloadShape, estimate_inference
+from solver.perf.inference import ClosedLoop, Deployment, OfflineMax, WorkloadShape, estimate_inference
+from solver.perf.models import resolve_model
+from solver.perf.training import estimate_training
 
 RESULTS = Path(__file__).with_name("results") / "calibration_report.json"
 
@@ -63,7 +65,41 @@ def _seed_targets(book: Any) -> dict[str, Any]:
     seed003 = {"ttft_1_ms": one.ttft_ms, "ttft_16_ms": sixteen.ttft_ms,
                "ratio": sixteen.ttft_ms / one.ttft_ms, "target": "10-60x (measured 130 -> 4159 ms, 32x)",
                "assumed_shape": "1024 in / 128 out (vLLM benchmark_serving random defaults)"}
-    return {"seed000": seed000, "seed003": seed003}
+    return {"seed000": seed000, "seed003": seed003, "claims": _claims(book)}
+
+
+def _claims(book: Any) -> dict[str, Any]:
+    """The seeds' claims and reported ratios (never fit targets): what the model says instead."""
+    h100, h200 = catalog.gpu(book, "h100-sxm"), catalog.gpu(book, "h200-sxm")
+    rtx = catalog.gpu(book, "rtx-pro-6000-server")
+    shape = WorkloadShape(1024, 1024)
+    gains = {}
+    for model_id in ("Qwen/Qwen3.6-35B-A3B", "Qwen/Qwen3.6-27B"):
+        model = catalog.model(book, model_id)
+        bf16 = estimate_inference(model, Deployment(h100, 1, Precision.BF16), shape, OfflineMax())
+        fp8 = estimate_inference(model, Deployment(h100, 1, Precision.FP8), shape, OfflineMax())
+        gains[model_id] = fp8.output_tok_s / bf16.output_tok_s
+    dense100 = resolve_model(ModelRef(spec=ModelSpec(params_b=100)), book)
+    tp_ratio = {}
+    for users in (1, 16):
+        nv = estimate_inference(dense100, Deployment(h200, 2, Precision.FP16), shape, ClosedLoop(users))
+        pcie = estimate_inference(dense100, Deployment(rtx, 4, Precision.FP16), shape, ClosedLoop(users))
+        tp_ratio[f"{users}_users"] = {"h200_tp2_tok_s": nv.output_tok_s, "rtx_tp4_tok_s": pcie.output_tok_s,
+                                      "ratio": nv.output_tok_s / pcie.output_tok_s,
+                                      "per_user_tok_s": [nv.per_user_tok_s, pcie.per_user_tok_s]}
+    m14 = catalog.model(book, "mistralai/Ministral-3-14B-Instruct-2512")
+    lora_h100 = estimate_training(m14, h100, 1, TrainingMethod.LORA, 4096, 1e8)
+    lora_h200 = estimate_training(m14, h200, 1, TrainingMethod.LORA, 4096, 1e8)
+    lora_rtx = estimate_training(m14, rtx, 1, TrainingMethod.LORA, 4096, 1e8)
+    return {
+        "s003-07/08 fp8 gain over bf16, offline max, 1024/1024 on H100 (reported MoE 1.73x, dense 1.27x)":
+            gains,
+        "s000-15/16 100B dense fp16: H200 TP2 vs RTX PRO 6000 TP4 (claimed 5-7x)": tp_ratio,
+        "s000-14 14B LoRA training speed H100 / RTX PRO 6000 (claimed 3-3.5x; H200 4-4.5x)": {
+            "h100": lora_h100.tokens_per_s / lora_rtx.tokens_per_s,
+            "h200": lora_h200.tokens_per_s / lora_rtx.tokens_per_s,
+        },
+    }
 
 
 def main() -> None:
