@@ -172,6 +172,18 @@ def _usage(plan: FleetSolution) -> dict[str, float]:
     return usage
 
 
+def _no_runner_up(instance: FleetInstance, workload: str, gpu: str) -> str:
+    """Why nothing else works: the other GPUs' rejection reasons."""
+    reasons = sorted(
+        (r for r in instance.rejections_of(workload) if r.gpu != gpu and not r.dominated_by),
+        # Performance reasons before "TP exceeds the domain", the largest TP first.
+        key=lambda r: ("exceeds the largest" in r.reason, -r.tp, r.gpu),
+    )
+    lines = [f"{r.gpu} TP{r.tp} {r.precision.value}: {r.reason}" for r in reasons]
+    why = "; ".join(lines[:3]) if lines else "the other allowed GPUs do not fit within the caps"
+    return f"no feasible plan without {gpu}: {why}"
+
+
 def explain_runner_ups(
     instance: FleetInstance,
     solution: FleetSolution,
@@ -203,13 +215,10 @@ def explain_runner_ups(
             )
         except SolveCancelled:
             raise
-        if mip.values is None:
-            updated.append(dataclasses.replace(a, runner_up_note=f"no feasible plan without {gpu}"))
-            continue
-        alt = build_solution(instance, mip)
-        alt_a = next(x for x in alt.assignments if x.workload == a.workload)
-        if not alt_a.uses or alt.cost is None:
-            updated.append(dataclasses.replace(a, runner_up_note=f"no feasible plan without {gpu}"))
+        alt = build_solution(instance, mip) if mip.values is not None else None
+        alt_a = next((x for x in alt.assignments if x.workload == a.workload), None) if alt else None
+        if alt is None or alt_a is None or not alt_a.uses or alt.cost is None:
+            updated.append(dataclasses.replace(a, runner_up_note=_no_runner_up(instance, a.workload, gpu)))
             continue
         p = alt_a.primary
         total = alt.cost.total

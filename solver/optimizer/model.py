@@ -503,6 +503,7 @@ class _Builder:
             if o.id in self.s:
                 keep = 1.0 - (0.0 if o.owned else o.residual_fraction)
                 expr += (o.capex_per_server * keep + months * o.fixed_monthly_per_server) * self.s[o.id]
+                expr += TIE_BREAK_PER_GPU * self.unit * self.s[o.id]  # no empty servers when hosts are free
             if o.id in self.d:
                 expr += sum(
                     TIE_BREAK_PER_GPU * self.unit * self.hours[b] / 24 * self.d[o.id][b]
