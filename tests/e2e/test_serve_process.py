@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import signal
 import socket
@@ -15,8 +16,13 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 import pricebook
+from clients import FleetPlanError, FleetPlannerClient
+from clients._pb.fleetplan.v1 import catalog_pb2
+from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
+from clients.scenario import load_scenario
 
 SERVE = [sys.executable, "-m", "clients.cli", "serve"]
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def free_port() -> int:
@@ -41,8 +47,18 @@ def test_broken_pricebook_refuses_to_start_naming_the_file(tmp_path: Path) -> No
     assert "cannot start" in result.stderr and "gpus.yaml" in result.stderr
 
 
+def rpc_lines(log: str) -> list[dict[str, object]]:
+    lines = []
+    for text in log.splitlines():
+        if text.startswith("{"):
+            record = json.loads(text)
+            if record.get("event") == "rpc":
+                lines.append(record)
+    return lines
+
+
 @pytest.mark.slow
-def test_sigterm_flips_health_and_exits_zero() -> None:
+def test_one_json_log_line_per_rpc_then_sigterm_drains_and_exits_zero() -> None:
     address = f"127.0.0.1:{free_port()}"
     process = subprocess.Popen(
         [*SERVE, "--address", address, "--grace-period-s", "2"],
@@ -56,6 +72,12 @@ def test_sigterm_flips_health_and_exits_zero() -> None:
             request = health_pb2.HealthCheckRequest(service="fleetplan.v1.FleetPlanner")
             reply = stub.Check(request, timeout=30, wait_for_ready=True)
             assert reply.status == health_pb2.HealthCheckResponse.SERVING
+            with FleetPlannerClient(address, timeout_s=60) as client:
+                client.list_catalog([catalog_pb2.CATALOG_KIND_SITE], request_id="catalog-1")
+                plan = load_scenario(EXAMPLES / "60m_krw_single_gpu.yaml", api.PlanFleetRequest)
+                client.plan_fleet(plan, request_id="plan-1")
+                with pytest.raises(FleetPlanError):
+                    client.plan_fleet(api.PlanFleetRequest(), request_id="bad-1")
             process.send_signal(signal.SIGTERM)
             started = time.monotonic()
             code = process.wait(timeout=30)
@@ -64,6 +86,19 @@ def test_sigterm_flips_health_and_exits_zero() -> None:
         assert process.stderr is not None
         log = process.stderr.read()
         assert "server.stopping" in log and "server.stopped" in log
+        by_id = {str(line["request_id"]): line for line in rpc_lines(log)}
+        for request_id, method, status in (
+            ("catalog-1", "/fleetplan.v1.FleetPlanner/ListCatalog", "OK"),
+            ("plan-1", "/fleetplan.v1.FleetPlanner/PlanFleet", "OK"),
+            ("bad-1", "/fleetplan.v1.FleetPlanner/PlanFleet", "INVALID_ARGUMENT"),
+        ):
+            assert [line["request_id"] for line in rpc_lines(log)].count(request_id) == 1
+            line = by_id[request_id]
+            assert (line["method"], line["status"]) == (method, status)
+            assert isinstance(line["duration_ms"], float) and line["duration_ms"] >= 0
+        solver = by_id["plan-1"]["solver"]
+        assert isinstance(solver, dict) and solver["status"] in ("optimal", "feasible") and solver["backend"]
+        assert "solver" not in by_id["catalog-1"]
     finally:
         if process.poll() is None:
             process.kill()
