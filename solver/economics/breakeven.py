@@ -37,7 +37,7 @@ from pricebook.catalog import model as catalogue_model
 from pricebook.errors import UnknownEntryError
 from pricebook.schema import ApiPrice, Currency, GpuId, Money, Pricebook
 from solver.domain import AcquisitionMode, Constraints, InferenceWorkload
-from solver.economics.costs import HOURS_PER_MONTH, to_currency, vat_factor
+from solver.economics.costs import HOURS_PER_MONTH, priced
 from solver.economics.options import AcquisitionOption
 from solver.economics.tco import TOKENS_PER_MILLION, to_money
 
@@ -265,13 +265,12 @@ def blended_api_price_per_token(
 ) -> float:
     """API price per token at the workload's input/output mix, in the request currency and VAT
     basis (API list prices are taken as excluding VAT, as the providers publish them)."""
-    currency = constraints.currency
-    per_mtok_in = to_currency(price.input_per_mtok, currency, book)
-    per_mtok_out = to_currency(price.output_per_mtok, currency, book)
+    per_mtok_in = priced(price.input_per_mtok, False, constraints, book)
+    per_mtok_out = priced(price.output_per_mtok, False, constraints, book)
     blended = (workload.input_tokens * per_mtok_in + workload.output_tokens * per_mtok_out) / (
         workload.tokens_per_request
     )
-    return blended / TOKENS_PER_MILLION * vat_factor(False, constraints, book)
+    return blended / TOKENS_PER_MILLION
 
 
 def api_prices_for_class(

@@ -36,9 +36,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 
 from pricebook.catalog import gpu as catalogue_gpu
-from pricebook.money import find_rate
+from pricebook.money import convert, find_rate, on_vat_basis
 from pricebook.schema import Currency, GpuSpec, Money, Offer, OfferKind, Pricebook, ServerSpec
 from solver.domain import AcquisitionMode, Constraints
 from solver.economics.options import AcquisitionOption
@@ -66,41 +67,30 @@ def fx_rate(book: Pricebook, from_currency: Currency, to_currency: Currency) -> 
 
 def to_currency(amount: Money, currency: Currency, book: Pricebook) -> float:
     """``amount`` as a float in ``currency`` (the book's FX rate; pricebook overrides apply first)."""
-    return float(amount.amount) * fx_rate(book, amount.currency, currency)
+    return float(convert(amount, currency, book).amount)
 
 
-def vat_factor(price_includes_vat: bool, constraints: Constraints, book: Pricebook) -> float:
-    """Multiplier that puts a price on the request's VAT basis (add VAT, strip it, or leave it)."""
-    rate = book.site.vat_rate
-    if constraints.include_vat and not price_includes_vat:
-        return 1.0 + rate
-    if not constraints.include_vat and price_includes_vat:
-        return 1.0 / (1.0 + rate)
-    return 1.0
+def priced(amount: Money, includes_vat: bool, constraints: Constraints, book: Pricebook) -> float:
+    """An amount in the request currency (dated FX rate) and on the request's VAT basis."""
+    converted = convert(amount, constraints.currency, book)
+    return float(on_vat_basis(converted, includes_vat, constraints.include_vat, book.site.vat_rate).amount)
 
 
 def offer_price(offer: Offer, constraints: Constraints, book: Pricebook) -> float:
     """An offer's price in the request currency, on the request's VAT basis."""
-    return to_currency(offer.price, constraints.currency, book) * vat_factor(
-        offer.includes_vat, constraints, book
-    )
+    return priced(offer.price, offer.includes_vat, constraints, book)
 
 
 def site_price(amount: Money, constraints: Constraints, book: Pricebook) -> float:
-    """A site assumption (colocation) in the request currency and VAT basis."""
-    return to_currency(amount, constraints.currency, book) * vat_factor(
-        book.site.prices_include_vat, constraints, book
-    )
+    """A site assumption (colocation, host cost) in the request currency and VAT basis."""
+    return priced(amount, book.site.prices_include_vat, constraints, book)
 
 
 def electricity_per_kwh(constraints: Constraints, book: Pricebook) -> float:
     """The site tariff in the request currency (each currency has its own sourced tariff)."""
-    tariff = (
-        book.site.electricity_krw_per_kwh
-        if constraints.currency == "KRW"
-        else book.site.electricity_usd_per_kwh
-    )
-    return tariff * vat_factor(book.site.prices_include_vat, constraints, book)
+    site = book.site
+    tariff = site.electricity_krw_per_kwh if constraints.currency == "KRW" else site.electricity_usd_per_kwh
+    return site_price(Money(amount=Decimal(repr(tariff)), currency=constraints.currency), constraints, book)
 
 
 def residual_fraction_at(horizon_months: int, book: Pricebook) -> float:
