@@ -56,17 +56,32 @@ def _error_info(reason: str, **metadata: str) -> error_details_pb2.ErrorInfo:
     return error_details_pb2.ErrorInfo(reason=reason, domain=ERROR_DOMAIN, metadata=metadata)
 
 
+MAX_VIOLATIONS_SENT = 20
+"""Field violations carried in one status; the rest are counted. The status travels in a trailer,
+and gRPC clients drop trailers over 16 KiB (the caller would see RESOURCE_EXHAUSTED instead)."""
+MAX_TEXT_CHARS = 300
+"""Longest field path or description sent (they can echo caller-supplied text)."""
+
+
+def _clip(text: str, limit: int = MAX_TEXT_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def bad_request_status(
     violations: Sequence[FieldViolation], reason: str = "INVALID_REQUEST"
 ) -> status_pb2.Status:
+    sent = list(violations[:MAX_VIOLATIONS_SENT])
+    if len(violations) > MAX_VIOLATIONS_SENT:
+        rest = len(violations) - MAX_VIOLATIONS_SENT
+        sent.append(FieldViolation("(more)", f"{rest} more violations not listed; fix the ones above first"))
     bad = error_details_pb2.BadRequest(
         field_violations=[
-            error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.reason)
-            for v in violations
+            error_details_pb2.BadRequest.FieldViolation(field=_clip(v.field), description=_clip(v.reason))
+            for v in sent
         ]
     )
-    fields = ", ".join(dict.fromkeys(v.field for v in violations))
-    summary = "; ".join(f"{v.field}: {v.reason}" for v in violations[:5])
+    fields = ", ".join(dict.fromkeys(_clip(v.field, 100) for v in violations[:MAX_VIOLATIONS_SENT]))
+    summary = "; ".join(f"{_clip(v.field, 100)}: {_clip(v.reason, 200)}" for v in violations[:5])
     more = f" (and {len(violations) - 5} more)" if len(violations) > 5 else ""
     return status_pb2.Status(
         code=code_pb2.INVALID_ARGUMENT,

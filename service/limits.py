@@ -6,6 +6,7 @@ concurrency with a bounded queue, and the caller's deadline enforced on the solv
   workloads is refused in microseconds). Each violation names the field and the limit, e.g.
   ``workloads: at most 500 workloads per request (limit max_workloads), got 501``; the service
   answers INVALID_ARGUMENT with a BadRequest. ``LimitsInterceptor`` applies them to every RPC.
+- Undecodable bytes on the wire are answered INVALID_ARGUMENT (``MALFORMED_REQUEST``), not UNKNOWN.
 - ``SolveGate``: at most ``slots`` solves at once (one per core by default) and ``max_waiting``
   queued; past that RESOURCE_EXHAUSTED with a ``RetryInfo`` hint (the measured mean solve time ×
   the queue ahead). Solves run on the gate's own thread pool, so cheap RPCs (catalog, estimates,
@@ -190,8 +191,39 @@ def check_request(message: Message, limits: RequestLimits = RequestLimits()) -> 
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class _Undecodable:
+    """A request whose bytes are not a valid message (garbage on the wire)."""
+
+    reason: str
+
+
+def _lenient(deserialize: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+    """``deserialize`` that returns ``_Undecodable`` instead of raising (gRPC would answer UNKNOWN)."""
+    if deserialize is None:
+        return None
+
+    def decode(data: bytes) -> Any:
+        try:
+            return deserialize(data)
+        except Exception as exc:
+            return _Undecodable(f"{type(exc).__name__}: {exc}"[:300])
+
+    return decode
+
+
+def violations_of(request: Any, limits: RequestLimits) -> list[FieldViolation]:
+    """Why ``request`` (decoded, or not) cannot be served; empty = go ahead."""
+    if isinstance(request, _Undecodable):
+        return [
+            FieldViolation("(request)", f"not a valid protobuf message of this method ({request.reason})")
+        ]
+    return check_request(request, limits)
+
+
 class LimitsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
-    """Refuses requests over ``RequestLimits`` with INVALID_ARGUMENT before any handler work."""
+    """Refuses undecodable requests and requests over ``RequestLimits`` with INVALID_ARGUMENT,
+    before any handler work."""
 
     def __init__(self, limits: RequestLimits = RequestLimits()) -> None:
         self._limits = limits
@@ -209,38 +241,34 @@ class LimitsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         async def refuse(context: grpc.aio.ServicerContext, violations: list[FieldViolation]) -> None:
             from grpc_status import rpc_status  # noqa: PLC0415 - only on the refusal path
 
-            await context.abort_with_status(
-                rpc_status.to_status(bad_request_status(violations, "LIMIT_EXCEEDED"))
-            )
+            reason = "MALFORMED_REQUEST" if violations[0].field == "(request)" else "LIMIT_EXCEEDED"
+            await context.abort_with_status(rpc_status.to_status(bad_request_status(violations, reason)))
 
+        decode = _lenient(handler.request_deserializer)
         if handler.unary_unary is not None:
             inner_unary = handler.unary_unary
 
             async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
-                violations = check_request(request, limits)
+                violations = violations_of(request, limits)
                 if violations:
                     await refuse(context, violations)
                 return await inner_unary(request, context)
 
             return grpc.unary_unary_rpc_method_handler(
-                unary,
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
+                unary, request_deserializer=decode, response_serializer=handler.response_serializer
             )
         if handler.unary_stream is not None:
             inner_stream = handler.unary_stream
 
             async def stream(request: Any, context: grpc.aio.ServicerContext) -> Any:
-                violations = check_request(request, limits)
+                violations = violations_of(request, limits)
                 if violations:
                     await refuse(context, violations)
                 async for item in inner_stream(request, context):
                     yield item
 
             return grpc.unary_stream_rpc_method_handler(
-                stream,
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
+                stream, request_deserializer=decode, response_serializer=handler.response_serializer
             )
         return handler
 
