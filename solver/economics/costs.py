@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from pricebook.catalog import gpu as catalogue_gpu
-from pricebook.money import convert, find_rate, on_vat_basis
+from pricebook.money import convert, on_vat_basis
 from pricebook.schema import Currency, GpuSpec, Money, Offer, OfferKind, Pricebook, ServerSpec
 from solver.domain import AcquisitionMode, Constraints
 from solver.economics.options import AcquisitionOption
@@ -56,13 +56,6 @@ _RENTAL_KIND = {AcquisitionMode.RESERVED: OfferKind.RESERVED, AcquisitionMode.ON
 # --------------------------------------------------------------------------------------------
 # Money in the request's currency
 # --------------------------------------------------------------------------------------------
-
-
-def fx_rate(book: Pricebook, from_currency: Currency, to_currency: Currency) -> float:
-    """Units of ``to_currency`` per unit of ``from_currency`` from the book's dated FX rate."""
-    if from_currency == to_currency:
-        return 1.0
-    return float(find_rate(book, from_currency, to_currency)[0])
 
 
 def to_currency(amount: Money, currency: Currency, book: Pricebook) -> float:
