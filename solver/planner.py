@@ -26,6 +26,7 @@ from enum import StrEnum
 
 import structlog
 
+from pricebook.catalog import gpu as catalogue_gpu
 from pricebook.overrides import apply_overrides
 from pricebook.schema import Currency, GpuId, Money, Pricebook, PriceLabel
 from solver.domain import (
@@ -353,7 +354,8 @@ def _plan_instance(
         if request.options.compute_baselines:
             extras_left = deadline - time.monotonic()
             share = BASELINE_SHARE if request.options.compute_sensitivity else 1.0
-            runs = _safe_baselines(instance, solver, time.monotonic() + extras_left * share, warnings)
+            gpus = allowed_gpu_ids(request, book)
+            runs = _safe_baselines(instance, gpus, solver, time.monotonic() + extras_left * share, warnings)
             baselines, saving = _baselines(runs, solution, request, instance)
         if request.options.compute_sensitivity and not _cancelled(cancel):
             sensitivity = _sensitivity(instance, solution, runs, solver, deadline)
@@ -394,11 +396,23 @@ def _cancelled(cancel: CancelToken | None) -> bool:
     return cancel is not None and cancel.cancelled
 
 
+def allowed_gpu_ids(request: PlanRequest, book: Pricebook) -> tuple[GpuId, ...]:
+    """The request's allowed GPU types as catalogue ids (every catalogue GPU when none is given)."""
+    keys = request.constraints.allowed_gpus
+    if not keys:
+        return tuple(sorted(g.id for g in book.gpus))
+    return tuple(dict.fromkeys(catalogue_gpu(book, key).id for key in keys))
+
+
 def _safe_baselines(
-    instance: FleetInstance, solver: _Solver, deadline: float, warnings: list[str]
+    instance: FleetInstance,
+    gpus: tuple[GpuId, ...],
+    solver: _Solver,
+    deadline: float,
+    warnings: list[str],
 ) -> tuple[BaselineRun, ...]:
     try:
-        return run_baselines(instance, instance.gpu_types(), solver, deadline=deadline)
+        return run_baselines(instance, gpus, solver, deadline=deadline)
     except SolveCancelled:
         warnings.append("baselines not computed: the call was cancelled")
         return ()
@@ -1010,9 +1024,7 @@ def analyze_break_even(
             result = _with_utilisation(result, request, book, utilisation)
         return BreakEvenAnalysis(result.break_even, result.unit_costs, result)
     if gpu is not None:
-        from pricebook.catalog import resolve_gpu_id  # noqa: PLC0415
-
-        constraints = request.constraints.model_copy(update={"allowed_gpus": (resolve_gpu_id(book, gpu),)})
+        constraints = request.constraints.model_copy(update={"allowed_gpus": (catalogue_gpu(book, gpu).id,)})
         request = request.model_copy(update={"constraints": constraints})
     book, applied = _apply_overrides(request, book)
     instance = _build_instance(request, book)

@@ -346,3 +346,18 @@ def test_sla_sweep_rebuilds_candidates(book: Pricebook) -> None:
     assert loose.horizon_tco.amount <= strict.horizon_tco.amount
     # The strict target needs different (more) hardware here, so the SLA really reached the model.
     assert strict.fleet_summary != loose.fleet_summary
+
+
+def test_allowed_gpu_without_offers_gets_a_baseline_row(book: Pricebook) -> None:
+    # Only purchases allowed, and no purchase offer for H100 SXM: its baseline row says why.
+    purchases = (OfferKind.PURCHASE_GPU, OfferKind.PURCHASE_SERVER)
+    offers = tuple(o for o in book.offers if not (o.gpu == "h100-sxm" and o.kind in purchases))
+    unsold = book.model_copy(update={"offers": offers})
+    req = request(compute_sensitivity=False).model_copy(
+        update={"constraints": Constraints(currency="USD", allowed_gpus=("h200-sxm", "h100-sxm"))}
+    )
+    result = plan(req, unsold, time_limit_s=20)
+    rows = {b.gpu: b for b in result.baselines}
+    assert set(rows) == {"h200-sxm", "h100-sxm"}
+    assert not rows["h100-sxm"].feasible and "no offer" in rows["h100-sxm"].reason
+    assert rows["h200-sxm"].feasible
