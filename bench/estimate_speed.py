@@ -3,11 +3,14 @@
 Builds 1,000 distinct cases (a seeded mix of catalogue GPUs, models, precisions, lengths, loads,
 TP chosen or automatic, and some training cases), estimates them with a cold cache, and writes
 ``bench/results/estimate_speed.json``. Target (issue #4): under 2 s on the team machine.
+Also times ``capacity_at_sla`` (cold) over the grid the optimizer walks: 25 models × every GPU ×
+TP 1/2/4/8 × bf16/fp8 at one interactive SLA.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import platform
 import random
 import sys
@@ -15,6 +18,8 @@ import time
 from pathlib import Path
 
 from pricebook.loader import load_default
+from solver.domain import Precision, Sla
+from solver.perf import Deployment, WorkloadShape, capacity_at_sla
 from solver.perf.cases import estimate_cases
 
 RESULTS = Path(__file__).with_name("results") / "estimate_speed.json"
@@ -58,11 +63,20 @@ def main() -> None:
     results = list(estimate_cases(lines, book))
     seconds = time.perf_counter() - start
     errors = sum(1 for r in results if "error" in r)
+    grid = [(m, g, tp, p) for m in [m for m in book.models if m.kind == "decoder"][:25] for g in book.gpus
+            for tp in (1, 2, 4, 8) for p in (Precision.BF16, Precision.FP8)]
+    shape, sla = WorkloadShape(2000, 400), Sla(ttft_p95_ms=2000, tpot_p95_ms=60)
+    start = time.perf_counter()
+    feasible = sum(capacity_at_sla(m, Deployment(g, tp, p), shape, sla).feasible for m, g, tp, p in grid)
+    capacity_s = time.perf_counter() - start
     fits = sum(1 for r in results if r.get("fits"))
     report = {
         "cases": CASES, "seconds": round(seconds, 3), "per_case_ms": round(seconds / CASES * 1e3, 3),
         "target_s": TARGET_S, "meets_target": seconds < TARGET_S, "error_lines": errors,
         "fitting_cases": fits,
+        "capacity_calls": len(grid), "capacity_seconds": round(capacity_s, 3),
+        "capacity_per_call_ms": round(capacity_s / len(grid) * 1e3, 3), "capacity_feasible": feasible,
+        "load_average_1min": round(os.getloadavg()[0], 2),
         "python": platform.python_version(), "machine": platform.machine(),
         "command": "python -m bench.estimate_speed",
     }

@@ -294,14 +294,17 @@ class Replica:
             message = tokens * self.model.allreduce_bytes_per_token()
             comm_s = 2 * self.model.layers * allreduce_seconds(message, self.tp, link_bw, link_latency)
         overhead_s = f.step_overhead_s + f.per_sequence_overhead_s * decode_batch
-        parts = (
-            (memory_s, Bottleneck.MEMORY_BANDWIDTH),
-            (compute_s, Bottleneck.COMPUTE),
-            (comm_s, Bottleneck.INTERCONNECT),
-            (overhead_s, Bottleneck.SCHEDULER),
-        )
-        dominant = max(parts, key=lambda p: p[0])[1]
-        return max(memory_s, compute_s) + comm_s + overhead_s, dominant
+        # the largest of the four parts names the bottleneck (written out: this is the hot path)
+        if memory_s >= compute_s:
+            largest, dominant = memory_s, Bottleneck.MEMORY_BANDWIDTH
+        else:
+            largest, dominant = compute_s, Bottleneck.COMPUTE
+        step_s = largest + comm_s + overhead_s
+        if comm_s > largest:
+            largest, dominant = comm_s, Bottleneck.INTERCONNECT
+        if overhead_s > largest:
+            dominant = Bottleneck.SCHEDULER
+        return step_s, dominant
 
     def prefill_chunk(self, decode_batch: float) -> float:
         """Prefill tokens one iteration can carry next to ``decode_batch`` decode tokens."""
@@ -403,6 +406,8 @@ def infeasibility_reason(replica: Replica, shape: WorkloadShape, where: str) -> 
     """Empty when the replica can serve at least one request of this shape, else why not."""
     m = replica.model
     full_context = shape.input_tokens + shape.output_tokens
+    if m.heads % replica.tp:
+        return f"TP {replica.tp} does not divide {m.model_id}'s {m.heads} attention heads"
     if full_context > m.max_context:
         return f"{m.model_id} supports {m.max_context} tokens of context; the workload needs {full_context}"
     weights_total = m.weight_bytes(replica.precision) / GB
