@@ -8,8 +8,10 @@ new data), band coverage, and the seed targets of issue #4. Writes
 
 from __future__ import annotations
 
+import csv
 import json
 import math
+import re
 import statistics
 import sys
 from collections.abc import Sequence
@@ -22,8 +24,15 @@ from pricebook import catalog
 from pricebook.loader import load_default
 from solver.domain import ModelRef, ModelSpec, Precision, TrainingMethod
 from solver.perf.calibration import load_calibration
-from solver.perf.fit import PointResult, evaluate, leave_one_source_out, load_points
-from solver.perf.inference import ClosedLoop, Deployment, OfflineMax, WorkloadShape, estimate_inference
+from solver.perf.fit import DATA_DIR, PointResult, evaluate, leave_one_source_out, load_points
+from solver.perf.inference import (
+    ClosedLoop,
+    Deployment,
+    OfflineMax,
+    WorkloadShape,
+    decode_upper_bound_tok_s,
+    estimate_inference,
+)
 from solver.perf.models import resolve_model
 from solver.perf.training import estimate_training
 
@@ -65,7 +74,25 @@ def _seed_targets(book: Any) -> dict[str, Any]:
     seed003 = {"ttft_1_ms": one.ttft_ms, "ttft_16_ms": sixteen.ttft_ms,
                "ratio": sixteen.ttft_ms / one.ttft_ms, "target": "10-60x (measured 130 -> 4159 ms, 32x)",
                "assumed_shape": "1024 in / 128 out (vLLM benchmark_serving random defaults)"}
-    return {"seed000": seed000, "seed003": seed003, "claims": _claims(book)}
+    return {"seed000": seed000, "seed003": seed003, "seed004": _seed004(), "claims": _claims(book)}
+
+
+def _seed004() -> list[dict[str, Any]]:
+    """Single-stream decode upper bounds: bandwidth (from the row's note) / weight bytes."""
+    rows = []
+    with (DATA_DIR / "seed_measurements.csv").open() as handle:
+        for r in csv.DictReader(handle):
+            if r["kind"] != "roofline":
+                continue
+            match = re.match(r"(\d+) GB/s", r["notes"])
+            if match is None:
+                continue
+            model = resolve_model(ModelRef(spec=ModelSpec(params_b=float(r["params_b"]))), load_default())
+            gpu = load_default().gpus[0].model_copy(update={"memory_bandwidth_gbs": float(match.group(1))})
+            predicted = decode_upper_bound_tok_s(model, gpu, Precision(r["precision"]))
+            rows.append({"id": r["id"], "gpu": r["gpu"], "seed_tok_s": float(r["value"]),
+                         "predicted_tok_s": predicted, "error": predicted / float(r["value"]) - 1.0})
+    return rows
 
 
 def _claims(book: Any) -> dict[str, Any]:
