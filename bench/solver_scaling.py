@@ -17,6 +17,7 @@ import argparse
 import json
 import logging
 import math
+import os
 import platform
 import random
 import time
@@ -35,6 +36,9 @@ from solver.domain import (
     PlanRequest,
     Precision,
     Sla,
+    TrainingMethod,
+    TrainingWorkload,
+    money,
 )
 from solver.optimizer.api import solve
 from solver.optimizer.candidates import build_instance
@@ -64,7 +68,8 @@ def day_profile(rng: random.Random) -> tuple[float, ...]:
     peak_hour = rng.randint(9, 20)
     floor = rng.uniform(0.05, 0.5)
     return tuple(
-        round(floor + (1 - floor) * math.exp(-(((h - peak_hour + 12) % 24 - 12) ** 2) / 18.0), 2) for h in range(24)
+        round(floor + (1 - floor) * math.exp(-(((h - peak_hour + 12) % 24 - 12) ** 2) / 18.0), 2)
+        for h in range(24)
     )
 
 
@@ -90,6 +95,75 @@ def portfolio(size: int, seed: int = 7) -> PlanRequest:
         inference=tuple(workloads),
         constraints=Constraints(currency="USD", horizon_months=36, allowed_modes=tuple(AcquisitionMode)),
     )
+
+
+SEED_500M_PAIR = ("H200", "RTX PRO 6000")
+
+
+def seed_500m_krw_request(allowed: tuple[str, ...] = SEED_500M_PAIR) -> PlanRequest:
+    """Seed 000's 500M KRW portfolio: 70B RAG at low latency, 14B bulk batch (seed benchmark
+    shape), embeddings, and a 14B LoRA fine-tuning pipeline; cards priced alone (seed KRW offers)."""
+    inference = (
+        InferenceWorkload(
+            name="rag-70b",
+            model=ModelRef(model_id="meta-llama/Llama-3.1-70B"),
+            precision=Precision.FP8,
+            input_tokens=4000,
+            output_tokens=400,
+            daily_tokens=400_000_000,
+            peak_to_average=2.0,
+            sla=Sla(ttft_p95_ms=1500, tpot_p95_ms=40),
+        ),
+        InferenceWorkload(
+            name="bulk-14b",
+            model=ModelRef(model_id="mistralai/Ministral-3-14B-Instruct-2512"),
+            precision=Precision.FP8,
+            input_tokens=7000,
+            output_tokens=1024,
+            daily_tokens=10_000_000_000,
+            interactive=False,
+        ),
+        InferenceWorkload(
+            name="embeddings",
+            model=ModelRef(model_id="Qwen/Qwen3-Embedding-8B"),
+            input_tokens=512,
+            output_tokens=1,
+            daily_tokens=2_000_000_000,
+            interactive=False,
+        ),
+    )
+    training = (
+        TrainingWorkload(
+            name="ft-14b",
+            model=ModelRef(model_id="Qwen/Qwen3-14B"),
+            method=TrainingMethod.LORA,
+            tokens_per_run=5e8,
+            runs_per_month=4,
+            deadline_hours=48,
+        ),
+    )
+    constraints = Constraints(
+        currency="KRW",
+        include_host_costs=False,
+        allowed_gpus=allowed,
+        capex_budget=money(500_000_000, "KRW"),
+    )
+    return PlanRequest(inference=inference, training=training, constraints=constraints)
+
+
+def run_seed_500m(book: Pricebook) -> dict[str, Any]:
+    instance = build_instance(seed_500m_krw_request(), book)
+    sol = solve(instance, time_limit_s=10, explain=False)
+    st = sol.stats
+    return {
+        "case": "seed 500M KRW portfolio",
+        "solve_seconds": round(st.seconds, 4),
+        "status": st.status.value,
+        "gap": st.gap,
+        "variables": st.variables,
+        "constraints": st.constraints,
+        "fleet": sol.gpu_counts(),
+    }
 
 
 def run(size: int, backend: str, book: Pricebook, time_limit_s: float, gap: float) -> dict[str, Any]:
@@ -118,7 +192,9 @@ def run(size: int, backend: str, book: Pricebook, time_limit_s: float, gap: floa
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sizes", type=int, nargs="*", default=list(SIZES))
     parser.add_argument("--backends", nargs="*", default=["scip"])
     parser.add_argument("--time-limit", type=float, default=30.0)
@@ -127,6 +203,11 @@ def main() -> None:
     args = parser.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     book = load_default()
+    seed = run_seed_500m(book)
+    print(  # noqa: T201 - benchmark output
+        f"seed 500M KRW example: {seed['status']} in {seed['solve_seconds']:.3f}s, fleet {seed['fleet']}",
+        flush=True,
+    )
     rows = []
     for backend in args.backends:
         for size in args.sizes:
@@ -135,12 +216,18 @@ def main() -> None:
             gap = "-" if row["gap"] is None else f"{row['gap'] * 100:.3f}%"
             print(  # noqa: T201 - benchmark output
                 f"{backend:7s} {size:4d} wl  buckets {row['buckets']:2d}  cand {row['candidates']:5d}  "
-                f"vars {row['variables']:6d}  cons {row['constraints']:6d}  build {row['build_seconds']:6.2f}s  "
+                f"vars {row['variables']:6d}  cons {row['constraints']:6d}  "
+                f"build {row['build_seconds']:6.2f}s  "
                 f"solve {row['solve_seconds']:6.2f}s  {row['status']:11s} gap {gap}",
                 flush=True,
             )
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    payload = {"machine": platform.platform(), "cpu_count": __import__("os").cpu_count(), "rows": rows}
+    payload = {
+        "machine": platform.platform(),
+        "cpu_count": os.cpu_count(),
+        "seed_500m_krw": seed,
+        "rows": rows,
+    }
     args.out.write_text(json.dumps(payload, indent=2))
 
 

@@ -156,9 +156,10 @@ def check_solution(
     # Caps, recomputed from option prices.
     capex = power = racks = monthly = 0.0
     for c in solution.options:
-        o = options.get(c.option_id)
-        if o is None:
+        priced = options.get(c.option_id)
+        if priced is None:
             continue
+        o = priced
         capex += o.capex_per_gpu * c.gpus + o.capex_per_server * c.servers
         monthly += o.fixed_monthly_per_gpu * c.gpus + o.fixed_monthly_per_server * c.servers
         monthly += o.busy_hourly_per_gpu * c.busy_gpu_hours_per_month
@@ -166,14 +167,14 @@ def check_solution(
             power += o.power_kw_per_gpu * c.gpus + o.power_kw_per_server * c.servers
             racks += o.rack_units_per_server * c.servers
     lim = instance.caps
-    for name, used, cap in (
+    for name, used, cap_value in (
         ("capex budget", capex, lim.capex_budget),
         ("monthly opex cap", monthly, lim.monthly_opex_cap),
         ("power cap kW", power, lim.power_cap_kw),
         ("rack units cap", racks, lim.rack_units_cap),
     ):
-        if cap is not None and used > cap * (1 + REL_TOL) + 1e-9:
-            out.append(Violation("cap", name, f"uses {used:.6g} > cap {cap:.6g}"))
+        if cap_value is not None and used > cap_value * (1 + REL_TOL) + 1e-9:
+            out.append(Violation("cap", name, f"uses {used:.6g} > cap {cap_value:.6g}"))
 
     # Owned GPUs, count bounds, fixed fleets.
     for g, owned in instance.owned_counts.items():

@@ -44,16 +44,18 @@ def unservable_workloads(instance: FleetInstance) -> tuple[UnservableWorkload, .
         reasons = [f"{r.gpu} TP{r.tp} {r.precision}: {r.reason}" for r in instance.rejections_of(w.name)]
         offered = {o.gpu for o in instance.options}
         for c in instance.candidates_of(w.name):
-            why = "TP group exceeds every offered server's domain" if c.gpu in offered else "GPU not offered"
-            reasons.append(f"{c.gpu} TP{c.tp} {c.precision}: {why}")
+            cause = (
+                "TP group exceeds every offered server's domain" if c.gpu in offered else "GPU not offered"
+            )
+            reasons.append(f"{c.gpu} TP{c.tp} {c.precision}: {cause}")
         out.append(
             UnservableWorkload(workload=w.name, reasons=tuple(reasons) or ("no allowed GPU is offered",))
         )
     for t in instance.training:
         offered = {o.gpu for o in instance.options}
         if not any(ch.gpu in offered for ch in t.choices):
-            reasons = tuple(f"{r.gpu}: {r.reason}" for r in t.rejections) or ("no allowed GPU can run it",)
-            out.append(UnservableWorkload(workload=t.name, reasons=reasons))
+            lines = tuple(f"{r.gpu}: {r.reason}" for r in t.rejections) or ("no allowed GPU can run it",)
+            out.append(UnservableWorkload(workload=t.name, reasons=lines))
     return tuple(out)
 
 
@@ -85,8 +87,8 @@ def diagnose_infeasible(
     """Attach a ``Diagnosis`` to an infeasible solution."""
     unservable = unservable_workloads(instance)
     if unservable:
-        messages = tuple(f"{u.workload}: no allowed GPU can serve it" for u in unservable)
-        return dataclasses.replace(solution, diagnosis=Diagnosis(unservable=unservable, messages=messages))
+        names = tuple(f"{u.workload}: no allowed GPU can serve it" for u in unservable)
+        return dataclasses.replace(solution, diagnosis=Diagnosis(unservable=unservable, messages=names))
     caps = _caps_present(instance)
     deadline = time.perf_counter() + time_limit_s
     relaxations: list[CapRelaxation] = []

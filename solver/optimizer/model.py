@@ -527,7 +527,7 @@ class _Builder:
     # -- values ------------------------------------------------------------------------------
     def values(self) -> MipValues:
         def iv(var: Any) -> int:
-            return round(var.solution_value())
+            return round(float(var.solution_value()))
 
         train_gpu = {t: g for (t, g), z in self.z.items() if z.solution_value() > 0.5}
         return MipValues(
@@ -638,5 +638,5 @@ def solve_mip(
     )
     if status is SolveStatus.CANCELLED:
         raise SolveCancelled(f"solve cancelled after {seconds:.2f} s")
-    values = builder.values() if has_values and status is not SolveStatus.CANCELLED else None
+    values = builder.values() if has_values else None
     return MipResult(stats=stats, values=values)

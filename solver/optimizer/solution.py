@@ -80,10 +80,10 @@ def build_solution(instance: FleetInstance, mip: MipResult) -> FleetSolution:
     assignments = _assignments(instance, values)
     training = []
     for t in instance.training:
-        gpu = values.train_gpu.get(t.name)
-        if gpu is None:
+        train_gpu = values.train_gpu.get(t.name)
+        if train_gpu is None:
             continue
-        gpu_hours, min_gpus, per_run = _training_hours(instance, t.name, gpu)
+        gpu_hours, min_gpus, per_run = _training_hours(instance, t.name, train_gpu)
         od_share = sum(
             share
             for (t_name, o_id), share in values.train_share.items()
@@ -92,7 +92,7 @@ def build_solution(instance: FleetInstance, mip: MipResult) -> FleetSolution:
         training.append(
             TrainingAllocation(
                 workload=t.name,
-                gpu=gpu,
+                gpu=train_gpu,
                 min_gpus=min_gpus,
                 gpu_hours_per_month=gpu_hours,
                 on_demand_gpu_hours_per_month=gpu_hours * od_share,

@@ -13,6 +13,7 @@ import logging
 import pytest
 import structlog
 
+from bench.solver_scaling import SEED_500M_PAIR, seed_500m_krw_request
 from pricebook import catalog
 from pricebook.loader import load_default
 from pricebook.schema import Pricebook, ScaleUpLink
@@ -138,49 +139,15 @@ def test_3_hundred_b_dense_chat_needs_nvlink_tp(book: Pricebook) -> None:
 
 
 def test_4_five_hundred_million_krw_portfolio_mixes_h200_core_and_rtx_expansion(book: Pricebook) -> None:
-    workloads = (
-        InferenceWorkload(
-            name="rag-70b",
-            model=ModelRef(model_id="meta-llama/Llama-3.1-70B"),
-            precision=Precision.FP8,
-            input_tokens=4000,
-            output_tokens=400,
-            daily_tokens=400_000_000,
-            peak_to_average=2.0,
-            sla=Sla(ttft_p95_ms=1500, tpot_p95_ms=40),
-        ),
-        bulk_14b(10_000_000_000),
-        InferenceWorkload(
-            name="embeddings",
-            model=ModelRef(model_id="Qwen/Qwen3-Embedding-8B"),
-            input_tokens=512,
-            output_tokens=1,
-            daily_tokens=2_000_000_000,
-            interactive=False,
-        ),
-    )
-    training = (
-        TrainingWorkload(
-            name="ft-14b",
-            model=ModelRef(model_id="Qwen/Qwen3-14B"),
-            method=TrainingMethod.LORA,
-            tokens_per_run=5e8,
-            runs_per_month=4,
-            deadline_hours=48,
-        ),
-    )
-    seed_pair = ("H200", "RTX PRO 6000")
-
-    def request(allowed: tuple[str, ...]) -> PlanRequest:
-        return PlanRequest(inference=workloads, training=training, constraints=krw(500_000_000, allowed))
-
-    mixed = plan(request(seed_pair), book)
+    # Seed 000's split: H200 core (70B+ low-latency RAG, training) + RTX PRO 6000 expansion
+    # (14B bulk batch, embeddings) within 500M KRW; the portfolio is in bench/solver_scaling.py.
+    mixed = plan(seed_500m_krw_request(), book)
     assert mixed.status is SolveStatus.OPTIMAL and mixed.cost is not None
     assert set(mixed.gpu_counts()) == {H200, RTX}
     rag = next(a for a in mixed.assignments if a.workload == "rag-70b")
     assert {u.candidate.gpu for u in rag.uses} == {H200}
-    for single in seed_pair:
-        alone = plan(request((single,)), book)
+    for single in SEED_500M_PAIR:
+        alone = plan(seed_500m_krw_request((single,)), book)
         # The best single-SKU fleet either does not fit the budget or costs more.
         assert not alone.has_plan or (alone.cost is not None and alone.cost.total > mixed.cost.total)
 
