@@ -131,19 +131,23 @@ def estimate_training(  # noqa: PLR0917 - positional order is the documented con
     sharded, unsharded = training_memory(
         model, method, num_gpus, seq_len, activation_checkpointing=activation_checkpointing
     )
-    per_gpu = sharded / num_gpus + unsharded
+    # LoRA keeps the frozen base replicated (plain data parallel) when it fits one GPU; otherwise
+    # it is sharded like full training (FSDP) and must be all-gathered every micro-step.
+    replicated = method is not TrainingMethod.FULL and sharded + unsharded <= usable
+    per_gpu = sharded + unsharded if replicated else sharded / num_gpus + unsharded
     needed = min_gpus_to_fit(model, gpu, method, seq_len)
     fits = per_gpu <= usable
-    reason = (
-        ""
-        if fits
-        else (
-            f"{method.value} training of {model.id} needs {per_gpu / GB:.0f} GB per GPU "
-            f"on {num_gpus} × {gpu.id} "
-            f"({usable / GB:.0f} GB usable); "
-            + (f"at least {needed} GPUs are needed" if needed else "one sequence's activations do not fit")
-        )
+    reason = "" if fits else (
+        f"{method.value} training of {model.id} needs {per_gpu / GB:.0f} GB per GPU "
+        f"on {num_gpus} × {gpu.id} ({usable / GB:.0f} GB usable); "
+        + (f"at least {needed} GPUs are needed" if needed else "one sequence's activations do not fit")
     )
+    # Sequences per micro-step: as many as the memory left after the states holds, up to the
+    # target; ZeRO-3 traffic is paid once per micro-step, so small micro-batches expose it.
+    activations_per_sequence = unsharded - TRAINING_RESERVE_BYTES
+    spare = usable - per_gpu
+    sequences = 1 + max(0, int(spare // activations_per_sequence)) if activations_per_sequence > 0 else 1
+    tokens_per_micro_step = max(float(seq_len), min(MICRO_BATCH_TOKENS_TARGET, sequences * seq_len))
 
     # FLOPs per token: linear layers + attention (QKᵀ and AV: 2 GEMMs × 2 FLOPs per MAC over the
     # sequence, counted without the causal half as MFU conventions do: 6N + 12·L·h·s in total).
@@ -159,14 +163,18 @@ def estimate_training(  # noqa: PLR0917 - positional order is the documented con
         mfu *= t.lora_mfu_fraction
     compute_s_per_token = flops_per_token / (peak * mfu)
 
-    # Data-parallel traffic per token per GPU: ZeRO-3 all-gathers weights twice and
-    # reduce-scatters gradients once per step (3 × 2 bytes × N); LoRA moves only adapter grads.
-    tokens_per_gpu_step = max(seq_len, MICRO_BATCH_TOKENS_TARGET)
-    traffic = (
-        3 * 2.0 * m.params
-        if method is TrainingMethod.FULL
-        else 2.0 * 16 * _adapter_params(m, model.intermediate)
-    )
+    # Data-parallel traffic per micro-step per GPU (bf16): ZeRO-3/FSDP all-gathers the sharded
+    # weights for forward and backward and reduce-scatters gradients (3 × 2 B × N for full
+    # training; 2 × the base for sharded LoRA); replicated LoRA all-reduces only adapter grads.
+    adapter_bytes = 2.0 * _adapter_params(m, model.intermediate)
+    if method is TrainingMethod.FULL:
+        traffic = 3 * 2.0 * m.params
+    elif replicated:
+        traffic = 2.0 * adapter_bytes
+    else:
+        base_bytes = (BASE_BYTES_LORA if method is TrainingMethod.LORA else BASE_BYTES_QLORA) * m.params
+        traffic = 2.0 * base_bytes + 2.0 * adapter_bytes
+    tokens_per_gpu_step = tokens_per_micro_step
     link_name, link_bw = _dp_link(phys_gpu, num_gpus, per_server)
     comm_s_per_token = 0.0
     if num_gpus > 1:

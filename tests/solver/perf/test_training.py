@@ -36,12 +36,23 @@ def test_min_gpus_is_the_smallest_count_that_fits() -> None:
 
 def test_lora_and_qlora_need_far_less_memory_than_full() -> None:
     gpu = make_gpu()
-    full = estimate_training(LLAMA70, gpu, 8, TrainingMethod.FULL, 2048, 1e9)
-    lora = estimate_training(LLAMA70, gpu, 8, TrainingMethod.LORA, 2048, 1e9)
-    qlora = estimate_training(LLAMA70, gpu, 8, TrainingMethod.QLORA, 2048, 1e9)
+    # what one GPU would have to hold: 16 B/param (full) vs a 2 B bf16 base vs a 4.5-bit base
+    full = estimate_training(LLAMA70, gpu, 1, TrainingMethod.FULL, 2048, 1e9)
+    lora = estimate_training(LLAMA70, gpu, 1, TrainingMethod.LORA, 2048, 1e9)
+    qlora = estimate_training(LLAMA70, gpu, 1, TrainingMethod.QLORA, 2048, 1e9)
     assert qlora.memory_per_gpu_gb < lora.memory_per_gpu_gb < full.memory_per_gpu_gb / 4
     assert qlora.min_gpus <= lora.min_gpus < full.min_gpus
     assert not lora.calibrated and full.calibrated
+
+
+def test_lora_that_fits_one_gpu_is_replicated_not_sharded() -> None:
+    gpu, model = make_gpu(), make_model()
+    one = estimate_training(model, gpu, 1, TrainingMethod.LORA, 2048, 1e9)
+    eight = estimate_training(model, gpu, 8, TrainingMethod.LORA, 2048, 1e9)
+    assert one.fits and eight.memory_per_gpu_gb == pytest.approx(one.memory_per_gpu_gb)
+    sharded_full = estimate_training(model, gpu, 8, TrainingMethod.FULL, 2048, 1e9)
+    two_full = estimate_training(model, gpu, 2, TrainingMethod.FULL, 2048, 1e9)
+    assert sharded_full.memory_per_gpu_gb < two_full.memory_per_gpu_gb
 
 
 def test_gpu_hours_and_pcie_without_p2p_is_never_faster() -> None:
