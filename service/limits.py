@@ -9,7 +9,9 @@ concurrency with a bounded queue, and the caller's deadline enforced on the solv
 - Undecodable bytes on the wire are answered INVALID_ARGUMENT (``MALFORMED_REQUEST``), not UNKNOWN.
 - ``SolveGate``: at most ``slots`` solves at once (one per core by default) and ``max_waiting``
   queued; past that RESOURCE_EXHAUSTED with a ``RetryInfo`` hint (the measured mean solve time ×
-  the queue ahead). Solves run on the gate's own thread pool, so cheap RPCs (catalog, estimates,
+  the queue ahead). Admission control: a call whose deadline would pass before it gets a slot (by
+  that estimate, or in fact while it waits) is refused the same way instead of timing out in the queue.
+  Solves run on the gate's own thread pool, so cheap RPCs (catalog, estimates,
   health) never wait behind them.
 - Deadlines: once a solve has its slot, a timer fires at the caller's remaining deadline minus
   ``margin_s`` and *wraps up* the solve: the MIP is interrupted and its best verified plan comes
@@ -45,6 +47,8 @@ from solver.optimizer.cancel import CancelToken
 log = structlog.get_logger("fleetplan.limits")
 _T = TypeVar("_T")
 
+MIN_SOLVE_S = 0.5
+"""A queued solve gives up (RESOURCE_EXHAUSTED) when less than this would be left to solve in."""
 WRAP_UP_REPEAT_S = 0.05
 """After a wrap-up, interrupt each newly started MIP this often (an interrupt before a solve starts is
 ignored by the backend, so later solves of the same call — baselines, sensitivity — are caught here)."""
@@ -389,16 +393,33 @@ class SolveGate:
     async def _enter(
         self, context: grpc.aio.ServicerContext | None
     ) -> tuple[SolveToken, asyncio.TimerHandle | None]:
-        """Wait for a slot (or refuse when the queue is full); arm the caller's deadline."""
+        """Wait for a slot (or refuse when the queue is full, or when the caller's deadline would pass
+        in the queue); arm the caller's deadline."""
         if self._running >= self._slots and self._waiting >= self._max_waiting:
             raise ResourceExhausted(
                 f"{self._running} solves running and {self._waiting} waiting "
                 f"(limit solve_slots={self._slots}, max_queued_solves={self._max_waiting}); retry later",
                 retry_after_s=self.retry_after_s(),
             )
+        remaining = context.time_remaining() if context is not None else None
+        patience_s = None if remaining is None else remaining - self._margin_s - MIN_SOLVE_S
+        if patience_s is not None and self._running >= self._slots:
+            # Admission control: do not queue work whose deadline would pass before it gets a slot.
+            expected_wait_s = self._mean_solve_s * (self._waiting + 1) / self._slots
+            if expected_wait_s > patience_s:
+                raise ResourceExhausted(
+                    f"expected wait for a solve slot ≈{expected_wait_s:.1f} s leaves no time to solve within "
+                    f"the deadline ({remaining:.1f} s left); retry later or with a longer deadline",
+                    retry_after_s=self.retry_after_s(),
+                )
         self._waiting += 1
         try:
-            await self._semaphore.acquire()
+            if not await self._acquire(patience_s):
+                raise ResourceExhausted(
+                    f"no solve slot freed in time to solve within the deadline ({remaining:.1f} s); "
+                    "retry later",
+                    retry_after_s=self.retry_after_s(),
+                )
         finally:
             self._waiting -= 1
         self._running += 1
@@ -412,6 +433,33 @@ class SolveGate:
                 max(0.0, remaining - self._margin_s), token.wrap_up, "deadline"
             )
         return token, timer
+
+    async def _acquire(self, patience_s: float | None) -> bool:
+        """Take a slot, waiting at most ``patience_s`` (None = as long as it takes)."""
+        if patience_s is None or not self._semaphore.locked():
+            await self._semaphore.acquire()
+            return True
+        attempt = asyncio.ensure_future(self._semaphore.acquire())
+        try:
+            done, _ = await asyncio.wait({attempt}, timeout=max(0.0, patience_s))
+        except asyncio.CancelledError:
+            self._abandon(attempt)
+            raise
+        if done:
+            return True
+        self._abandon(attempt)
+        return False
+
+    def _abandon(self, attempt: asyncio.Future[Any]) -> None:
+        """Give up a pending acquire; a slot it got in the meantime goes straight back."""
+        if attempt.done():
+            if not attempt.cancelled() and attempt.exception() is None:
+                self._semaphore.release()
+            return
+        attempt.cancel()
+        attempt.add_done_callback(
+            lambda a: self._semaphore.release() if not a.cancelled() and a.exception() is None else None
+        )
 
     def _release(self, token: SolveToken, timer: asyncio.TimerHandle | None, started: float) -> None:
         """Free the slot once the worker thread has stopped (idempotent)."""

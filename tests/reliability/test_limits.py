@@ -237,3 +237,30 @@ def test_stream_yields_items_and_a_closed_consumer_cancels_the_producer() -> Non
         gate.close()
 
     asyncio.run(scenario())
+
+
+def test_admission_control_refuses_work_whose_deadline_would_pass_in_the_queue() -> None:
+    async def scenario() -> None:
+        gate = SolveGate(slots=1, max_waiting=10, margin_s=0.25)
+        release = threading.Event()
+        running = asyncio.ensure_future(gate.run(lambda token: release.wait(10), FakeContext(None)))
+        await asyncio.sleep(0.05)
+        # Expected wait = mean solve time (1 s before any measurement) > 0.9 − 0.25 − 0.5 s left to solve.
+        started = time.perf_counter()
+        with pytest.raises(ResourceExhausted, match="expected wait"):
+            await gate.run(lambda token: True, FakeContext(0.9))
+        assert time.perf_counter() - started < 0.1  # refused at once, not after waiting
+        # Admitted (1 s expected < 2.0 − 0.75 s), but the slot never frees in time: refused at 1.25 s.
+        started = time.perf_counter()
+        with pytest.raises(ResourceExhausted, match="no solve slot freed"):
+            await gate.run(lambda token: True, FakeContext(2.0))
+        assert 1.1 < time.perf_counter() - started < 1.6
+        assert gate.waiting == 0
+        release.set()
+        assert await running is True
+        # No slot leaked by the abandoned wait: the gate still runs one solve at a time, and runs it.
+        assert await gate.run(lambda token: "ran", FakeContext(5.0)) == "ran"
+        assert gate.running == 0
+        gate.close()
+
+    asyncio.run(scenario())
