@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from pricebook.schema import ScaleUpLink
 from solver.domain import Precision
-from solver.perf import ClosedLoop, Deployment, OfflineMax, WorkloadShape, estimate_inference
+from solver.perf import ClosedLoop, Deployment, OfflineMax, OpenLoop, WorkloadShape, estimate_inference
 from solver.perf.physics import ModelPhysics
 
 from .conftest import make_gpu, make_model
@@ -98,3 +98,18 @@ def test_moe_k_of_e_never_reads_more_than_its_dense_twin(experts: int, chosen: i
     dense = ModelPhysics.of(make_model(params_b=47, active_params_b=47))
     moe_bytes = moe.weight_bytes_read_per_step(precision, tokens)
     assert moe_bytes <= dense.weight_bytes_read_per_step(precision, tokens)
+
+
+@SETTINGS
+@given(shape=shapes, fraction=st.floats(0.01, 0.9), more=st.floats(1.01, 1.5))
+def test_open_loop_latencies_grow_with_the_request_rate(shape: WorkloadShape, fraction: float,
+                                                        more: float) -> None:
+    model, deployment = make_model(), Deployment(make_gpu(), 1, Precision.FP8)
+    saturation = estimate_inference(model, deployment, shape, OfflineMax()).req_s
+    low = estimate_inference(model, deployment, shape, OpenLoop(saturation * fraction))
+    high = estimate_inference(model, deployment, shape, OpenLoop(saturation * fraction * more))
+    if not high.fits:
+        return  # beyond what the replica sustains: reported as not fitting, with the reason
+    assert high.ttft_p95_ms >= low.ttft_p95_ms * (1 - 1e-6)
+    assert high.tpot_ms >= low.tpot_ms * (1 - 1e-6)
+    assert high.ttft_p95_ms >= high.ttft_ms
