@@ -58,6 +58,7 @@ from solver.economics.tco import (
     cost_components,
     fleet_tco,
     to_money,
+    to_unit_price,
     unit_costs,
 )
 from solver.economics.whatif import (
@@ -528,9 +529,9 @@ def plan_fleet_lines(
             on_demand_by_hour = tuple(hourly)
         price_hour = None
         if opt.mode is AcquisitionMode.ON_DEMAND:
-            price_hour = to_money(opt.busy_hourly_per_gpu, currency)
+            price_hour = to_unit_price(opt.busy_hourly_per_gpu, currency)
         elif opt.mode is AcquisitionMode.RESERVED:
-            price_hour = to_money(opt.fixed_monthly_per_gpu / HOURS_PER_MONTH, currency)
+            price_hour = to_unit_price(opt.fixed_monthly_per_gpu / HOURS_PER_MONTH, currency)
         on_site = opt.mode is AcquisitionMode.BUY
         result.append(
             PlanFleetLine(

@@ -39,7 +39,7 @@ from pricebook.schema import ApiPrice, Currency, GpuId, Money, Pricebook
 from solver.domain import AcquisitionMode, Constraints, InferenceWorkload
 from solver.economics.costs import HOURS_PER_MONTH, priced
 from solver.economics.options import AcquisitionOption
-from solver.economics.tco import TOKENS_PER_MILLION, to_money
+from solver.economics.tco import TOKENS_PER_MILLION, to_money, to_unit_price
 
 SECONDS_PER_DAY = 86_400.0
 HOURS_PER_DAY = 24.0
@@ -138,8 +138,8 @@ def buy_vs_rent(
     )
     od_hourly = on_demand.busy_hourly_per_gpu if on_demand else None
     res_hourly = reserved.fixed_monthly_per_gpu / HOURS_PER_MONTH if reserved else None
-    od_money = to_money(od_hourly, currency) if od_hourly is not None else None
-    res_money = to_money(res_hourly, currency) if res_hourly is not None else None
+    od_money = to_unit_price(od_hourly, currency) if od_hourly is not None else None
+    res_money = to_unit_price(res_hourly, currency) if res_hourly is not None else None
     if not buys:
         return BuyVsRent(
             gpu=gpu, currency=currency, buy_option_id=None, owned_fixed_monthly_per_gpu=None,
@@ -162,7 +162,7 @@ def buy_vs_rent(
         currency=currency,
         buy_option_id=buy.id,
         owned_fixed_monthly_per_gpu=fixed,
-        owned_cost_per_gpu_hour=to_money(fixed / HOURS_PER_MONTH, currency),
+        owned_cost_per_gpu_hour=to_unit_price(fixed / HOURS_PER_MONTH, currency),
         power_per_busy_gpu_hour=power,
         purchase_per_gpu=purchase,
         on_demand_price_per_gpu_hour=od_money,
@@ -374,7 +374,7 @@ def self_hosting_break_even(
 
 
 def _per_m(per_token: float | None, currency: Currency) -> Money | None:
-    return None if per_token is None else to_money(per_token * TOKENS_PER_MILLION, currency)
+    return None if per_token is None else to_unit_price(per_token * TOKENS_PER_MILLION, currency)
 
 
 def _api_verdict(  # noqa: PLR0917 - private formatter of one result

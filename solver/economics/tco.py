@@ -47,6 +47,18 @@ def to_money(amount: float, currency: Currency) -> Money:
     )
 
 
+_UNIT_PRICE_QUANTUM = {"USD": Decimal("0.0001"), "KRW": Decimal("0.01")}
+
+
+def to_unit_price(amount: float, currency: Currency) -> Money:
+    """A per-unit price (per GPU-hour, per 1M tokens) to 1/100 of the minor unit: API prices such
+    as $0.075 per 1M tokens would lose their meaning rounded to the cent."""
+    quantum = _UNIT_PRICE_QUANTUM[currency]
+    return Money(
+        amount=Decimal(repr(float(amount))).quantize(quantum, rounding=ROUND_HALF_EVEN), currency=currency
+    )
+
+
 def add_money(amounts: Iterable[Money], currency: Currency) -> Money:
     total = Decimal(0).quantize(_MINOR_UNIT[currency])
     for amount in amounts:
@@ -360,8 +372,8 @@ def unit_costs(
                 horizon_cost=to_money(share, currency),
                 monthly_cost=to_money(monthly, currency),
                 share_of_fleet=share / fleet_total if fleet_total > 0 else 0.0,
-                per_million_output_tokens=to_money(monthly / output * TOKENS_PER_MILLION, currency),
-                per_million_total_tokens=to_money(monthly / total * TOKENS_PER_MILLION, currency),
+                per_million_output_tokens=to_unit_price(monthly / output * TOKENS_PER_MILLION, currency),
+                per_million_total_tokens=to_unit_price(monthly / total * TOKENS_PER_MILLION, currency),
                 output_tokens_per_month=output,
                 total_tokens_per_month=total,
             )

@@ -18,7 +18,7 @@ from solver.domain import (
 )
 from solver.economics.costs import acquisition_options
 from solver.economics.options import AcquisitionOption
-from solver.economics.tco import FleetLine, WorkloadUsage, fleet_tco, to_money, unit_costs
+from solver.economics.tco import FleetLine, WorkloadUsage, fleet_tco, to_money, to_unit_price, unit_costs
 
 BookFactory = Callable[..., Pricebook]
 MODES = (AcquisitionMode.BUY, AcquisitionMode.RESERVED, AcquisitionMode.ON_DEMAND)
@@ -80,6 +80,9 @@ def test_krw_rounds_to_whole_won() -> None:
     assert to_money(1234.5, "KRW").amount == Decimal("1234")  # banker's rounding to even
     assert to_money(1235.5, "KRW").amount == Decimal("1236")
     assert to_money(0.125, "USD").amount == Decimal("0.12")
+    # Unit prices keep 1/100 of the minor unit: $0.075 per 1M tokens stays $0.0750.
+    assert to_unit_price(0.07549, "USD").amount == Decimal("0.0755")
+    assert to_unit_price(105.004, "KRW").amount == Decimal("105.00")
 
 
 def test_unit_costs_split_by_gpu_hours(make_book: BookFactory) -> None:
@@ -118,10 +121,10 @@ def test_unit_costs_split_by_gpu_hours(make_book: BookFactory) -> None:
     per_output, per_total = costs["chat"].per_million_output_tokens, costs["chat"].per_million_total_tokens
     per_run = costs["tune"].per_training_run
     assert per_output is not None and per_total is not None and per_run is not None
-    assert float(per_output.amount) == pytest.approx(expected, abs=0.005)
+    assert float(per_output.amount) == pytest.approx(expected, abs=0.00005)
     total_per_month = 100e6 * 365 / 12
     expected_total = chat_share / 36 / total_per_month * 1e6
-    assert float(per_total.amount) == pytest.approx(expected_total, abs=0.005)
+    assert float(per_total.amount) == pytest.approx(expected_total, abs=0.00005)
     tune_share = fleet_total * 920 / 2920
     assert float(per_run.amount) == pytest.approx(tune_share / 36 / 2, abs=0.005)
     assert costs["chat"].share_of_fleet + costs["tune"].share_of_fleet == pytest.approx(1.0)
