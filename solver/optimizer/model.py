@@ -31,11 +31,12 @@ Constraints (numbers match ``_Builder`` method comments and the evaluator's chec
 -----------------------------------------------------------------------------------
 1. Demand, ∀w, b with λ_wb > 0:  Σ_{c∈C_w} cap_c · r_cb ≥ λ_wb   (rows divided by max_b λ_wb).
 2. GPUs, ∀g, b:  Σ_{c: g(c)=g} a_c · r_cb ≤ Σ_{o∈O_held(g)} u_ob + Σ_{o∈O_od(g)} d_ob,  u_ob ≤ n_o.
-3. TP domains, ∀g, b, ∀ TP threshold τ > 1 used on g:
-   Σ_{c: g(c)=g, t_c ≥ τ} t_c · r_cb ≤ Σ_{o on g, D_o ≥ τ} (u_ob | d_ob).
-   With power-of-two TP degrees and domains, these nested (Hall) conditions are exactly what
-   lets every TP group be packed inside one domain of one server (first-fit decreasing).
-   Candidates whose TP exceeds every domain of their GPU are rejected before the model.
+3. TP domains, ∀g, b, ∀ TP degree τ > 1 used on g: integer ``k_obτ`` TP-τ groups hosted by
+   option o (only options with D_o ≥ τ):  Σ_{c: g(c)=g, t_c=τ} r_cb ≤ Σ_o k_obτ  and, ∀o,
+   Σ_τ τ · k_obτ ≤ (u_ob | d_ob). With power-of-two TP degrees dividing the domains, groups laid
+   out largest first in one option's GPUs never straddle a domain or server boundary, so this
+   is exactly "every TP group inside one NVLink/P2P domain of one server". Candidates whose TP
+   exceeds every domain of their GPU are rejected before the model.
 4. Whole servers, ∀o bought/owned: n_o ≤ k_o · s_o  (n_o = k_o · s_o for fixed boards).
 5. Capex: Σ_o capex_gpu_o · n_o + capex_srv_o · s_o ≤ BUD.
 6. Monthly opex: Σ_o fix_gpu_o n_o + fix_srv_o s_o + DAYS Σ_b h_b (Σ busy_o u_ob + Σ busy_o d_ob)
@@ -79,6 +80,7 @@ from typing import Any
 import structlog
 from ortools.linear_solver import pywraplp
 
+from solver.economics.options import AcquisitionOption
 from solver.errors import SolveCancelled
 from solver.optimizer.cancel import CancelToken
 from solver.optimizer.instance import (
@@ -314,19 +316,28 @@ class _Builder:
         for g in self.inst.gpu_types():
             opts = [o for o in self.inst.options if o.gpu == g]
             cands = by_g.get(g, [])
-            thresholds = sorted({1} | {c.tp for c in cands if not c.mig_slice and c.tp > 1})
+            if not cands:
+                continue
+            degrees = sorted({c.tp for c in cands if not c.mig_slice and c.tp > 1})
             for b in range(self.nb):
-                for tau in thresholds:
-                    use = [c for c in cands if (tau == 1 or (not c.mig_slice and c.tp >= tau))]
-                    supply = [
-                        (self.u[o.id][b] if o.id in self.u else self.d[o.id][b])
-                        for o in opts
-                        if tp_domain(o) >= tau
-                    ]
-                    if not use:
-                        continue
-                    demand = sum(c.gpus_per_replica * self.r[c.id][b] for c in use)
-                    slv.Add(demand <= (sum(supply) if supply else 0), f"gpus[{g},{b},tp>={tau}]")
+
+                def supply(o: AcquisitionOption, b: int = b) -> Any:
+                    return self.u[o.id][b] if o.id in self.u else self.d[o.id][b]
+
+                demand = sum(c.gpus_per_replica * self.r[c.id][b] for c in cands)
+                slv.Add(demand <= sum(supply(o) for o in opts), f"gpus[{g},{b}]")
+                # TP groups of each degree are hosted by one option whose domain holds them.
+                groups_on: dict[str, Any] = defaultdict(int)
+                for tau in degrees:
+                    hosts = [o for o in opts if tp_domain(o) >= tau]
+                    k = {o.id: slv.IntVar(0, slv.infinity(), f"k[{o.id},{b},{tau}]") for o in hosts}
+                    replicas = sum(self.r[c.id][b] for c in cands if not c.mig_slice and c.tp == tau)
+                    slv.Add(replicas <= sum(k.values()), f"tp_groups[{g},{b},{tau}]")
+                    for o_id, var in k.items():
+                        groups_on[o_id] += tau * var
+                for o in opts:
+                    if o.id in groups_on:
+                        slv.Add(groups_on[o.id] <= supply(o), f"tp_domain[{o.id},{b}]")
 
     # 4: whole servers
     def _servers(self) -> None:

@@ -8,7 +8,7 @@ from opt_factories import ALL_DAY, candidate, flat_demand, option
 from solver.domain import AcquisitionMode
 from solver.errors import PlanVerificationError, SolveCancelled
 from solver.optimizer import CancelToken, Caps, FleetInstance, SolveStatus, check_solution, solve
-from solver.optimizer.instance import Bucket, InferenceDemand, TrainingChoice, TrainingDemand
+from solver.optimizer.instance import Bucket, CountLimit, InferenceDemand, TrainingChoice, TrainingDemand
 
 
 def two_gpu_instance(rate: float, caps: Caps | None = None, redundancy: int = 0) -> FleetInstance:
@@ -196,3 +196,26 @@ def test_same_instance_same_plan() -> None:
     a = solve(two_gpu_instance(123.0), time_limit_s=5, explain=False)
     b = solve(two_gpu_instance(123.0), time_limit_s=5, explain=False)
     assert a.options == b.options and a.assignments == b.assignments
+
+
+def test_tp_group_never_straddles_two_options() -> None:
+    # One bought GPU is forced (min count 1); a TP2 replica cannot use it plus one rented GPU.
+    # Options: buy 100 per GPU; rent 0.005 per GPU-hour = 0.005 × 8760 = 43.8 per GPU-year.
+    # Valid plans: buy 2 (200) or buy 1 (idle) + rent 2 (100 + 87.6 = 187.6) → 187.6.
+    rent_year = 0.005 * 365 * 24
+    inst = FleetInstance(
+        currency="USD",
+        horizon_months=12,
+        buckets=ALL_DAY,
+        options=(
+            option("g", capex=100, per_server=4, domain=2),
+            option("g", mode=AcquisitionMode.ON_DEMAND, busy_hourly=0.005, per_server=2, domain=2),
+        ),
+        inference=(flat_demand("big", 5.0),),
+        candidates=(candidate("big", "g", 10.0, tp=2),),
+        count_limits=(CountLimit("g", min_count=1),),
+    )
+    sol = solve(inst, time_limit_s=5)
+    assert sol.cost is not None
+    assert sol.cost.total == pytest.approx(100 + 2 * rent_year)
+    assert check_solution(inst, sol) == []
