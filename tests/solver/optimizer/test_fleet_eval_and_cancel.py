@@ -10,6 +10,7 @@ import pytest
 import structlog
 from opt_factories import ALL_DAY, candidate, flat_demand, option
 
+from bench.solver_scaling import portfolio
 from pricebook.loader import load_default
 from solver.domain import (
     AcquisitionMode,
@@ -24,6 +25,7 @@ from solver.domain import (
 )
 from solver.errors import SolveCancelled
 from solver.optimizer import CancelToken, FleetInstance, evaluate_fleet, solve
+from solver.optimizer.candidates import build_instance
 from solver.optimizer.fleet_eval import evaluate_fixed_fleet
 
 
@@ -91,9 +93,6 @@ def test_evaluate_fleet_with_real_models_compares_with_the_optimum(book) -> None
 
 @pytest.mark.slow
 def test_cancel_interrupts_a_running_solve(book) -> None:  # type: ignore[no-untyped-def]
-    from bench.solver_scaling import portfolio
-    from solver.optimizer.candidates import build_instance
-
     instance = build_instance(portfolio(5), book)  # takes SCIP well over 10 s to prove optimal
     token = CancelToken()
     timer = threading.Timer(0.5, token.cancel)
