@@ -310,6 +310,7 @@ def _assemble(
     return data
 
 
+FIT_RESTARTS = 4
 DATA_LOG_SD = 0.15
 """Typical scatter of one measurement around the model (log space): data residuals are divided by
 it, so a prior with sd s in log space weighs like one measurement when s = 0.15."""
@@ -339,24 +340,18 @@ def _fit(
         out += [(xi - x0i) / p.prior_sd for xi, x0i, p in zip(x, x0, params, strict=True)]
         return np.array(out)
 
-    result = least_squares(
-        residuals,
-        x0,
-        bounds=(lower, upper),
-        method="trf",
-        x_scale=1.0,
-        diff_step=1e-2,
-        max_nfev=600,
-        xtol=1e-10,
-        ftol=1e-10,
-    )
-    log.info(
-        "calibration.fit",
-        status=int(result.status),
-        nfev=int(result.nfev),
-        cost=float(result.cost),
-        message=str(result.message),
-    )
+    # The model is piecewise smooth (max(), integer batch sizes), so trust-region steps can stall
+    # early; restarting from the last solution until the cost stops falling finds the valley floor.
+    start = x0
+    previous_cost = math.inf
+    for restart in range(FIT_RESTARTS):
+        result = least_squares(residuals, start, bounds=(lower, upper), method="trf", x_scale=1.0,
+                               diff_step=1e-2, max_nfev=600, xtol=1e-10, ftol=1e-10)
+        log.info("calibration.fit", restart=restart, status=int(result.status), nfev=int(result.nfev),
+                 cost=float(result.cost), message=str(result.message))
+        if result.cost > previous_cost * (1 - 1e-3):
+            break
+        previous_cost, start = result.cost, result.x
     return [round(float(v), 6) for v in np.exp(result.x)]
 
 
