@@ -173,8 +173,13 @@ def _choose_purchase(
                 )
             )
         else:
+            # Compare like with like: a card's price plus its share of the host it needs.
+            per_gpu_all_in = price + (host / server.gpus_per_server if server is not None else 0.0)
             scored.append(
-                (_purchase_preference(offer, price, constraints.currency), _Purchase(offer.id, price, host))
+                (
+                    _purchase_preference(offer, per_gpu_all_in, constraints.currency),
+                    _Purchase(offer.id, price, host),
+                )
             )
     if not scored:
         return None

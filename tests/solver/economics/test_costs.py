@@ -159,3 +159,20 @@ def test_allowed_and_owned_gpus_by_alias(make_book: BookFactory) -> None:
     constraints = Constraints(allowed_gpus=("H200-SXM",), owned=(OwnedGpus(gpu="RTX-PRO-6000", count=1),))
     options = acquisition_options(make_book(), constraints)
     assert {(o.gpu, o.owned) for o in options} == {("h200-sxm", False), ("rtx-pro-6000", True)}
+
+
+def test_whole_server_quote_vs_card_price_compared_with_the_host(make_book: BookFactory) -> None:
+    # Card: $35,000 + $40,000 / 8 host share = $40,000 per GPU all-in. A server quote at
+    # $312,000 = $39,000 per GPU all-in is cheaper; its GPU part is (312,000 − 40,000) / 8.
+    base = make_book()
+    quote = offer("hgx-quote", "purchase_server", "h200-sxm", "312000 USD", server="hgx-h200-8gpu")
+    book = make_book(offers=(*base.offers, quote))
+    opt = by_id(acquisition_options(book, Constraints()))["h200-sxm/buy/hgx-h200-8gpu"]
+    assert opt.offer_id == "hgx-quote"
+    assert opt.capex_per_gpu == pytest.approx(34_000)
+    # A dearer quote ($328,000 = $41,000 all-in) loses to the card.
+    dear = offer("hgx-quote", "purchase_server", "h200-sxm", "328000 USD", server="hgx-h200-8gpu")
+    book = make_book(offers=(*base.offers, dear))
+    assert (
+        by_id(acquisition_options(book, Constraints()))["h200-sxm/buy/hgx-h200-8gpu"].offer_id == "h200-buy"
+    )
