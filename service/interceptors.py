@@ -26,6 +26,20 @@ REQUEST_ID_KEY = "x-request-id"
 log = structlog.get_logger("fleetplan.rpc")
 
 
+class StderrLogger:
+    """Writes each line to the *current* ``sys.stderr``: a stream captured when logging was
+    configured (a test's capture buffer, a closed pipe) is never kept around and written to later."""
+
+    def msg(self, message: str) -> None:
+        print(message, file=sys.stderr, flush=True)  # noqa: T201 - this is the log sink
+
+    debug = info = warning = warn = error = critical = exception = fatal = failure = err = msg
+
+
+def stderr_logger_factory(*_args: Any) -> StderrLogger:
+    return StderrLogger()
+
+
 def configure_logging(*, json: bool | None = None, level: int = logging.INFO) -> None:
     """structlog to stderr: human-readable on a terminal, JSON lines otherwise."""
     as_json = (not sys.stderr.isatty()) if json is None else json
@@ -45,7 +59,7 @@ def configure_logging(*, json: bool | None = None, level: int = logging.INFO) ->
     structlog.configure(
         processors=processors,
         wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=stderr_logger_factory,
         cache_logger_on_first_use=True,
     )
 
