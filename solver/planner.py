@@ -17,6 +17,7 @@ does not fit says so in the result. Every result is a frozen dataclass; money is
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -76,7 +77,7 @@ from solver.economics.whatif import (
     scale_gpu_price,
     with_capex_budget,
 )
-from solver.errors import SolveCancelled
+from solver.errors import FieldViolation, InvalidRequest, SolveCancelled
 from solver.optimizer.cancel import CancelToken
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.results import FleetEvaluation, FleetSolution, SolveStatus, WorkloadFit
@@ -1080,6 +1081,7 @@ def sweep(
     """Solve one plan per value (≤ 2 at once), yield each as it completes with progress, then the
     Pareto frontier. Cancelling ``cancel`` stops the running solves and skips the rest
     (raises ``SolveCancelled``)."""
+    _check_sweep(request, axis, values, workload)
     if not values:
         return
     book, applied = _apply_overrides(request, book)
@@ -1133,6 +1135,24 @@ def sweep(
     yield frontier(axis, [(float(values[i]), plans[i]) for i in range(total)])
 
 
+def _check_sweep(
+    request: PlanRequest, axis: SweepAxis, values: Sequence[float], workload: str | None
+) -> None:
+    """Refuse a sweep that cannot mean anything, naming the field (before any solve starts)."""
+    problems: list[FieldViolation] = []
+    for i, value in enumerate(values):
+        if not math.isfinite(value) or value < 0 or (value == 0 and axis is not SweepAxis.CAPEX_BUDGET):
+            problems.append(
+                FieldViolation(f"values[{i}]", f"{axis.value} must be a positive number, got {value}")
+            )
+    if workload is not None and workload not in {w.name for w in request.inference}:
+        problems.append(FieldViolation("workload_name", f"no inference workload named {workload!r}"))
+    if axis in _SLA_AXES and not request.inference:
+        problems.append(FieldViolation("dimension", f"{axis.value} needs at least one inference workload"))
+    if problems:
+        raise InvalidRequest(problems)
+
+
 def sweep_values(start: float, stop: float, points: int) -> tuple[float, ...]:
     """``points`` evenly spaced values from ``start`` to ``stop`` inclusive (a SweepRange)."""
     if points < 1:
@@ -1145,6 +1165,7 @@ def sweep_values(start: float, stop: float, points: int) -> tuple[float, ...]:
 
 
 _INSTANCE_AXES = (SweepAxis.CAPEX_BUDGET, SweepAxis.DEMAND_MULTIPLIER)
+_SLA_AXES = (SweepAxis.TPOT_P95_MS, SweepAxis.TTFT_P95_MS, SweepAxis.MIN_PER_USER_TOK_S)
 """Axes that change only caps or demand: the base instance is reused (no performance re-run)."""
 
 

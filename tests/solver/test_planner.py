@@ -26,7 +26,7 @@ from solver.domain import (
     SolverOptions,
 )
 from solver.economics.whatif import mix_of
-from solver.errors import SolveCancelled
+from solver.errors import InvalidRequest, SolveCancelled
 from solver.optimizer.cancel import CancelToken
 from solver.optimizer.results import SolveStatus
 from solver.planner import (
@@ -361,3 +361,10 @@ def test_allowed_gpu_without_offers_gets_a_baseline_row(book: Pricebook) -> None
     assert set(rows) == {"h200-sxm", "h100-sxm"}
     assert not rows["h100-sxm"].feasible and "no offer" in rows["h100-sxm"].reason
     assert rows["h200-sxm"].feasible
+
+
+def test_sweep_refuses_meaningless_input(book: Pricebook) -> None:
+    with pytest.raises(InvalidRequest) as bad:
+        next(sweep(request(**BARE), book, SweepAxis.TPOT_P95_MS, [30.0, -5.0], workload="nope"))
+    fields = {v.field for v in bad.value.violations}
+    assert fields == {"values[1]", "workload_name"}
