@@ -373,14 +373,25 @@ def _replica(model: ModelArch, deployment: Deployment, calibration: Calibration 
     )
 
 
-_MODEL_CACHE: dict[tuple[str, float, float, int, bool], ModelPhysics] = {}
+_MODEL_CACHE: dict[tuple[object, ...], ModelPhysics] = {}
+_MODEL_CACHE_LIMIT = 4096
+
+# Every architecture field the physics reads (inline specs share ids, so the id is not enough).
+_PHYSICS_FIELDS = (
+    "id", "params_b", "active_params_b", "layers", "hidden", "intermediate", "moe_intermediate", "heads",
+    "kv_heads", "head_dim", "vocab", "max_context", "experts", "experts_per_token", "attention",
+    "kv_lora_rank", "qk_rope_head_dim", "sliding_window", "full_attention_layers", "assumed",
+    "linear_attention_layers", "kv_bytes_per_token_bf16_full_layers", "kv_bytes_per_token_bf16_window_layers",
+)
 
 
 def _model_physics(model: ModelArch) -> ModelPhysics:
-    key = (model.id, model.params_b, model.active_params_b, model.layers, model.assumed)
+    key = tuple(getattr(model, name, None) for name in _PHYSICS_FIELDS)
     physics = _MODEL_CACHE.get(key)
     if physics is None:
         physics = ModelPhysics.of(model)
+        if len(_MODEL_CACHE) >= _MODEL_CACHE_LIMIT:
+            _MODEL_CACHE.clear()
         _MODEL_CACHE[key] = physics
     return physics
 

@@ -44,3 +44,13 @@ def test_assumed_architecture_widens_the_band() -> None:
     k = capacity_at_sla(known, deployment, shape, Sla())
     assert a.assumed_architecture and not k.assumed_architecture
     assert a.band_high / a.band_low > k.band_high / k.band_low
+
+
+def test_two_inline_specs_of_the_same_size_are_not_confused() -> None:
+    gqa = resolve_model(ModelRef(spec=ModelSpec(params_b=8, layers=32, hidden=4096, kv_heads=8)), BOOK)
+    mha = resolve_model(ModelRef(spec=ModelSpec(params_b=8, layers=32, hidden=4096, kv_heads=32)), BOOK)
+    deployment, shape = Deployment(make_gpu(), 1, Precision.BF16), WorkloadShape(1000, 200)
+    a = capacity_at_sla(gqa, deployment, shape, Sla())
+    b = capacity_at_sla(mha, deployment, shape, Sla())
+    # 4× the KV heads: 4× the KV bytes per token
+    assert b.memory.kv_bytes_per_token == pytest.approx(4 * a.memory.kv_bytes_per_token)
