@@ -283,7 +283,7 @@ def plan(
     started = time.monotonic()
     book, applied = _apply_overrides(request, book)
     instance = _build_instance(request, book)
-    return _plan_instance(
+    result = _plan_instance(
         request,
         book,
         instance,
@@ -293,6 +293,17 @@ def plan(
         started=started,
         with_extras=True,
     )
+    log.info(
+        "plan_done",
+        status=result.status.value,
+        seconds=round(result.seconds, 3),
+        time_limit_s=time_limit_s,
+        candidates=result.candidates_considered,
+        baselines=len(result.baselines),
+        sensitivity_solves=sum(s.solves for s in result.sensitivity),
+        horizon_tco=str(result.horizon_tco.amount) if result.horizon_tco else None,
+    )
+    return result
 
 
 def _apply_overrides(request: PlanRequest, book: Pricebook) -> tuple[Pricebook, tuple[str, ...]]:
