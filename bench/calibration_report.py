@@ -54,6 +54,15 @@ def _summary(results: Sequence[PointResult]) -> dict[str, Any]:
     return out
 
 
+def _by_metric(results: Sequence[PointResult]) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for metric in sorted({r.point.metric for r in results}):
+        errors = [abs(r.error) for r in results if r.point.metric == metric]
+        out[metric] = {"n": len(errors), "median_abs_error": round(statistics.median(errors), 4),
+                       "p90_abs_error": round(float(np.quantile(errors, 0.9)), 4)}
+    return out
+
+
 def _seed_targets(book: Any) -> dict[str, Any]:
     model = catalog.model(book, "mistralai/Ministral-3-14B-Instruct-2512")
     shape = WorkloadShape(7000, 1024)
@@ -156,6 +165,8 @@ def main() -> None:
         "calibration_fit_date": cal.fit_date,
         "points": rows,
         "summary_all": _summary(in_sample),
+        "summary_by_metric": _by_metric(in_sample),
+        "summary_public_by_metric": _by_metric(public),
         "summary_public": _summary(public),
         "summary_by_source": {s: _summary([r for r in in_sample if r.point.source == s])
                               for s in sorted({r.point.source for r in in_sample})},
@@ -176,7 +187,7 @@ def main() -> None:
         out.write(f"{r.point.id:8} {r.point.source[:28]:28} {r.point.metric:20} {r.point.gpu.id:16} "
                   f"{r.point.value:11.2f} {r.predicted:11.2f} {r.error:+7.1%} "
                   f"{'in' if r.inside_band else 'OUT'}\n")
-    for name in ("summary_all", "summary_public"):
+    for name in ("summary_all", "summary_public", "summary_by_metric", "summary_public_by_metric"):
         out.write(f"{name}: {json.dumps(report[name])}\n")
     out.write(f"leave-one-source-out: {json.dumps(report['leave_one_source_out']['summary'])}\n")
     out.write(f"loso by source: {json.dumps(report['leave_one_source_out']['by_source'])}\n")
