@@ -25,6 +25,7 @@ from clients._pb.fleetplan.v1 import catalog_pb2, common_pb2, performance_pb2, p
 from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
 from pricebook import catalog as pb_catalog
 from pricebook.errors import UnknownEntryError
+from pricebook.overrides import apply_overrides
 from pricebook.schema import Money, Pricebook, Sourced
 from solver import domain, planner
 from solver.economics.tco import UnitCost
@@ -586,9 +587,36 @@ def _plan_request(
     request = _validate(domain.PlanRequest, data, paths.to_proto, violations)
     if request is not None and not violations:
         request = _resolve_references(request, paths, book, violations)
+    if request is not None and not violations:
+        violations.extend(_override_violations(request, paths, book))
     _raise_if(violations)
     assert request is not None  # no violations ⇒ validated
     return request, paths
+
+
+def parse_path(path: str) -> list[str | int]:
+    """``overrides.offers[0].gpu`` → ``["overrides", "offers", 0, "gpu"]``."""
+    loc: list[str | int] = []
+    for part in path.split("."):
+        name, *indexes = part.split("[")
+        if name:
+            loc.append(name)
+        loc.extend(int(i.rstrip("]")) for i in indexes)
+    return loc
+
+
+def _override_violations(
+    request: domain.PlanRequest, paths: PathMap, book: Pricebook
+) -> list[FieldViolation]:
+    """Apply the request's pricebook overrides once here, so a bad one (unknown offer, a site field
+    that does not exist, a negative price) is refused with its proto path before any solve."""
+    if request.overrides == domain.PricebookOverrides():
+        return []
+    try:
+        apply_overrides(book, request.overrides)
+    except InvalidRequest as exc:
+        return [FieldViolation(paths.to_proto(parse_path(v.field)), v.reason) for v in exc.violations]
+    return []
 
 
 def plan_request_from_proto(

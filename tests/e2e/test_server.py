@@ -356,3 +356,39 @@ def test_health_flips_to_not_serving_on_shutdown() -> None:
         running.run(running.built.set_serving(False))
         assert stub.Check(request, timeout=5).status == health_pb2.HealthCheckResponse.NOT_SERVING
     running.stop(grace_s=0.2)
+
+
+def test_pricebook_overrides_are_applied_and_echoed(client: FleetPlannerClient) -> None:
+    book = load_default()
+    offer = next(o for o in book.offers if o.gpu == "h100-sxm" and o.kind.value == "purchase_gpu")
+    request = small_plan()
+    request.pricebook_overrides.offers.add(
+        offer_id=offer.id, price=common_pb2.Money(amount="1000", currency_code="USD")
+    )
+    request.pricebook_overrides.site_assumptions.update({"pue": 1.5})
+    provenance = client.plan_fleet(request).provenance
+    assert any(offer.id in text for text in provenance.overrides_applied)
+    assert any("pue" in text for text in provenance.overrides_applied)
+    assert provenance.pricebook_content_hash not in ("", book.content_hash)
+
+
+def test_unknown_override_gpu_is_invalid_argument(client: FleetPlannerClient) -> None:
+    request = small_plan()
+    request.pricebook_overrides.offers.add(
+        offer_id="vendor-quote-1",
+        kind=scenario_pb2.OFFER_KIND_PURCHASE_GPU,
+        gpu_id="h100-extreme",
+        price=common_pb2.Money(amount="20000", currency_code="USD"),
+    )
+    expect_invalid(lambda: client.plan_fleet(request), "pricebook_overrides.offers[0].gpu_id")
+
+
+def test_bad_site_override_is_invalid_argument_with_its_proto_path(client: FleetPlannerClient) -> None:
+    request = small_plan()
+    request.pricebook_overrides.site_assumptions.update({"pue": 0.5, "no_such_assumption": 3})
+    error = expect_invalid(
+        lambda: client.plan_fleet(request),
+        "pricebook_overrides.site_assumptions.pue",
+        "pricebook_overrides.site_assumptions.no_such_assumption",
+    )
+    assert all(v.field.startswith("pricebook_overrides.") for v in error.violations)
