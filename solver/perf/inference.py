@@ -510,9 +510,15 @@ def _burst(replica: Replica, shape: WorkloadShape, users: int) -> _Timing:
     if prefill_steps * t1 > decode_steps * t2:
         dominant = replica.step(0.0, 0.0, chunk, seen)[1]
     waiting = (waves - 1) / 2.0 * wave_s
+    # p95: the request 95% of the way down the line — its wave starts after the earlier waves
+    # finish, and inside the wave it waits for the prompts ahead of it.
+    position = math.ceil((1.0 - P95_TAIL) * users)
+    wave_index = math.ceil(position / n) - 1
+    in_wave = position - wave_index * n
+    ttft_p95 = wave_index * wave_s + min(ttft_last, t1 * max(1.0, in_wave * per_prompt))
     return _Timing(
         ttft_s=ttft_wave + waiting,
-        ttft_p95_s=min(ttft_last, ttft_wave * 1.9) + (waves - 1) * wave_s * 0.95,
+        ttft_p95_s=ttft_p95,
         tpot_s=tpot,
         req_s=users / (waves * wave_s),
         concurrency=n,
@@ -544,10 +550,12 @@ def _offline(replica: Replica, shape: WorkloadShape) -> _Timing:
     if dominant is Bottleneck.MEMORY_BANDWIDTH and n < n_budget:
         dominant = Bottleneck.KV_CAPACITY if admit < replica.limits.max_num_seqs else Bottleneck.SCHEDULER
     prefill_s = math.ceil(uncached / replica.prefill_chunk(n)) * step_s
-    wait = n / rate / 2.0  # an offline queue: on average half a batch lifetime ahead
+    # An offline queue: a request waits between nothing and one batch lifetime (n / rate),
+    # uniformly — mean half of it, p95 95% of it.
+    lifetime = n / rate
     return _Timing(
-        ttft_s=prefill_s + wait,
-        ttft_p95_s=prefill_s + 1.9 * wait,
+        ttft_s=prefill_s + lifetime / 2.0,
+        ttft_p95_s=prefill_s + (1.0 - P95_TAIL) * lifetime,
         tpot_s=step_s,
         req_s=rate,
         concurrency=n,

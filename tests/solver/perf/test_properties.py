@@ -49,6 +49,8 @@ def test_more_concurrency_never_lowers_throughput_until_memory_runs_out(
     if not fewer.fits or many.concurrency < users + more:
         return  # memory (or the scheduler) ran out: the batch no longer grows
     assert many.output_tok_s >= fewer.output_tok_s * (1 - 1e-6)
+    assert many.ttft_p95_ms >= many.ttft_ms * (1 - 1e-9)
+    assert many.ttft_ms >= fewer.ttft_ms * (1 - 1e-9)  # more users in line: the average waits longer
 
 
 @SETTINGS
