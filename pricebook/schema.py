@@ -251,6 +251,9 @@ class SiteAssumptions(Sourced):
     colocation_per_rack_unit_month: Money
     average_gpu_power_fraction: Annotated[float, Field(gt=0.0, le=1.0)]
     """Average GPU draw as a fraction of TDP when busy (Epoch uses 0.75 of server TDP)."""
+    idle_gpu_power_fraction: Annotated[float, Field(ge=0.0, le=1.0)] = 0.0
+    """GPU draw when idle as a fraction of TDP, paid every hour a GPU is held on site. 0 = not
+    modelled (no sourced figure yet): then all GPU power is counted per busy hour."""
     vat_rate: Annotated[float, Field(ge=0.0, lt=1.0)]
     prices_include_vat: bool
     fx_rates: tuple[FxRate, ...]

@@ -14,12 +14,13 @@ BUY (one option per server model that holds the GPU)
                          line depreciation from 100 % down to the site's residual value over
                          ``depreciation_months`` (horizon ≥ depreciation months → the residual value)
     fixed_monthly_per_gpu     support: capex_per_gpu × support_fraction_per_year / 12
+                              + idle GPU power: TDP × idle_gpu_power_fraction × PUE × tariff × 730 h
     fixed_monthly_per_server  colocation (rack units × price per RU-month)
                               + host power (host_power_w × PUE × tariff × 730 h, always on)
                               + host support (capex_per_server × support % / 12)
-    busy_hourly_per_gpu  GPU power while busy: TDP × average_gpu_power_fraction × PUE × tariff.
-                         Idle GPU draw is not modelled separately (the host's always-on power
-                         carries the machine's idle floor).
+    busy_hourly_per_gpu  GPU power while busy above idle:
+                         TDP × (average_gpu_power_fraction − idle_gpu_power_fraction) × PUE × tariff
+                         (the site's idle fraction defaults to 0: all GPU power per busy hour).
 OWNED (``constraints.owned``): like BUY with capex 0 and no residual (sunk cost); support, power
     and colocation are still paid (support priced on the GPU's current purchase price).
 RESERVED   fixed_monthly_per_gpu = price per GPU-hour × 730 h, scaled up when the horizon is not
@@ -244,7 +245,10 @@ def _owned_hardware_option(
         host_kw = 0.0
         colocation = 0.0
     host_power_monthly = host_kw * tariff * HOURS_PER_MONTH
-    busy_gpu_kw = gpu.tdp_w * site.average_gpu_power_fraction * site.pue / WATTS_PER_KW
+    # A held GPU draws its idle power every hour, and the rest of its average draw when busy.
+    idle_fraction = min(site.idle_gpu_power_fraction, site.average_gpu_power_fraction)
+    idle_power_monthly = gpu.tdp_w * idle_fraction * site.pue / WATTS_PER_KW * tariff * HOURS_PER_MONTH
+    busy_gpu_kw = gpu.tdp_w * (site.average_gpu_power_fraction - idle_fraction) * site.pue / WATTS_PER_KW
     place = server.id if server is not None else purchase.offer_id
     return AcquisitionOption(
         id=f"{gpu.id}/{'owned' if owned else AcquisitionMode.BUY.value}/{place}",
@@ -258,7 +262,7 @@ def _owned_hardware_option(
         capex_per_gpu=0.0 if owned else purchase.capex_per_gpu,
         capex_per_server=host_cost,
         residual_fraction=0.0 if owned else residual_fraction_at(constraints.horizon_months, book),
-        fixed_monthly_per_gpu=purchase.capex_per_gpu * support_per_month,
+        fixed_monthly_per_gpu=purchase.capex_per_gpu * support_per_month + idle_power_monthly,
         fixed_monthly_per_server=colocation + host_power_monthly + support_host * support_per_month,
         busy_hourly_per_gpu=busy_gpu_kw * tariff,
         power_kw_per_gpu=gpu.tdp_w * site.pue / WATTS_PER_KW,
@@ -267,6 +271,7 @@ def _owned_hardware_option(
         owned=owned,
         colocation_monthly_per_server=colocation,
         host_power_monthly_per_server=host_power_monthly,
+        idle_power_monthly_per_gpu=idle_power_monthly,
     )
 
 

@@ -56,6 +56,9 @@ class AcquisitionOption:
     """Part of ``fixed_monthly_per_server`` that is rack rent (for the TCO breakdown)."""
     host_power_monthly_per_server: float = 0.0
     """Part of ``fixed_monthly_per_server`` that is the host's always-on power; the rest is support."""
+    idle_power_monthly_per_gpu: float = 0.0
+    """Part of ``fixed_monthly_per_gpu`` that is the GPU's idle draw (on-site GPUs); the rest is
+    support (bought/owned) or rent (reserved)."""
 
     def horizon_cost(self, gpus: int, servers: int, horizon_months: int, busy_gpu_hours: float) -> float:
         """TCO of ``gpus`` GPUs in ``servers`` servers over the horizon, for the busy hours used."""

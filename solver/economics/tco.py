@@ -8,8 +8,8 @@ lines a bid shows:
     purchase            capex_per_gpu × GPUs + capex_per_server × servers   (once, up front)
     residual value      purchase × residual_fraction                      (recovered at the end)
     depreciation        purchase − residual value, spread over the horizon
-    support             fixed_monthly_per_gpu × GPUs (bought/owned) + host support per server
-    power               busy GPU-hours × busy power price + host power per server
+    support             (fixed_monthly_per_gpu − idle power) × GPUs (bought/owned) + host support
+    power               busy GPU-hours × busy power price + idle GPU power × GPUs + host power
     colocation          rack rent per server
     reserved rental     fixed_monthly_per_gpu × GPUs (reserved options)
     on-demand rental    busy GPU-hours × hourly price (on-demand options)
@@ -141,12 +141,14 @@ def cost_lines(line: FleetLine) -> CostLines:
     server_support = (
         opt.fixed_monthly_per_server - opt.colocation_monthly_per_server - opt.host_power_monthly_per_server
     )
+    gpu_support = opt.fixed_monthly_per_gpu - opt.idle_power_monthly_per_gpu
     return CostLines(
         purchase_gpus=purchase_gpus,
         purchase_hosts=purchase_hosts,
         residual_value=(purchase_gpus + purchase_hosts) * opt.residual_fraction,
-        support_monthly=opt.fixed_monthly_per_gpu * line.gpus + server_support * line.servers,
+        support_monthly=gpu_support * line.gpus + server_support * line.servers,
         power_monthly=opt.busy_hourly_per_gpu * line.busy_gpu_hours_per_month
+        + opt.idle_power_monthly_per_gpu * line.gpus
         + opt.host_power_monthly_per_server * line.servers,
         colocation_monthly=opt.colocation_monthly_per_server * line.servers,
     )
@@ -431,7 +433,8 @@ def cost_components(tco: TcoReport) -> tuple[CostComponent, ...]:
         (
             "power",
             monthly(tco.power_monthly),
-            "busy GPU-hours × TDP × average draw × PUE × tariff, plus host power all hours",
+            "GPU TDP × PUE × tariff × (idle draw every held hour + the rest of the average draw "
+            "per busy hour), plus host power every hour",
         ),
         ("colocation", monthly(tco.colocation_monthly), "rack units × colocation price per RU-month"),
         ("reserved_rental", monthly(tco.reserved_monthly), "reserved GPUs × price per GPU-hour × 730 h"),

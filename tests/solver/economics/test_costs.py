@@ -6,7 +6,7 @@ import datetime as dt
 from collections.abc import Callable
 
 import pytest
-from econ_factories import offer
+from econ_factories import offer, site
 
 from pricebook.schema import Pricebook
 from solver.domain import AcquisitionMode, Constraints, OwnedGpus
@@ -176,3 +176,15 @@ def test_whole_server_quote_vs_card_price_compared_with_the_host(make_book: Book
     assert (
         by_id(acquisition_options(book, Constraints()))["h200-sxm/buy/hgx-h200-8gpu"].offer_id == "h200-buy"
     )
+
+
+def test_idle_gpu_power_is_a_fixed_monthly_cost(make_book: BookFactory) -> None:
+    book = make_book(site=site(idle_gpu_power_fraction=0.1))
+    opt = by_id(acquisition_options(book, Constraints()))["h200-sxm/buy/hgx-h200-8gpu"]
+    # Idle: 700 W × 0.1 × PUE 1.5 = 0.105 kW × $0.08 × 730 h = $6.132 a month, on top of support.
+    assert opt.idle_power_monthly_per_gpu == pytest.approx(6.132)
+    assert opt.fixed_monthly_per_gpu == pytest.approx(350 + 6.132)
+    # Busy: the rest of the 75 % average draw, 700 W × 0.65 × 1.5 = 0.6825 kW × $0.08.
+    assert opt.busy_hourly_per_gpu == pytest.approx(0.0546)
+    # At 100 % busy the GPU's power costs the same as without an idle split: 0.063 × 730.
+    assert opt.idle_power_monthly_per_gpu + opt.busy_hourly_per_gpu * 730 == pytest.approx(0.063 * 730)

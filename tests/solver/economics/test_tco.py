@@ -6,6 +6,7 @@ from collections.abc import Callable
 from decimal import Decimal
 
 import pytest
+from econ_factories import site
 
 from pricebook.schema import Money, Pricebook
 from solver.domain import (
@@ -128,3 +129,14 @@ def test_unit_costs_split_by_gpu_hours(make_book: BookFactory) -> None:
     tune_share = fleet_total * 920 / 2920
     assert float(per_run.amount) == pytest.approx(tune_share / 36 / 2, abs=0.005)
     assert costs["chat"].share_of_fleet + costs["tune"].share_of_fleet == pytest.approx(1.0)
+
+
+def test_idle_power_counts_as_power_not_support(make_book: BookFactory) -> None:
+    book = make_book(site=site(idle_gpu_power_fraction=0.1))
+    opt = {o.id: o for o in acquisition_options(book, Constraints(horizon_months=36))}[
+        "h200-sxm/buy/hgx-h200-8gpu"
+    ]
+    tco = fleet_tco([FleetLine(opt, gpus=8, servers=1, busy_gpu_hours_per_month=0.0)], 36, "USD").total
+    # Idle month: 8 GPUs × $6.132 idle power + host $175.20; support unchanged at $3,200.
+    assert tco.power_monthly == usd("224.26")  # 49.056 + 175.2 = 224.256
+    assert tco.support_monthly == usd("3200.00")
