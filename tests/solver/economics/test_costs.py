@@ -188,3 +188,11 @@ def test_idle_gpu_power_is_a_fixed_monthly_cost(make_book: BookFactory) -> None:
     assert opt.busy_hourly_per_gpu == pytest.approx(0.0546)
     # At 100 % busy the GPU's power costs the same as without an idle split: 0.063 × 730.
     assert opt.idle_power_monthly_per_gpu + opt.busy_hourly_per_gpu * 730 == pytest.approx(0.063 * 730)
+
+
+def test_seed_001_two_h200_draw_1_4_kw_at_full_tdp(make_book: BookFactory) -> None:
+    # Seed 001: "GPU 자체의 최대 TDP 합계는 두 장 기준 1.4kW" (700 W each). Our power cap figure is
+    # TDP × PUE, so at PUE 1.0 two GPUs come to exactly that.
+    book = make_book(site=site(pue=1.0))
+    opt = by_id(acquisition_options(book, Constraints()))["h200-sxm/buy/hgx-h200-8gpu"]
+    assert 2 * opt.power_kw_per_gpu == pytest.approx(1.4)
