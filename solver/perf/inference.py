@@ -207,6 +207,8 @@ class Replica:
     factors: EfficiencyFactors
     band: tuple[float, float, float, float]
     """(throughput low, throughput high, latency low, latency high) multiplicative factors."""
+    unsupported_mig: str = ""
+    """Why the requested MIG slice does not exist on this GPU (empty when it does or none asked)."""
 
     @cached_property
     def kv_replication(self) -> float:
@@ -370,7 +372,17 @@ def _replica(model: ModelArch, deployment: Deployment, calibration: Calibration 
         limits=limits,
         factors=cal.factors(deployment.gpu.architecture, deployment.engine, deployment.precision),
         band=(cal.band_low, cal.band_high, cal.latency_band_low, cal.latency_band_high),
+        unsupported_mig=_mig_problem(deployment),
     )
+
+
+def _mig_problem(deployment: Deployment) -> str:
+    slices, gpu = deployment.mig_slice, deployment.gpu
+    if slices == 0 or slices <= gpu.mig_max_instances:
+        return ""
+    if gpu.mig_max_instances == 0:
+        return f"{gpu.id} does not support MIG"
+    return f"{gpu.id} supports at most {gpu.mig_max_instances} MIG instances, not {slices}"
 
 
 _MODEL_CACHE: dict[tuple[object, ...], ModelPhysics] = {}
@@ -417,6 +429,8 @@ def infeasibility_reason(replica: Replica, shape: WorkloadShape, where: str) -> 
     """Empty when the replica can serve at least one request of this shape, else why not."""
     m = replica.model
     full_context = shape.input_tokens + shape.output_tokens
+    if replica.unsupported_mig:
+        return replica.unsupported_mig
     if m.heads % replica.tp:
         return f"TP {replica.tp} does not divide {m.model_id}'s {m.heads} attention heads"
     if full_context > m.max_context:
