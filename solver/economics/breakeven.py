@@ -276,20 +276,21 @@ def blended_api_price_per_token(
 def api_prices_for_class(
     book: Pricebook, model_id: str | None, params_b: float
 ) -> tuple[list[ApiPrice], bool]:
-    """API prices for the model itself, else for the catalogue model closest in size (log scale).
-
-    Returns (prices, same_model)."""
+    """API prices for the model itself, else for the catalogue model of the same kind (decoder or
+    embedding) closest in size (log scale). Returns (prices, same_model)."""
     if model_id is not None:
         exact = [p for p in book.api_prices if p.model == model_id]
         if exact:
             return exact, True
     if params_b <= 0:
         return [], False
-    sized: list[tuple[float, ApiPrice]] = []
     by_id = {m.id: m for m in book.models}
+    own = by_id.get(model_id) if model_id is not None else None
+    kind = own.kind if own is not None else "decoder"
+    sized: list[tuple[float, ApiPrice]] = []
     for price in book.api_prices:
         arch = by_id.get(price.model)
-        if arch is not None:
+        if arch is not None and arch.kind == kind:
             sized.append((abs(math.log(arch.params_b / params_b)), price))
     if not sized:
         return [], False

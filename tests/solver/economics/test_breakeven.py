@@ -182,14 +182,15 @@ def test_self_hosting_never_wins_when_full_replica_costs_more_per_token(make_boo
     assert "never beats the API" in result.verdict
 
 
-def test_api_price_by_model_class(make_book: BookFactory) -> None:
-    def arch(model_id: str, params_b: float) -> ModelArch:
-        return ModelArch(
-            id=model_id, family="llama", params_b=params_b, active_params_b=params_b, layers=80, hidden=8192,
-            intermediate=28672, heads=64, kv_heads=8, head_dim=128, vocab=128256, max_context=131072,
-            attention="gqa", full_attention_layers=80, source=SRC, as_of=AS_OF,
-        )  # fmt: skip
+def arch(model_id: str, params_b: float, kind: str = "decoder") -> ModelArch:
+    return ModelArch(
+        id=model_id, family="llama", kind=kind, params_b=params_b, active_params_b=params_b, layers=80,
+        hidden=8192, intermediate=28672, heads=64, kv_heads=8, head_dim=128, vocab=128256,
+        max_context=131072, attention="gqa", full_attention_layers=80, source=SRC, as_of=AS_OF,
+    )  # fmt: skip
 
+
+def test_api_price_by_model_class(make_book: BookFactory) -> None:
     base = make_book()
     book = make_book(models=(arch("meta-llama/Llama-3.1-70B", 70), arch("small-8b", 8)))
     assert base.api_prices[0].model == "meta-llama/Llama-3.1-70B"
@@ -242,3 +243,20 @@ def test_api_price_with_vat_and_in_won(make_book: BookFactory) -> None:
     assert result.api_per_million_tokens is not None
     assert float(result.api_per_million_tokens.amount) == pytest.approx(0.55 * 1400 * 1.1, abs=0.5)
     assert result.api_per_million_tokens.currency == "KRW"
+
+
+def test_embedding_models_are_not_priced_like_chat_models(make_book: BookFactory) -> None:
+    # The only API price is for a 70B decoder; a 0.6B embedding model has no priced class.
+    book = make_book(models=(arch("meta-llama/Llama-3.1-70B", 70), arch("embed-small", 0.6, "embedding")))
+    result = api_break_even(
+        chat(model=ModelRef(model_id="embed-small")),
+        model_id="embed-small",
+        params_b=0.6,
+        self_hosted_per_token=1e-8,
+        replica_day_cost=None,
+        replica_day_tokens=None,
+        book=book,
+        constraints=Constraints(),
+    )
+    assert result.api_price_id is None
+    assert "no API price" in result.verdict
