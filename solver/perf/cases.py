@@ -54,6 +54,9 @@ class EstimateCase(BaseModel):
     output_len: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
     concurrency: Annotated[int, Field(ge=1, le=1_000_000)] | Literal["max"] | None = None
     """Closed-loop users arriving together, or "max" for offline maximum throughput."""
+    closed_loop: Literal["burst", "steady"] = "burst"
+    """With ``concurrency`` N: "burst" = N requests arriving together (the seeds' benchmarks);
+    "steady" = N users each sending the next request when the last finishes (long runs)."""
     request_rate: Annotated[float, Field(gt=0, le=1e9)] | None = None
     """Open-loop Poisson arrivals, req/s, for all replicas together."""
     prefix_hit_rate: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.0
@@ -109,7 +112,8 @@ def _load(case: EstimateCase, replicas: int) -> Load:
     if case.concurrency == "max":
         return OfflineMax()
     assert isinstance(case.concurrency, int)
-    return ClosedLoop(max(1, math.ceil(case.concurrency / replicas)))
+    users = max(1, math.ceil(case.concurrency / replicas))
+    return ClosedLoop(users, steady_state=case.closed_loop == "steady")
 
 
 def _infer(case: EstimateCase, book: Pricebook, gpu: GpuSpec, model: ModelArch) -> dict[str, Any]:

@@ -127,9 +127,13 @@ class WorkloadShape:
 
 @dataclass(frozen=True, slots=True)
 class ClosedLoop:
-    """N users who all send one request at the same moment (the seeds' benchmark setup)."""
+    """N users. By default they all send one request at the same moment (the seeds' benchmark
+    setup: as many requests as users); with ``steady_state`` each user sends the next request as
+    soon as the last one finishes, for a long run (a benchmark with many more requests than users).
+    """
 
     concurrency: int
+    steady_state: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -578,6 +582,38 @@ def _offline(replica: Replica, shape: WorkloadShape) -> _Timing:
     )
 
 
+def _steady_closed_loop(replica: Replica, shape: WorkloadShape, users: int) -> _Timing:
+    """N users cycling without pause: λ = n / (TTFT + (L_out − 1)·TPOT) for the n that run at once.
+
+    The latencies at rate λ come from the open-loop model; λ solves the cycle equation by
+    bisection (the left side grows with λ). Users beyond what memory, the scheduler and the token
+    budget admit wait in line, (N − n)/λ each by Little's law.
+    """
+    lout = float(shape.output_tokens)
+    offline = _offline(replica, shape)
+    running = min(float(users), offline.concurrency)
+    low, high = 0.0, offline.req_s
+    best = open_loop_timing(replica, shape, offline.req_s * 1e-6)
+    for _ in range(40):
+        mid = (low + high) / 2.0
+        timing = open_loop_timing(replica, shape, mid)
+        if timing is not None and mid * (timing.ttft_s + (lout - 1.0) * timing.tpot_s) <= running:
+            low, best = mid, timing
+        else:
+            high = mid
+        if high - low <= 1e-4 * high:
+            break
+    if best is None:  # not even a trickle fits: the offline steady state is all there is
+        return offline
+    rate = max(low, offline.req_s * 1e-6)
+    queued_wait = max(0.0, users - running) / rate
+    return _Timing(
+        ttft_s=best.ttft_s + queued_wait, ttft_p95_s=best.ttft_p95_s + queued_wait, tpot_s=best.tpot_s,
+        req_s=rate, concurrency=running, decode_step_s=best.decode_step_s,
+        bottleneck=offline.bottleneck if users > running else best.bottleneck,
+    )
+
+
 def open_loop_timing(replica: Replica, shape: WorkloadShape, rate: float) -> _Timing | None:
     """Poisson arrivals at ``rate`` req/s; None when the replica cannot sustain it.
 
@@ -678,7 +714,9 @@ def _estimate(replica: Replica, shape: WorkloadShape, load: Load, where: str) ->
     if reason:
         return _not_fitting(replica, memory, reason)
     timing: _Timing | None
-    if isinstance(load, ClosedLoop):
+    if isinstance(load, ClosedLoop) and load.steady_state:
+        timing = _steady_closed_loop(replica, shape, max(1, load.concurrency))
+    elif isinstance(load, ClosedLoop):
         timing = _burst(replica, shape, max(1, load.concurrency))
     elif isinstance(load, OpenLoop):
         timing = open_loop_timing(replica, shape, load.request_rate_per_s)

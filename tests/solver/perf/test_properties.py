@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -115,3 +116,16 @@ def test_open_loop_latencies_grow_with_the_request_rate(shape: WorkloadShape, fr
     assert high.ttft_p95_ms >= low.ttft_p95_ms * (1 - 1e-6)
     assert high.tpot_ms >= low.tpot_ms * (1 - 1e-6)
     assert high.ttft_p95_ms >= high.ttft_ms
+
+
+@SETTINGS
+@given(shape=shapes, users=st.integers(1, 64), precision=precisions)
+def test_steady_closed_loop_obeys_the_cycle_equation(shape: WorkloadShape, users: int,
+                                                      precision: Precision) -> None:
+    """DESIGN §3: with N users cycling, req/s = N / (TTFT + (output − 1) × TPOT) while all N run."""
+    est = estimate_inference(make_model(), Deployment(make_gpu(), 1, precision), shape,
+                             ClosedLoop(users, steady_state=True))
+    if not est.fits or est.concurrency < users:
+        return  # some users wait for a slot: the cycle includes that wait by construction
+    cycle_s = (est.ttft_ms + (shape.output_tokens - 1) * est.tpot_ms) / 1e3
+    assert est.req_s == pytest.approx(users / cycle_s, rel=0.01)
