@@ -1586,7 +1586,30 @@ def sweep_request_from_proto(message: api.SweepPlansRequest, book: Pricebook) ->
         )
     _raise_if(violations)
     assert base is not None and axis is not None
-    return SweepQuery(base, axis, tuple(values), message.workload_name or None)
+    workload = message.workload_name or None
+    _raise_if(
+        [v for i, value in enumerate(values) if (v := _sweep_point_violation(base, axis, value, workload, i))]
+    )
+    return SweepQuery(base, axis, tuple(values), workload)
+
+
+def _sweep_point_violation(
+    base: domain.PlanRequest, axis: planner.SweepAxis, value: float, workload: str | None, index: int
+) -> FieldViolation | None:
+    """Whether the scenario stays valid at this sweep value (e.g. demand × 1e300 exceeds the daily-token
+    cap): the point's request is built as the planner builds it, then validated like any request."""
+    try:
+        point = planner.sweep_request(base, axis, value, workload)
+        domain.PlanRequest.model_validate(point.model_dump())
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        return FieldViolation(
+            join_path("values", index), f"{value:g} makes {where} invalid: {_reason(first)}"
+        )
+    except (OverflowError, ValueError) as exc:
+        return FieldViolation(join_path("values", index), f"{value:g} is out of range: {exc}")
+    return None
 
 
 def sweep_point_to_proto(point: planner.SweepPoint) -> api.SweepPlansResponse:

@@ -252,3 +252,15 @@ def test_amounts_round_to_the_currency_minor_unit(amount: float, currency: str, 
 def test_decimal_text_never_uses_an_exponent() -> None:
     assert converters.decimal_text(Decimal("1E+8")) == "100000000"
     assert converters.decimal_text(Decimal("3.9900")) == "3.99"
+
+
+def test_sweep_values_that_break_the_scenario_are_refused(book: Pricebook) -> None:
+    request = api.SweepPlansRequest(
+        base=api.PlanFleetRequest(workloads=[chat()]),
+        dimension=api.SWEEP_DIMENSION_DEMAND_MULTIPLIER,
+        values=[2.0, 1e300],
+    )
+    with pytest.raises(InvalidRequest) as info:
+        converters.sweep_request_from_proto(request, book)
+    assert [v.field for v in info.value.violations] == ["values[1]"]
+    assert "daily_tokens" in info.value.violations[0].reason
