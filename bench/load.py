@@ -36,6 +36,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import grpc
+from google.protobuf import json_format
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
+
+from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
+from clients._pb.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
+from clients.scenario import load_scenario
+
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results" / "load.json"
 PORTFOLIO = REPO / "examples" / "500m_krw_portfolio.yaml"
@@ -97,11 +106,6 @@ class WorkerResult:
 
 def _requests() -> dict[str, Any]:
     """The protobuf request of each kind (built in the worker: messages are not sent between processes)."""
-    from google.protobuf import json_format
-
-    from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
-    from clients.scenario import load_scenario
-
     # Unknown-field-free JSON → proto (the same shapes the CLI's scenario files use).
     small = json_format.ParseDict(SMALL_PLAN, api.PlanFleetRequest())
     estimate = json_format.ParseDict({"cases": ESTIMATE_CASES}, api.EstimatePerformanceRequest())
@@ -114,8 +118,6 @@ def _requests() -> dict[str, Any]:
 
 
 def _retry_delay_s(error: Any) -> float:
-    from google.rpc import error_details_pb2
-    from grpc_status import rpc_status
 
     status = rpc_status.from_call(error)
     for detail in status.details if status is not None else ():
@@ -127,9 +129,14 @@ def _retry_delay_s(error: Any) -> float:
 
 
 async def _caller(
-    stub: Any, requests: dict[str, Any], mix: dict[str, float], until: float, seed: int, samples: list[Sample]
+    *,
+    stub: Any,
+    requests: dict[str, Any],
+    mix: dict[str, float],
+    until: float,
+    seed: int,
+    samples: list[Sample],
 ) -> None:
-    import grpc
 
     methods = {
         "plan_500m_krw": stub.PlanFleet,
@@ -155,9 +162,6 @@ async def _caller(
 async def _worker_main(
     address: str, callers: int, seconds: float, mix: dict[str, float], seed: int
 ) -> WorkerResult:
-    import grpc
-
-    from clients._pb.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
 
     requests = _requests()
     result = WorkerResult()
@@ -166,13 +170,23 @@ async def _worker_main(
         stub = rpc.FleetPlannerStub(channel)
         until = time.monotonic() + seconds
         await asyncio.gather(
-            *(_caller(stub, requests, mix, until, seed * 1000 + i, result.samples) for i in range(callers))
+            *(
+                _caller(
+                    stub=stub,
+                    requests=requests,
+                    mix=mix,
+                    until=until,
+                    seed=seed * 1000 + i,
+                    samples=result.samples,
+                )
+                for i in range(callers)
+            )
         )
     return result
 
 
 def worker(
-    address: str, callers: int, seconds: float, mix: dict[str, float], seed: int, start_at: float
+    *, address: str, callers: int, seconds: float, mix: dict[str, float], seed: int, start_at: float
 ) -> list[tuple[str, float, str]]:
     """One client process (spawned): ``callers`` concurrent callers for ``seconds``."""
     # Every process starts together (imports take a while on a busy box).
@@ -242,10 +256,6 @@ def _start_server(extra_args: list[str]) -> tuple[subprocess.Popen[str], str]:
 
 def _warm_up(address: str) -> None:
     """One call of each kind before timing (model caches, connection)."""
-    import grpc
-
-    from clients._pb.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
-
     requests = _requests()
     with grpc.insecure_channel(address) as channel:
         stub = rpc.FleetPlannerStub(channel)
@@ -264,6 +274,7 @@ def run_load(
     address: str | None = None,
     server_args: list[str] | None = None,
     seed: int = 1,
+    warm_up: bool = True,
 ) -> dict[str, Any]:
     """Drive a server (``address``, or a fresh ``fleetplan serve``) and return the result document."""
     mix = dict(mix or DEFAULT_MIX)
@@ -272,13 +283,24 @@ def run_load(
     if address is None:
         server, address = _start_server(server_args or [])
     try:
-        _warm_up(address)
+        if warm_up:
+            _warm_up(address)
         shares = [clients // processes + (1 if i < clients % processes else 0) for i in range(processes)]
         context = multiprocessing.get_context("spawn")  # no fork once gRPC objects exist
         start_at = time.time() + 2.0 + 0.5 * processes
         with context.Pool(processes) as pool:
             jobs = [
-                pool.apply_async(worker, (address, share, seconds, mix, seed + i, start_at))
+                pool.apply_async(
+                    worker,
+                    kwds={
+                        "address": address,
+                        "callers": share,
+                        "seconds": seconds,
+                        "mix": mix,
+                        "seed": seed + i,
+                        "start_at": start_at,
+                    },
+                )
                 for i, share in enumerate(shares)
             ]
             samples = [s for job in jobs for s in job.get(timeout=seconds + 300)]
@@ -353,6 +375,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target", help="an already running server host:port (default: start one)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--server-arg", action="append", default=[], help="extra `fleetplan serve` argument")
+    parser.add_argument("--no-warm-up", action="store_true", help="skip one untimed call of each kind first")
     args = parser.parse_args(argv)
     document = run_load(
         clients=args.clients,
@@ -360,6 +383,7 @@ def main(argv: list[str] | None = None) -> int:
         processes=args.processes,
         address=args.target,
         server_args=args.server_arg,
+        warm_up=not args.no_warm_up,
     )
     document["command"] = "python -m bench.load " + " ".join(argv if argv is not None else sys.argv[1:])
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -16,8 +16,10 @@ from typing import Any
 
 import grpc
 import pytest
+import trustme
 
 from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
+from clients.scenario import load_scenario
 from service.converters import plan_request_to_proto
 from service.server import ThreadedServer, start_in_thread
 from service.settings import ServerSettings
@@ -29,9 +31,16 @@ REPO = Path(__file__).resolve().parents[2]
 def small_plan(name: str = "chat", daily_tokens: int = 2_000_000_000, **options: Any) -> api.PlanFleetRequest:
     """One 14B chat workload: solves in well under a second."""
     request = PlanRequest(
-        inference=(InferenceWorkload(
-            name=name, model=ModelRef(model_id="Qwen/Qwen3-14B"), input_tokens=2000, output_tokens=500,
-            daily_tokens=daily_tokens, sla=Sla(ttft_p95_ms=2000, tpot_p95_ms=50)),),
+        inference=(
+            InferenceWorkload(
+                name=name,
+                model=ModelRef(model_id="Qwen/Qwen3-14B"),
+                input_tokens=2000,
+                output_tokens=500,
+                daily_tokens=daily_tokens,
+                sla=Sla(ttft_p95_ms=2000, tpot_p95_ms=50),
+            ),
+        ),
         options=SolverOptions(**options),
     )
     return plan_request_to_proto(request)
@@ -39,8 +48,6 @@ def small_plan(name: str = "chat", daily_tokens: int = 2_000_000_000, **options:
 
 def portfolio_plan() -> api.PlanFleetRequest:
     """The 500M KRW example (examples/500m_krw_portfolio.yaml), as the CLI would send it."""
-    from clients.scenario import load_scenario
-
     return load_scenario(REPO / "examples" / "500m_krw_portfolio.yaml", api.PlanFleetRequest)
 
 
@@ -82,12 +89,15 @@ class ServerProcess:
         return self.log_lines
 
 
-def spawn_server(*args: str, env: dict[str, str] | None = None, address: str = "127.0.0.1:0") -> ServerProcess:
+def spawn_server(
+    *args: str, env: dict[str, str] | None = None, address: str = "127.0.0.1:0"
+) -> ServerProcess:
     """``fleetplan serve`` in a fresh interpreter; returns once it logged ``server.started``."""
     command = [sys.executable, "-m", "clients.cli", "serve", "--address", address, *args]
     full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
-    process = subprocess.Popen(command, cwd=REPO, env=full_env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        command, cwd=REPO, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     lines: list[dict[str, Any]] = []
     deadline = time.monotonic() + 60
     assert process.stderr is not None
@@ -122,8 +132,6 @@ class Certs:
 
 @pytest.fixture(scope="session")
 def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
-    import trustme
-
     root = tmp_path_factory.mktemp("certs")
     ca = trustme.CA()
     other = trustme.CA()  # a CA the server does not trust
@@ -143,6 +151,8 @@ def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
         client_cert=write("client.pem", b"".join(b.bytes() for b in client_cert.cert_chain_pems)),
         client_key=write("client.key", client_cert.private_key_pem.bytes()),
         other_ca=write("other-ca.pem", other.cert_pem.bytes()),
-        other_client_cert=write("other-client.pem", b"".join(b.bytes() for b in other_client.cert_chain_pems)),
+        other_client_cert=write(
+            "other-client.pem", b"".join(b.bytes() for b in other_client.cert_chain_pems)
+        ),
         other_client_key=write("other-client.key", other_client.private_key_pem.bytes()),
     )

@@ -13,13 +13,14 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
+from reliability_support import portfolio_plan, small_plan
 
+import pricebook
 from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
 from clients._pb.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
 from clients._pb.fleetplan.v1 import plan_pb2
 from service.server import ThreadedServer, start_in_thread
 from service.settings import ServerSettings
-from reliability_support import portfolio_plan, small_plan
 
 PLANNED = (plan_pb2.PLAN_STATUS_OPTIMAL, plan_pb2.PLAN_STATUS_FEASIBLE)
 
@@ -58,7 +59,9 @@ def test_client_cancel_stops_the_solve_well_under_a_second(server: ThreadedServe
     assert future.cancelled()
 
 
-def test_deadline_shorter_than_the_solve_returns_the_best_verified_plan_in_time(server: ThreadedServer) -> None:
+def test_deadline_shorter_than_the_solve_returns_the_best_verified_plan_in_time(
+    server: ThreadedServer,
+) -> None:
     # The whole plan (main MIP + baselines + sensitivity) takes well over a second; the caller allows 1 s.
     timeout_s = 1.0
     with grpc.insecure_channel(server.address) as channel:
@@ -88,10 +91,13 @@ def test_tiny_deadline_answers_with_a_plan_or_a_detailed_deadline_error(server: 
                 assert error.code() == grpc.StatusCode.DEADLINE_EXCEEDED
                 continue  # the client's own deadline may fire first when conversion alone takes that long
             assert response.plan.status in PLANNED
-    assert server.built.servicer.gate.running == 0 or _wait_until(
-        lambda: server.built.servicer.gate.running == 0, 5) >= 0
+    assert (
+        server.built.servicer.gate.running == 0
+        or _wait_until(lambda: server.built.servicer.gate.running == 0, 5) >= 0
+    )
 
 
+@pytest.mark.slow
 def test_full_queue_answers_resource_exhausted_with_retry_info() -> None:
     settings = ServerSettings(address="127.0.0.1:0", solve_slots=1, max_queued_solves=1)
     with start_in_thread(settings) as busy, grpc.insecure_channel(busy.address) as channel:
@@ -118,6 +124,7 @@ def test_full_queue_answers_resource_exhausted_with_retry_info() -> None:
         assert len(retry_delays) == 2 and all(d >= 0.5 for d in retry_delays)
 
 
+@pytest.mark.slow
 def test_cheap_rpcs_stay_responsive_while_solves_run(server: ThreadedServer) -> None:
     with grpc.insecure_channel(server.address) as channel, ThreadPoolExecutor(2) as pool:
         stub = rpc.FleetPlannerStub(channel)
@@ -134,8 +141,6 @@ def test_cheap_rpcs_stay_responsive_while_solves_run(server: ThreadedServer) -> 
 
 
 def test_pricebook_directory_removed_after_start_keeps_serving(tmp_path: Path) -> None:
-    import pricebook
-
     book_dir = tmp_path / "book"
     shutil.copytree(Path(pricebook.__file__).parent / "data", book_dir)
     settings = ServerSettings(address="127.0.0.1:0", pricebook_dir=book_dir)

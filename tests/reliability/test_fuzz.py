@@ -22,9 +22,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reliability_support import small_plan
 
 from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
-from reliability_support import small_plan
 from service.server import ThreadedServer
 
 SERVICE = "/fleetplan.v1.FleetPlanner/"
@@ -39,11 +39,45 @@ CALL_TIMEOUT_S = 20.0
 
 INTS = [0, 1, -1, 2, 7, 24, 25, 100, 501, 10**6, 2**31 - 1, -(2**31)]
 INT64S = [*INTS, 10**13, 10**15 + 1, 2**63 - 1, -(2**63)]
-DOUBLES = [0.0, -0.0, 1e-300, 1e-9, 0.01, 0.5, 1.0, 2.0, 24.0, 1e3, 1e10, 1e13, 1e300, -1.0,
-           math.inf, -math.inf, math.nan]
-TEXTS = ["", "h200-sxm", "h100-sxm", "rtx-pro-6000-ws", "rtx-5090", "Qwen/Qwen3-14B",
-         "meta-llama/Llama-3.3-70B-Instruct", "USD", "KRW", "XXX", "500000000 KRW", "1e309 USD", "-5 USD",
-         "NaN", "chat", "pue", "a" * 300, "é\u0000\ud7ff"]
+DOUBLES = [
+    0.0,
+    -0.0,
+    1e-300,
+    1e-9,
+    0.01,
+    0.5,
+    1.0,
+    2.0,
+    24.0,
+    1e3,
+    1e10,
+    1e13,
+    1e300,
+    -1.0,
+    math.inf,
+    -math.inf,
+    math.nan,
+]
+TEXTS = [
+    "",
+    "h200-sxm",
+    "h100-sxm",
+    "rtx-pro-6000-ws",
+    "rtx-5090",
+    "Qwen/Qwen3-14B",
+    "meta-llama/Llama-3.3-70B-Instruct",
+    "USD",
+    "KRW",
+    "XXX",
+    "500000000 KRW",
+    "1e309 USD",
+    "-5 USD",
+    "NaN",
+    "chat",
+    "pue",
+    "a" * 300,
+    "é\u0000\ud7ff",
+]
 
 
 def _scalar(field: FieldDescriptor) -> st.SearchStrategy[Any]:
@@ -75,7 +109,7 @@ def _scalar(field: FieldDescriptor) -> st.SearchStrategy[Any]:
 def _fill(draw: Callable[[st.SearchStrategy[Any]], Any], message: Message, depth: int) -> None:
     descriptor: Descriptor = message.DESCRIPTOR
     for field in descriptor.fields:
-        if not draw(st.integers(0, 3)) == 0:  # set about a quarter of the fields
+        if draw(st.integers(0, 3)) != 0:  # set about a quarter of the fields
             continue
         is_map = field.message_type is not None and field.message_type.GetOptions().map_entry
         repeated = field.label == FieldDescriptor.LABEL_REPEATED
@@ -93,14 +127,20 @@ def _fill(draw: Callable[[st.SearchStrategy[Any]], Any], message: Message, depth
         elif repeated:
             target = getattr(message, field.name)
             # Mostly short lists; sometimes long ones that cross the request caps.
-            count = draw(st.sampled_from([0, 1, 2, 3, 25, 600]) if field.message_type is None
-                         else st.sampled_from([0, 1, 2, 3]))
+            count = draw(
+                st.sampled_from([0, 1, 2, 3, 25, 600])
+                if field.message_type is None
+                else st.sampled_from([0, 1, 2, 3])
+            )
             if field.message_type is not None:
                 for _ in range(count):
                     _fill(draw, target.add(), depth + 1)
             else:
-                target.extend([draw(_scalar(field))] * count if count > 3
-                              else [draw(_scalar(field)) for _ in range(count)])
+                target.extend(
+                    [draw(_scalar(field))] * count
+                    if count > 3
+                    else [draw(_scalar(field)) for _ in range(count)]
+                )
         elif field.message_type is not None:
             _fill(draw, getattr(message, field.name), depth + 1)
         else:
@@ -133,23 +173,29 @@ def _check_answer(call: Callable[[], Any]) -> None:
         assert any(d.Is(error_details_pb2.ErrorInfo.DESCRIPTOR) for d in status.details), status
 
 
-
-
 def _assert_healthy(channel: grpc.Channel) -> None:
     reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=10)
     assert reply.status == health_pb2.HealthCheckResponse.SERVING
 
 
-FUZZ = settings(max_examples=40, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                        HealthCheck.function_scoped_fixture])
+FUZZ = settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,
+    ],
+)
 
 PLAN = small_plan(time_limit_s=2.0, compute_sensitivity=False)
 
 
 def _unary(channel: grpc.Channel, method: str, message_type: type[Message]) -> Callable[[Message], Any]:
-    call = channel.unary_unary(SERVICE + method, request_serializer=message_type.SerializeToString,
-                               response_deserializer=lambda b: b)
+    call = channel.unary_unary(
+        SERVICE + method, request_serializer=message_type.SerializeToString, response_deserializer=lambda b: b
+    )
     return lambda request: call(request, timeout=CALL_TIMEOUT_S)
 
 
@@ -158,9 +204,16 @@ def _unary(channel: grpc.Channel, method: str, message_type: type[Message]) -> C
     ("method", "message_type", "bases"),
     [
         ("PlanFleet", api.PlanFleetRequest, [PLAN]),
-        ("EvaluateFleet", api.EvaluateFleetRequest,
-         [api.EvaluateFleetRequest(workloads=PLAN.workloads, solver_options=PLAN.solver_options)]),
-        ("AnalyzeBreakEven", api.AnalyzeBreakEvenRequest, [api.AnalyzeBreakEvenRequest(workloads=PLAN.workloads)]),
+        (
+            "EvaluateFleet",
+            api.EvaluateFleetRequest,
+            [api.EvaluateFleetRequest(workloads=PLAN.workloads, solver_options=PLAN.solver_options)],
+        ),
+        (
+            "AnalyzeBreakEven",
+            api.AnalyzeBreakEvenRequest,
+            [api.AnalyzeBreakEvenRequest(workloads=PLAN.workloads)],
+        ),
         ("EstimatePerformance", api.EstimatePerformanceRequest, []),
         ("ListCatalog", api.ListCatalogRequest, []),
     ],
@@ -184,8 +237,11 @@ def test_unary_rpcs_answer_ok_or_a_documented_error(
 def test_sweep_stream_answers_ok_or_a_documented_error(server: ThreadedServer) -> None:
     base = api.SweepPlansRequest(base=PLAN, dimension=2, values=[1.0, 2.0])
     with grpc.insecure_channel(server.address) as channel:
-        call = channel.unary_stream(SERVICE + "SweepPlans", request_serializer=api.SweepPlansRequest.SerializeToString,
-                                    response_deserializer=lambda b: b)
+        call = channel.unary_stream(
+            SERVICE + "SweepPlans",
+            request_serializer=api.SweepPlansRequest.SerializeToString,
+            response_deserializer=lambda b: b,
+        )
 
         @settings(FUZZ, max_examples=25)
         @given(requests(api.SweepPlansRequest, [base]))
@@ -199,11 +255,17 @@ def test_sweep_stream_answers_ok_or_a_documented_error(server: ThreadedServer) -
 METHODS = ["PlanFleet", "EvaluateFleet", "EstimatePerformance", "AnalyzeBreakEven", "ListCatalog"]
 
 
-@settings(max_examples=60, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(payload=st.binary(min_size=1, max_size=256) | st.sampled_from([b"\xff" * 10, b"\x0a\xff\xff\xff\xff\x0f",
-                                                                       b"\x08" + b"\x80" * 20]),
-       method=st.sampled_from([*METHODS, "SweepPlans"]))
+@settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    payload=st.binary(min_size=1, max_size=256)
+    | st.sampled_from([b"\xff" * 10, b"\x0a\xff\xff\xff\xff\x0f", b"\x08" + b"\x80" * 20]),
+    method=st.sampled_from([*METHODS, "SweepPlans"]),
+)
 def test_raw_garbage_bytes_are_refused_cleanly(channel: grpc.Channel, payload: bytes, method: str) -> None:
     if method == "SweepPlans":
         stream = channel.unary_stream(SERVICE + method)
@@ -229,7 +291,8 @@ def test_oversized_message_is_refused_and_server_survives(channel: grpc.Channel)
     # no rich details: the message never reaches fleetplan code).
     huge = api.ListCatalogRequest(kinds=[1] * (17 * 1024 * 1024))
     with pytest.raises(grpc.RpcError) as info:
-        channel.unary_unary(SERVICE + "ListCatalog", request_serializer=api.ListCatalogRequest.SerializeToString)(
-            huge, timeout=30)
+        channel.unary_unary(
+            SERVICE + "ListCatalog", request_serializer=api.ListCatalogRequest.SerializeToString
+        )(huge, timeout=30)
     assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     _assert_healthy(channel)

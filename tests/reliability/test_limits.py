@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
-from clients._pb.fleetplan.v1 import scenario_pb2
+from clients._pb.fleetplan.v1 import performance_pb2, scenario_pb2
 from service.errors import ResourceExhausted
 from service.limits import RequestLimits, SolveGate, SolveToken, check_request, solve_budget_s
 from solver import domain
@@ -28,7 +28,10 @@ def test_workload_cap_names_the_limit() -> None:
     assert violation.field == "workloads"
     assert "max_workloads" in violation.reason
     assert str(domain.MAX_WORKLOADS) in violation.reason
-    assert check_request(api.PlanFleetRequest(workloads=[_workload(i) for i in range(domain.MAX_WORKLOADS)])) == []
+    assert (
+        check_request(api.PlanFleetRequest(workloads=[_workload(i) for i in range(domain.MAX_WORKLOADS)]))
+        == []
+    )
 
 
 def test_sweep_range_points_refused_before_any_allocation() -> None:
@@ -56,14 +59,17 @@ def test_horizon_hour_buckets_lists_and_fleet_items() -> None:
     workload.inference.hourly_profile.extend([1.0] * 25)
     request = api.EvaluateFleetRequest(
         workloads=[workload],
-        constraints=scenario_pb2.Constraints(horizon_months=domain.MAX_HORIZON_MONTHS + 1,
-                                             allowed_gpu_ids=["a", "b", "c"]),
+        constraints=scenario_pb2.Constraints(
+            horizon_months=domain.MAX_HORIZON_MONTHS + 1, allowed_gpu_ids=["a", "b", "c"]
+        ),
         fleet=scenario_pb2.Fleet(items=[scenario_pb2.FleetItem(), scenario_pb2.FleetItem()]),
     )
     by_field = {v.field: v.reason for v in check_request(request, limits)}
     assert set(by_field) == {
-        "workloads[0].inference.hourly_profile", "constraints.horizon_months",
-        "constraints.allowed_gpu_ids", "fleet.items",
+        "workloads[0].inference.hourly_profile",
+        "constraints.horizon_months",
+        "constraints.allowed_gpu_ids",
+        "fleet.items",
     }
     assert "hour_buckets" in by_field["workloads[0].inference.hourly_profile"]
     assert "max_horizon_months" in by_field["constraints.horizon_months"]
@@ -73,8 +79,6 @@ def test_horizon_hour_buckets_lists_and_fleet_items() -> None:
 
 def test_performance_cases_capped() -> None:
     limits = RequestLimits(max_performance_cases=2)
-    from clients._pb.fleetplan.v1 import performance_pb2
-
     request = api.EstimatePerformanceRequest(cases=[performance_pb2.PerformanceCase()] * 3)
     assert [v.field for v in check_request(request, limits)] == ["cases"]
 
@@ -105,8 +109,11 @@ def _interruptible(stop_after_interrupt_s: float = 0.0) -> Any:
         finally:
             remove()
         time.sleep(stop_after_interrupt_s)
-        return {"cancelled": token.cancelled, "wrapped": token.wrapped_up,
-                "log_stats": {"status": "feasible"}}
+        return {
+            "cancelled": token.cancelled,
+            "wrapped": token.wrapped_up,
+            "log_stats": {"status": "feasible"},
+        }
 
     return solve
 

@@ -44,14 +44,24 @@ def _quiet() -> None:
 def _request(daily_tokens: int = 10**9, sla: Sla | None = None, price: Decimal | None = None) -> PlanRequest:
     overrides = PricebookOverrides()
     if price is not None:
-        overrides = PricebookOverrides(offers=(OfferOverride(offer_id=CHEAP_OFFER, price=money(price, "USD")),))
+        overrides = PricebookOverrides(
+            offers=(OfferOverride(offer_id=CHEAP_OFFER, price=money(price, "USD")),)
+        )
     return PlanRequest(
-        inference=(InferenceWorkload(
-            name="chat", model=ModelRef(model_id="Qwen/Qwen3-14B"), input_tokens=INPUT_TOKENS,
-            output_tokens=OUTPUT_TOKENS, daily_tokens=daily_tokens,
-            sla=sla if sla is not None else Sla(ttft_p95_ms=2000, tpot_p95_ms=50)),),
-        constraints=Constraints(allowed_gpus=("h100-sxm", "rtx-pro-6000-ws"),
-                                allowed_modes=(AcquisitionMode.BUY, AcquisitionMode.ON_DEMAND)),
+        inference=(
+            InferenceWorkload(
+                name="chat",
+                model=ModelRef(model_id="Qwen/Qwen3-14B"),
+                input_tokens=INPUT_TOKENS,
+                output_tokens=OUTPUT_TOKENS,
+                daily_tokens=daily_tokens,
+                sla=sla if sla is not None else Sla(ttft_p95_ms=2000, tpot_p95_ms=50),
+            ),
+        ),
+        constraints=Constraints(
+            allowed_gpus=("h100-sxm", "rtx-pro-6000-ws"),
+            allowed_modes=(AcquisitionMode.BUY, AcquisitionMode.ON_DEMAND),
+        ),
         overrides=overrides,
         options=FAST,
     )
@@ -61,7 +71,9 @@ def _plan_and_verify(request: PlanRequest) -> planner.PlanResult:
     book = load_default()
     result = planner.plan(request, book, time_limit_s=20)
     solution = result.solution
-    assert solution.status in (SolveStatus.OPTIMAL, SolveStatus.FEASIBLE, SolveStatus.INFEASIBLE), solution.status
+    assert solution.status in (SolveStatus.OPTIMAL, SolveStatus.FEASIBLE, SolveStatus.INFEASIBLE), (
+        solution.status
+    )
     if solution.status is SolveStatus.INFEASIBLE:
         assert solution.diagnosis is not None and solution.diagnosis.messages, "infeasible without a reason"
         return result

@@ -12,12 +12,12 @@ import pytest
 from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
+from reliability_support import Certs, small_plan, spawn_server
 
 from clients import cli
 from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
 from clients._pb.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
-from clients.client import FleetPlannerClient, FleetPlanError
-from reliability_support import Certs, small_plan, spawn_server
+from clients.client import FleetPlanError, FleetPlannerClient
 from service.security import channel_credentials
 from service.server import ThreadedServer, start_in_thread
 from service.settings import ServerSettings
@@ -48,8 +48,12 @@ def token_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThreadedS
 
 @pytest.mark.parametrize(
     ("metadata", "reason"),
-    [((), "MISSING_TOKEN"), ((("authorization", f"Bearer {TOKEN}x"),), "INVALID_TOKEN"),
-     ((("authorization", TOKEN),), "INVALID_TOKEN"), ((("authorization", "Bearer "),), "INVALID_TOKEN")],
+    [
+        ((), "MISSING_TOKEN"),
+        ((("authorization", f"Bearer {TOKEN}x"),), "INVALID_TOKEN"),
+        ((("authorization", TOKEN),), "INVALID_TOKEN"),
+        ((("authorization", "Bearer "),), "INVALID_TOKEN"),
+    ],
 )
 def test_missing_or_wrong_token_is_unauthenticated(
     token_server: ThreadedServer, metadata: tuple[tuple[str, str], ...], reason: str
@@ -77,32 +81,49 @@ def test_right_token_passes_and_health_needs_none(token_server: ThreadedServer) 
 
 
 def test_tls_server_refuses_plaintext_and_serves_tls(certs: Certs) -> None:
-    settings = ServerSettings(address="127.0.0.1:0", tls_cert_file=certs.server_cert, tls_key_file=certs.server_key)
+    settings = ServerSettings(
+        address="127.0.0.1:0", tls_cert_file=certs.server_cert, tls_key_file=certs.server_key
+    )
     with start_in_thread(settings) as server:
-        with FleetPlannerClient(server.address, credentials=channel_credentials(certs.ca), timeout_s=10) as client:
+        with FleetPlannerClient(
+            server.address, credentials=channel_credentials(certs.ca), timeout_s=10
+        ) as client:
             assert client.list_catalog().gpus
-        with FleetPlannerClient(server.address, timeout_s=3) as plain, pytest.raises(FleetPlanError) as refused:
+        with (
+            FleetPlannerClient(server.address, timeout_s=3) as plain,
+            pytest.raises(FleetPlanError) as refused,
+        ):
             plain.list_catalog()
         assert refused.value.code == grpc.StatusCode.UNAVAILABLE
         # A client that does not trust the server's CA refuses to talk to it.
         untrusted = channel_credentials(certs.other_ca)
-        with FleetPlannerClient(server.address, credentials=untrusted, timeout_s=3) as client, \
-                pytest.raises(FleetPlanError) as mistrust:
+        with (
+            FleetPlannerClient(server.address, credentials=untrusted, timeout_s=3) as client,
+            pytest.raises(FleetPlanError) as mistrust,
+        ):
             client.list_catalog()
         assert mistrust.value.code == grpc.StatusCode.UNAVAILABLE
 
 
 def test_mutual_tls_requires_a_client_certificate_from_the_trusted_ca(certs: Certs) -> None:
-    settings = ServerSettings(address="127.0.0.1:0", tls_cert_file=certs.server_cert,
-                              tls_key_file=certs.server_key, tls_client_ca_file=certs.ca)
+    settings = ServerSettings(
+        address="127.0.0.1:0",
+        tls_cert_file=certs.server_cert,
+        tls_key_file=certs.server_key,
+        tls_client_ca_file=certs.ca,
+    )
     with start_in_thread(settings) as server:
         good = channel_credentials(certs.ca, certs.client_cert, certs.client_key)
         with FleetPlannerClient(server.address, credentials=good, timeout_s=10) as client:
             assert client.list_catalog().gpus
-        for credentials in (channel_credentials(certs.ca),
-                            channel_credentials(certs.ca, certs.other_client_cert, certs.other_client_key)):
-            with FleetPlannerClient(server.address, credentials=credentials, timeout_s=3) as client, \
-                    pytest.raises(FleetPlanError) as refused:
+        for credentials in (
+            channel_credentials(certs.ca),
+            channel_credentials(certs.ca, certs.other_client_cert, certs.other_client_key),
+        ):
+            with (
+                FleetPlannerClient(server.address, credentials=credentials, timeout_s=3) as client,
+                pytest.raises(FleetPlanError) as refused,
+            ):
                 client.list_catalog()
             assert refused.value.code == grpc.StatusCode.UNAVAILABLE
 
@@ -120,12 +141,28 @@ def test_cli_with_mtls_and_token_against_a_served_process(
     client_token = tmp_path / "client-token.txt"
     client_token.write_text(TOKEN + "\n", encoding="utf-8")
     served = spawn_server(
-        "--tls-cert-file", str(certs.server_cert), "--tls-key-file", str(certs.server_key),
-        "--tls-client-ca-file", str(certs.ca), "--token-file", str(tokens),
+        "--tls-cert-file",
+        str(certs.server_cert),
+        "--tls-key-file",
+        str(certs.server_key),
+        "--tls-client-ca-file",
+        str(certs.ca),
+        "--token-file",
+        str(tokens),
     )
     try:
-        tls = ["--target", f"localhost:{served.port}", "--ca-file", str(certs.ca),
-               "--cert-file", str(certs.client_cert), "--key-file", str(certs.client_key), "--timeout-s", "20"]
+        tls = [
+            "--target",
+            f"localhost:{served.port}",
+            "--ca-file",
+            str(certs.ca),
+            "--cert-file",
+            str(certs.client_cert),
+            "--key-file",
+            str(certs.client_key),
+            "--timeout-s",
+            "20",
+        ]
         code, out = _cli("catalog", "--kind", "gpu", *tls, "--token-file", str(client_token))
         assert code == 0 and "h200" in out.lower()
         monkeypatch.setenv("FLEETPLAN_TOKEN", TOKEN)  # the token from the environment works too
@@ -136,8 +173,19 @@ def test_cli_with_mtls_and_token_against_a_served_process(
         assert code != 0
         assert "UNAUTHENTICATED" in capsys.readouterr().err
         # Without a client certificate the TLS handshake fails: no answer at all.
-        code, _ = _cli("catalog", "--kind", "gpu", "--target", f"localhost:{served.port}", "--ca-file",
-                       str(certs.ca), "--token-file", str(client_token), "--timeout-s", "3")
+        code, _ = _cli(
+            "catalog",
+            "--kind",
+            "gpu",
+            "--target",
+            f"localhost:{served.port}",
+            "--ca-file",
+            str(certs.ca),
+            "--token-file",
+            str(client_token),
+            "--timeout-s",
+            "3",
+        )
         assert code != 0
         assert "UNAVAILABLE" in capsys.readouterr().err
     finally:

@@ -64,8 +64,12 @@ def test_half_tls_configuration_is_refused(tmp_path: Path) -> None:
 
 def test_redaction_drops_secrets_always_and_prices_above_debug() -> None:
     def event() -> dict[str, Any]:
-        return {"event": "rpc", "authorization": "Bearer s3cret", "method": "/x",
-                "solver": {"status": "optimal", "objective": 123456.0, "bound": 123000.0, "gap": 0.0}}
+        return {
+            "event": "rpc",
+            "authorization": "Bearer s3cret",
+            "method": "/x",
+            "solver": {"status": "optimal", "objective": 123456.0, "bound": 123000.0, "gap": 0.0},
+        }
 
     info = redact_sensitive(None, "info", event())
     assert info == {"event": "rpc", "method": "/x", "solver": {"status": "optimal", "gap": 0.0}}

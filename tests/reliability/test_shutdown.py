@@ -9,11 +9,11 @@ import time
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from reliability_support import portfolio_plan, spawn_server
 
 from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
 from clients._pb.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
 from clients._pb.fleetplan.v1 import plan_pb2
-from reliability_support import portfolio_plan, spawn_server
 
 GRACE_S = 4.0
 
