@@ -377,7 +377,7 @@ class WorkloadDeployment(_message.Message):
     capacity_req_s: _builtins.float
     """Capacity at the SLA of the replicas at peak, in requests per second."""
     output_tok_s: _builtins.float
-    """Aggregate output tokens per second the replicas deliver at peak."""
+    """Output tokens per second the peak-hour replicas can deliver at the SLA (capacity, not demand)."""
     bottleneck: _builtins.str
     """Binding bottleneck of the main deployment (memory bandwidth, compute, interconnect, KV capacity)."""
     runner_up_note: _builtins.str
