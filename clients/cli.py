@@ -283,6 +283,14 @@ def _file_field(proto_path: str) -> str:
     return _FILE_NAMES.get(field, field)
 
 
+def _flag_name(proto_path: str) -> str:
+    """``cases[0].input_len`` → ``--input-len`` (errors of a case given by flags)."""
+    field = _file_field(proto_path)
+    if field.startswith("model_spec."):
+        field = field.removeprefix("model_spec.")
+    return "--" + field.replace("_", "-")
+
+
 def _result_row(result: performance_pb2.PerformanceResult, source: dict[str, Any]) -> dict[str, Any]:
     """One output line of the batch file: the case's fields plus the estimate (issue #4 names)."""
     row = dict(source)
@@ -580,9 +588,13 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except FleetPlanError as exc:
         scenario = getattr(args, "scenario", None)
         prefix = f"{scenario}: " if scenario and exc.violations else ""
+        from_flags = args.command == "estimate" and not args.cases
         if exc.violations:
             lines = [f"fleetplan: {exc.code.name}: the request is invalid"]
-            lines += [f"  {prefix}{v.field}: {v.description}" for v in exc.violations]
+            lines += [
+                f"  {_flag_name(v.field) if from_flags else prefix + v.field}: {v.description}"
+                for v in exc.violations
+            ]
             sys.stderr.write("\n".join(lines) + "\n")
         else:
             sys.stderr.write(f"fleetplan: {exc.code.name}: {exc.message}\n")

@@ -147,3 +147,20 @@ def test_breakeven_for_one_gpu_type(tmp_path: Path, capsys: pytest.CaptureFixtur
     data = json.loads(out)
     assert [row["gpu_id"] for row in data["break_even"]["buy_vs_rent"]] == ["h200-sxm"]
     assert data["provenance"]["pricebook_content_hash"] == load_default().content_hash
+
+
+def test_estimate_flag_errors_name_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(
+        capsys,
+        "estimate",
+        "--gpu",
+        "h100-sxm",
+        "--model",
+        "meta-llama/Llama-3.1-8B",
+        "--output-len",
+        "100",
+        "--concurrency",
+        "4",
+    )
+    assert code == cli.EXIT_INVALID
+    assert "--input-len: must be greater than 0" in err
