@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 import structlog
+from pydantic import ValidationError
 
 from pricebook.catalog import gpu as catalogue_gpu
 from pricebook.overrides import apply_overrides
@@ -35,8 +36,6 @@ from solver.domain import (
     Fleet,
     InferenceWorkload,
     PlanRequest,
-    ReferenceGpuHours,
-    Sla,
     TrainingWorkload,
 )
 from solver.domain import money as make_money
@@ -1156,6 +1155,19 @@ def _check_sweep(
             problems.append(
                 FieldViolation(f"values[{i}]", f"{axis.value} must be a positive number, got {value}")
             )
+    for i, value in enumerate(values):
+        if any(v.field == f"values[{i}]" for v in problems):
+            continue
+        try:
+            sweep_request(request, axis, value, workload)
+        except ValidationError as error:
+            for detail in error.errors():
+                where = ".".join(str(part) for part in detail["loc"])
+                problems.append(
+                    FieldViolation(
+                        f"values[{i}]", f"{axis.value}={value:g} makes {where} invalid: {detail['msg']}"
+                    )
+                )
     if workload is not None and workload not in {w.name for w in request.inference}:
         problems.append(FieldViolation("workload_name", f"no inference workload named {workload!r}"))
     if axis in _SLA_AXES and not request.inference:
@@ -1189,43 +1201,51 @@ def _instance_at(instance: FleetInstance, axis: SweepAxis, value: float) -> Flee
 def sweep_request(
     request: PlanRequest, axis: SweepAxis, value: float, workload: str | None = None
 ) -> PlanRequest:
-    """The request at one sweep point (the SLA axes change ``workload`` only, or every inference workload)."""
+    """The request at one sweep point (the SLA axes change ``workload`` only, or every inference
+    workload), validated like any request: a point beyond the request limits raises
+    ``pydantic.ValidationError`` naming the field."""
     if axis is SweepAxis.CAPEX_BUDGET:
         currency = request.constraints.currency
         constraints = request.constraints.model_copy(
             update={"capex_budget": make_money(repr(value), currency)}
         )
-        return request.model_copy(update={"constraints": constraints})
-    if axis is SweepAxis.DEMAND_MULTIPLIER:
-        return request.model_copy(
+        changed = request.model_copy(update={"constraints": constraints})
+    elif axis is SweepAxis.DEMAND_MULTIPLIER:
+        changed = request.model_copy(
             update={
                 "inference": tuple(_scaled_inference(w, value) for w in request.inference),
                 "training": tuple(_scaled_training(t, value) for t in request.training),
             }
         )
-    field = axis.value
-    inference = tuple(
-        w.model_copy(update={"sla": _sla_with(w.sla, field, value)}) if workload in (None, w.name) else w
-        for w in request.inference
-    )
-    return request.model_copy(update={"inference": inference})
+    else:
+        inference = tuple(
+            w.model_copy(update={"sla": w.sla.model_copy(update={axis.value: value})})
+            if workload in (None, w.name)
+            else w
+            for w in request.inference
+        )
+        changed = request.model_copy(update={"inference": inference})
+    # model_copy does not validate: re-validate the whole request (limits, SLA > 0, caps).
+    return PlanRequest.model_validate(changed.model_dump())
 
 
-def _sla_with(sla: Sla, field: str, value: float) -> Sla:
-    return Sla.model_validate({**sla.model_dump(), field: value})
+def _scaled_count(count: int, factor: float) -> int | float:
+    scaled = count * factor
+    # Out-of-range values are left for validation to refuse with the field's own message.
+    return max(1, round(scaled)) if math.isfinite(scaled) and scaled < 2**62 else scaled
 
 
 def _scaled_inference(w: InferenceWorkload, factor: float) -> InferenceWorkload:
     if w.daily_tokens is not None:
-        return w.model_copy(update={"daily_tokens": max(1, round(w.daily_tokens * factor))})
+        return w.model_copy(update={"daily_tokens": _scaled_count(w.daily_tokens, factor)})
     assert w.peak_request_rate_per_s is not None
     return w.model_copy(update={"peak_request_rate_per_s": w.peak_request_rate_per_s * factor})
 
 
 def _scaled_training(t: TrainingWorkload, factor: float) -> TrainingWorkload:
     if t.reference is not None:
-        reference = ReferenceGpuHours(
-            gpu=t.reference.gpu, gpu_hours_per_month=t.reference.gpu_hours_per_month * factor
+        reference = t.reference.model_copy(
+            update={"gpu_hours_per_month": t.reference.gpu_hours_per_month * factor}
         )
         return t.model_copy(update={"reference": reference})
     return t.model_copy(update={"runs_per_month": t.runs_per_month * factor})

@@ -368,3 +368,11 @@ def test_sweep_refuses_meaningless_input(book: Pricebook) -> None:
         next(sweep(request(**BARE), book, SweepAxis.TPOT_P95_MS, [30.0, -5.0], workload="nope"))
     fields = {v.field for v in bad.value.violations}
     assert fields == {"values[1]", "workload_name"}
+
+
+def test_sweep_refuses_points_beyond_the_request_limits(book: Pricebook) -> None:
+    # 1e300 × 2e9 daily tokens overflows every limit: refused before any solve, per point.
+    with pytest.raises(InvalidRequest) as bad:
+        next(sweep(request(**BARE), book, SweepAxis.DEMAND_MULTIPLIER, [1.0, 1e300]))
+    assert {v.field for v in bad.value.violations} == {"values[1]"}
+    assert "daily_tokens" in bad.value.violations[0].reason
