@@ -36,9 +36,7 @@ from solver.domain import (
     Fleet,
     InferenceWorkload,
     PlanRequest,
-    TrainingWorkload,
 )
-from solver.domain import money as make_money
 from solver.economics.breakeven import (
     ApiBreakEven,
     BuyVsRent,
@@ -1204,51 +1202,34 @@ def sweep_request(
     """The request at one sweep point (the SLA axes change ``workload`` only, or every inference
     workload), validated like any request: a point beyond the request limits raises
     ``pydantic.ValidationError`` naming the field."""
+    data = request.model_dump()
     if axis is SweepAxis.CAPEX_BUDGET:
-        currency = request.constraints.currency
-        constraints = request.constraints.model_copy(
-            update={"capex_budget": make_money(repr(value), currency)}
-        )
-        changed = request.model_copy(update={"constraints": constraints})
+        data["constraints"]["capex_budget"] = {
+            "amount": repr(value),
+            "currency": request.constraints.currency,
+        }
     elif axis is SweepAxis.DEMAND_MULTIPLIER:
-        changed = request.model_copy(
-            update={
-                "inference": tuple(_scaled_inference(w, value) for w in request.inference),
-                "training": tuple(_scaled_training(t, value) for t in request.training),
-            }
-        )
+        for w in data["inference"]:
+            if w["daily_tokens"] is not None:
+                w["daily_tokens"] = _scaled_count(w["daily_tokens"], value)
+            else:
+                w["peak_request_rate_per_s"] *= value
+        for t in data["training"]:
+            if t["reference"] is not None:
+                t["reference"]["gpu_hours_per_month"] *= value
+            else:
+                t["runs_per_month"] *= value
     else:
-        inference = tuple(
-            w.model_copy(update={"sla": w.sla.model_copy(update={axis.value: value})})
-            if workload in (None, w.name)
-            else w
-            for w in request.inference
-        )
-        changed = request.model_copy(update={"inference": inference})
-    # model_copy does not validate: re-validate the whole request (limits, SLA > 0, caps).
-    return PlanRequest.model_validate(changed.model_dump())
+        for w in data["inference"]:
+            if workload in (None, w["name"]):
+                w["sla"][axis.value] = value
+    return PlanRequest.model_validate(data)
 
 
 def _scaled_count(count: int, factor: float) -> int | float:
     scaled = count * factor
     # Out-of-range values are left for validation to refuse with the field's own message.
     return max(1, round(scaled)) if math.isfinite(scaled) and scaled < 2**62 else scaled
-
-
-def _scaled_inference(w: InferenceWorkload, factor: float) -> InferenceWorkload:
-    if w.daily_tokens is not None:
-        return w.model_copy(update={"daily_tokens": _scaled_count(w.daily_tokens, factor)})
-    assert w.peak_request_rate_per_s is not None
-    return w.model_copy(update={"peak_request_rate_per_s": w.peak_request_rate_per_s * factor})
-
-
-def _scaled_training(t: TrainingWorkload, factor: float) -> TrainingWorkload:
-    if t.reference is not None:
-        reference = t.reference.model_copy(
-            update={"gpu_hours_per_month": t.reference.gpu_hours_per_month * factor}
-        )
-        return t.model_copy(update={"reference": reference})
-    return t.model_copy(update={"runs_per_month": t.runs_per_month * factor})
 
 
 _MINIMISE = {
