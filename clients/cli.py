@@ -37,7 +37,7 @@ from clients import render
 from clients._pb.fleetplan.v1 import catalog_pb2, common_pb2, performance_pb2, plan_pb2, scenario_pb2
 from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
 from clients.client import DEFAULT_TIMEOUT_S, FleetPlanError, FleetPlannerClient
-from clients.scenario import ScenarioError, load_scenario, load_yaml, parse_scenario
+from clients.scenario import ScenarioError, case_from_json, load_scenario, load_yaml, parse_scenario
 from pricebook.errors import PricebookError
 from service.security import SecurityConfigError, channel_credentials, read_token
 
@@ -45,28 +45,6 @@ EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_INVALID = 2
 EXIT_NO_PLAN = 3
-
-# Batch-file keys (issue #4 contract) → PerformanceCase proto fields.
-_CASE_KEYS = {
-    "mode",
-    "gpu",
-    "num_gpus",
-    "tp",
-    "model",
-    "model_spec",
-    "precision",
-    "kv_precision",
-    "engine",
-    "input_len",
-    "output_len",
-    "concurrency",
-    "request_rate",
-    "prefix_hit_rate",
-    "max_num_seqs",
-    "method",
-    "tokens",
-    "seq_len",
-}
 
 
 # --------------------------------------------------------------------------------------------
@@ -203,33 +181,6 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO) -> int:
         response = client.evaluate_fleet(request)
     _emit(args, response, render.render_evaluation(response, markdown=args.markdown), out)
     return EXIT_OK if response.feasible else EXIT_NO_PLAN
-
-
-def case_from_json(line: dict[str, Any], where: str) -> performance_pb2.PerformanceCase:
-    """A batch-file case (issue #4 field names) → the proto case."""
-    unknown = sorted(set(line) - _CASE_KEYS)
-    if unknown:
-        raise ScenarioError(
-            where, unknown[0], f"unknown field; expected some of {', '.join(sorted(_CASE_KEYS))}"
-        )
-    data: dict[str, Any] = {}
-    for key, value in line.items():
-        if key == "gpu":
-            data["gpu_id"] = value
-        elif key == "model":
-            data["model"] = {"model_id": value}
-        elif key == "model_spec":
-            data["model"] = {"spec": value}
-        elif key == "concurrency":
-            if value == "max":
-                data["max_concurrency"] = True
-            else:
-                data["concurrency"] = value
-        elif key == "request_rate":
-            data["request_rate_per_s"] = value
-        else:
-            data[key] = value
-    return parse_scenario(data, performance_pb2.PerformanceCase, where)
 
 
 def _case_from_flags(args: argparse.Namespace) -> performance_pb2.PerformanceCase:

@@ -12,7 +12,7 @@ field violation, decoded from the rich status the server sends.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,10 +20,12 @@ import grpc
 from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
+from pydantic import BaseModel
 
 from clients._pb.fleetplan.v1 import catalog_pb2, performance_pb2
 from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
 from clients._pb.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
+from clients.scenario import CASE_KEYS, case_from_json
 from solver import domain
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -91,6 +93,18 @@ class FleetPlanError(Exception):
             violations=violations,
             retry_after_s=retry,
         )
+
+
+def _case_proto(
+    case: performance_pb2.PerformanceCase | Mapping[str, Any] | BaseModel, index: int
+) -> performance_pb2.PerformanceCase:
+    if isinstance(case, performance_pb2.PerformanceCase):
+        return case
+    if isinstance(case, BaseModel):  # an EstimateCase: its contract fields (not derived/computed ones)
+        data = {k: v for k, v in case.model_dump(mode="json", exclude_none=True).items() if k in CASE_KEYS}
+    else:
+        data = dict(case)
+    return case_from_json(data, f"cases[{index}]")
 
 
 def _plan_proto(request: domain.PlanRequest | api.PlanFleetRequest) -> api.PlanFleetRequest:
@@ -186,16 +200,18 @@ class FleetPlannerClient:
 
     def estimate_performance(
         self,
-        request: api.EstimatePerformanceRequest | Iterable[performance_pb2.PerformanceCase],
+        request: api.EstimatePerformanceRequest
+        | Iterable[performance_pb2.PerformanceCase | Mapping[str, Any] | BaseModel],
         *,
         allow_partial_failure: bool = False,
         timeout_s: float | None = None,
         request_id: str | None = None,
     ) -> api.EstimatePerformanceResponse:
+        """Cases as proto messages, batch-file dicts (issue #4 field names) or
+        ``solver.perf.cases.EstimateCase`` objects."""
         if not isinstance(request, api.EstimatePerformanceRequest):
-            request = api.EstimatePerformanceRequest(
-                cases=list(request), allow_partial_failure=allow_partial_failure
-            )
+            cases = [_case_proto(case, i) for i, case in enumerate(request)]
+            request = api.EstimatePerformanceRequest(cases=cases, allow_partial_failure=allow_partial_failure)
         return self._call(self._stub.EstimatePerformance, request, timeout_s, request_id)  # type: ignore[no-any-return]
 
     def analyze_break_even(
@@ -229,9 +245,25 @@ class FleetPlannerClient:
         return self._call(self._stub.ListCatalog, request, timeout_s, request_id)  # type: ignore[no-any-return]
 
     def sweep_plans(
-        self, request: api.SweepPlansRequest, *, timeout_s: float | None = None, request_id: str | None = None
+        self,
+        request: api.SweepPlansRequest | domain.PlanRequest | api.PlanFleetRequest,
+        *,
+        dimension: api.SweepDimension.ValueType = api.SWEEP_DIMENSION_UNSPECIFIED,
+        values: Sequence[float] = (),
+        workload_name: str = "",
+        timeout_s: float | None = None,
+        request_id: str | None = None,
     ) -> Iterator[api.SweepPlansResponse]:
-        """Stream of progress, points and the final frontier; closing the iterator cancels the sweep."""
+        """Stream of progress, points and the final frontier; closing the iterator cancels the sweep.
+
+        Give a ``SweepPlansRequest``, or a plan request plus ``dimension`` and ``values``."""
+        if not isinstance(request, api.SweepPlansRequest):
+            request = api.SweepPlansRequest(
+                base=_plan_proto(request),
+                dimension=dimension,
+                values=list(values),
+                workload_name=workload_name,
+            )
         metadata = self._metadata + ((("x-request-id", request_id),) if request_id else ())
         stream = self._stub.SweepPlans(
             request, timeout=timeout_s or self.timeout_s, metadata=metadata or None

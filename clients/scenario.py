@@ -17,6 +17,8 @@ from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 from google.protobuf.message import Message
 
+from clients._pb.fleetplan.v1 import performance_pb2
+
 _M = TypeVar("_M", bound=Message)
 
 
@@ -148,3 +150,54 @@ def load_yaml(path: Path) -> Any:
 def load_scenario(path: Path, message_type: type[_M]) -> _M:
     """Read a YAML scenario file as ``message_type``."""
     return parse_scenario(load_yaml(path), message_type, str(path))
+
+
+# Batch-file keys (issue #4 contract) → PerformanceCase proto fields.
+CASE_KEYS = {
+    "mode",
+    "gpu",
+    "num_gpus",
+    "tp",
+    "model",
+    "model_spec",
+    "precision",
+    "kv_precision",
+    "engine",
+    "input_len",
+    "output_len",
+    "concurrency",
+    "request_rate",
+    "prefix_hit_rate",
+    "max_num_seqs",
+    "max_batched_tokens",
+    "method",
+    "tokens",
+    "seq_len",
+}
+
+
+def case_from_json(line: dict[str, Any], where: str) -> performance_pb2.PerformanceCase:
+    """A batch-file case (issue #4 field names) → the proto case."""
+    unknown = sorted(set(line) - CASE_KEYS)
+    if unknown:
+        raise ScenarioError(
+            where, unknown[0], f"unknown field; expected some of {', '.join(sorted(CASE_KEYS))}"
+        )
+    data: dict[str, Any] = {}
+    for key, value in line.items():
+        if key == "gpu":
+            data["gpu_id"] = value
+        elif key == "model":
+            data["model"] = {"model_id": value}
+        elif key == "model_spec":
+            data["model"] = {"spec": value}
+        elif key == "concurrency":
+            if value == "max":
+                data["max_concurrency"] = True
+            else:
+                data["concurrency"] = value
+        elif key == "request_rate":
+            data["request_rate_per_s"] = value
+        else:
+            data[key] = value
+    return parse_scenario(data, performance_pb2.PerformanceCase, where)

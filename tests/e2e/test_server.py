@@ -22,6 +22,8 @@ from clients._pb.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
 from pricebook import load_default
 from service.server import ThreadedServer, start_in_thread
 from service.settings import ServerSettings
+from solver import domain
+from solver.perf.cases import EstimateCase
 
 SMALL_GPUS = ["l40s", "h100-sxm"]
 
@@ -392,3 +394,41 @@ def test_bad_site_override_is_invalid_argument_with_its_proto_path(client: Fleet
         "pricebook_overrides.site_assumptions.no_such_assumption",
     )
     assert all(v.field.startswith("pricebook_overrides.") for v in error.violations)
+
+
+def test_client_accepts_domain_objects(client: FleetPlannerClient) -> None:
+    case = EstimateCase(
+        gpu="h100-sxm", model="meta-llama/Llama-3.1-8B", input_len=1000, output_len=200, concurrency=8
+    )
+    as_dict = {
+        "gpu": "l40s",
+        "model": "meta-llama/Llama-3.1-8B",
+        "input_len": 1000,
+        "output_len": 200,
+        "concurrency": "max",
+    }
+    estimates = client.estimate_performance([case, as_dict]).results
+    assert [r.case.gpu_id for r in estimates] == ["h100-sxm", "l40s"]
+    assert estimates[1].case.max_concurrency and estimates[1].inference.fits
+
+    request = domain.PlanRequest(
+        inference=(
+            domain.InferenceWorkload(
+                name="chat",
+                model=domain.ModelRef(model_id="meta-llama/Llama-3.1-8B"),
+                input_tokens=1000,
+                output_tokens=200,
+                daily_tokens=200_000_000,
+                sla=domain.Sla(ttft_p95_ms=2000, tpot_p95_ms=60),
+            ),
+        ),
+        constraints=domain.Constraints(allowed_gpus=tuple(SMALL_GPUS)),
+        options=domain.SolverOptions(compute_sensitivity=False),
+    )
+    plan = client.plan_fleet(request).plan
+    assert plan.status in (plan_pb2.PLAN_STATUS_OPTIMAL, plan_pb2.PLAN_STATUS_FEASIBLE)
+    events = [
+        m.WhichOneof("event")
+        for m in client.sweep_plans(request, dimension=api.SWEEP_DIMENSION_CAPEX_BUDGET, values=[1e6, 2e6])
+    ]
+    assert events.count("point") == 2 and events[-1] == "frontier"
