@@ -8,7 +8,7 @@ option prices and the counts. ``solve`` never returns a plan with a violation.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 
 from solver.domain import AcquisitionMode
@@ -40,16 +40,31 @@ def _domains(gpus: int, per_server: int, domain: int) -> list[float]:
 
 
 def _pack(items: list[float], bins: list[float]) -> bool:
-    """Best-fit decreasing: can every item (GPUs of one replica) go inside one bin (domain)?"""
-    free = sorted(bins, reverse=True)
-    for item in sorted(items, reverse=True):
-        best = -1
-        for i, room in enumerate(free):
-            if room + 1e-9 >= item and (best < 0 or room < free[best]):
-                best = i
-        if best < 0:
+    """Can every item (GPUs of one replica) go inside one bin (a scale-up domain)?
+
+    Largest items first, each into the fullest bins that still hold it (best fit), counted by
+    size so that 10^5 replicas stay fast. Exact for power-of-two groups in power-of-two domains.
+    """
+    rooms: Counter[float] = Counter(bins)
+    for size, count in sorted(Counter(items).items(), reverse=True):
+        left = count
+        for room in sorted(r for r in rooms if r + 1e-9 >= size):
+            if left == 0:
+                break
+            per_bin = int((room + 1e-9) // size)
+            n_bins = rooms[room]
+            take = min(left, per_bin * n_bins)
+            full, rest = divmod(take, per_bin)
+            rooms[room] -= full + (1 if rest else 0)
+            if rooms[room] == 0:
+                del rooms[room]
+            if full:
+                rooms[round(room - per_bin * size, 9)] += full
+            if rest:
+                rooms[round(room - rest * size, 9)] += 1
+            left -= take
+        if left:
             return False
-        free[best] -= item
     return True
 
 

@@ -219,3 +219,30 @@ def test_tp_group_never_straddles_two_options() -> None:
     assert sol.cost is not None
     assert sol.cost.total == pytest.approx(100 + 2 * rent_year)
     assert check_solution(inst, sol) == []
+
+
+@pytest.mark.parametrize("price_scale", [0.01, 1e10])
+def test_price_scale_does_not_change_the_plan(price_scale: float) -> None:
+    base = two_gpu_instance(55.0)
+    scaled = FleetInstance(
+        currency="USD",
+        horizon_months=36,
+        buckets=ALL_DAY,
+        options=(option("a", capex=100 * price_scale), option("b", capex=250 * price_scale)),
+        inference=base.inference,
+        candidates=base.candidates,
+    )
+    sol = solve(scaled, time_limit_s=10)
+    assert sol.gpu_counts() == {"b": 2}
+    assert sol.cost is not None
+    assert sol.cost.total == pytest.approx(500 * price_scale)
+
+
+@pytest.mark.parametrize(("rate", "expected"), [(1e-8, {"a": 1}), (3e6, {"b": 100_000})])
+def test_extreme_demand_scales(rate: float, expected: dict[str, int]) -> None:
+    # 1e-8 req/s (≈ 1 token a day): one replica of the cheapest GPU (a, 100).
+    # 3e6 req/s: b serves 30 req/s for 250 (8.33 per req/s) vs a 10 for 100 (10 per req/s):
+    # exactly 100,000 b.
+    sol = solve(two_gpu_instance(rate), time_limit_s=10)
+    assert sol.status is SolveStatus.OPTIMAL
+    assert sol.gpu_counts() == expected
