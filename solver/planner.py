@@ -6,13 +6,18 @@
 2. build the optimizer instance once (performance model → candidates, economics → options);
 3. solve it (``solver.optimizer.solve``: verified plan, runner-ups, or an infeasibility diagnosis);
 4. economics on the plan: TCO breakdown, unit costs, buy-vs-rent and self-host-vs-API break-even;
-5. baselines (the best fleet of each allowed GPU type alone) and the plan's saving over the best;
+5. baselines (GPUs already owned + the best fleet of each allowed GPU type alone, or why none
+   exists) and the plan's saving over the best of them;
 6. sensitivity: how far each planned GPU type's price (and the strongest alternative's), and total
    demand, must move before the mix changes (``solver.economics.whatif``).
 
 Steps 5–6 re-solve the same instance with small changes, within the caller's time limit: the main
 solve gets up to ``MAIN_SOLVE_SHARE`` of it, the rest is shared by baselines then sensitivity; what
 does not fit says so in the result. Every result is a frozen dataclass; money is Decimal ``Money``.
+
+Also here: ``evaluate`` (a given fleet vs the optimum), ``analyze_break_even`` (one GPU type, a
+fleet, or the optimal plan) and ``sweep`` (one plan per value of a capex budget, demand multiplier
+or SLA target, ≤ 2 solved at once, streamed with progress, then the Pareto frontier).
 """
 
 from __future__ import annotations
