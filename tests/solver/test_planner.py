@@ -7,6 +7,7 @@ GPU type) and against sums derived here, never against numbers copied from the p
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from decimal import Decimal
 
 import pytest
@@ -36,6 +37,7 @@ from solver.planner import (
     SweepPoint,
     analyze_break_even,
     evaluate,
+    frontier,
     plan,
     sweep,
     sweep_request,
@@ -376,3 +378,26 @@ def test_sweep_refuses_points_beyond_the_request_limits(book: Pricebook) -> None
         next(sweep(request(**BARE), book, SweepAxis.DEMAND_MULTIPLIER, [1.0, 1e300]))
     assert {v.field for v in bad.value.violations} == {"values[1]"}
     assert "daily_tokens" in bad.value.violations[0].reason
+
+
+def test_frontier_marks_pareto_points(full_plan: PlanResult) -> None:
+    def at(cost: int | None) -> PlanResult:
+        if cost is None:
+            return replace(full_plan, tco=None, status=SolveStatus.INFEASIBLE)
+        assert full_plan.tco is not None
+        total = replace(full_plan.tco.total, horizon_total=Money(amount=Decimal(cost), currency="USD"))
+        return replace(full_plan, tco=replace(full_plan.tco, total=total))
+
+    # Capex budget: less capital is better. 300 buys nothing over 200; 400 has no plan.
+    budget = frontier(
+        SweepAxis.CAPEX_BUDGET, [(300.0, at(40)), (100.0, at(50)), (200.0, at(40)), (400.0, at(None))]
+    )
+    assert [(p.value, p.pareto_optimal) for p in budget.points] == [
+        (100.0, True),
+        (200.0, True),
+        (300.0, False),
+        (400.0, False),
+    ]
+    # Demand: more demand served is better. ×2 costs as much as ×3, so only ×1 and ×3 are efficient.
+    demand = frontier(SweepAxis.DEMAND_MULTIPLIER, [(1.0, at(10)), (2.0, at(15)), (3.0, at(15))])
+    assert [p.pareto_optimal for p in demand.points] == [True, False, True]
