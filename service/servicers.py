@@ -10,6 +10,7 @@ is cancelled the solve's ``CancelToken`` fires so the MIP stops.
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -31,7 +32,15 @@ from solver import planner
 log = structlog.get_logger("fleetplan.service")
 _T = TypeVar("_T")
 
-SERVER_VERSION = "0.1.0"
+def _package_version() -> str:
+    try:
+        return importlib.metadata.version("fleetplan")
+    except importlib.metadata.PackageNotFoundError:  # running from a source tree without install
+        return "unknown"
+
+
+SERVER_VERSION = _package_version()
+"""Version of the installed ``fleetplan`` package, echoed in every answer's provenance."""
 
 
 @dataclass(frozen=True, slots=True)

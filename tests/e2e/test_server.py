@@ -6,6 +6,7 @@ health and reflection are checked over the wire.
 
 from __future__ import annotations
 
+import importlib.metadata
 from collections.abc import Iterator
 from decimal import Decimal
 
@@ -149,6 +150,8 @@ def test_plan_fleet_returns_a_verified_plan_with_its_provenance(client: FleetPla
     book = load_default()
     assert response.provenance.pricebook_version == book.version
     assert response.provenance.pricebook_content_hash == book.content_hash
+    assert response.provenance.server_version == importlib.metadata.version("fleetplan")
+    assert response.provenance.performance_model_version
 
 
 def test_plan_fleet_infeasible_is_an_answer_not_an_error(client: FleetPlannerClient) -> None:
