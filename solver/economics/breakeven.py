@@ -171,7 +171,7 @@ def buy_vs_rent(
         break_even_utilisation_reserved=u_res,
         plan_utilisation=plan_utilisation,
         payback_months=payback,
-        verdict=_buy_verdict(gpu, u_od, plan_utilisation, payback, od_hourly is not None)
+        verdict=_buy_verdict(gpu, u_od, plan_utilisation, payback, od_hourly is not None, horizon_months)
         + _reserved_verdict(fixed, power, res_hourly, u_res),
     )
 
@@ -218,7 +218,9 @@ def _reserved_verdict(
     return "; buying is cheaper than reserving at any utilisation"
 
 
-def _buy_verdict(gpu: GpuId, u_od: float | None, u: float | None, payback: float | None, has_od: bool) -> str:
+def _buy_verdict(  # noqa: PLR0917 - private formatter of one result
+    gpu: GpuId, u_od: float | None, u: float | None, payback: float | None, has_od: bool, horizon_months: int
+) -> str:
     parts: list[str] = []
     if not has_od:
         parts.append(f"{gpu}: no on-demand offer to compare with")
@@ -228,7 +230,8 @@ def _buy_verdict(gpu: GpuId, u_od: float | None, u: float | None, payback: float
         parts.append(f"{gpu}: buying beats on-demand above {u_od:.0%} utilisation")
     if u is not None:
         if payback is not None:
-            parts.append(f"at the plan's {u:.0%} it pays back in {payback:.1f} months")
+            beyond = f", beyond the {horizon_months}-month horizon" if payback > horizon_months else ""
+            parts.append(f"at the plan's {u:.0%} it pays back in {payback:.1f} months{beyond}")
         elif has_od:
             parts.append(f"at the plan's {u:.0%} buying never pays back against on-demand")
     return "; ".join(parts)

@@ -88,6 +88,8 @@ def test_buy_vs_on_demand_break_even_utilisation(make_book: BookFactory) -> None
     assert result.break_even_utilisation_reserved is None
     assert "buying is cheaper than reserving at any utilisation" in result.verdict
     assert "pays back in" in result.verdict
+    # 40,000 / 732.6 ≈ 54.6 months: longer than the 36-month horizon, and the verdict says so.
+    assert "beyond the 36-month horizon" in result.verdict
 
 
 def test_payback_never_when_rent_saving_does_not_cover_running_costs() -> None:
