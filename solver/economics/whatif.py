@@ -122,11 +122,11 @@ def scale_demand(instance: FleetInstance, factor: float) -> FleetInstance:
 def _scale_rates(demand: InferenceDemand, factor: float) -> InferenceDemand:
     """Every request-rate series of a demand × factor (bucket rates, and the 24 hourly rates the
     evaluator checks when the optimizer clusters hours into buckets)."""
-    scaled = replace(demand, rate_req_s=tuple(r * factor for r in demand.rate_req_s))
-    hourly: tuple[float, ...] = getattr(demand, "hourly_rate_req_s", ())
-    if hourly:
-        scaled = replace(scaled, hourly_rate_req_s=tuple(r * factor for r in hourly))  # type: ignore[call-arg,unused-ignore]
-    return scaled
+    return replace(
+        demand,
+        rate_req_s=tuple(r * factor for r in demand.rate_req_s),
+        hourly_rate_req_s=tuple(r * factor for r in demand.hourly_rate_req_s),
+    )
 
 
 def _scale_choice(choice: TrainingChoice, factor: float) -> TrainingChoice:
