@@ -129,13 +129,18 @@ def render_plan(plan: plan_pb2.Plan, provenance: common_pb2.Provenance, *, markd
                         f"{d.utilization:.0%}",
                         f"{d.runner_up.gpu_id} (+{money(d.runner_up.cost_delta)})"
                         if d.HasField("runner_up")
-                        else (d.runner_up_note or "-"),
+                        else ("see note" if d.runner_up_note else "-"),
                     ]
                     for d in plan.deployments
                 ],
                 markdown=markdown,
             )
         )
+        out += [
+            f"note on {d.workload_name}: {d.runner_up_note}"
+            for d in plan.deployments
+            if d.runner_up_note and not d.HasField("runner_up")
+        ]
     if plan.training:
         out.append(heading("Training", markdown=markdown))
         out.append(

@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from bench.solver_scaling import seed_500m_krw_request
 from clients._pb.fleetplan.v1 import common_pb2, scenario_pb2
 from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
 from clients.scenario import ScenarioError, load_scenario
 from pricebook import load_default
+from pricebook.catalog import resolve_gpu_id
 from service import converters
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.yaml"))
@@ -109,3 +111,17 @@ def test_every_example_is_a_valid_plan_request(example: Path) -> None:
     request = load_scenario(example, api.PlanFleetRequest)
     domain_request = converters.plan_request_from_proto(request, load_default())
     assert domain_request.inference or domain_request.training
+
+
+def test_the_500m_krw_example_is_the_optimizers_seed_portfolio() -> None:
+    """`make demo` plans the same portfolio the golden test and the solver benchmark use."""
+    book = load_default()
+    example = converters.plan_request_from_proto(
+        load_scenario(EXAMPLES[0].parent / "500m_krw_portfolio.yaml", api.PlanFleetRequest), book
+    )
+    reference = seed_500m_krw_request()
+    resolved = tuple(resolve_gpu_id(book, g) for g in reference.constraints.allowed_gpus)
+    reference = reference.model_copy(
+        update={"constraints": reference.constraints.model_copy(update={"allowed_gpus": resolved})}
+    )
+    assert example == reference

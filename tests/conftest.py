@@ -1,0 +1,15 @@
+"""Session-wide test setup.
+
+The repository root is importable so that tests can use ``bench`` (the seed portfolio of
+``bench/solver_scaling.py`` is shared by the golden tests, the benchmark and the example checks);
+with ``--import-mode=importlib`` pytest does not put it on ``sys.path`` by itself.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
