@@ -26,6 +26,7 @@ from solver.perf.inference import (
     estimate_inference,
 )
 from solver.perf.models import resolve_model
+from solver.perf.training import TrainingEstimate, estimate_training, min_gpus_to_fit
 
 __all__ = [
     "Bottleneck",
@@ -42,5 +43,8 @@ __all__ = [
     "decode_upper_bound_tok_s",
     "default_kv_precision",
     "estimate_inference",
+    "TrainingEstimate",
+    "estimate_training",
+    "min_gpus_to_fit",
     "resolve_model",
 ]
