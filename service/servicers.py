@@ -32,6 +32,7 @@ from solver import planner
 log = structlog.get_logger("fleetplan.service")
 _T = TypeVar("_T")
 
+
 def _package_version() -> str:
     try:
         return importlib.metadata.version("fleetplan")
