@@ -172,6 +172,7 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         started = time.perf_counter()
         yield api.SweepPlansResponse(progress=api.SweepProgress(points_done=0, points_total=total))
         points = 0
+        provenance = converters.provenance_to_proto(book, **self._versions())
         async for item in self._gate.stream(
             lambda cancel: domain_calls.sweep(
                 sweep.request,
@@ -186,6 +187,8 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         ):
             if isinstance(item, planner.SweepPoint):
                 points += 1
+                # The points' pricebook: the request's overrides applied (same for every point).
+                provenance = converters.plan_provenance(item.plan, **self._versions())
                 yield converters.sweep_point_to_proto(item)
                 yield api.SweepPlansResponse(
                     progress=api.SweepProgress(points_done=item.points_done, points_total=item.points_total)
@@ -194,5 +197,5 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
                 _record_solver({"points": points, "seconds": round(time.perf_counter() - started, 3)})
                 yield api.SweepPlansResponse(
                     frontier=converters.frontier_to_proto(item),
-                    provenance=converters.provenance_to_proto(book, **self._versions()),
+                    provenance=provenance,
                 )

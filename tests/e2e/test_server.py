@@ -337,6 +337,7 @@ def test_sweep_plans_streams_progress_points_and_frontier(client: FleetPlannerCl
     assert sorted(p.value for p in frontier.points) == [0.5, 1.0, 2.0]
     costs = {p.value: Decimal(p.horizon_tco.amount) for p in frontier.points}
     assert costs[0.5] <= costs[1.0] <= costs[2.0]  # more demand never costs less
+    assert messages[-1].provenance.pricebook_content_hash == load_default().content_hash
 
 
 def test_sweep_plans_bad_dimension_is_invalid_argument(client: FleetPlannerClient) -> None:
