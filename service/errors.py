@@ -46,6 +46,10 @@ class ResourceExhausted(Exception):
         self.retry_after_s = retry_after_s
 
 
+class ShuttingDown(Exception):
+    """The server is shutting down and the solve had no verified plan yet; retry on another replica."""
+
+
 def _pack(message: Any) -> any_pb2.Any:
     packed = any_pb2.Any()
     packed.Pack(message)
@@ -125,6 +129,13 @@ def status_for(exc: BaseException) -> status_pb2.Status:
             message=str(exc),
             details=[_pack(_error_info("SERVER_BUSY")), _pack(retry)],
         )
+    if isinstance(exc, ShuttingDown):
+        return status_pb2.Status(
+            code=code_pb2.UNAVAILABLE,
+            message=str(exc),
+            details=[_pack(_error_info("SHUTTING_DOWN")), _pack(error_details_pb2.RetryInfo(
+                retry_delay=duration_pb2.Duration(seconds=1)))],
+        )
     if isinstance(exc, NotImplementedError):
         return status_pb2.Status(
             code=code_pb2.UNIMPLEMENTED, message=str(exc), details=[_pack(_error_info("NOT_IMPLEMENTED"))]
@@ -175,4 +186,6 @@ def grpc_errors(method: Callable[..., Any]) -> Callable[..., Any]:
     return unary
 
 
-__all__ = ["ERROR_DOMAIN", "ResourceExhausted", "bad_request_status", "grpc_errors", "status_for"]
+__all__ = [
+    "ERROR_DOMAIN", "ResourceExhausted", "ShuttingDown", "bad_request_status", "grpc_errors", "status_for",
+]

@@ -39,7 +39,7 @@ from google.protobuf.message import Message
 
 from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
 from clients._pb.fleetplan.v1 import scenario_pb2
-from service.errors import ResourceExhausted, bad_request_status
+from service.errors import ResourceExhausted, ShuttingDown, bad_request_status
 from solver import domain
 from solver.errors import DeadlineExceeded, FieldViolation
 from solver.optimizer.cancel import CancelToken
@@ -49,6 +49,9 @@ _T = TypeVar("_T")
 
 MIN_SOLVE_S = 0.5
 """A queued solve gives up (RESOURCE_EXHAUSTED) when less than this would be left to solve in."""
+MIN_MIP_SLICE_S = 0.3
+"""After a wrap-up, a MIP still gets this long from its start before it is interrupted, so it can
+find a first verified plan."""
 WRAP_UP_REPEAT_S = 0.05
 """After a wrap-up, interrupt each newly started MIP this often (an interrupt before a solve starts is
 ignored by the backend, so later solves of the same call — baselines, sensitivity — are caught here)."""
@@ -293,21 +296,23 @@ class SolveToken(CancelToken):
 
     def __init__(self) -> None:
         super().__init__()
-        self._live: list[Callable[[], None]] = []
+        self._live: list[tuple[float, Callable[[], None]]] = []
+        """Registered MIP interrupts with the time each MIP started."""
         self._live_lock = threading.Lock()
         self._wrapped = threading.Event()
         self._done = threading.Event()
         self.wrap_up_reason = ""
 
     def add_callback(self, callback: Callable[[], None]) -> Callable[[], None]:
+        entry = (time.monotonic(), callback)
         with self._live_lock:
-            self._live.append(callback)
+            self._live.append(entry)
         unregister = super().add_callback(callback)
 
         def remove() -> None:
             with self._live_lock:
-                if callback in self._live:
-                    self._live.remove(callback)
+                if entry in self._live:
+                    self._live.remove(entry)
             unregister()
 
         return remove
@@ -316,8 +321,15 @@ class SolveToken(CancelToken):
     def wrapped_up(self) -> bool:
         return self._wrapped.is_set()
 
+    @property
+    def expired(self) -> bool:
+        """Time is up (deadline or shutdown): solvers should return what they have and skip optional
+        work. The planner does not read this yet; when it does, extras stop at a wrap-up too."""
+        return self._wrapped.is_set()
+
     def wrap_up(self, reason: str) -> None:
-        """Interrupt the running MIP now, and any later MIP of this call as soon as it starts."""
+        """Interrupt the running MIP now, and any later MIP of this call once it has had
+        ``MIN_MIP_SLICE_S`` to find a first plan (an interrupt at its very start leaves none)."""
         if self._wrapped.is_set() or self._done.is_set():
             return
         self.wrap_up_reason = reason
@@ -326,8 +338,9 @@ class SolveToken(CancelToken):
 
     def _interrupt_until_done(self) -> None:
         while not self._done.is_set():
+            now = time.monotonic()
             with self._live_lock:
-                callbacks = list(self._live)
+                callbacks = [callback for started, callback in self._live if now - started >= MIN_MIP_SLICE_S]
             for callback in callbacks:
                 callback()
             self._done.wait(WRAP_UP_REPEAT_S)
@@ -491,7 +504,11 @@ class SolveGate:
             # Client went away or its deadline passed: stop the MIP; the slot frees when the thread does.
             token.cancel()
             raise
-        if token.wrapped_up and token.wrap_up_reason == "deadline" and _has_no_plan(outcome):
+        if token.wrapped_up and _has_no_plan(outcome):
+            if token.wrap_up_reason == "shutdown":
+                raise ShuttingDown(
+                    "the server is shutting down and the solve had no verified plan yet; retry"
+                )
             raise DeadlineExceeded("the solver found no plan before the caller's deadline")
         return outcome
 

@@ -3,8 +3,9 @@
 1. Health flips to NOT_SERVING (load balancers stop routing here) while the server still accepts
    calls for ``notice_s`` — so a probe can see NOT_SERVING instead of a refused connection.
 2. The server stops accepting new calls; in-flight calls keep running.
-3. At ``grace_s − wrap_up_margin_s`` every running solve is *wrapped up*: its MIP is interrupted
-   and it answers with its best verified plan (status FEASIBLE with its gap) instead of running on.
+3. Near the end of the grace period every running solve is *wrapped up*: its MIP is interrupted
+   and it answers with its best verified plan (status FEASIBLE with its gap) instead of running on;
+   a solve with no plan yet answers UNAVAILABLE (``SHUTTING_DOWN``, retry on another replica).
 4. At ``grace_s`` whatever is still running is cancelled; then the process exits 0.
 """
 
@@ -22,8 +23,10 @@ log = structlog.get_logger("fleetplan.shutdown")
 
 MAX_NOTICE_S = 1.0
 """Longest wait between NOT_SERVING and refusing new calls (a quarter of the grace period at most)."""
-WRAP_UP_MARGIN_S = 1.0
-"""Time left after wrapping up solves for them to assemble and send their answers."""
+MIN_WRAP_UP_MARGIN_S = 1.0
+WRAP_UP_SHARE = 0.3
+"""Solves are wrapped up with max(1 s, 30 % of the remaining grace) left (at most half of it), for
+them to verify, assemble and send their answers."""
 
 
 class WrapsUpSolves(Protocol):
@@ -46,7 +49,8 @@ async def graceful_stop(
     remaining = max(0.0, grace_s - (time.monotonic() - started))
     wrap_up = None
     if solves is not None:
-        wrap_after = max(0.0, remaining - min(WRAP_UP_MARGIN_S, remaining / 2))
+        margin = min(remaining / 2, max(MIN_WRAP_UP_MARGIN_S, WRAP_UP_SHARE * remaining))
+        wrap_after = max(0.0, remaining - margin)
         loop = asyncio.get_running_loop()
         wrap_up = loop.call_later(wrap_after, _wrap_up, solves)
     log.info("server.draining", grace_remaining_s=round(remaining, 2))
