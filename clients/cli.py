@@ -52,8 +52,12 @@ EXIT_NO_PLAN = 3
 # --------------------------------------------------------------------------------------------
 
 
-def _to_json(message: Message) -> str:
-    return json_format.MessageToJson(message, preserving_proto_field_name=True, indent=2)
+def _to_json(message: Message, indent: int | None = 2) -> str:
+    """Protobuf's JSON mapping with proto field names; zeros, false and empty lists are printed
+    too, so a consumer never has to know proto3's defaults (a missing ``relative_gap`` is 0)."""
+    return json_format.MessageToJson(
+        message, preserving_proto_field_name=True, indent=indent, always_print_fields_with_no_presence=True
+    )
 
 
 def _emit(args: argparse.Namespace, message: Message, text: str, out: TextIO) -> None:
@@ -402,12 +406,7 @@ def cmd_sweep(args: argparse.Namespace, out: TextIO) -> int:
                     ]
                 )
     if args.json:
-        out.write(
-            "\n".join(
-                json_format.MessageToJson(m, preserving_proto_field_name=True, indent=None) for m in messages
-            )
-            + "\n"
-        )
+        out.write("\n".join(_to_json(m, indent=None) for m in messages) + "\n")
     else:
         out.write(render.render_frontier(frontier, args.dimension, markdown=args.markdown) + "\n")
     return EXIT_OK

@@ -26,7 +26,10 @@ def test_catalog_json_preserves_proto_field_names(capsys: pytest.CaptureFixture[
     data = json.loads(out)
     assert sorted(g["id"] for g in data["gpus"]) == sorted(g.id for g in load_default().gpus)
     assert "memory_bandwidth_gbs" in data["gpus"][0] and "memoryBandwidthGbs" not in data["gpus"][0]
-    assert "offers" not in data
+    assert data["offers"] == [] and data["models"] == []
+    # Zeros are printed, not omitted: GPUs without MIG still carry the field.
+    assert any(g.mig_max_instances == 0 for g in load_default().gpus)
+    assert all("mig_max_instances" in g for g in data["gpus"])
 
 
 def test_catalog_table_and_markdown(capsys: pytest.CaptureFixture[str]) -> None:
