@@ -619,6 +619,33 @@ def _override_violations(
     return []
 
 
+def path_map(workloads: Sequence[scenario_pb2.Workload], prefix: str = "") -> PathMap:
+    """Where each domain workload of a request sits in its proto ``workloads`` list."""
+    kinds = [w.WhichOneof("kind") for w in workloads]
+    return PathMap(
+        tuple(i for i, k in enumerate(kinds) if k == "inference"),
+        tuple(i for i, k in enumerate(kinds) if k == "training"),
+        prefix,
+    )
+
+
+_DOMAIN_ROOTS = ("inference", "training", "constraints", "overrides", "options")
+
+
+def domain_violations_to_proto(error: InvalidRequest, paths: PathMap) -> InvalidRequest:
+    """An ``InvalidRequest`` raised inside the domain (paths like ``overrides.site.pue`` or
+    ``inference[1].sla``) with the request's proto paths instead."""
+    return InvalidRequest(
+        [
+            FieldViolation(
+                paths.to_proto(parse_path(v.field)) if v.field.startswith(_DOMAIN_ROOTS) else v.field,
+                v.reason,
+            )
+            for v in error.violations
+        ]
+    )
+
+
 def plan_request_from_proto(
     message: api.PlanFleetRequest, book: Pricebook, prefix: str = ""
 ) -> domain.PlanRequest:

@@ -10,9 +10,10 @@ is cancelled the solve's ``CancelToken`` fires so the MIP stops.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.metadata
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -28,6 +29,7 @@ from service.errors import grpc_errors
 from service.limits import SolveGate, solve_budget_s
 from service.settings import ServerSettings
 from solver import planner
+from solver.errors import InvalidRequest
 
 log = structlog.get_logger("fleetplan.service")
 _T = TypeVar("_T")
@@ -55,6 +57,15 @@ def _time_budget_s(context: grpc.aio.ServicerContext, settings: ServerSettings) 
     return solve_budget_s(
         context.time_remaining(), default_s=settings.default_deadline_s, margin_s=settings.deadline_margin_s
     )
+
+
+@contextlib.contextmanager
+def _proto_paths(paths: converters.PathMap) -> Iterator[None]:
+    """Bad input the domain finds only while solving is still reported with proto field paths."""
+    try:
+        yield
+    except InvalidRequest as exc:
+        raise converters.domain_violations_to_proto(exc, paths) from exc
 
 
 def _record_solver(stats: dict[str, Any]) -> None:
@@ -87,9 +98,10 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         book = self._state.book
         plan_request = converters.plan_request_from_proto(request, book)
         limit = _time_budget_s(context, self._state.settings)
-        result = await self._gate.run(
-            lambda cancel: domain_calls.plan(plan_request, book, limit, cancel), context
-        )
+        with _proto_paths(converters.path_map(request.workloads)):
+            result = await self._gate.run(
+                lambda cancel: domain_calls.plan(plan_request, book, limit, cancel), context
+            )
         _record_solver(domain_calls.log_stats(result.solution))
         return api.PlanFleetResponse(
             plan=converters.plan_to_proto(result, book),
@@ -103,12 +115,18 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         book = self._state.book
         fleet, plan_request = converters.evaluate_request_from_proto(request, book)
         limit = _time_budget_s(context, self._state.settings)
-        result = await self._gate.run(
-            lambda cancel: domain_calls.evaluate(
-                fleet, plan_request, book, limit, cancel, compare_with_optimal=request.compare_with_optimal
-            ),
-            context,
-        )
+        with _proto_paths(converters.path_map(request.workloads)):
+            result = await self._gate.run(
+                lambda cancel: domain_calls.evaluate(
+                    fleet,
+                    plan_request,
+                    book,
+                    limit,
+                    cancel,
+                    compare_with_optimal=request.compare_with_optimal,
+                ),
+                context,
+            )
         _record_solver(domain_calls.log_stats(result.plan.solution))
         response = converters.evaluation_to_proto(result, book)
         response.provenance.CopyFrom(converters.plan_provenance(result.plan, **self._versions()))
@@ -133,18 +151,19 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         book = self._state.book
         query = converters.break_even_request_from_proto(request, book)
         limit = _time_budget_s(context, self._state.settings)
-        result = await self._gate.run(
-            lambda cancel: domain_calls.break_even(
-                query.request,
-                book,
-                limit,
-                cancel,
-                gpu=query.gpu,
-                fleet=query.fleet,
-                utilization=query.utilization,
-            ),
-            context,
-        )
+        with _proto_paths(converters.path_map(request.workloads)):
+            result = await self._gate.run(
+                lambda cancel: domain_calls.break_even(
+                    query.request,
+                    book,
+                    limit,
+                    cancel,
+                    gpu=query.gpu,
+                    fleet=query.fleet,
+                    utilization=query.utilization,
+                ),
+                context,
+            )
         _record_solver(domain_calls.log_stats(result.plan.solution))
         response = converters.break_even_analysis_to_proto(result, book)
         response.provenance.CopyFrom(converters.plan_provenance(result.plan, **self._versions()))
@@ -173,29 +192,32 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         yield api.SweepPlansResponse(progress=api.SweepProgress(points_done=0, points_total=total))
         points = 0
         provenance = converters.provenance_to_proto(book, **self._versions())
-        async for item in self._gate.stream(
-            lambda cancel: domain_calls.sweep(
-                sweep.request,
-                book,
-                sweep.axis,
-                sweep.values,
-                cancel,
-                workload=sweep.workload,
-                time_limit_s_per_point=per_point,
-            ),
-            context,
-        ):
-            if isinstance(item, planner.SweepPoint):
-                points += 1
-                # The points' pricebook: the request's overrides applied (same for every point).
-                provenance = converters.plan_provenance(item.plan, **self._versions())
-                yield converters.sweep_point_to_proto(item)
-                yield api.SweepPlansResponse(
-                    progress=api.SweepProgress(points_done=item.points_done, points_total=item.points_total)
-                )
-            else:
-                _record_solver({"points": points, "seconds": round(time.perf_counter() - started, 3)})
-                yield api.SweepPlansResponse(
-                    frontier=converters.frontier_to_proto(item),
-                    provenance=provenance,
-                )
+        with _proto_paths(converters.path_map(request.base.workloads, prefix="base")):
+            async for item in self._gate.stream(
+                lambda cancel: domain_calls.sweep(
+                    sweep.request,
+                    book,
+                    sweep.axis,
+                    sweep.values,
+                    cancel,
+                    workload=sweep.workload,
+                    time_limit_s_per_point=per_point,
+                ),
+                context,
+            ):
+                if isinstance(item, planner.SweepPoint):
+                    points += 1
+                    # The points' pricebook: the request's overrides applied (same for every point).
+                    provenance = converters.plan_provenance(item.plan, **self._versions())
+                    yield converters.sweep_point_to_proto(item)
+                    yield api.SweepPlansResponse(
+                        progress=api.SweepProgress(
+                            points_done=item.points_done, points_total=item.points_total
+                        )
+                    )
+                else:
+                    _record_solver({"points": points, "seconds": round(time.perf_counter() - started, 3)})
+                    yield api.SweepPlansResponse(
+                        frontier=converters.frontier_to_proto(item),
+                        provenance=provenance,
+                    )

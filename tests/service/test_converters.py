@@ -14,7 +14,7 @@ from pricebook import load_default
 from pricebook.schema import Pricebook
 from service import converters
 from solver import domain
-from solver.errors import InvalidRequest
+from solver.errors import FieldViolation, InvalidRequest
 
 
 @pytest.fixture(scope="module")
@@ -264,3 +264,23 @@ def test_sweep_values_that_break_the_scenario_are_refused(book: Pricebook) -> No
         converters.sweep_request_from_proto(request, book)
     assert [v.field for v in info.value.violations] == ["values[1]"]
     assert "daily_tokens" in info.value.violations[0].reason
+
+
+def test_domain_violations_are_reported_with_proto_paths() -> None:
+    training = scenario_pb2.Workload(name="ft", training=scenario_pb2.TrainingWorkload())
+    paths = converters.path_map([chat("a"), training, chat("b")], prefix="base")
+    error = InvalidRequest(
+        [
+            FieldViolation("inference[1].sla.ttft_p95_ms", "too tight"),
+            FieldViolation("training[0].reference.gpu", "unknown"),
+            FieldViolation("overrides.site.pue", "must be at least 1"),
+            FieldViolation("cases[0].tp", "kept as is"),
+        ]
+    )
+    translated = [v.field for v in converters.domain_violations_to_proto(error, paths).violations]
+    assert translated == [
+        "base.workloads[2].inference.sla.ttft_p95_ms",
+        "base.workloads[1].training.reference_gpu_hours.gpu_id",
+        "base.pricebook_overrides.site_assumptions.pue",
+        "cases[0].tp",
+    ]
