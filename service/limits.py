@@ -36,10 +36,12 @@ from typing import Any, TypeVar
 import grpc
 import structlog
 from google.protobuf.message import Message
+from grpc_status import rpc_status
 
 from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
 from clients._pb.fleetplan.v1 import scenario_pb2
 from service.errors import ResourceExhausted, ShuttingDown, bad_request_status
+from service.guards import guarded_handler
 from solver import domain
 from solver.errors import DeadlineExceeded, FieldViolation
 from solver.optimizer.cancel import CancelToken
@@ -245,39 +247,13 @@ class LimitsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             return handler
         limits = self._limits
 
-        async def refuse(context: grpc.aio.ServicerContext, violations: list[FieldViolation]) -> None:
-            from grpc_status import rpc_status  # noqa: PLC0415 - only on the refusal path
+        async def check(request: Any, context: grpc.aio.ServicerContext) -> None:
+            violations = violations_of(request, limits)
+            if violations:
+                reason = "MALFORMED_REQUEST" if violations[0].field == "(request)" else "LIMIT_EXCEEDED"
+                await context.abort_with_status(rpc_status.to_status(bad_request_status(violations, reason)))
 
-            reason = "MALFORMED_REQUEST" if violations[0].field == "(request)" else "LIMIT_EXCEEDED"
-            await context.abort_with_status(rpc_status.to_status(bad_request_status(violations, reason)))
-
-        decode = _lenient(handler.request_deserializer)
-        if handler.unary_unary is not None:
-            inner_unary = handler.unary_unary
-
-            async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
-                violations = violations_of(request, limits)
-                if violations:
-                    await refuse(context, violations)
-                return await inner_unary(request, context)
-
-            return grpc.unary_unary_rpc_method_handler(
-                unary, request_deserializer=decode, response_serializer=handler.response_serializer
-            )
-        if handler.unary_stream is not None:
-            inner_stream = handler.unary_stream
-
-            async def stream(request: Any, context: grpc.aio.ServicerContext) -> Any:
-                violations = violations_of(request, limits)
-                if violations:
-                    await refuse(context, violations)
-                async for item in inner_stream(request, context):
-                    yield item
-
-            return grpc.unary_stream_rpc_method_handler(
-                stream, request_deserializer=decode, response_serializer=handler.response_serializer
-            )
-        return handler
+        return guarded_handler(handler, check, _lenient(handler.request_deserializer))
 
 
 # -- deadlines ---------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
+from service.guards import guarded_handler
 from service.settings import ServerSettings
 
 AUTHORIZATION_KEY = "authorization"
@@ -176,24 +177,10 @@ def _unauthenticated_status(reason: str, message: str) -> grpc.Status:
 def _reject_handler(handler: grpc.RpcMethodHandler, status: grpc.Status) -> grpc.RpcMethodHandler:
     """A handler of the same shape as ``handler`` that only aborts with ``status``."""
 
-    async def abort_unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
+    async def refuse(request: Any, context: grpc.aio.ServicerContext) -> None:
         await context.abort_with_status(status)
 
-    async def abort_stream(request: Any, context: grpc.aio.ServicerContext) -> Any:
-        await context.abort_with_status(status)
-        yield  # pragma: no cover - makes this an async generator; abort raises first
-
-    if handler.unary_stream is not None:
-        return grpc.unary_stream_rpc_method_handler(
-            abort_stream,
-            request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer,
-        )
-    return grpc.unary_unary_rpc_method_handler(
-        abort_unary,
-        request_deserializer=handler.request_deserializer,
-        response_serializer=handler.response_serializer,
-    )
+    return guarded_handler(handler, refuse)
 
 
 class TokenAuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]

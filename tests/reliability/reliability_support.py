@@ -17,6 +17,8 @@ from typing import Any
 import grpc
 import pytest
 import trustme
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
 
 from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
 from clients.scenario import load_scenario
@@ -49,6 +51,18 @@ def small_plan(name: str = "chat", daily_tokens: int = 2_000_000_000, **options:
 def portfolio_plan() -> api.PlanFleetRequest:
     """The 500M KRW example (examples/500m_krw_portfolio.yaml), as the CLI would send it."""
     return load_scenario(REPO / "examples" / "500m_krw_portfolio.yaml", api.PlanFleetRequest)
+
+
+def error_reason(error: grpc.RpcError) -> str:
+    """The ``ErrorInfo`` reason of a failed call (fails the test when the status has no rich details)."""
+    status = rpc_status.from_call(error)
+    assert status is not None, f"{error.code()} without rich details: {error.details()}"
+    for detail in status.details:
+        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            detail.Unpack(info)
+            return str(info.reason)
+    return ""
 
 
 @pytest.fixture(scope="module")

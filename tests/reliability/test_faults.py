@@ -13,7 +13,7 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
-from reliability_support import portfolio_plan, small_plan
+from reliability_support import error_reason, portfolio_plan, small_plan
 
 import pricebook
 from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
@@ -33,17 +33,6 @@ def _wait_until(condition: Callable[[], bool], timeout_s: float) -> float:
             pytest.fail(f"condition not met within {timeout_s} s")
         time.sleep(0.01)
     return time.perf_counter() - started
-
-
-def _error_reason(error: grpc.RpcError) -> str:
-    status = rpc_status.from_call(error)
-    assert status is not None, f"{error.code()} without rich details: {error.details()}"
-    for detail in status.details:
-        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
-            info = error_details_pb2.ErrorInfo()
-            detail.Unpack(info)
-            return str(info.reason)
-    return ""
 
 
 def test_client_cancel_stops_the_solve_well_under_a_second(server: ThreadedServer) -> None:
@@ -72,7 +61,7 @@ def test_deadline_shorter_than_the_solve_returns_the_best_verified_plan_in_time(
         except grpc.RpcError as error:
             # Only acceptable if the server itself said so (rich details), before the caller gave up.
             assert error.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-            assert _error_reason(error) == "DEADLINE_EXCEEDED"
+            assert error_reason(error) == "DEADLINE_EXCEEDED"
             return
         elapsed = time.perf_counter() - started
     assert elapsed < timeout_s

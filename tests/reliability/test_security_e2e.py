@@ -9,10 +9,8 @@ from pathlib import Path
 
 import grpc
 import pytest
-from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_status import rpc_status
-from reliability_support import Certs, small_plan, spawn_server
+from reliability_support import Certs, error_reason, small_plan, spawn_server
 
 from clients import cli
 from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
@@ -24,17 +22,6 @@ from service.settings import ServerSettings
 
 TOKEN = "tok-3f9c2a7be1d54f0a9a1e"
 OTHER_TOKEN = "tok-0000000000000000"
-
-
-def _reason(error: grpc.RpcError) -> str:
-    status = rpc_status.from_call(error)
-    assert status is not None, "UNAUTHENTICATED must carry an ErrorInfo"
-    for detail in status.details:
-        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
-            info = error_details_pb2.ErrorInfo()
-            detail.Unpack(info)
-            return str(info.reason)
-    return ""
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +53,7 @@ def test_missing_or_wrong_token_is_unauthenticated(
             list(stub.SweepPlans(api.SweepPlansRequest(), timeout=10, metadata=metadata))
     for error in (unary.value, stream.value):
         assert error.code() == grpc.StatusCode.UNAUTHENTICATED
-        assert _reason(error) == reason
+        assert error_reason(error) == reason
 
 
 def test_right_token_passes_and_health_needs_none(token_server: ThreadedServer) -> None:

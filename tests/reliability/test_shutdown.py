@@ -8,27 +8,16 @@ import time
 
 import grpc
 import pytest
-from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_status import rpc_status
-from reliability_support import portfolio_plan, spawn_server
+from reliability_support import error_reason, portfolio_plan, spawn_server
 
+from bench.solver_scaling import portfolio
 from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
 from clients._pb.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
 from clients._pb.fleetplan.v1 import plan_pb2
+from service.converters import plan_request_to_proto
 
 GRACE_S = 4.0
-
-
-def _reason(error: grpc.RpcError) -> str:
-    status = rpc_status.from_call(error)
-    assert status is not None, f"{error.code()} without rich details"
-    for detail in status.details:
-        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
-            info = error_details_pb2.ErrorInfo()
-            detail.Unpack(info)
-            return str(info.reason)
-    return ""
 
 
 @pytest.mark.slow
@@ -104,14 +93,12 @@ def test_sigterm_wraps_up_a_solve_longer_than_the_grace_period() -> None:
     never a silent cancellation at the end of the grace period. (The grace period covers candidate
     generation, which cannot be interrupted, in a cold server process: ~5 s on a busy 2-core box.)"""
     grace_s = 9.0
-    from bench.solver_scaling import portfolio
-    from service.converters import plan_request_to_proto
-
     # Baselines and sensitivity off: after a wrap-up the planner still runs them (it cannot tell a
     # wrap-up from a time limit), and they can outlast the grace period — see the lead's report.
     base = portfolio(30)
-    options = base.options.model_copy(update={"compute_baselines": False, "compute_sensitivity": False,
-                                              "time_limit_s": 60})
+    options = base.options.model_copy(
+        update={"compute_baselines": False, "compute_sensitivity": False, "time_limit_s": 60}
+    )
     request = plan_request_to_proto(base.model_copy(update={"options": options}))
     served = spawn_server("--grace-period-s", str(grace_s))
     try:
@@ -128,7 +115,7 @@ def test_sigterm_wraps_up_a_solve_longer_than_the_grace_period() -> None:
                 assert response.plan.status in (plan_pb2.PLAN_STATUS_OPTIMAL, plan_pb2.PLAN_STATUS_FEASIBLE)
             except grpc.RpcError as error:
                 assert error.code() == grpc.StatusCode.UNAVAILABLE, error
-                assert _reason(error) == "SHUTTING_DOWN"
+                assert error_reason(error) == "SHUTTING_DOWN"
             answered_after_s = time.monotonic() - terminated_at
         assert served.process.wait(grace_s + 10) == 0
     finally:
