@@ -12,12 +12,12 @@ field violation, decoded from the rich status the server sends.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import grpc
-from google.rpc import error_details_pb2
+from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
 from pydantic import BaseModel
@@ -69,7 +69,7 @@ class FleetPlanError(Exception):
         reason = domain_name = ""
         violations: list[Violation] = []
         retry: float | None = None
-        status = rpc_status.from_call(error) if hasattr(error, "trailing_metadata") else None
+        status = _rich_status(error)
         if status is not None:
             message = status.message or message
             for detail in status.details:
@@ -93,6 +93,15 @@ class FleetPlanError(Exception):
             violations=violations,
             retry_after_s=retry,
         )
+
+
+def _rich_status(error: grpc.RpcError) -> status_pb2.Status | None:
+    """The ``google.rpc.Status`` in the ``grpc-status-details-bin`` trailer (sync and aio errors)."""
+    trailing = error.trailing_metadata() if hasattr(error, "trailing_metadata") else None
+    for key, value in trailing or ():
+        if key == rpc_status.GRPC_DETAILS_METADATA_KEY and isinstance(value, bytes):
+            return status_pb2.Status.FromString(value)
+    return None
 
 
 def _case_proto(
@@ -282,3 +291,114 @@ class FleetPlannerClient:
         except grpc.RpcError as error:
             raise FleetPlanError.from_rpc_error(error) from None
         return str(health_pb2.HealthCheckResponse.ServingStatus.Name(response.status))
+
+
+class AsyncFleetPlannerClient:
+    """The same client on ``grpc.aio`` for asyncio applications (``async with``, ``await``)."""
+
+    def __init__(
+        self,
+        target: str,
+        *,
+        credentials: grpc.ChannelCredentials | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        bearer_token: str | None = None,
+        options: Sequence[tuple[str, Any]] = (),
+    ) -> None:
+        channel_options = [
+            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+            *options,
+        ]
+        if credentials is not None:
+            self._channel = grpc.aio.secure_channel(target, credentials, options=channel_options)
+        else:
+            self._channel = grpc.aio.insecure_channel(target, options=channel_options)
+        self._stub = rpc.FleetPlannerStub(self._channel)
+        self.timeout_s = timeout_s
+        self._metadata: tuple[tuple[str, str], ...] = (
+            (("authorization", f"Bearer {bearer_token}"),) if bearer_token else ()
+        )
+
+    async def close(self) -> None:
+        await self._channel.close()
+
+    async def __aenter__(self) -> AsyncFleetPlannerClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def _call(self, method: Any, request: Any, timeout_s: float | None, request_id: str | None) -> Any:
+        metadata = self._metadata + ((("x-request-id", request_id),) if request_id else ())
+        try:
+            return await method(request, timeout=timeout_s or self.timeout_s, metadata=metadata or None)
+        except grpc.RpcError as error:
+            raise FleetPlanError.from_rpc_error(error) from None
+
+    async def plan_fleet(
+        self,
+        request: domain.PlanRequest | api.PlanFleetRequest,
+        *,
+        timeout_s: float | None = None,
+        request_id: str | None = None,
+    ) -> api.PlanFleetResponse:
+        return await self._call(self._stub.PlanFleet, _plan_proto(request), timeout_s, request_id)  # type: ignore[no-any-return]
+
+    async def evaluate_fleet(
+        self,
+        request: api.EvaluateFleetRequest,
+        *,
+        timeout_s: float | None = None,
+        request_id: str | None = None,
+    ) -> api.EvaluateFleetResponse:
+        return await self._call(self._stub.EvaluateFleet, request, timeout_s, request_id)  # type: ignore[no-any-return]
+
+    async def estimate_performance(
+        self,
+        request: api.EstimatePerformanceRequest
+        | Iterable[performance_pb2.PerformanceCase | Mapping[str, Any] | BaseModel],
+        *,
+        allow_partial_failure: bool = False,
+        timeout_s: float | None = None,
+        request_id: str | None = None,
+    ) -> api.EstimatePerformanceResponse:
+        if not isinstance(request, api.EstimatePerformanceRequest):
+            cases = [_case_proto(case, i) for i, case in enumerate(request)]
+            request = api.EstimatePerformanceRequest(cases=cases, allow_partial_failure=allow_partial_failure)
+        return await self._call(self._stub.EstimatePerformance, request, timeout_s, request_id)  # type: ignore[no-any-return]
+
+    async def analyze_break_even(
+        self,
+        request: api.AnalyzeBreakEvenRequest,
+        *,
+        timeout_s: float | None = None,
+        request_id: str | None = None,
+    ) -> api.AnalyzeBreakEvenResponse:
+        return await self._call(self._stub.AnalyzeBreakEven, request, timeout_s, request_id)  # type: ignore[no-any-return]
+
+    async def list_catalog(
+        self,
+        kinds: Sequence[catalog_pb2.CatalogKind.ValueType] | api.ListCatalogRequest = (),
+        *,
+        timeout_s: float | None = None,
+        request_id: str | None = None,
+    ) -> api.ListCatalogResponse:
+        request = (
+            kinds if isinstance(kinds, api.ListCatalogRequest) else api.ListCatalogRequest(kinds=list(kinds))
+        )
+        return await self._call(self._stub.ListCatalog, request, timeout_s, request_id)  # type: ignore[no-any-return]
+
+    async def sweep_plans(
+        self, request: api.SweepPlansRequest, *, timeout_s: float | None = None, request_id: str | None = None
+    ) -> AsyncIterator[api.SweepPlansResponse]:
+        """Progress, points and the frontier as they arrive; leaving the loop cancels the sweep."""
+        metadata = self._metadata + ((("x-request-id", request_id),) if request_id else ())
+        call = self._stub.SweepPlans(request, timeout=timeout_s or self.timeout_s, metadata=metadata or None)
+        try:
+            async for message in call:
+                yield message
+        except grpc.RpcError as error:
+            raise FleetPlanError.from_rpc_error(error) from None
+        finally:
+            call.cancel()

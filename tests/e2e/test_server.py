@@ -6,6 +6,7 @@ health and reflection are checked over the wire.
 
 from __future__ import annotations
 
+import asyncio
 import importlib.metadata
 from collections.abc import Iterator
 from decimal import Decimal
@@ -16,7 +17,7 @@ from google.protobuf import descriptor_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from clients import FleetPlanError, FleetPlannerClient
+from clients import AsyncFleetPlannerClient, FleetPlanError, FleetPlannerClient
 from clients._pb.fleetplan.v1 import catalog_pb2, common_pb2, performance_pb2, plan_pb2, scenario_pb2
 from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
 from clients._pb.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
@@ -436,3 +437,23 @@ def test_client_accepts_domain_objects(client: FleetPlannerClient) -> None:
         for m in client.sweep_plans(request, dimension=api.SWEEP_DIMENSION_CAPEX_BUDGET, values=[1e6, 2e6])
     ]
     assert events.count("point") == 2 and events[-1] == "frontier"
+
+
+def test_async_client_calls_and_decodes_errors(server: ThreadedServer) -> None:
+    async def scenario() -> None:
+        async with AsyncFleetPlannerClient(server.address, timeout_s=60) as aio_client:
+            catalog = await aio_client.list_catalog([catalog_pb2.CATALOG_KIND_GPU])
+            assert len(catalog.gpus) == len(load_default().gpus)
+            plan = await aio_client.plan_fleet(small_plan())
+            assert plan.plan.status in (plan_pb2.PLAN_STATUS_OPTIMAL, plan_pb2.PLAN_STATUS_FEASIBLE)
+            with pytest.raises(FleetPlanError) as info:
+                await aio_client.plan_fleet(api.PlanFleetRequest())
+            assert info.value.code == grpc.StatusCode.INVALID_ARGUMENT
+            assert [v.field for v in info.value.violations] == ["workloads"]
+            sweep = api.SweepPlansRequest(
+                base=small_plan(), dimension=api.SWEEP_DIMENSION_DEMAND_MULTIPLIER, values=[1.0, 2.0]
+            )
+            events = [m.WhichOneof("event") async for m in aio_client.sweep_plans(sweep)]
+            assert events.count("point") == 2 and events[-1] == "frontier"
+
+    asyncio.run(scenario())
