@@ -104,13 +104,18 @@ class WorkerResult:
     samples: list[Sample] = field(default_factory=list)
 
 
-def _requests() -> dict[str, Any]:
-    """The protobuf request of each kind (built in the worker: messages are not sent between processes)."""
+def _requests(plan_options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The protobuf request of each kind (built in the worker: messages are not sent between processes).
+    ``plan_options`` (SolverOptions fields, e.g. ``{"compute_sensitivity": False}``) override both plans'."""
     # Unknown-field-free JSON → proto (the same shapes the CLI's scenario files use).
     small = json_format.ParseDict(SMALL_PLAN, api.PlanFleetRequest())
     estimate = json_format.ParseDict({"cases": ESTIMATE_CASES}, api.EstimatePerformanceRequest())
+    portfolio = load_scenario(PORTFOLIO, api.PlanFleetRequest)
+    if plan_options:
+        for plan in (small, portfolio):
+            json_format.ParseDict(plan_options, plan.solver_options)
     return {
-        "plan_500m_krw": load_scenario(PORTFOLIO, api.PlanFleetRequest),
+        "plan_500m_krw": portfolio,
         "plan_small": small,
         "estimate": estimate,
         "catalog": api.ListCatalogRequest(),
@@ -160,10 +165,15 @@ async def _caller(
 
 
 async def _worker_main(
-    address: str, callers: int, seconds: float, mix: dict[str, float], seed: int
+    *,
+    address: str,
+    callers: int,
+    seconds: float,
+    mix: dict[str, float],
+    seed: int,
+    plan_options: dict[str, Any],
 ) -> WorkerResult:
-
-    requests = _requests()
+    requests = _requests(plan_options)
     result = WorkerResult()
     async with grpc.aio.insecure_channel(address) as channel:
         await asyncio.wait_for(channel.channel_ready(), 30)
@@ -186,12 +196,23 @@ async def _worker_main(
 
 
 def worker(
-    *, address: str, callers: int, seconds: float, mix: dict[str, float], seed: int, start_at: float
+    *,
+    address: str,
+    callers: int,
+    seconds: float,
+    mix: dict[str, float],
+    seed: int,
+    start_at: float,
+    plan_options: dict[str, Any],
 ) -> list[tuple[str, float, str]]:
     """One client process (spawned): ``callers`` concurrent callers for ``seconds``."""
     # Every process starts together (imports take a while on a busy box).
     time.sleep(max(0.0, start_at - time.time()))
-    result = asyncio.run(_worker_main(address, callers, seconds, mix, seed))
+    result = asyncio.run(
+        _worker_main(
+            address=address, callers=callers, seconds=seconds, mix=mix, seed=seed, plan_options=plan_options
+        )
+    )
     return [(s.kind, s.seconds, s.code) for s in result.samples]
 
 
@@ -254,9 +275,9 @@ def _start_server(extra_args: list[str]) -> tuple[subprocess.Popen[str], str]:
     raise RuntimeError("server did not start within 120 s")
 
 
-def _warm_up(address: str) -> None:
+def _warm_up(address: str, plan_options: dict[str, Any]) -> None:
     """One call of each kind before timing (model caches, connection)."""
-    requests = _requests()
+    requests = _requests(plan_options)
     with grpc.insecure_channel(address) as channel:
         stub = rpc.FleetPlannerStub(channel)
         stub.ListCatalog(requests["catalog"], timeout=60)
@@ -275,16 +296,18 @@ def run_load(
     server_args: list[str] | None = None,
     seed: int = 1,
     warm_up: bool = True,
+    plan_options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Drive a server (``address``, or a fresh ``fleetplan serve``) and return the result document."""
     mix = dict(mix or DEFAULT_MIX)
+    plan_options = dict(plan_options or {})
     processes = max(1, min(processes, clients))
     server = None
     if address is None:
         server, address = _start_server(server_args or [])
     try:
         if warm_up:
-            _warm_up(address)
+            _warm_up(address, plan_options)
         shares = [clients // processes + (1 if i < clients % processes else 0) for i in range(processes)]
         context = multiprocessing.get_context("spawn")  # no fork once gRPC objects exist
         start_at = time.time() + 2.0 + 0.5 * processes
@@ -299,6 +322,7 @@ def run_load(
                         "mix": mix,
                         "seed": seed + i,
                         "start_at": start_at,
+                        "plan_options": plan_options,
                     },
                 )
                 for i, share in enumerate(shares)
@@ -323,6 +347,7 @@ def run_load(
             "client_processes": processes,
             "mix": mix,
             "timeouts_s": TIMEOUT_S,
+            "plan_solver_options": plan_options,
             "server_args": server_args or [],
         },
         "machine": {
@@ -376,6 +401,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--server-arg", action="append", default=[], help="extra `fleetplan serve` argument")
     parser.add_argument("--no-warm-up", action="store_true", help="skip one untimed call of each kind first")
+    parser.add_argument(
+        "--plan-options",
+        type=json.loads,
+        default={},
+        help="JSON SolverOptions overriding both plans' (e.g. '{\"compute_sensitivity\": false}')",
+    )
     args = parser.parse_args(argv)
     document = run_load(
         clients=args.clients,
@@ -384,6 +415,7 @@ def main(argv: list[str] | None = None) -> int:
         address=args.target,
         server_args=args.server_arg,
         warm_up=not args.no_warm_up,
+        plan_options=args.plan_options,
     )
     document["command"] = "python -m bench.load " + " ".join(argv if argv is not None else sys.argv[1:])
     args.out.parent.mkdir(parents=True, exist_ok=True)
