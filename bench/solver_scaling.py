@@ -14,6 +14,7 @@ Targets (2 cores): 100 workloads proven optimal (gap ≤ 0.1 %) in ≤ 5 s; 200 
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import logging
 import math
@@ -201,6 +202,7 @@ def main() -> None:
     parser.add_argument("--gap", type=float, default=1e-3)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
+    faulthandler.dump_traceback_later(600, repeat=True)  # a stuck run says where it is stuck
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     book = load_default()
     seed = run_seed_500m(book)
