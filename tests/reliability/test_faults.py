@@ -154,3 +154,16 @@ def test_second_server_on_the_same_port_fails_loudly() -> None:
         # The first server still owns the port and answers.
         with grpc.insecure_channel(first.address) as channel:
             rpc.FleetPlannerStub(channel).ListCatalog(api.ListCatalogRequest(), timeout=10)
+
+
+def test_cancelling_a_sweep_stream_stops_its_solves(server: ThreadedServer) -> None:
+    gate = server.built.servicer.gate
+    request = api.SweepPlansRequest(base=portfolio_plan(), dimension=2, values=[1.0, 1.5, 2.0, 2.5, 3.0, 3.5])
+    with grpc.insecure_channel(server.address) as channel:
+        stream = rpc.FleetPlannerStub(channel).SweepPlans(request, timeout=120)
+        first = next(stream)  # progress 0 of 6: the sweep has started
+        assert first.progress.points_total == 6
+        _wait_until(lambda: gate.running == 1, timeout_s=30)
+        stream.cancel()
+        stopped_after_s = _wait_until(lambda: gate.running == 0, timeout_s=5)
+    assert stopped_after_s < 1.0
