@@ -28,7 +28,7 @@ import contextvars
 import functools
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -464,7 +464,7 @@ class SolveGate:
         self._semaphore.release()
 
     async def run(
-        self, fn: Callable[[CancelToken], _T], context: grpc.aio.ServicerContext | None = None
+        self, fn: Callable[[SolveToken], _T], context: grpc.aio.ServicerContext | None = None
     ) -> _T:
         """``fn(token)`` on a solve thread once a slot is free; ``context`` gives the caller's deadline."""
         token, timer = await self._enter(context)
@@ -489,8 +489,8 @@ class SolveGate:
         return outcome
 
     async def stream(
-        self, fn: Callable[[CancelToken], Iterator[_T]], context: grpc.aio.ServicerContext | None = None
-    ) -> AsyncIterator[_T]:
+        self, fn: Callable[[SolveToken], Iterator[_T]], context: grpc.aio.ServicerContext | None = None
+    ) -> AsyncGenerator[_T, None]:
         """Iterate ``fn(token)`` on a solve thread, yielding each item as it is produced."""
         token, timer = await self._enter(context)
         started = time.perf_counter()

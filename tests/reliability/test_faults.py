@@ -158,7 +158,11 @@ def test_second_server_on_the_same_port_fails_loudly() -> None:
 
 def test_cancelling_a_sweep_stream_stops_its_solves(server: ThreadedServer) -> None:
     gate = server.built.servicer.gate
-    request = api.SweepPlansRequest(base=portfolio_plan(), dimension=2, values=[1.0, 1.5, 2.0, 2.5, 3.0, 3.5])
+    request = api.SweepPlansRequest(
+        base=portfolio_plan(),
+        dimension=api.SWEEP_DIMENSION_DEMAND_MULTIPLIER,
+        values=[1.0, 1.5, 2.0, 2.5, 3.0, 3.5],
+    )
     with grpc.insecure_channel(server.address) as channel:
         stream = rpc.FleetPlannerStub(channel).SweepPlans(request, timeout=120)
         first = next(stream)  # progress 0 of 6: the sweep has started

@@ -15,7 +15,7 @@ from typing import Any
 
 import grpc
 import pytest
-from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reliability_support import small_plan
 
+from clients._pb.fleetplan.v1 import catalog_pb2
 from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
 from service.server import ThreadedServer
 
@@ -107,7 +108,7 @@ def _scalar(field: FieldDescriptor) -> st.SearchStrategy[Any]:
 
 
 def _fill(draw: Callable[[st.SearchStrategy[Any]], Any], message: Message, depth: int) -> None:
-    descriptor: Descriptor = message.DESCRIPTOR
+    descriptor = message.DESCRIPTOR
     for field in descriptor.fields:
         if draw(st.integers(0, 3)) != 0:  # set about a quarter of the fields
             continue
@@ -235,7 +236,9 @@ def test_unary_rpcs_answer_ok_or_a_documented_error(
 
 @pytest.mark.slow
 def test_sweep_stream_answers_ok_or_a_documented_error(server: ThreadedServer) -> None:
-    base = api.SweepPlansRequest(base=PLAN, dimension=2, values=[1.0, 2.0])
+    base = api.SweepPlansRequest(
+        base=PLAN, dimension=api.SWEEP_DIMENSION_DEMAND_MULTIPLIER, values=[1.0, 2.0]
+    )
     with grpc.insecure_channel(server.address) as channel:
         call = channel.unary_stream(
             SERVICE + "SweepPlans",
@@ -289,7 +292,7 @@ def test_garbage_is_invalid_argument_naming_the_request(channel: grpc.Channel) -
 def test_oversized_message_is_refused_and_server_survives(channel: grpc.Channel) -> None:
     # 17 MiB: over the server's 16 MiB max_message_bytes. gRPC itself refuses it (RESOURCE_EXHAUSTED,
     # no rich details: the message never reaches fleetplan code).
-    huge = api.ListCatalogRequest(kinds=[1] * (17 * 1024 * 1024))
+    huge = api.ListCatalogRequest(kinds=[catalog_pb2.CATALOG_KIND_GPU] * (17 * 1024 * 1024))
     with pytest.raises(grpc.RpcError) as info:
         channel.unary_unary(
             SERVICE + "ListCatalog", request_serializer=api.ListCatalogRequest.SerializeToString
