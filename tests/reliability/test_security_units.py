@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
+from clients import cli
 from service.security import (
     SecurityConfigError,
     accepted_tokens,
@@ -76,3 +77,26 @@ def test_redaction_drops_secrets_always_and_prices_above_debug() -> None:
     debug = redact_sensitive(None, "debug", event())
     assert "authorization" not in debug
     assert debug["solver"]["objective"] == 123456.0
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--tls-cert-file", "{cert}"], "tls_key_file"),
+        (["--tls-client-ca-file", "{cert}"], "tls_cert_file"),
+        (["--token-file", "{missing}"], "token file"),
+    ],
+)
+def test_serve_refuses_to_start_half_configured(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], message: str
+) -> None:
+    cert = tmp_path / "cert.pem"
+    cert.write_text("not used: the configuration is refused first", encoding="utf-8")
+    argv = [
+        "serve",
+        "--address",
+        "127.0.0.1:0",
+        *(f.format(cert=cert, missing=tmp_path / "missing") for f in flags),
+    ]
+    assert cli.main(argv) != 0
+    assert message in capsys.readouterr().err
