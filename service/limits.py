@@ -450,15 +450,16 @@ class SolveGate:
             lambda a: self._semaphore.release() if not a.cancelled() and a.exception() is None else None
         )
 
-    def _release(self, token: SolveToken, timer: asyncio.TimerHandle | None, started: float) -> None:
-        """Free the slot once the worker thread has stopped (idempotent)."""
+    def _release(self, token: SolveToken, timer: asyncio.TimerHandle | None, started: float | None) -> None:
+        """Free the slot once the worker thread has stopped (idempotent). ``started`` (None = do not
+        count this run) feeds the mean solve time behind retry hints and admission control."""
         if timer is not None:
             timer.cancel()
         if token not in self._active:
             return
         token.finish()
         self._active.discard(token)
-        if not token.cancelled:
+        if started is not None and not token.cancelled:
             self._mean_solve_s = 0.8 * self._mean_solve_s + 0.2 * (time.perf_counter() - started)
         self._running -= 1
         self._semaphore.release()
@@ -493,7 +494,6 @@ class SolveGate:
     ) -> AsyncGenerator[_T, None]:
         """Iterate ``fn(token)`` on a solve thread, yielding each item as it is produced."""
         token, timer = await self._enter(context)
-        started = time.perf_counter()
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
 
@@ -507,7 +507,8 @@ class SolveGate:
                 loop.call_soon_threadsafe(queue.put_nowait, ("done", None))
 
         work = loop.run_in_executor(self._executor, functools.partial(contextvars.copy_context().run, pump))
-        work.add_done_callback(lambda _: self._release(token, timer, started))
+        # A sweep runs many solves: its length says nothing about one solve, so it is not measured.
+        work.add_done_callback(lambda _: self._release(token, timer, None))
         try:
             while True:
                 kind, value = await queue.get()
