@@ -22,6 +22,7 @@ from solver.optimizer.results import (
     Diagnosis,
     FleetSolution,
     RunnerUp,
+    SolveStatus,
     UnservableWorkload,
 )
 from solver.optimizer.solution import build_solution
@@ -220,7 +221,12 @@ def explain_runner_ups(
         alt = build_solution(instance, mip) if mip.values is not None else None
         alt_a = next((x for x in alt.assignments if x.workload == a.workload), None) if alt else None
         if alt is None or alt_a is None or not alt_a.uses or alt.cost is None:
-            updated.append(dataclasses.replace(a, runner_up_note=_no_runner_up(instance, a.workload, gpu)))
+            if mip.stats.status is SolveStatus.NO_SOLUTION:
+                # The time limit (or a deadline wrap-up) fired first: that proves nothing about feasibility.
+                note = f"no plan without {gpu} found within its {per:.2f} s time limit (one may exist)"
+            else:
+                note = _no_runner_up(instance, a.workload, gpu)
+            updated.append(dataclasses.replace(a, runner_up_note=note))
             continue
         p = alt_a.primary
         total = alt.cost.total

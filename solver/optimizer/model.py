@@ -69,12 +69,15 @@ Measured on this formulation (2-core machine shared with the team, load 5–7; b
 of ``bench/solver_scaling.py``, full catalogue, every SKU × buy/reserved/on-demand, 20 s limit):
 
 =========================  ============================  ======================  =================
-instance                   SCIP (pywraplp)               HiGHS (pywraplp)        CP-SAT (2 workers)
+instance                   SCIP (pywraplp)               HiGHS (pywraplp)        CP-SAT (1 worker)
 =========================  ============================  ======================  =================
-5 workloads, 24 buckets    0.05 % gap at 19.7 s          optimal at 19.3 s       51 % gap at 20 s
-20 workloads, 6 buckets    4.5–9 % gap at 20 s           no solution at 20 s     —
+5 workloads, 6 buckets     optimal (0.1 %) in 15.9 s     optimal in 12.4 s       43 % gap at 20 s
+20 workloads, 6 buckets    8.1 % gap at 20 s             no solution at 20 s     no solution at 20 s
 seed 500M KRW portfolio    optimal in 0.017 s            —                       —
 =========================  ============================  ======================  =================
+
+(An earlier 24-bucket version: SCIP 0.05 % gap at 19.7 s, HiGHS optimal at 19.3 s, CP-SAT with
+2 workers 51 % from its bound, on 5 workloads.)
 
 SCIP on the benchmark (``bench/results/solver_scaling.json``, 20 s limit, gap target 0.1 %):
 5 workloads optimal in 15.6 s; 20: 8.1 % gap; 50: 15.4 %; 100: 5.8 %; 200: 8.9 % at 20 s.
