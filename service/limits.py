@@ -31,6 +31,7 @@ import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, TypeVar
 
 import grpc
@@ -52,8 +53,13 @@ _T = TypeVar("_T")
 MIN_SOLVE_S = 0.5
 """A queued solve gives up (RESOURCE_EXHAUSTED) when less than this would be left to solve in."""
 MIN_MIP_SLICE_S = 0.3
-"""After a wrap-up, a MIP still gets this long from its start before it is interrupted, so it can
-find a first verified plan."""
+"""After a wrap-up, the main MIP still gets this long from its start before it is interrupted, so it
+can find a first verified plan."""
+DEADLINE_WRAP_UP_SHARE = 0.2
+MAX_DEADLINE_WRAP_UP_S = 3.0
+"""A solve is wrapped up max(margin, min(20 % of the caller's remaining time, 3 s)) before the caller's
+deadline: after the interrupt the planner still verifies the plan and starts (then stops) its optional
+solves, which takes about a second for 50 workloads."""
 WRAP_UP_REPEAT_S = 0.05
 """After a wrap-up, interrupt each newly started MIP this often (an interrupt before a solve starts is
 ignored by the backend, so later solves of the same call — baselines, sensitivity — are caught here)."""
@@ -272,16 +278,18 @@ class SolveToken(CancelToken):
 
     def __init__(self) -> None:
         super().__init__()
-        self._live: list[tuple[float, Callable[[], None]]] = []
-        """Registered MIP interrupts with the time each MIP started."""
+        self._live: list[tuple[float, int, Callable[[], None]]] = []
+        """Registered MIP interrupts: when each MIP started, and its number within the call."""
+        self._mips = 0
         self._live_lock = threading.Lock()
         self._wrapped = threading.Event()
         self._done = threading.Event()
         self.wrap_up_reason = ""
 
     def add_callback(self, callback: Callable[[], None]) -> Callable[[], None]:
-        entry = (time.monotonic(), callback)
         with self._live_lock:
+            entry = (time.monotonic(), self._mips, callback)
+            self._mips += 1
             self._live.append(entry)
         unregister = super().add_callback(callback)
 
@@ -304,8 +312,8 @@ class SolveToken(CancelToken):
         return self._wrapped.is_set()
 
     def wrap_up(self, reason: str) -> None:
-        """Interrupt the running MIP now, and any later MIP of this call once it has had
-        ``MIN_MIP_SLICE_S`` to find a first plan (an interrupt at its very start leaves none)."""
+        """Interrupt the running MIP now and every later MIP of this call as soon as it starts — except
+        that the call's first (main) MIP always gets ``MIN_MIP_SLICE_S`` to find a first plan."""
         if self._wrapped.is_set() or self._done.is_set():
             return
         self.wrap_up_reason = reason
@@ -316,7 +324,13 @@ class SolveToken(CancelToken):
         while not self._done.is_set():
             now = time.monotonic()
             with self._live_lock:
-                callbacks = [callback for started, callback in self._live if now - started >= MIN_MIP_SLICE_S]
+                # The call's first MIP is its main solve: it gets a slice to find a plan. Later ones
+                # (runner-ups, baselines, sensitivity) are optional and stop at once.
+                callbacks = [
+                    callback
+                    for started, number, callback in self._live
+                    if number > 0 or now - started >= MIN_MIP_SLICE_S
+                ]
             for callback in callbacks:
                 callback()
             self._done.wait(WRAP_UP_REPEAT_S)
@@ -334,6 +348,19 @@ def _has_no_plan(outcome: Any) -> bool:
             return str(getattr(status, "value", status)) == "no_solution"
     stats = getattr(outcome, "log_stats", None)
     return isinstance(stats, dict) and stats.get("status") == "no_solution"
+
+
+def require_plan_within_deadline(solution: Any, request_time_limit_s: float, *, has_deadline: bool) -> None:
+    """DEADLINE_EXCEEDED when the caller's deadline — not the request's own ``time_limit_s`` — ended
+    the solve before any plan was found (the planner's MIP limit is the smaller of the two)."""
+    if not has_deadline or not _has_no_plan(SimpleNamespace(solution=solution)):
+        return
+    mip_limit_s = getattr(getattr(solution, "stats", None), "time_limit_s", None)
+    if mip_limit_s is not None and mip_limit_s < request_time_limit_s * (1 - 1e-9):
+        raise DeadlineExceeded(
+            f"no plan found in the {mip_limit_s:.1f} s the caller's deadline left for the solve "
+            f"(the request allows {request_time_limit_s:.1f} s); retry with a longer deadline"
+        )
 
 
 # -- bounded solve concurrency -----------------------------------------------------------------
@@ -418,8 +445,9 @@ class SolveGate:
         timer = None
         if remaining is not None:
             # The caller's deadline, measured now that the solve has its slot (queueing ate some of it).
+            lead_s = max(self._margin_s, min(DEADLINE_WRAP_UP_SHARE * remaining, MAX_DEADLINE_WRAP_UP_S))
             timer = asyncio.get_running_loop().call_later(
-                max(0.0, remaining - self._margin_s), token.wrap_up, "deadline"
+                max(0.0, remaining - lead_s), token.wrap_up, "deadline"
             )
         return token, timer
 
@@ -474,7 +502,13 @@ class SolveGate:
         work = loop.run_in_executor(
             self._executor, functools.partial(contextvars.copy_context().run, fn, token)
         )
-        work.add_done_callback(lambda _: self._release(token, timer, started))
+
+        def done(finished: asyncio.Future[_T]) -> None:
+            if not finished.cancelled():
+                finished.exception()  # retrieved: a gone caller's SolveCancelled is expected, not news
+            self._release(token, timer, started)
+
+        work.add_done_callback(done)
         try:
             outcome = await asyncio.shield(work)
         except asyncio.CancelledError:
@@ -532,5 +566,6 @@ __all__ = [
     "SolveGate",
     "SolveToken",
     "check_request",
+    "require_plan_within_deadline",
     "solve_budget_s",
 ]

@@ -26,7 +26,7 @@ from pricebook.schema import Pricebook
 from service import converters, domain_calls
 from service.calls import current_call
 from service.errors import grpc_errors
-from service.limits import SolveGate, solve_budget_s
+from service.limits import SolveGate, require_plan_within_deadline, solve_budget_s
 from service.settings import ServerSettings
 from solver import planner
 from solver.errors import InvalidRequest
@@ -103,6 +103,8 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
                 lambda cancel: domain_calls.plan(plan_request, book, limit, cancel), context
             )
         _record_solver(domain_calls.log_stats(result.solution))
+        require_plan_within_deadline(result.solution, plan_request.options.time_limit_s,
+                                     has_deadline=context.time_remaining() is not None)
         return api.PlanFleetResponse(
             plan=converters.plan_to_proto(result, book),
             provenance=converters.plan_provenance(result, **self._versions()),

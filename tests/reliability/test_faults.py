@@ -16,9 +16,11 @@ from grpc_status import rpc_status
 from reliability_support import error_reason, portfolio_plan, small_plan
 
 import pricebook
+from bench.solver_scaling import portfolio
 from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
 from clients._pb.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
 from clients._pb.fleetplan.v1 import plan_pb2
+from service.converters import plan_request_to_proto
 from service.server import ThreadedServer, start_in_thread
 from service.settings import ServerSettings
 
@@ -171,3 +173,19 @@ def test_cancelling_a_sweep_stream_stops_its_solves(server: ThreadedServer) -> N
         stream.cancel()
         stopped_after_s = _wait_until(lambda: gate.running == 0, timeout_s=5)
     assert stopped_after_s < 1.0
+
+
+@pytest.mark.slow
+def test_deadline_that_ends_the_solve_before_any_plan_is_deadline_exceeded(server: ThreadedServer) -> None:
+    """50 workloads: candidate generation alone takes seconds and the MIP needs more to find a first
+    plan. With a 12 s deadline the answer is a verified plan, or DEADLINE_EXCEEDED from the server
+    (with its ErrorInfo) — never an OK answer without a plan."""
+    request = plan_request_to_proto(portfolio(50))
+    with grpc.insecure_channel(server.address) as channel:
+        try:
+            response = rpc.FleetPlannerStub(channel).PlanFleet(request, timeout=12)
+        except grpc.RpcError as error:
+            assert error.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+            assert error_reason(error) == "DEADLINE_EXCEEDED"
+            return
+    assert response.plan.status in PLANNED
