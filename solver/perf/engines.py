@@ -6,6 +6,7 @@ override them.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from solver.domain import Engine
@@ -21,6 +22,9 @@ class EngineLimits:
     """Share of device memory the engine claims (weights + KV + activations)."""
     runtime_reserve_bytes: float
     """Per GPU, outside weights and KV: CUDA context, graphs, allocator slack."""
+    scheduler_steps: int = 1
+    """Decode iterations run back to back between scheduler passes (vLLM 0.6
+    ``--num-scheduler-steps``; default 1). A new request waits for the running block to end."""
 
 
 GIB = 2**30
@@ -38,11 +42,34 @@ ENGINE_DEFAULTS: dict[Engine, EngineLimits] = {
 }
 
 
+# Share of the ``max_batched_tokens`` budget above that one iteration fills with prompt chunks, as
+# documented by each engine's scheduler defaults: (lowest, highest) across the versions and GPUs the
+# defaults depend on. The fit may move it only inside that range and only from latency data of that
+# engine (TTFT and TPOT are what the chunk size moves); with none it is the range's geometric centre.
+DOCUMENTED_PREFILL_BUDGET_SHARE: dict[Engine, tuple[float, float]] = {
+    # vLLM V1 `vllm serve` sets max_num_batched_tokens to 8192 on >= 70 GiB non-A100 GPUs and to
+    # 2048 elsewhere (2048 was also the V0.6 online default with chunked prefill): 2048-8192
+    # tokens, 0.25-1 of the 8192 budget; centre 0.5.
+    Engine.VLLM: (0.25, 1.0),
+    # SGLang --chunked-prefill-size: 8192 on 60-90 GB GPUs (A100/H100 80 GB), the budget itself.
+    Engine.SGLANG: (1.0, 1.0),
+    # TensorRT-LLM inflight batching packs whole contexts up to max_num_tokens (8192).
+    Engine.TRTLLM: (1.0, 1.0),
+}
+
+
+def documented_prefill_budget_share(engine: Engine) -> float:
+    """The share used when no latency data of ``engine`` was fitted: the documented range's centre."""
+    low, high = DOCUMENTED_PREFILL_BUDGET_SHARE[engine]
+    return math.sqrt(low * high)
+
+
 def engine_limits(
     engine: Engine,
     *,
     max_num_seqs: int | None = None,
     max_batched_tokens: int | None = None,
+    scheduler_steps: int | None = None,
 ) -> EngineLimits:
     base = ENGINE_DEFAULTS[engine]
     return EngineLimits(
@@ -50,4 +77,5 @@ def engine_limits(
         max_batched_tokens=max_batched_tokens or base.max_batched_tokens,
         gpu_memory_utilization=base.gpu_memory_utilization,
         runtime_reserve_bytes=base.runtime_reserve_bytes,
+        scheduler_steps=scheduler_steps or base.scheduler_steps,
     )

@@ -68,6 +68,8 @@ class Deployment:
     """Override of the engine's cap on concurrent sequences."""
     max_batched_tokens: int | None = None
     """Override of the engine's per-iteration token budget."""
+    num_scheduler_steps: int | None = None
+    """Override of the engine's decode iterations per scheduler pass (vLLM 0.6 multi-step)."""
 
     def __post_init__(self) -> None:
         if self.tp < 1:
@@ -90,6 +92,7 @@ class Deployment:
                 self.mig_slice,
                 self.max_num_seqs,
                 self.max_batched_tokens,
+                self.num_scheduler_steps,
             )
         )
 
@@ -193,6 +196,8 @@ class InferenceEstimate:
     decode_step_ms: float
     """One decode iteration at the running batch, without prefill."""
     assumed_architecture: bool
+    ttft_median_ms: float = math.nan
+    """Median time to first token (differs from the mean under open-loop queueing)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -366,6 +371,7 @@ def _replica(model: ModelArch, deployment: Deployment, calibration: Calibration 
         deployment.engine,
         max_num_seqs=deployment.max_num_seqs,
         max_batched_tokens=deployment.max_batched_tokens,
+        scheduler_steps=deployment.num_scheduler_steps,
     )
     return Replica(
         model=_model_physics(model),
@@ -469,6 +475,8 @@ class _Timing:
     concurrency: float
     decode_step_s: float
     bottleneck: Bottleneck
+    ttft_median_s: float = math.nan
+    """Only where it differs from the mean (open loop); NaN = the mean."""
 
 
 def _burst(replica: Replica, shape: WorkloadShape, users: int) -> _Timing:
@@ -672,9 +680,15 @@ def open_loop_timing(replica: Replica, shape: WorkloadShape, rate: float) -> _Ti
         return None
     u = share
     mean_wait = u * prefill_s / (2.0 * (1.0 - u))
+    # The queue wait is 0 with probability 1 − u, else exponential with mean mean_wait / u.
     p95_wait = (mean_wait / u) * math.log(u / P95_TAIL) if u > P95_TAIL else 0.0
-    ttft = prefill_s + mean_wait + t_d / 2.0
-    ttft_p95 = prefill_s + p95_wait + t_d
+    median_wait = (mean_wait / u) * math.log(2.0 * u) if u > 0.5 else 0.0
+    # An arrival also waits for the running scheduler pass to end: one decode iteration, or a
+    # block of k with multi-step scheduling — uniform over the block, so k·t_d/2 on average and
+    # at the median, k·t_d at the p95 (rounded up).
+    block = replica.limits.scheduler_steps * t_d
+    ttft = prefill_s + mean_wait + block / 2.0
+    ttft_p95 = prefill_s + p95_wait + block
     if share > 0.5 and dominant is Bottleneck.MEMORY_BANDWIDTH:
         dominant = Bottleneck.COMPUTE
     return _Timing(
@@ -685,6 +699,7 @@ def open_loop_timing(replica: Replica, shape: WorkloadShape, rate: float) -> _Ti
         concurrency=n,
         decode_step_s=t_d,
         bottleneck=dominant,
+        ttft_median_s=prefill_s + median_wait + block / 2.0,
     )
 
 
@@ -755,6 +770,7 @@ def _estimate(replica: Replica, shape: WorkloadShape, load: Load, where: str) ->
         output_tok_s_high=output_tok_s * high * _assumed_widening(replica, low=False),
         decode_step_ms=timing.decode_step_s * 1e3,
         assumed_architecture=replica.model.assumed,
+        ttft_median_ms=(timing.ttft_s if math.isnan(timing.ttft_median_s) else timing.ttft_median_s) * 1e3,
     )
 
 
@@ -790,6 +806,7 @@ def _not_fitting(
         output_tok_s_high=0.0,
         decode_step_ms=math.inf,
         assumed_architecture=replica.model.assumed,
+        ttft_median_ms=math.inf,
     )
 
 
