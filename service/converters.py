@@ -372,6 +372,7 @@ def _training(msg: scenario_pb2.TrainingWorkload, col: _Collector, path: str) ->
     _put(out, "runs_per_month", _opt(msg, "runs_per_month"))
     _put(out, "seq_len", _opt(msg, "seq_len"))
     _put(out, "deadline_hours", _opt(msg, "deadline_hours"))
+    _put(out, "max_gpus_per_run", _opt(msg, "max_gpus_per_run"))
     return out
 
 
@@ -1722,6 +1723,8 @@ def plan_request_to_proto(request: domain.PlanRequest) -> api.PlanFleetRequest:
             }
         if t["deadline_hours"] is not None:
             tr["deadline_hours"] = t["deadline_hours"]
+        if t["max_gpus_per_run"] is not None:
+            tr["max_gpus_per_run"] = t["max_gpus_per_run"]
         workloads.append({"name": t["name"], "training": tr})
     c = data["constraints"]
     constraints: dict[str, Any] = {

@@ -188,6 +188,9 @@ class TrainingWorkload(_Frozen):
     seq_len: Annotated[int, Field(gt=0, le=1_000_000)] = 4096
     deadline_hours: Annotated[float, Field(gt=0, le=24 * 366)] | None = None
     """Each run must finish within this many wall-clock hours."""
+    max_gpus_per_run: Annotated[int, Field(gt=0, le=4096)] | None = None
+    """At most this many GPUs work on one run (1 = single-GPU jobs, as seed 000 compares
+    time-to-train); None = as many as the deadline needs."""
 
     @model_validator(mode="after")
     def _demand(self) -> TrainingWorkload:

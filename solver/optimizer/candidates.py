@@ -327,8 +327,14 @@ def training_demand(t: TrainingWorkload, book: Pricebook, gpus: Iterable[GpuSpec
                 CandidateRejection(t.name, gpu.id, 1, Precision.BF16, est.reason or "does not fit")
             )
             continue
+        limit = t.max_gpus_per_run
+        if limit is not None and fit > limit:
+            reason = f"a run needs {fit} × {gpu.id} to fit in memory; runs are limited to {limit} GPUs"
+            rejections.append(CandidateRejection(t.name, gpu.id, fit, Precision.BF16, reason))
+            continue
         chosen = None
-        for count in (fit, *(n for n in TRAINING_GPU_COUNTS if n > fit)):
+        counts = (fit, *(n for n in TRAINING_GPU_COUNTS if n > fit))
+        for count in (n for n in counts if limit is None or n <= limit):
             est = estimate_training(model, gpu, count, t.method, t.seq_len, tokens)
             if not est.fits:
                 continue
@@ -342,6 +348,7 @@ def training_demand(t: TrainingWorkload, book: Pricebook, gpus: Iterable[GpuSpec
             reason = (
                 f"a run takes {chosen.hours:.1f} h on {chosen.num_gpus} × {gpu.id}, "
                 f"over the {t.deadline_hours:g} h deadline"
+                + (f" (runs are limited to {limit} GPUs)" if limit is not None else "")
             )
             rejections.append(CandidateRejection(t.name, gpu.id, chosen.num_gpus, Precision.BF16, reason))
             continue

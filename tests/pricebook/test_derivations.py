@@ -90,7 +90,7 @@ def test_hgx_host_power_scales_epochs_dgx_h100_split(book: Pricebook) -> None:
     for srv in book.servers:
         if srv.id.startswith(("hgx-", "oam-")):
             tdp = catalog.gpu(book, srv.gpu).tdp_w
-            assert srv.host_power_w == round(host_share * 8 * tdp), srv.id
+            assert srv.host_power_w == round(host_share * srv.gpus_per_server * tdp), srv.id
     assert catalog.server(book, "hgx-h100-8gpu").host_power_w == DGX_H100_WATTS - 8 * H100_TDP_W
 
 

@@ -80,6 +80,20 @@ def test_training_and_name_paths_keep_the_proto_workload_index(book: Pricebook) 
     assert set(found) == {"workloads[1].name", "workloads[1].training.tokens_per_run"}
 
 
+def test_gpus_per_run_limit_must_be_positive(book: Pricebook) -> None:
+    training = scenario_pb2.Workload(
+        name="ft",
+        training=scenario_pb2.TrainingWorkload(
+            model=common_pb2.ModelRef(model_id="Qwen/Qwen2.5-14B-Instruct"),
+            method=common_pb2.TRAINING_METHOD_LORA,
+            tokens_per_run=1e8,
+            max_gpus_per_run=0,
+        ),
+    )
+    found = violations(api.PlanFleetRequest(workloads=[training]), book)
+    assert list(found) == ["workloads[0].training.max_gpus_per_run"]
+
+
 def test_unknown_gpu_id_is_a_violation_with_suggestions(book: Pricebook) -> None:
     request = api.PlanFleetRequest(
         workloads=[chat()], constraints=scenario_pb2.Constraints(allowed_gpu_ids=["h200-sxm", "h100x"])
@@ -172,6 +186,7 @@ def test_domain_request_round_trips_through_proto(book: Pricebook) -> None:
                 method=domain.TrainingMethod.LORA,
                 reference=domain.ReferenceGpuHours(gpu="h100-sxm", gpu_hours_per_month=300),
                 deadline_hours=24,
+                max_gpus_per_run=1,
             ),
         ),
         constraints=domain.Constraints(

@@ -274,6 +274,7 @@ class TrainingWorkload(_message.Message):
     RUNS_PER_MONTH_FIELD_NUMBER: _builtins.int
     SEQ_LEN_FIELD_NUMBER: _builtins.int
     DEADLINE_HOURS_FIELD_NUMBER: _builtins.int
+    MAX_GPUS_PER_RUN_FIELD_NUMBER: _builtins.int
     method: _common_pb2.TrainingMethod.ValueType
     """Full, LoRA or QLoRA."""
     tokens_per_run: _builtins.float
@@ -284,6 +285,10 @@ class TrainingWorkload(_message.Message):
     """Sequence length in tokens; absent = 4096."""
     deadline_hours: _builtins.float
     """Each run must finish within this many wall-clock hours; absent = no deadline."""
+    max_gpus_per_run: _builtins.int
+    """At most this many GPUs work on one run (1 = single-GPU jobs); absent = as many as the
+    deadline needs.
+    """
     @_builtins.property
     def model(self) -> _common_pb2.ModelRef:
         """The model trained."""
@@ -302,13 +307,16 @@ class TrainingWorkload(_message.Message):
         runs_per_month: _builtins.float | None = ...,
         seq_len: _builtins.int | None = ...,
         deadline_hours: _builtins.float | None = ...,
+        max_gpus_per_run: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_deadline_hours", b"_deadline_hours", "_runs_per_month", b"_runs_per_month", "_seq_len", b"_seq_len", "deadline_hours", b"deadline_hours", "demand", b"demand", "model", b"model", "reference_gpu_hours", b"reference_gpu_hours", "runs_per_month", b"runs_per_month", "seq_len", b"seq_len", "tokens_per_run", b"tokens_per_run"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_deadline_hours", b"_deadline_hours", "_max_gpus_per_run", b"_max_gpus_per_run", "_runs_per_month", b"_runs_per_month", "_seq_len", b"_seq_len", "deadline_hours", b"deadline_hours", "demand", b"demand", "max_gpus_per_run", b"max_gpus_per_run", "model", b"model", "reference_gpu_hours", b"reference_gpu_hours", "runs_per_month", b"runs_per_month", "seq_len", b"seq_len", "tokens_per_run", b"tokens_per_run"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deadline_hours", b"_deadline_hours", "_runs_per_month", b"_runs_per_month", "_seq_len", b"_seq_len", "deadline_hours", b"deadline_hours", "demand", b"demand", "method", b"method", "model", b"model", "reference_gpu_hours", b"reference_gpu_hours", "runs_per_month", b"runs_per_month", "seq_len", b"seq_len", "tokens_per_run", b"tokens_per_run"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deadline_hours", b"_deadline_hours", "_max_gpus_per_run", b"_max_gpus_per_run", "_runs_per_month", b"_runs_per_month", "_seq_len", b"_seq_len", "deadline_hours", b"deadline_hours", "demand", b"demand", "max_gpus_per_run", b"max_gpus_per_run", "method", b"method", "model", b"model", "reference_gpu_hours", b"reference_gpu_hours", "runs_per_month", b"runs_per_month", "seq_len", b"seq_len", "tokens_per_run", b"tokens_per_run"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__deadline_hours: _TypeAlias = _typing.Literal["deadline_hours"]  # noqa: Y015
     _WhichOneofArgType__deadline_hours: _TypeAlias = _typing.Literal["_deadline_hours", b"_deadline_hours"]  # noqa: Y015
+    _WhichOneofReturnType__max_gpus_per_run: _TypeAlias = _typing.Literal["max_gpus_per_run"]  # noqa: Y015
+    _WhichOneofArgType__max_gpus_per_run: _TypeAlias = _typing.Literal["_max_gpus_per_run", b"_max_gpus_per_run"]  # noqa: Y015
     _WhichOneofReturnType__runs_per_month: _TypeAlias = _typing.Literal["runs_per_month"]  # noqa: Y015
     _WhichOneofArgType__runs_per_month: _TypeAlias = _typing.Literal["_runs_per_month", b"_runs_per_month"]  # noqa: Y015
     _WhichOneofReturnType__seq_len: _TypeAlias = _typing.Literal["seq_len"]  # noqa: Y015
@@ -317,6 +325,8 @@ class TrainingWorkload(_message.Message):
     _WhichOneofArgType_demand: _TypeAlias = _typing.Literal["demand", b"demand"]  # noqa: Y015
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__deadline_hours) -> _WhichOneofReturnType__deadline_hours | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__max_gpus_per_run) -> _WhichOneofReturnType__max_gpus_per_run | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__runs_per_month) -> _WhichOneofReturnType__runs_per_month | None: ...
     @_typing.overload

@@ -1,0 +1,42 @@
+"""A per-run GPU limit (``max_gpus_per_run``) turns GPU types away with the reason in words."""
+
+from __future__ import annotations
+
+from pricebook import catalog
+from pricebook.loader import load_default
+from solver.domain import ModelRef, TrainingMethod, TrainingWorkload
+from solver.optimizer.candidates import training_demand
+from solver.perf import resolve_model
+from solver.perf.training import min_gpus_to_fit
+
+
+def test_a_run_that_needs_more_gpus_to_fit_than_allowed_is_rejected() -> None:
+    book = load_default()
+    h100 = catalog.gpu(book, "h100-sxm")
+    run = TrainingWorkload(
+        name="full-70b",
+        model=ModelRef(model_id="meta-llama/Llama-3.1-70B"),
+        method=TrainingMethod.FULL,
+        tokens_per_run=1e8,
+        max_gpus_per_run=1,
+    )
+
+    needed = min_gpus_to_fit(resolve_model(run.model, book), h100, TrainingMethod.FULL, run.seq_len)
+    assert needed > 1  # ~16 bytes/param of 70B parameters cannot sit on one 80 GB card
+    demand = training_demand(run, book, [h100])
+    assert demand.choices == ()
+    (rejection,) = demand.rejections
+    assert f"needs {needed} × h100-sxm to fit" in rejection.reason and "limited to 1" in rejection.reason
+
+
+def test_without_a_limit_the_same_run_gets_a_choice() -> None:
+    book = load_default()
+    h100 = catalog.gpu(book, "h100-sxm")
+    run = TrainingWorkload(
+        name="full-70b",
+        model=ModelRef(model_id="meta-llama/Llama-3.1-70B"),
+        method=TrainingMethod.FULL,
+        tokens_per_run=1e8,
+    )
+    demand = training_demand(run, book, [h100])
+    assert len(demand.choices) == 1 and demand.choices[0].min_gpus > 1
