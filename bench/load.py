@@ -133,6 +133,18 @@ def _retry_delay_s(error: Any) -> float:
     return 1.0
 
 
+def _unique(request: Any, rng: random.Random) -> Any:
+    """A copy whose first inference workload's daily tokens differ by a few: a new question, so the
+    server's reuse of identical complete answers (service.plan_cache) never applies."""
+    fresh = type(request)()
+    fresh.CopyFrom(request)
+    for workload in fresh.workloads:
+        if workload.HasField("inference") and workload.inference.HasField("daily_tokens"):
+            workload.inference.daily_tokens += rng.randrange(1, 1_000_000)
+            break
+    return fresh
+
+
 async def _caller(
     *,
     stub: Any,
@@ -141,6 +153,7 @@ async def _caller(
     until: float,
     seed: int,
     samples: list[Sample],
+    unique_plans: bool = False,
 ) -> None:
 
     methods = {
@@ -153,9 +166,12 @@ async def _caller(
     kinds, weights = list(mix), list(mix.values())
     while time.monotonic() < until:
         kind = rng.choices(kinds, weights)[0]
+        request = requests[kind]
+        if unique_plans and kind.startswith("plan"):
+            request = _unique(request, rng)
         started = time.perf_counter()
         try:
-            await methods[kind](requests[kind], timeout=TIMEOUT_S[kind])
+            await methods[kind](request, timeout=TIMEOUT_S[kind])
             samples.append(Sample(kind, time.perf_counter() - started, "OK"))
         except grpc.aio.AioRpcError as error:
             samples.append(Sample(kind, time.perf_counter() - started, error.code().name))
@@ -172,6 +188,7 @@ async def _worker_main(
     mix: dict[str, float],
     seed: int,
     plan_options: dict[str, Any],
+    unique_plans: bool = False,
 ) -> WorkerResult:
     requests = _requests(plan_options)
     result = WorkerResult()
@@ -188,6 +205,7 @@ async def _worker_main(
                     until=until,
                     seed=seed * 1000 + i,
                     samples=result.samples,
+                    unique_plans=unique_plans,
                 )
                 for i in range(callers)
             )
@@ -204,13 +222,20 @@ def worker(
     seed: int,
     start_at: float,
     plan_options: dict[str, Any],
+    unique_plans: bool = False,
 ) -> list[tuple[str, float, str]]:
     """One client process (spawned): ``callers`` concurrent callers for ``seconds``."""
     # Every process starts together (imports take a while on a busy box).
     time.sleep(max(0.0, start_at - time.time()))
     result = asyncio.run(
         _worker_main(
-            address=address, callers=callers, seconds=seconds, mix=mix, seed=seed, plan_options=plan_options
+            address=address,
+            callers=callers,
+            seconds=seconds,
+            mix=mix,
+            seed=seed,
+            plan_options=plan_options,
+            unique_plans=unique_plans,
         )
     )
     return [(s.kind, s.seconds, s.code) for s in result.samples]
@@ -297,6 +322,7 @@ def run_load(
     seed: int = 1,
     warm_up: bool = True,
     plan_options: dict[str, Any] | None = None,
+    unique_plans: bool = False,
 ) -> dict[str, Any]:
     """Drive a server (``address``, or a fresh ``fleetplan serve``) and return the result document."""
     mix = dict(mix or DEFAULT_MIX)
@@ -323,6 +349,7 @@ def run_load(
                         "seed": seed + i,
                         "start_at": start_at,
                         "plan_options": plan_options,
+                        "unique_plans": unique_plans,
                     },
                 )
                 for i, share in enumerate(shares)
@@ -348,6 +375,7 @@ def run_load(
             "mix": mix,
             "timeouts_s": TIMEOUT_S,
             "plan_solver_options": plan_options,
+            "unique_plans": unique_plans,
             "server_args": server_args or [],
         },
         "machine": {
@@ -407,6 +435,11 @@ def main(argv: list[str] | None = None) -> int:
         default={},
         help="JSON SolverOptions overriding both plans' (e.g. '{\"compute_sensitivity\": false}')",
     )
+    parser.add_argument(
+        "--unique-plans",
+        action="store_true",
+        help="make every PlanFleet request a new question (so none is answered from the plan cache)",
+    )
     args = parser.parse_args(argv)
     document = run_load(
         clients=args.clients,
@@ -416,6 +449,7 @@ def main(argv: list[str] | None = None) -> int:
         server_args=args.server_arg,
         warm_up=not args.no_warm_up,
         plan_options=args.plan_options,
+        unique_plans=args.unique_plans,
     )
     document["command"] = "python -m bench.load " + " ".join(argv if argv is not None else sys.argv[1:])
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -27,6 +27,7 @@ from service import converters, domain_calls
 from service.calls import current_call
 from service.errors import grpc_errors
 from service.limits import SolveGate, require_plan_within_deadline, solve_budget_s
+from service.plan_cache import PlanCache, request_key
 from service.settings import ServerSettings
 from solver import planner
 from solver.errors import InvalidRequest
@@ -83,6 +84,7 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
             margin_s=state.settings.deadline_margin_s,
         )
         self._model_version = domain_calls.performance_model_version()
+        self._plan_cache: PlanCache[planner.PlanResult] = PlanCache(state.settings.plan_cache_entries)
 
     @property
     def gate(self) -> SolveGate:
@@ -97,18 +99,23 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
     ) -> api.PlanFleetResponse:
         book = self._state.book
         plan_request = converters.plan_request_from_proto(request, book)
-        limit = _time_budget_s(context, self._state.settings)
-        with _proto_paths(converters.path_map(request.workloads)):
-            result = await self._gate.run(
-                lambda cancel: domain_calls.plan(plan_request, book, limit, cancel), context
-            )
-        _record_solver(domain_calls.log_stats(result.solution))
+
+        async def solve() -> planner.PlanResult:
+            limit = _time_budget_s(context, self._state.settings)
+            with _proto_paths(converters.path_map(request.workloads)):
+                return await self._gate.run(
+                    lambda cancel: domain_calls.plan(plan_request, book, limit, cancel), context
+                )
+
+        result, reused = await self._plan_cache.get_or_compute(
+            request_key(request, book.content_hash), solve, reusable=lambda r: r.complete
+        )
+        _record_solver({**domain_calls.log_stats(result.solution), "reused": reused})
         require_plan_within_deadline(result.solution, plan_request.options.time_limit_s,
                                      has_deadline=context.time_remaining() is not None)
-        return api.PlanFleetResponse(
-            plan=converters.plan_to_proto(result, book),
-            provenance=converters.plan_provenance(result, **self._versions()),
-        )
+        provenance = converters.plan_provenance(result, **self._versions())
+        provenance.reused_identical_request = reused
+        return api.PlanFleetResponse(plan=converters.plan_to_proto(result, book), provenance=provenance)
 
     @grpc_errors
     async def EvaluateFleet(

@@ -33,6 +33,8 @@ class ServerSettings(BaseSettings):
     """Solves that run at once (the rest wait)."""
     max_queued_solves: int = Field(default=64, ge=0, le=10_000)
     """Solves that may wait for a slot before new ones get RESOURCE_EXHAUSTED."""
+    plan_cache_entries: int = Field(default=256, ge=0, le=100_000)
+    """Complete plan answers kept for identical requests (0 = always solve; see service.plan_cache)."""
     default_deadline_s: float = Field(default=60.0, gt=0, le=3600)
     """Time limit of a solve when the caller sets no deadline."""
     deadline_margin_s: float = Field(default=0.25, ge=0, le=10)

@@ -277,7 +277,7 @@ class PlanRequest(_Frozen):
         if count > MAX_WORKLOADS:
             msg = f"at most {MAX_WORKLOADS} workloads per request, got {count}"
             raise ValueError(msg)
-        names = [w.name for w in (*self.inference, *self.training)]
+        names = [w.name for w in self.inference] + [w.name for w in self.training]
         if len(set(names)) != len(names):
             msg = "workload names must be unique"
             raise ValueError(msg)

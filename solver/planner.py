@@ -82,7 +82,7 @@ from solver.economics.whatif import (
 from solver.errors import FieldViolation, InvalidRequest, SolveCancelled
 from solver.optimizer.cancel import CancelToken
 from solver.optimizer.instance import FleetInstance
-from solver.optimizer.results import FleetEvaluation, FleetSolution, SolveStatus, WorkloadFit
+from solver.optimizer.results import FleetEvaluation, FleetSolution, LimitFired, SolveStatus, WorkloadFit
 
 log = structlog.get_logger(__name__)
 
@@ -206,6 +206,10 @@ class PlanResult:
     overrides_applied: tuple[str, ...]
     candidates_considered: int
     seconds: float
+    complete: bool = False
+    """Every part finished within its limits (main solve proven optimal, baselines and sensitivity
+    not cut short, not cancelled): the same request and pricebook always give this same answer,
+    so it may be reused (the service caches only complete results)."""
 
     @property
     def horizon_tco(self) -> Money | None:
@@ -364,8 +368,8 @@ def _plan_instance(
     saving: BaselineSaving | None = None
     sensitivity: tuple[Sensitivity, ...] = ()
     deadline = started + time_limit_s * 0.95
+    runs: tuple[BaselineRun, ...] = ()
     if with_extras and solution.has_plan and not _cancelled(cancel):
-        runs: tuple[BaselineRun, ...] = ()
         if request.options.compute_baselines:
             extras_left = deadline - time.monotonic()
             share = BASELINE_SHARE if request.options.compute_sensitivity else 1.0
@@ -376,6 +380,13 @@ def _plan_instance(
             sensitivity = _sensitivity(instance, solution, runs, solver, deadline)
             if any("time budget" in s.explanation for s in sensitivity):
                 warnings.append("sensitivity search was cut short by the time limit (see each explanation)")
+    complete = (
+        solution.stats.status is SolveStatus.OPTIMAL
+        and solution.stats.limit_fired is LimitFired.NONE
+        and not warnings  # extras cut short or cancelled
+        and not _cancelled(cancel)
+        and all(r.solution is None or r.solution.stats.limit_fired is LimitFired.NONE for r in runs)
+    )
     return _assemble(
         request,
         book,
@@ -388,6 +399,7 @@ def _plan_instance(
         overrides_applied=overrides_applied,
         started=started,
         utilisation_override=utilisation_override,
+        complete=complete,
     )
 
 
@@ -451,6 +463,7 @@ def _assemble(
     overrides_applied: tuple[str, ...],
     started: float,
     utilisation_override: float | None = None,
+    complete: bool = False,
 ) -> PlanResult:
     currency = request.constraints.currency
     months = instance.horizon_months
@@ -510,6 +523,7 @@ def _assemble(
         overrides_applied=overrides_applied,
         candidates_considered=len(instance.candidates),
         seconds=time.monotonic() - started,
+        complete=complete,
     )
 
 

@@ -457,3 +457,16 @@ def test_async_client_calls_and_decodes_errors(server: ThreadedServer) -> None:
             assert events.count("point") == 2 and events[-1] == "frontier"
 
     asyncio.run(scenario())
+
+
+def test_identical_plan_request_reuses_the_complete_answer(client: FleetPlannerClient) -> None:
+    request = small_plan()
+    request.workloads[0].inference.daily_tokens = 123_456_789  # not used by any other test here
+    first = client.plan_fleet(request)
+    second = client.plan_fleet(request)
+    assert first.plan.status == plan_pb2.PLAN_STATUS_OPTIMAL
+    assert not first.provenance.reused_identical_request
+    assert second.provenance.reused_identical_request
+    assert second.plan == first.plan
+    request.workloads[0].inference.daily_tokens += 1  # any change is a different question
+    assert not client.plan_fleet(request).provenance.reused_identical_request

@@ -67,7 +67,9 @@ def error_reason(error: grpc.RpcError) -> str:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[ThreadedServer]:
-    threaded = start_in_thread(ServerSettings(address="127.0.0.1:0", solve_slots=2, max_queued_solves=4))
+    # Solve slots and queues are under test: every call is a real solve (no answer reuse).
+    settings = ServerSettings(address="127.0.0.1:0", solve_slots=2, max_queued_solves=4, plan_cache_entries=0)
+    threaded = start_in_thread(settings)
     yield threaded
     threaded.stop(grace_s=0.5)
 

@@ -90,7 +90,8 @@ def test_tiny_deadline_answers_with_a_plan_or_a_detailed_deadline_error(server: 
 
 @pytest.mark.slow
 def test_full_queue_answers_resource_exhausted_with_retry_info() -> None:
-    settings = ServerSettings(address="127.0.0.1:0", solve_slots=1, max_queued_solves=1)
+    # Identical requests, each a real solve: answer reuse (service.plan_cache) is off here.
+    settings = ServerSettings(address="127.0.0.1:0", solve_slots=1, max_queued_solves=1, plan_cache_entries=0)
     with start_in_thread(settings) as busy, grpc.insecure_channel(busy.address) as channel:
         stub = rpc.FleetPlannerStub(channel)
         futures = [stub.PlanFleet.future(portfolio_plan(), timeout=60) for _ in range(4)]

@@ -332,6 +332,7 @@ class Provenance(_message.Message):
     PERFORMANCE_MODEL_VERSION_FIELD_NUMBER: _builtins.int
     SERVER_VERSION_FIELD_NUMBER: _builtins.int
     OVERRIDES_APPLIED_FIELD_NUMBER: _builtins.int
+    REUSED_IDENTICAL_REQUEST_FIELD_NUMBER: _builtins.int
     pricebook_version: _builtins.str
     """Version string of the pricebook used."""
     pricebook_content_hash: _builtins.str
@@ -340,6 +341,11 @@ class Provenance(_message.Message):
     """Version of the performance model (and its calibration data) used."""
     server_version: _builtins.str
     """Version of the fleetplan server."""
+    reused_identical_request: _builtins.bool
+    """True when this answer is the stored complete answer of an identical earlier request (same
+    request bytes and pricebook hash; the solver is deterministic, so a new solve would return
+    the same plan). Its solver statistics are those of the original solve.
+    """
     @_builtins.property
     def overrides_applied(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Human-readable description of every pricebook override the request applied."""
@@ -352,10 +358,11 @@ class Provenance(_message.Message):
         performance_model_version: _builtins.str = ...,
         server_version: _builtins.str = ...,
         overrides_applied: _abc.Iterable[_builtins.str] | None = ...,
+        reused_identical_request: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["overrides_applied", b"overrides_applied", "performance_model_version", b"performance_model_version", "pricebook_content_hash", b"pricebook_content_hash", "pricebook_version", b"pricebook_version", "server_version", b"server_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["overrides_applied", b"overrides_applied", "performance_model_version", b"performance_model_version", "pricebook_content_hash", b"pricebook_content_hash", "pricebook_version", b"pricebook_version", "reused_identical_request", b"reused_identical_request", "server_version", b"server_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
