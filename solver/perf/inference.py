@@ -618,6 +618,11 @@ def _steady_closed_loop(replica: Replica, shape: WorkloadShape, users: int) -> _
     if best is None:  # not even a trickle fits: the offline steady state is all there is
         return offline
     rate = max(low, offline.req_s * 1e-6)
+    # The open-loop model may stop short of `running` (the KV cache at full context holds fewer
+    # sequences than admission does): then only λ × cycle users run and the rest wait in line.
+    in_service = min(running, rate * (best.ttft_s + (lout - 1.0) * best.tpot_s))
+    if in_service < running * (1.0 - 1e-3):
+        running = in_service
     queued_wait = max(0.0, users - running) / rate
     return _Timing(
         ttft_s=best.ttft_s + queued_wait, ttft_p95_s=best.ttft_p95_s + queued_wait, tpot_s=best.tpot_s,
