@@ -113,7 +113,7 @@ def _fill(draw: Callable[[st.SearchStrategy[Any]], Any], message: Message, depth
         if draw(st.integers(0, 3)) != 0:  # set about a quarter of the fields
             continue
         is_map = field.message_type is not None and field.message_type.GetOptions().map_entry
-        repeated = field.label == FieldDescriptor.LABEL_REPEATED
+        repeated = field.is_repeated
         if field.message_type is not None and depth >= 5:
             continue
         if is_map:
