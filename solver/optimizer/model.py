@@ -102,6 +102,7 @@ from typing import Any
 import structlog
 from ortools.linear_solver import pywraplp
 
+from solver.domain import AcquisitionMode
 from solver.economics.options import AcquisitionOption
 from solver.errors import SolveCancelled
 from solver.optimizer.cancel import CancelToken
@@ -187,10 +188,93 @@ def usable_candidates(instance: FleetInstance) -> tuple[Candidate, ...]:
     )
 
 
+def _reserved_dominated_by_on_demand(instance: FleetInstance, relax: Relaxation) -> frozenset[str]:
+    """Reserved options an on-demand option of the same GPU makes useless (exact).
+
+    If renting on demand around the clock costs no more per GPU than the reservation's monthly fee
+    (``busy_od · 24 · DAYS ≤ fix_gpu_res``) and the on-demand instance holds TP groups at least as
+    large, any plan reserving ``n`` GPUs can rent ``⌈u_b⌉ ≤ n`` on demand in each bucket instead at
+    no higher TCO, opex, GPU count or tie-break. Not applied when that exchange could break
+    something else: a minimum count of the GPU (held GPUs only), training that may use the
+    reservation's idle hours, fixed counts (EvaluateFleet), or a non-cost objective.
+    """
+    if instance.fixed_counts is not None or relax.minimize is not None or relax.maximize_demand_scale:
+        return frozenset()
+    min_counted = {lim.gpu for lim in instance.count_limits if lim.min_count > 0}
+    trained = {ch.gpu for t in instance.training for ch in t.choices}
+    dropped = set()
+    for o in instance.options:
+        if (
+            o.mode is not AcquisitionMode.RESERVED
+            or o.owned
+            or is_on_site(o)
+            or o.capex_per_gpu > 0
+            or o.capex_per_server > 0
+            or o.fixed_monthly_per_server > 0
+            or o.gpu in min_counted
+            or o.gpu in trained
+        ):
+            continue
+        if any(
+            is_rental_on_demand(od)
+            and od.gpu == o.gpu
+            and tp_domain(od) >= tp_domain(o)
+            and od.busy_hourly_per_gpu * 24 * DAYS_PER_MONTH <= o.fixed_monthly_per_gpu
+            for od in instance.options
+        ):
+            dropped.add(o.id)
+    return frozenset(dropped)
+
+
+def _small_server_limits(instance: FleetInstance) -> dict[str, int]:
+    """Most servers of a bought option any plan needs when a bigger server of the same GPU is as
+    good as several small ones (exact).
+
+    Option B (``k_B = m · k_A`` slots, m ≥ 2) replaces m servers of option A when B costs no more
+    per GPU (capex, residual-adjusted capex, monthly, busy, power) and no more than m A-servers
+    per server (capex, residual-adjusted capex, monthly, power, rack units), and hosts TP groups
+    at least as large. Then some optimal plan has at most m − 1 A-servers (more would be swapped),
+    which removes the 4-vs-8-GPU-chassis symmetry. Not applied with fixed counts (EvaluateFleet).
+    """
+    if instance.fixed_counts is not None:
+        return {}
+    bought = [o for o in instance.options if o.mode is AcquisitionMode.BUY and not o.owned]
+    limits: dict[str, int] = {}
+    for a in bought:
+        for b in bought:
+            if b is a or b.gpu != a.gpu or a.gpus_per_server <= 0:
+                continue
+            m, rest = divmod(b.gpus_per_server, a.gpus_per_server)
+            if m < 2 or rest or (b.server_must_be_full and not a.server_must_be_full):
+                continue
+            keep_a, keep_b = 1.0 - a.residual_fraction, 1.0 - b.residual_fraction
+            per_gpu_ok = (
+                b.capex_per_gpu <= a.capex_per_gpu
+                and b.capex_per_gpu * keep_b <= a.capex_per_gpu * keep_a
+                and b.fixed_monthly_per_gpu <= a.fixed_monthly_per_gpu
+                and b.busy_hourly_per_gpu <= a.busy_hourly_per_gpu
+                and b.power_kw_per_gpu <= a.power_kw_per_gpu
+            )
+            per_server_ok = (
+                b.capex_per_server <= m * a.capex_per_server
+                and b.capex_per_server * keep_b <= m * a.capex_per_server * keep_a
+                and b.fixed_monthly_per_server <= m * a.fixed_monthly_per_server
+                and b.power_kw_per_server <= m * a.power_kw_per_server
+                and b.rack_units_per_server <= m * a.rack_units_per_server
+            )
+            if per_gpu_ok and per_server_ok and tp_domain(b) >= tp_domain(a):
+                limits[a.id] = min(limits.get(a.id, m - 1), m - 1)
+    return limits
+
+
 class _Builder:
-    def __init__(self, instance: FleetInstance, backend: str, relax: Relaxation) -> None:
+    def __init__(
+        self, instance: FleetInstance, backend: str, relax: Relaxation, *, reduce: bool = True
+    ) -> None:
         self.inst = instance
         self.relax = relax
+        self.reduce = reduce
+        """Apply the exact option reductions (off only to test that they are exact)."""
         solver_id = BACKENDS.get(backend)
         if solver_id is None:
             msg = f"unknown backend {backend!r}; choose one of {sorted(BACKENDS)}"
@@ -216,6 +300,7 @@ class _Builder:
         self.short: dict[str, list[Any]] = {}
         self.cands = tuple(c for c in usable_candidates(instance) if (c.workload, c.gpu) not in relax.forbid)
         self.gpu_bound = self._gpu_upper_bounds()
+        self._demand_of = {w.name: w for w in instance.inference}
 
     # -- bounds ------------------------------------------------------------------------------
     def _gpu_upper_bounds(self) -> dict[str, int]:
@@ -249,32 +334,50 @@ class _Builder:
                 bounds[g] = max(fixed, 0)
         return bounds
 
+    def _replica_bound(self, c: Candidate, b: int) -> float:
+        """Replicas of c in bucket b an optimal plan could use: enough for the demand on c alone
+        plus the spares (more only adds GPUs). Unbounded when maximising the demand scale."""
+        if self.relax.maximize_demand_scale or not self.reduce:
+            return float(self.solver.infinity())
+        w = self._demand_of[c.workload]
+        lam = w.rate_req_s[b]
+        if lam <= 0:
+            return 0.0
+        return float(math.ceil(lam / c.capacity_req_s * (1 + 1e-9)) + w.redundancy)
+
     # -- variables ---------------------------------------------------------------------------
     def build(self) -> None:
         slv = self.solver
         inf = slv.infinity()
         fixed = self.inst.fixed_counts
+        unused = _reserved_dominated_by_on_demand(self.inst, self.relax) if self.reduce else frozenset()
+        server_limit = _small_server_limits(self.inst) if self.reduce else {}
         for o in self.inst.options:
             ub = self.gpu_bound.get(o.gpu, 0)
             if fixed is not None:
                 ub = min(ub, fixed.get(o.id, 0))
+            if o.id in unused:
+                ub = 0
+            if o.id in server_limit:
+                ub = min(ub, server_limit[o.id] * max(1, o.gpus_per_server))
             if is_rental_on_demand(o):
                 self.d[o.id] = [slv.IntVar(0, ub, f"d[{o.id},{b}]") for b in range(self.nb)]
                 continue
             if o.owned:
-                owned = self.inst.owned_counts.get(o.gpu, 0)
-                self.n[o.id] = slv.IntVar(0, owned, f"n[{o.id}]")
+                lo, hi = 0, self.inst.owned_counts.get(o.gpu, 0)
             else:
                 lo = fixed.get(o.id, 0) if fixed is not None else 0
-                self.n[o.id] = slv.IntVar(lo, max(lo, ub), f"n[{o.id}]")
+                hi = max(lo, ub)
+            k = max(1, o.gpus_per_server)
+            servers_hi = math.ceil(max(ub, self.inst.owned_counts.get(o.gpu, 0)) / k)
+            self.n[o.id] = slv.IntVar(lo, hi, f"n[{o.id}]")
             self.u[o.id] = [slv.NumVar(0, inf, f"u[{o.id},{b}]") for b in range(self.nb)]
             if is_on_site(o):
-                k = max(1, o.gpus_per_server)
-                self.s[o.id] = slv.IntVar(
-                    0, math.ceil(max(ub, self.inst.owned_counts.get(o.gpu, 0)) / k), f"s[{o.id}]"
-                )
+                self.s[o.id] = slv.IntVar(0, servers_hi, f"s[{o.id}]")
         for c in self.cands:
-            self.r[c.id] = [slv.IntVar(0, inf, f"r[{c.id},{b}]") for b in range(self.nb)]
+            self.r[c.id] = [
+                slv.IntVar(0, self._replica_bound(c, b), f"r[{c.id},{b}]") for b in range(self.nb)
+            ]
         self._demand()
         self._gpus_and_domains()
         self._servers()
@@ -351,7 +454,8 @@ class _Builder:
                 groups_on: dict[str, Any] = defaultdict(int)
                 for tau in degrees:
                     hosts = [o for o in opts if tp_domain(o) >= tau]
-                    k = {o.id: slv.IntVar(0, slv.infinity(), f"k[{o.id},{b},{tau}]") for o in hosts}
+                    groups_ub = sum(self.r[c.id][b].ub() for c in cands if not c.mig_slice and c.tp == tau)
+                    k = {o.id: slv.IntVar(0, groups_ub, f"k[{o.id},{b},{tau}]") for o in hosts}
                     replicas = sum(self.r[c.id][b] for c in cands if not c.mig_slice and c.tp == tau)
                     slv.Add(replicas <= sum(k.values()), f"tp_groups[{g},{b},{tau}]")
                     for o_id, var in k.items():
@@ -589,12 +693,16 @@ def solve_mip(
     relative_gap: float = 1e-4,
     relax: Relaxation = Relaxation(),
     threads: int = 1,
+    exact_reductions: bool = True,
 ) -> MipResult:
-    """Build and solve the MIP; never prints (solver output suppressed, stats to structlog)."""
+    """Build and solve the MIP; never prints (solver output suppressed, stats to structlog).
+
+    ``exact_reductions=False`` builds the model without the replica bounds and option
+    reductions (same optimum, slower; for tests that check the reductions are exact)."""
     if cancel is not None and cancel.cancelled:
         raise SolveCancelled("cancelled before the solve started")
     started = time.perf_counter()
-    builder = _Builder(instance, backend, relax)
+    builder = _Builder(instance, backend, relax, reduce=exact_reductions)
     builder.build()
     solver = builder.solver
     solver.SuppressOutput()
