@@ -122,6 +122,9 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         "tls_key_file",
         "tls_client_ca_file",
         "token_file",
+        "solve_slots",
+        "max_queued_solves",
+        "plan_cache_entries",
     ):
         value = getattr(args, key, None)
         if value is not None:
@@ -449,6 +452,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--tls-client-ca-file", type=Path, help="require client certificates signed by this CA"
     )
     serve.add_argument("--token-file", type=Path, help="accepted bearer tokens, one per line")
+    serve.add_argument("--solve-slots", type=int, help="solves that run at once (default: from the cores)")
+    serve.add_argument("--max-queued-solves", type=int, help="solves that may wait for a slot")
+    serve.add_argument(
+        "--plan-cache-entries", type=int, help="complete answers kept for identical requests (0 = off)"
+    )
     serve.set_defaults(func=cmd_serve)
 
     plan = sub.add_parser("plan", help="plan the cheapest fleet for a scenario file")
