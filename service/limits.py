@@ -307,8 +307,8 @@ class SolveToken(CancelToken):
 
     @property
     def expired(self) -> bool:
-        """Time is up (deadline or shutdown): solvers should return what they have and skip optional
-        work. The planner does not read this yet; when it does, extras stop at a wrap-up too."""
+        """Time is up (deadline or shutdown): solvers return what they have and the planner skips
+        its optional work (baselines, sensitivity)."""
         return self._wrapped.is_set()
 
     def wrap_up(self, reason: str) -> None:

@@ -361,7 +361,9 @@ def _plan_instance(
     utilisation_override: float | None = None,
 ) -> PlanResult:
     solver = _Solver(request, book, cancel)
-    main_limit = min(request.options.time_limit_s, time_limit_s * (MAIN_SOLVE_SHARE if with_extras else 1.0))
+    # The budget counts from `started`: building the candidates already used part of it.
+    remaining_s = max(0.05, time_limit_s - (time.monotonic() - started))
+    main_limit = min(request.options.time_limit_s, remaining_s * (MAIN_SOLVE_SHARE if with_extras else 1.0))
     solution = _solve_main(solver, instance, main_limit)
     warnings: list[str] = []
     baselines: tuple[Baseline, ...] = ()
@@ -369,7 +371,9 @@ def _plan_instance(
     sensitivity: tuple[Sensitivity, ...] = ()
     deadline = started + time_limit_s * 0.95
     runs: tuple[BaselineRun, ...] = ()
-    if with_extras and solution.has_plan and not _cancelled(cancel):
+    if with_extras and solution.has_plan and cancel is not None and cancel.expired:
+        warnings.append("baselines and sensitivity skipped: the deadline or a shutdown ended the solve early")
+    elif with_extras and solution.has_plan and not _cancelled(cancel):
         if request.options.compute_baselines:
             extras_left = deadline - time.monotonic()
             share = BASELINE_SHARE if request.options.compute_sensitivity else 1.0

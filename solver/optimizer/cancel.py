@@ -31,6 +31,12 @@ class CancelToken:
     def cancelled(self) -> bool:
         return self._event.is_set()
 
+    @property
+    def expired(self) -> bool:
+        """Time is up (the caller's deadline, or a server shutdown): return what there is and skip
+        optional work. A plain token never expires; the service's ``SolveToken`` does."""
+        return False
+
     def wait(self, timeout_s: float | None = None) -> bool:
         return self._event.wait(timeout_s)
 

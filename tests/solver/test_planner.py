@@ -401,3 +401,27 @@ def test_frontier_marks_pareto_points(full_plan: PlanResult) -> None:
     # Demand: more demand served is better. ×2 costs as much as ×3, so only ×1 and ×3 are efficient.
     demand = frontier(SweepAxis.DEMAND_MULTIPLIER, [(1.0, at(10)), (2.0, at(15)), (3.0, at(15))])
     assert [p.pareto_optimal for p in demand.points] == [True, False, True]
+
+
+class _ExpiredToken(CancelToken):
+    """What the service hands the planner once the caller's deadline (or a shutdown) wrapped up."""
+
+    @property
+    def expired(self) -> bool:
+        return True
+
+
+def test_an_expired_call_skips_baselines_and_sensitivity(book: Pricebook) -> None:
+    result = plan(request(), book, time_limit_s=30, cancel=_ExpiredToken())
+    assert result.solution.has_plan
+    assert result.baselines == () and result.sensitivity == ()
+    assert any("skipped" in w for w in result.warnings)
+    assert not result.complete  # an early-ended answer is never reused for later identical requests
+
+
+def test_a_plan_that_finished_everything_is_complete(full_plan: PlanResult) -> None:
+    # Two workloads, three GPU types, 30 s: the main solve, baselines and sensitivity all finish.
+    assert full_plan.status is SolveStatus.OPTIMAL
+    assert full_plan.baselines and full_plan.sensitivity
+    assert not any("cut short" in w or "skipped" in w for w in full_plan.warnings)
+    assert full_plan.complete
