@@ -54,6 +54,17 @@ Constraints (numbers match ``_Builder`` method comments and the evaluator's chec
     (off-peak hours of serving GPUs count). Deadline, ∀t, g without an on-demand option:
     Σ_{O_held(g)} n_o ≥ m_tg · z_tg (with on-demand, the run's GPUs are rented for it).
 
+Exact reductions (``_Builder(reduce=True)``; ``tests/solver/optimizer/test_exact_reductions.py``
+checks the optimum is unchanged on random instances)
+---------------------------------------------------------------------------------------------------
+R1. Replica bounds: r_cb ≤ ⌈λ_wb / cap_c⌉ + R_w (0 when λ_wb = 0); TP-group counts k_obτ ≤ the
+    sum of their replicas' bounds. More replicas of one candidate than its demand alone needs
+    only add GPUs.
+R2. Reservations dominated by on-demand (``_reserved_dominated_by_on_demand``): n_o = 0 when an
+    on-demand option of the same GPU costs no more around the clock and holds TP groups as large.
+R3. Small chassis (``_small_server_limits``): s_A ≤ m − 1 when a bought option B with k_B = m·k_A
+    costs no more per GPU and per m A-servers (capex, residual, monthly, power, rack units).
+
 Objective (TCO over the horizon, request currency, divided by a cost unit for scaling)
 -------------------------------------------------------------------------------------
 min Σ_o (capex_gpu_o n_o + capex_srv_o s_o)(1 − res_o) + H (fix_gpu_o n_o + fix_srv_o s_o)
@@ -88,6 +99,25 @@ far from its bound. What makes the model hard (measured by relaxing variable gro
 one-bucket 20-workload instance): integral GPU and server counts over ~50 options with lumpy
 8-GPU boards (0.5 s with them continuous, > 15 s integral); integral replicas and on-demand
 counts cost little. Hence at most ``instance.MAX_BUCKETS`` buckets.
+
+Speed-up attempts (same machine, load 3–4, 15 s limits, ``bench/solver_scaling.py`` portfolios after
+the performance model's December recalibration; SCIP timings vary ±50 % run to run):
+
+- R1–R3: 5 workloads proven optimal in 15.5 s (27.6 s without, same optimum 646 549 USD);
+  20 workloads 3.3 % vs 3.1 %, 100 workloads 6.5 % vs 7.5 % gap at 15 s — within noise. Kept
+  (exact, remove symmetric chassis choices and four of the catalogue's reservations).
+- Disaggregated site rows (Σ_{c∈C_w, g(c)=g} a_c r_cb ≤ Σ min(k_o, M_wgb) s_o + …, the facility-
+  location cut against fractional servers): root bound on 5 workloads +1 %, but 5 workloads took
+  30 s instead of 15 s to prove and 100 workloads ended at 18 % gap instead of 6.5 % (4× the rows).
+  Removed.
+- Incumbent hint (relax held counts → round up to whole servers → fix and re-solve →
+  ``SetHint``): the relaxed phase alone needs ~10 s on 5 workloads with six buckets (the
+  previous 0.5 s was measured on one bucket: integral replicas and on-demand GPUs per bucket are
+  hard too), so the hint came too late; 100 workloads 9.2 % gap instead of 6.5 %. Removed.
+- SCIP parameters (more frequent RINS/RENS/local branching/crossover; more root separation
+  rounds; relpscost + best-first): 5 workloads still 3.7–4.6 % from optimal at 15 s, none proved
+  it sooner than the defaults. Not kept.
+- HiGHS on the reduced model: 5 workloads optimal in 11.4 s, no solution on 20 in 15 s.
 """
 
 from __future__ import annotations
