@@ -14,8 +14,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from pricebook.schema import Architecture
+from pricebook.schema import Architecture, ScaleUpLink
 from solver.domain import Engine, Precision
+from solver.perf.physics import ALLREDUCE_LATENCY_PRIOR_S
 
 CALIBRATION_PATH = Path(__file__).with_name("calibration.json")
 
@@ -39,6 +40,28 @@ class EfficiencyFactors:
     prefill_budget_share: float = 1.0
     """Share of the iteration token budget the scheduler actually fills with prefill chunks
     (schedulers split long prompts more finely than the budget allows to protect decode latency)."""
+    allreduce_latency_nvlink_s: float = ALLREDUCE_LATENCY_PRIOR_S[ScaleUpLink.NVLINK]
+    """Fixed cost of one small TP all-reduce over NVLink/NVSwitch (also an NVLink bridge pair)."""
+    allreduce_latency_infinity_fabric_s: float = ALLREDUCE_LATENCY_PRIOR_S[ScaleUpLink.INFINITY_FABRIC]
+    allreduce_latency_pcie_p2p_s: float = ALLREDUCE_LATENCY_PRIOR_S[ScaleUpLink.PCIE_P2P]
+    allreduce_latency_pcie_host_s: float = ALLREDUCE_LATENCY_PRIOR_S[ScaleUpLink.PCIE_HOST]
+
+    def allreduce_latency_s(self, link: ScaleUpLink) -> float:
+        """Fixed seconds of one small all-reduce over ``link``.
+
+        The PCIe paths run the same NCCL software as the scale-up links plus slower hops, so they
+        are never cheaper: P2P costs at least the scale-up value, host-bounced at least P2P (this
+        holds even when a fitted scale-up value exceeds a PCIe prior that no data has moved).
+        """
+        scale_up = max(self.allreduce_latency_nvlink_s, self.allreduce_latency_infinity_fabric_s)
+        if link in (ScaleUpLink.NVLINK, ScaleUpLink.NVLINK_BRIDGE):
+            return self.allreduce_latency_nvlink_s
+        if link is ScaleUpLink.INFINITY_FABRIC:
+            return self.allreduce_latency_infinity_fabric_s
+        p2p = max(self.allreduce_latency_pcie_p2p_s, scale_up)
+        if link is ScaleUpLink.PCIE_P2P:
+            return p2p
+        return max(self.allreduce_latency_pcie_host_s, p2p)
 
     def scaled(self, multipliers: dict[str, float]) -> EfficiencyFactors:
         """Multiply named fields (efficiencies are capped at 1: nothing beats the datasheet)."""

@@ -29,7 +29,7 @@ from scipy.optimize import least_squares
 from pricebook import catalog
 from pricebook.errors import UnknownEntryError
 from pricebook.loader import load_default
-from pricebook.schema import GpuSpec, ModelArch, Pricebook
+from pricebook.schema import GpuSpec, ModelArch, Pricebook, ScaleUpLink
 from solver.domain import Engine, ModelSpec, Precision, TrainingMethod
 from solver.perf.calibration import CALIBRATION_PATH, Calibration, EfficiencyFactors, calibration_from_dict
 from solver.perf.engines import DOCUMENTED_PREFILL_BUDGET_SHARE, documented_prefill_budget_share
@@ -43,6 +43,7 @@ from solver.perf.inference import (
     estimate_inference,
 )
 from solver.perf.models import model_from_spec
+from solver.perf.physics import ALLREDUCE_LATENCY_PRIOR_S, GpuPhysics
 from solver.perf.training import estimate_training
 
 log = structlog.get_logger(__name__)
@@ -58,6 +59,13 @@ THROUGHPUT_METRICS = frozenset({"output_tok_s_total", "total_tok_s", "req_s", "t
 LATENCY_METRICS = frozenset({"tpot_ms", "ttft_ms", "duration_s"})
 FIT_METRICS = frozenset({"output_tok_s_total", "tpot_ms", "ttft_ms", "train_tok_s_per_gpu"})
 """total_tok_s, req_s and duration are the same measurement as output tok/s, reported not refitted."""
+ASSUMPTION_INSENSITIVE_METRICS = frozenset({"tpot_ms"})
+"""Metrics still fitted when the prompt length is our estimate. A decode step reads all weights
+whatever the contexts, so TPOT moves only through the prefill chunks interleaved into decode steps:
+its elasticity to the assumed prompt length is ~0.1 (a 20% error in the mean moves it < 3%;
+``test_fit`` checks it). TTFT stays evaluation-only: SGLang's is the prefill of that very prompt
+(elasticity 0.4-0.7), and a median over ShareGPT's long-tailed prompts (4-1024 tokens) is not the
+TTFT of the mean prompt, so fitting it would tune the hardware factors to our length guess."""
 
 ENGINE_NAMES = {"vllm": Engine.VLLM, "tensorrt-llm": Engine.TRTLLM, "sglang": Engine.SGLANG}
 
@@ -92,7 +100,9 @@ class CalibrationPoint:
 
     @property
     def fit_target(self) -> bool:
-        return self.kind == "measured" and self.metric in FIT_METRICS and not self.assumed
+        if self.kind != "measured" or self.metric not in FIT_METRICS:
+            return False
+        return not self.assumed or self.metric in ASSUMPTION_INSENSITIVE_METRICS
 
     @property
     def metric_class(self) -> str:
@@ -349,6 +359,43 @@ def _share_params(points: Sequence[CalibrationPoint]) -> tuple[tuple[Param, ...]
     return tuple(params), fixed
 
 
+ALLREDUCE_LATENCY_FIELDS: dict[ScaleUpLink, str] = {
+    ScaleUpLink.NVLINK: "allreduce_latency_nvlink_s",
+    ScaleUpLink.NVLINK_BRIDGE: "allreduce_latency_nvlink_s",
+    ScaleUpLink.INFINITY_FABRIC: "allreduce_latency_infinity_fabric_s",
+    ScaleUpLink.PCIE_P2P: "allreduce_latency_pcie_p2p_s",
+    ScaleUpLink.PCIE_HOST: "allreduce_latency_pcie_host_s",
+}
+ALLREDUCE_LATENCY_PRIOR_SD = 1.0
+"""Weak (log space, a factor e): the prior weighs like (0.15 / 1.0)^2 ≈ 1/44 of one measurement, so
+measured TP steps decide wherever they exist; the bounds (prior / 10 to prior × 8) only exclude
+the unphysical."""
+
+
+def _allreduce_latency_params(
+    points: Sequence[CalibrationPoint],
+) -> tuple[tuple[Param, ...], dict[str, Any]]:
+    """One small-message all-reduce latency per link class (never per point): fitted for a link
+    class only when fit targets ran TP > 1 over it; otherwise its physical prior
+    (``physics.ALLREDUCE_LATENCY_PRIOR_S``) is written as is."""
+    used = {
+        ALLREDUCE_LATENCY_FIELDS[GpuPhysics.of(p.gpu).tp_link(p.tp)[0]]
+        for p in points
+        if p.fit_target and p.mode == "infer" and p.tp > 1
+    }
+    params: list[Param] = []
+    fixed: dict[str, Any] = {"base": {}}
+    for link, name in ALLREDUCE_LATENCY_FIELDS.items():
+        if name in {p.path[-1] for p in params} or name in fixed["base"]:
+            continue  # NVLink and an NVLink bridge share one value
+        prior = ALLREDUCE_LATENCY_PRIOR_S[link]
+        if name in used:
+            params.append(Param(("base", name), prior, prior / 10, prior * 8, ALLREDUCE_LATENCY_PRIOR_SD))
+        else:
+            fixed["base"][name] = prior
+    return tuple(params), fixed
+
+
 TRAINING_PARAMS: tuple[Param, ...] = (
     Param(("training", "mfu_nvlink"), 0.45, 0.1, 0.9, 1.0),
     Param(("training", "architecture", "ampere"), 1.0, 0.5, 2.0, 0.5),
@@ -444,9 +491,11 @@ def fit_calibration(
     inference_points = [p for p in points if p.mode == "infer"]
     training_points = [p for p in points if p.mode == "train"]
     share_params, share_fixed = _share_params(inference_points)
-    params = INFERENCE_PARAMS + share_params
-    inference_values = _fit(params, inference_points, fixed=share_fixed)
-    data = _merged(_assemble(params, inference_values), share_fixed)
+    latency_params, latency_fixed = _allreduce_latency_params(inference_points)
+    params = INFERENCE_PARAMS + share_params + latency_params
+    fixed = _merged(share_fixed, latency_fixed)
+    inference_values = _fit(params, inference_points, fixed=fixed)
+    data = _merged(_assemble(params, inference_values), fixed)
     if training_points:
         training_values = _fit(
             TRAINING_PARAMS, training_points, fixed={k: v for k, v in data.items() if k != "training"}

@@ -29,7 +29,6 @@ from solver.perf.calibration import Calibration, EfficiencyFactors, load_calibra
 from solver.perf.engines import EngineLimits, engine_limits
 from solver.perf.physics import (
     GB,
-    LINK_LATENCY_S,
     GpuPhysics,
     ModelPhysics,
     allreduce_seconds,
@@ -271,7 +270,7 @@ class Replica:
             bw * f.attention_efficiency,
             self.gpu.peak_flops(self.precision) * f.compute_efficiency,
             link_bw * f.communication_efficiency,
-            LINK_LATENCY_S[link],
+            f.allreduce_latency_s(link),
         )
 
     def sequences_fitting(self, context_tokens: float) -> int:

@@ -30,15 +30,24 @@ BYTES_PER_ELEMENT: dict[Precision, float] = {
     Precision.FP4: 0.5625,
 }
 
-# Fixed latency of one small all-reduce over each link class (seconds). vLLM's custom
-# all-reduce / NCCL over NVSwitch take ~8-10 us for decode-sized messages; PCIe P2P ~25 us;
-# bouncing through host memory (no P2P, GeForce) adds two DMA hops and a host sync, ~60 us.
-LINK_LATENCY_S: dict[ScaleUpLink, float] = {
-    ScaleUpLink.NVLINK: 10e-6,
-    ScaleUpLink.NVLINK_BRIDGE: 10e-6,
-    ScaleUpLink.INFINITY_FABRIC: 12e-6,
-    ScaleUpLink.PCIE_P2P: 25e-6,
-    ScaleUpLink.PCIE_HOST: 60e-6,
+# Fixed latency of one small (decode-sized, 8-64 KB) all-reduce per link class, in seconds: the
+# PRIOR of the fit (``solver.perf.fit`` fits a link's value where measured TP data on that link
+# exists; the fitted value lives in calibration.json, ``EfficiencyFactors.allreduce_latency_s``).
+# Small messages are latency-bound: NCCL's LL protocol needs one launch, a handshake per ring hop
+# and a flag poll per rank, and inside a serving step every all-reduce is also a barrier that
+# absorbs the rank-to-rank skew of the preceding kernels. nccl-tests on an NVSwitch node report
+# ~10-20 us for such sizes in isolation; in-engine per-call costs of ~20-40 us are typical, so the
+# NVLink/NVSwitch prior is centred at 25 us (an NVLink bridge pair uses the same NCCL path). RCCL
+# over Infinity Fabric is a little slower per call (~30 us). PCIe P2P: each hop crosses a PCIe
+# switch or the root complex (~1-2 us per transaction vs ~0.5 us on NVLink) and NCCL falls back
+# to the slower SIMPLE/LL128 paths, ~2x NVLink: 50 us. Through host memory (no P2P, GeForce)
+# NCCL's SHM transport copies device->host->device and syncs on the host per hop: ~100 us.
+ALLREDUCE_LATENCY_PRIOR_S: dict[ScaleUpLink, float] = {
+    ScaleUpLink.NVLINK: 25e-6,
+    ScaleUpLink.NVLINK_BRIDGE: 25e-6,
+    ScaleUpLink.INFINITY_FABRIC: 30e-6,
+    ScaleUpLink.PCIE_P2P: 50e-6,
+    ScaleUpLink.PCIE_HOST: 100e-6,
 }
 
 

@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from pricebook.schema import AttentionType
+from pricebook.schema import AttentionType, ScaleUpLink
 from solver.domain import ModelSpec, Precision
 from solver.perf import decode_upper_bound_tok_s
+from solver.perf.calibration import Calibration, calibration_from_dict, load_calibration
+from solver.perf.inference import Deployment, _replica
 from solver.perf.models import model_from_spec
-from solver.perf.physics import ModelPhysics, expected_distinct_experts
+from solver.perf.physics import ALLREDUCE_LATENCY_PRIOR_S, ModelPhysics, expected_distinct_experts
 
 from .conftest import make_gpu, make_model
 
@@ -86,3 +88,42 @@ def test_seed004_single_stream_upper_bound_within_5_percent(row: dict[str, str])
     gpu = make_gpu(memory_bandwidth_gbs=bandwidth)
     predicted = decode_upper_bound_tok_s(model, gpu, Precision(row["precision"]))
     assert predicted == pytest.approx(float(row["value"]), rel=0.05)
+
+
+def _nvlink_latency_calibration(nvlink_s: float) -> Calibration:
+    # a fitted NVLink value above the PCIe P2P prior must not make PCIe cheaper than NVLink
+    return calibration_from_dict({"base": {"allreduce_latency_nvlink_s": nvlink_s}})
+
+
+@pytest.mark.parametrize("nvlink_s", [10e-6, 80e-6])
+def test_tp_over_nvlink_at_batch_1_pays_two_allreduce_latencies_per_layer(nvlink_s: float) -> None:
+    cal = _nvlink_latency_calibration(nvlink_s)
+    layers, tp = 80, 4
+    # Llama-3.1-70B-like at TP 4, and its per-GPU shard as a TP 1 model: a quarter of the
+    # parameters and of the heads, the same layers — equal weight bytes, KV bytes and FLOPs per GPU.
+    full = make_model(id="test/70b", params_b=70.6, active_params_b=70.6, layers=layers, hidden=8192,
+                      intermediate=28672, heads=64, kv_heads=8, head_dim=128, full_attention_layers=layers)
+    shard = make_model(id="test/70b-shard", params_b=70.6 / tp, active_params_b=70.6 / tp, layers=layers,
+                       hidden=8192, intermediate=28672 // tp, heads=64 // tp, kv_heads=8 // tp, head_dim=128,
+                       full_attention_layers=layers)
+    gpu = make_gpu()
+    tp4 = _replica(full, Deployment(gpu, tp, Precision.BF16), cal)
+    tp1 = _replica(shard, Deployment(gpu, 1, Precision.BF16), cal)
+    extra_s = tp4.step(1, 500)[0] - tp1.step(1, 500)[0]
+    # two all-reduces (after attention, after the MLP) per layer, each at least its fixed latency
+    assert extra_s >= 2 * layers * nvlink_s
+    # ... and the rest is the bandwidth term of 16 KB messages, microseconds per step at most
+    assert extra_s < 2 * layers * nvlink_s + 1e-3
+
+
+@pytest.mark.parametrize("nvlink_s", [10e-6, 25e-6, 80e-6, 150e-6])
+def test_allreduce_latency_is_ordered_pcie_host_over_p2p_over_nvlink(nvlink_s: float) -> None:
+    for factors in (load_calibration().base, _nvlink_latency_calibration(nvlink_s).base):
+        nvlink = factors.allreduce_latency_s(ScaleUpLink.NVLINK)
+        p2p = factors.allreduce_latency_s(ScaleUpLink.PCIE_P2P)
+        host = factors.allreduce_latency_s(ScaleUpLink.PCIE_HOST)
+        assert host >= p2p >= nvlink > 0
+        assert factors.allreduce_latency_s(ScaleUpLink.NVLINK_BRIDGE) == nvlink
+    # the priors themselves are ordered the same way, strictly
+    prior = ALLREDUCE_LATENCY_PRIOR_S
+    assert prior[ScaleUpLink.PCIE_HOST] > prior[ScaleUpLink.PCIE_P2P] > prior[ScaleUpLink.NVLINK]
