@@ -71,6 +71,27 @@ def _mode(number: int) -> str:
     return enum_name(common_pb2.AcquisitionMode, number, "ACQUISITION_MODE_")
 
 
+def _deployment_columns(d: plan_pb2.WorkloadDeployment) -> list[str | int | float]:
+    """GPU, TP (or MIG slice), precision and replicas; a workload served by several deployment kinds
+    at once (e.g. 2 × TP1 + 1 × TP2 on one 4-GPU board) shows each, joined by " + "."""
+    groups = list(d.replica_groups)
+    if not groups:
+        return [d.gpu_id, d.tp, _precision(d.precision), d.replicas]
+
+    def joined(values: list[str]) -> str:
+        return values[0] if len(set(values)) == 1 else " + ".join(values)
+
+    def size(g: plan_pb2.ReplicaGroup) -> str:
+        return f"MIG 1/{g.mig_slice}" if g.mig_slice else str(g.tp)
+
+    return [
+        joined([g.gpu_id for g in groups]),
+        joined([size(g) for g in groups]),
+        joined([_precision(g.precision) for g in groups]),
+        " + ".join(str(g.replicas) for g in groups),
+    ]
+
+
 def _precision(number: int) -> str:
     return enum_name(common_pb2.Precision, number, "PRECISION_") if number else "-"
 
@@ -107,7 +128,7 @@ def render_plan(plan: plan_pb2.Plan, provenance: common_pb2.Provenance, *, markd
                 [
                     "workload",
                     "GPU",
-                    "TP",
+                    "TP/slice",
                     "precision",
                     "replicas",
                     "p95 TTFT ms",
@@ -119,10 +140,7 @@ def render_plan(plan: plan_pb2.Plan, provenance: common_pb2.Provenance, *, markd
                 [
                     [
                         d.workload_name,
-                        d.gpu_id,
-                        d.tp,
-                        _precision(d.precision),
-                        d.replicas,
+                        *_deployment_columns(d),
                         d.ttft_p95_ms,
                         d.tpot_ms,
                         d.per_user_tok_s,
