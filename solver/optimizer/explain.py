@@ -176,14 +176,24 @@ def _usage(plan: FleetSolution) -> dict[str, float]:
 
 
 def _no_runner_up(instance: FleetInstance, workload: str, gpu: str) -> str:
-    """Why nothing else works: the other GPUs' rejection reasons."""
+    """Why nothing else works: other GPU types that could serve the workload lose to the caps
+    (budget, power, racks, counts) or to the other workloads; the rest have rejection reasons."""
+    servable = sorted({c.gpu for c in instance.candidates if c.workload == workload and c.gpu != gpu})
     reasons = sorted(
-        (r for r in instance.rejections_of(workload) if r.gpu != gpu and not r.dominated_by),
+        (
+            r
+            for r in instance.rejections_of(workload)
+            if r.gpu != gpu and r.gpu not in servable and not r.dominated_by
+        ),
         # Performance reasons before "TP exceeds the domain", the largest TP first.
         key=lambda r: ("exceeds the largest" in r.reason, -r.tp, r.gpu),
     )
-    lines = [f"{r.gpu} TP{r.tp} {r.precision.value}: {r.reason}" for r in reasons]
-    why = "; ".join(lines[:3]) if lines else "the other allowed GPUs do not fit within the caps"
+    parts = []
+    if servable:
+        others = ", ".join(servable)
+        parts.append(f"{others} could serve it, but not within the caps beside the other workloads")
+    parts += [f"{r.gpu} TP{r.tp} {r.precision.value}: {r.reason}" for r in reasons[:3]]
+    why = "; ".join(parts) if parts else "the other allowed GPUs do not fit within the caps"
     return f"no feasible plan without {gpu}: {why}"
 
 
