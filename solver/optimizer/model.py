@@ -153,6 +153,8 @@ DEFAULT_BACKEND = "scip"
 TIE_BREAK_PER_GPU = 1e-7
 """Tie-break weight per GPU in cost units (1 unit = the dearest option's per-GPU horizon cost)."""
 MAX_THREADS = 2
+FLEET_BRANCHING_PRIORITY = 10
+"""SCIP branching priority of fleet-count variables (replicas and the rest keep 0)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -415,6 +417,18 @@ class _Builder:
         self._owned_and_counts()
         self._training()
         self._objective()
+        self._branch_on_fleet_first()
+
+    def _branch_on_fleet_first(self) -> None:
+        """Branch on the fleet (servers, held and rented GPU counts) before replicas: once the
+        fleet is integral, the replica subproblems mostly are too (measured in the docstring)."""
+        for var in self.s.values():
+            var.SetBranchingPriority(FLEET_BRANCHING_PRIORITY)
+        for var in self.n.values():
+            var.SetBranchingPriority(FLEET_BRANCHING_PRIORITY)
+        for vs in self.d.values():
+            for var in vs:
+                var.SetBranchingPriority(FLEET_BRANCHING_PRIORITY)
 
     # 1 and 10: demand and N+R redundancy
     def _demand(self) -> None:
