@@ -71,6 +71,18 @@ def _mode(number: int) -> str:
     return enum_name(common_pb2.AcquisitionMode, number, "ACQUISITION_MODE_")
 
 
+TURNED_AWAY_SHOWN = 3
+
+
+def _turned_away(workload: str, reasons: Sequence[str]) -> list[str]:
+    """The first few deployments the planner turned away for a workload, and why (--json has all)."""
+    if not reasons:
+        return []
+    hidden = len(reasons) - TURNED_AWAY_SHOWN
+    more = f" (+{hidden} more in --json)" if hidden > 0 else ""
+    return [f"turned away for {workload}{more}:", *(f"  - {r}" for r in reasons[:TURNED_AWAY_SHOWN])]
+
+
 def _deployment_columns(d: plan_pb2.WorkloadDeployment) -> list[str | int | float]:
     """GPU, TP (or MIG slice), precision and replicas; a workload served by several deployment kinds
     at once (e.g. 2 × TP1 + 1 × TP2 on one 4-GPU board) shows each, joined by " + "."""
@@ -159,6 +171,8 @@ def render_plan(plan: plan_pb2.Plan, provenance: common_pb2.Provenance, *, markd
             for d in plan.deployments
             if d.runner_up_note and not d.HasField("runner_up")
         ]
+        for deployment in plan.deployments:
+            out += _turned_away(deployment.workload_name, deployment.rejected_deployments)
     if plan.training:
         out.append(heading("Training", markdown=markdown))
         out.append(
@@ -178,6 +192,8 @@ def render_plan(plan: plan_pb2.Plan, provenance: common_pb2.Provenance, *, markd
                 markdown=markdown,
             )
         )
+        for t in plan.training:
+            out += _turned_away(t.workload_name, t.rejected_gpus)
     if plan.HasField("cost"):
         c = plan.cost
         out.append(heading(f"Cost ({c.currency_code}, {c.horizon_months} months)", markdown=markdown))

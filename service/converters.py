@@ -1055,7 +1055,7 @@ def _precision(value: str) -> common_pb2.Precision.ValueType:
 
 
 def _deployment(
-    assignment: Assignment, solution: FleetSolution, currency: str
+    assignment: Assignment, solution: FleetSolution, currency: str, rejected: Sequence[str] = ()
 ) -> plan_pb2.WorkloadDeployment:
     peak = assignment.peak_bucket
     primary = assignment.primary.candidate
@@ -1089,6 +1089,7 @@ def _deployment(
         output_tok_s=_finite(sum(u.replicas[peak] * u.candidate.max_output_tok_s for u in assignment.uses)),
         bottleneck=primary.bottleneck,
         runner_up_note=assignment.runner_up_note,
+        rejected_deployments=rejected,
     )
     if assignment.runner_up is not None:
         r = assignment.runner_up
@@ -1222,11 +1223,15 @@ def plan_to_proto(result: planner.PlanResult, book: Pricebook | None = None) -> 
     """A whole plan: fleet, deployments, training, cost, unit costs, break-even, baselines,
     sensitivity, diagnosis, statistics, uncertainty, warnings, cap usage."""
     solution = result.solution
+    rejected = dict(result.rejected)
     plan = plan_pb2.Plan(
         status=_status(result.status),
         summary=result.summary,
         fleet=[fleet_line_to_proto(line, book) for line in result.fleet],
-        deployments=[_deployment(a, solution, result.currency) for a in solution.assignments],
+        deployments=[
+            _deployment(a, solution, result.currency, rejected.get(a.workload, ()))
+            for a in solution.assignments
+        ],
         training=[
             plan_pb2.TrainingAllocation(
                 workload_name=t.workload,
@@ -1235,6 +1240,7 @@ def plan_to_proto(result: planner.PlanResult, book: Pricebook | None = None) -> 
                 gpu_hours_per_month=t.gpu_hours_per_month,
                 on_demand_gpu_hours_per_month=t.on_demand_gpu_hours_per_month,
                 hours_per_run=t.hours_per_run,
+                rejected_gpus=rejected.get(t.workload, ()),
             )
             for t in solution.training
         ],

@@ -206,6 +206,8 @@ class PlanResult:
     overrides_applied: tuple[str, ...]
     candidates_considered: int
     seconds: float
+    rejected: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Per workload name: the deployments (or, for training, GPU types) turned away and why."""
     complete: bool = False
     """Every part finished within its limits (main solve proven optimal, baselines and sensitivity
     not cut short, not cancelled): the same request and pricebook always give this same answer,
@@ -527,8 +529,18 @@ def _assemble(
         overrides_applied=overrides_applied,
         candidates_considered=len(instance.candidates),
         seconds=time.monotonic() - started,
+        rejected=_rejected(instance),
         complete=complete,
     )
+
+
+def _rejected(instance: FleetInstance) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    from solver.optimizer.explain import rejection_reasons  # noqa: PLC0415
+
+    inference = {r.workload for r in instance.rejections}
+    rows = [(w, rejection_reasons(instance.rejections_of(w))) for w in sorted(inference)]
+    rows += [(t.name, rejection_reasons(t.rejections)) for t in instance.training if t.rejections]
+    return tuple((name, reasons) for name, reasons in rows if reasons)
 
 
 def fleet_lines(solution: FleetSolution, instance: FleetInstance) -> list[FleetLine]:

@@ -296,6 +296,10 @@ TRAINING_GPU_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128)
 """GPU counts tried for a run (from the smallest that fits) until it meets its deadline."""
 
 
+def _gpus(count: int) -> str:
+    return f"{count} GPU" if count == 1 else f"{count} GPUs"
+
+
 def training_demand(t: TrainingWorkload, book: Pricebook, gpus: Iterable[GpuSpec]) -> TrainingDemand:
     """GPU-hours a month and GPUs at once for ``t`` on each GPU type (``solver.perf`` training).
 
@@ -329,7 +333,7 @@ def training_demand(t: TrainingWorkload, book: Pricebook, gpus: Iterable[GpuSpec
             continue
         limit = t.max_gpus_per_run
         if limit is not None and fit > limit:
-            reason = f"a run needs {fit} × {gpu.id} to fit in memory; runs are limited to {limit} GPUs"
+            reason = f"a run needs {fit} × {gpu.id} to fit in memory; runs are limited to {_gpus(limit)}"
             rejections.append(CandidateRejection(t.name, gpu.id, fit, Precision.BF16, reason))
             continue
         chosen = None
@@ -348,7 +352,7 @@ def training_demand(t: TrainingWorkload, book: Pricebook, gpus: Iterable[GpuSpec
             reason = (
                 f"a run takes {chosen.hours:.1f} h on {chosen.num_gpus} × {gpu.id}, "
                 f"over the {t.deadline_hours:g} h deadline"
-                + (f" (runs are limited to {limit} GPUs)" if limit is not None else "")
+                + (f" (runs are limited to {_gpus(limit)})" if limit is not None else "")
             )
             rejections.append(CandidateRejection(t.name, gpu.id, chosen.num_gpus, Precision.BF16, reason))
             continue

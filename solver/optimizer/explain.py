@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Iterable
 
 from solver.errors import SolveCancelled
 from solver.optimizer.cancel import CancelToken
-from solver.optimizer.instance import FleetInstance
+from solver.optimizer.instance import CandidateRejection, FleetInstance
 from solver.optimizer.model import Relaxation, solve_mip, usable_candidates
 from solver.optimizer.results import (
     Assignment,
@@ -175,6 +176,32 @@ def _usage(plan: FleetSolution) -> dict[str, float]:
     return usage
 
 
+MAX_REJECTIONS_SHOWN = 12
+
+
+def _informative_first(r: CandidateRejection) -> tuple[int, int, str]:
+    # SLA misses first (they say what the hardware cannot do), then memory, then the rest, and
+    # "TP exceeds the domain" last; the largest TP first.
+    reason = r.reason
+    tier = 3 if "exceeds the largest" in reason else 0 if "target" in reason else 1 if " GB" in reason else 2
+    return (tier, -r.tp, r.gpu)
+
+
+def rejection_reasons(
+    rejections: Iterable[CandidateRejection], limit: int = MAX_REJECTIONS_SHOWN
+) -> tuple[str, ...]:
+    """The reasons deployments were turned away, in words: the most telling one of each GPU type
+    first, then the rest (dominated ones are left out: they work, another on the same GPU is
+    just as good)."""
+    ordered = sorted((r for r in rejections if not r.dominated_by), key=_informative_first)
+    head_of: dict[str, CandidateRejection] = {}
+    for r in ordered:
+        head_of.setdefault(r.gpu, r)
+    heads = list(head_of.values())
+    rest = [r for r in ordered if r not in heads]
+    return tuple(f"{r.gpu} TP{r.tp} {r.precision.value}: {r.reason}" for r in (heads + rest)[:limit])
+
+
 def _no_runner_up(instance: FleetInstance, workload: str, gpu: str) -> str:
     """Why nothing else works: other GPU types that could serve the workload lose to the caps
     (budget, power, racks, counts) or to the other workloads; the rest have rejection reasons."""
@@ -185,8 +212,7 @@ def _no_runner_up(instance: FleetInstance, workload: str, gpu: str) -> str:
             for r in instance.rejections_of(workload)
             if r.gpu != gpu and r.gpu not in servable and not r.dominated_by
         ),
-        # Performance reasons before "TP exceeds the domain", the largest TP first.
-        key=lambda r: ("exceeds the largest" in r.reason, -r.tp, r.gpu),
+        key=_informative_first,
     )
     parts = []
     if servable:

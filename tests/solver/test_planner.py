@@ -425,3 +425,10 @@ def test_a_plan_that_finished_everything_is_complete(full_plan: PlanResult) -> N
     assert full_plan.baselines and full_plan.sensitivity
     assert not any("cut short" in w or "skipped" in w for w in full_plan.warnings)
     assert full_plan.complete
+
+
+def test_turned_away_deployments_are_reported_per_workload(full_plan: PlanResult) -> None:
+    rejected = dict(full_plan.rejected)
+    assert rejected, "a 70B chat SLA turns some deployments away on these GPUs"
+    for reasons in rejected.values():
+        assert reasons and all(r.split(" ")[0] in GPUS for r in reasons)

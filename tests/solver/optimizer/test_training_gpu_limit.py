@@ -26,7 +26,7 @@ def test_a_run_that_needs_more_gpus_to_fit_than_allowed_is_rejected() -> None:
     demand = training_demand(run, book, [h100])
     assert demand.choices == ()
     (rejection,) = demand.rejections
-    assert f"needs {needed} × h100-sxm to fit" in rejection.reason and "limited to 1" in rejection.reason
+    assert f"needs {needed} × h100-sxm to fit" in rejection.reason and "limited to 1 GPU" in rejection.reason
 
 
 def test_without_a_limit_the_same_run_gets_a_choice() -> None:

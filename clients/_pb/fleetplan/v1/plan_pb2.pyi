@@ -352,6 +352,7 @@ class WorkloadDeployment(_message.Message):
     RUNNER_UP_FIELD_NUMBER: _builtins.int
     RUNNER_UP_NOTE_FIELD_NUMBER: _builtins.int
     ARCHITECTURE_ASSUMED_FIELD_NUMBER: _builtins.int
+    REJECTED_DEPLOYMENTS_FIELD_NUMBER: _builtins.int
     workload_name: _builtins.str
     """Workload name."""
     gpu_id: _builtins.str
@@ -392,6 +393,13 @@ class WorkloadDeployment(_message.Message):
     def runner_up(self) -> Global___RunnerUp:
         """Best alternative without the chosen GPU type; absent when none exists (see runner_up_note)."""
 
+    @_builtins.property
+    def rejected_deployments(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Deployments considered and turned away, each with its reason in words (e.g.
+        "rtx-pro-6000-server TP4 bf16: per user 14.2 tok/s is below the 30 tok/s target"); the most
+        informative first, at most 12.
+        """
+
     def __init__(
         self,
         *,
@@ -413,10 +421,11 @@ class WorkloadDeployment(_message.Message):
         runner_up: Global___RunnerUp | None = ...,
         runner_up_note: _builtins.str = ...,
         architecture_assumed: _builtins.bool = ...,
+        rejected_deployments: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["runner_up", b"runner_up"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["architecture_assumed", b"architecture_assumed", "bottleneck", b"bottleneck", "capacity_req_s", b"capacity_req_s", "demand_req_s", b"demand_req_s", "gpu_id", b"gpu_id", "kv_precision", b"kv_precision", "output_tok_s", b"output_tok_s", "per_user_tok_s", b"per_user_tok_s", "precision", b"precision", "replica_groups", b"replica_groups", "replicas", b"replicas", "runner_up", b"runner_up", "runner_up_note", b"runner_up_note", "tp", b"tp", "tpot_ms", b"tpot_ms", "ttft_p95_ms", b"ttft_p95_ms", "utilization", b"utilization", "workload_name", b"workload_name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["architecture_assumed", b"architecture_assumed", "bottleneck", b"bottleneck", "capacity_req_s", b"capacity_req_s", "demand_req_s", b"demand_req_s", "gpu_id", b"gpu_id", "kv_precision", b"kv_precision", "output_tok_s", b"output_tok_s", "per_user_tok_s", b"per_user_tok_s", "precision", b"precision", "rejected_deployments", b"rejected_deployments", "replica_groups", b"replica_groups", "replicas", b"replicas", "runner_up", b"runner_up", "runner_up_note", b"runner_up_note", "tp", b"tp", "tpot_ms", b"tpot_ms", "ttft_p95_ms", b"ttft_p95_ms", "utilization", b"utilization", "workload_name", b"workload_name"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -435,6 +444,7 @@ class TrainingAllocation(_message.Message):
     ON_DEMAND_GPU_HOURS_PER_MONTH_FIELD_NUMBER: _builtins.int
     HOURS_PER_RUN_FIELD_NUMBER: _builtins.int
     COST_PER_RUN_FIELD_NUMBER: _builtins.int
+    REJECTED_GPUS_FIELD_NUMBER: _builtins.int
     workload_name: _builtins.str
     """Workload name."""
     gpu_id: _builtins.str
@@ -451,6 +461,10 @@ class TrainingAllocation(_message.Message):
     def cost_per_run(self) -> _common_pb2.Money:
         """Cost of one run, in the request currency."""
 
+    @_builtins.property
+    def rejected_gpus(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """GPU types turned away for this run, each with its reason (e.g. over the deadline)."""
+
     def __init__(
         self,
         *,
@@ -461,10 +475,11 @@ class TrainingAllocation(_message.Message):
         on_demand_gpu_hours_per_month: _builtins.float = ...,
         hours_per_run: _builtins.float = ...,
         cost_per_run: _common_pb2.Money | None = ...,
+        rejected_gpus: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["cost_per_run", b"cost_per_run"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cost_per_run", b"cost_per_run", "gpu_hours_per_month", b"gpu_hours_per_month", "gpu_id", b"gpu_id", "gpus", b"gpus", "hours_per_run", b"hours_per_run", "on_demand_gpu_hours_per_month", b"on_demand_gpu_hours_per_month", "workload_name", b"workload_name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cost_per_run", b"cost_per_run", "gpu_hours_per_month", b"gpu_hours_per_month", "gpu_id", b"gpu_id", "gpus", b"gpus", "hours_per_run", b"hours_per_run", "on_demand_gpu_hours_per_month", b"on_demand_gpu_hours_per_month", "rejected_gpus", b"rejected_gpus", "workload_name", b"workload_name"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
