@@ -124,6 +124,15 @@ def _plan_proto(request: domain.PlanRequest | api.PlanFleetRequest) -> api.PlanF
     return plan_request_to_proto(request)
 
 
+def _channel_options(extra: Sequence[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """Message-size limits matching the server's, then the caller's own channel options."""
+    return [
+        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+        *extra,
+    ]
+
+
 class FleetPlannerClient:
     """Synchronous client; safe to share between threads."""
 
@@ -136,11 +145,7 @@ class FleetPlannerClient:
         bearer_token: str | None = None,
         options: Sequence[tuple[str, Any]] = (),
     ) -> None:
-        channel_options = [
-            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-            ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-            *options,
-        ]
+        channel_options = _channel_options(options)
         if credentials is not None:
             self._channel = grpc.secure_channel(target, credentials, options=channel_options)
         else:
@@ -305,11 +310,7 @@ class AsyncFleetPlannerClient:
         bearer_token: str | None = None,
         options: Sequence[tuple[str, Any]] = (),
     ) -> None:
-        channel_options = [
-            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-            ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-            *options,
-        ]
+        channel_options = _channel_options(options)
         if credentials is not None:
             self._channel = grpc.aio.secure_channel(target, credentials, options=channel_options)
         else:
