@@ -90,8 +90,25 @@ seed 500M KRW portfolio    optimal in 0.017 s            —                    
 (An earlier 24-bucket version: SCIP 0.05 % gap at 19.7 s, HiGHS optimal at 19.3 s, CP-SAT with
 2 workers 51 % from its bound, on 5 workloads.)
 
-SCIP on the benchmark (``bench/results/solver_scaling.json``, 20 s limit, gap target 0.1 %):
-5 workloads optimal in 15.6 s; 20: 8.1 % gap; 50: 15.4 %; 100: 5.8 %; 200: 8.9 % at 20 s.
+SCIP on the benchmark (``bench/results/solver_scaling.json``, 20 s limit, gap target 0.1 %), the
+original formulation (``exact_reductions=False``, no branching priorities) against the current one
+on the same instances (December 2 portfolios, load ~1):
+
+==========  ==============  =============================  ==============================
+workloads   vars / cons     original                       current (R1–R3 + priorities)
+==========  ==============  =============================  ==============================
+5           1 492 / 798     1.0 % gap at 20 s              optimal in 8.3 s
+20          4 330 / 1 140   5.2 % gap at 20 s              0.84 % gap at 20 s
+50          8 692 / 1 530   11.3 % gap at 20 s             5.9 % gap at 20 s
+100         16 996 / 2 130  5.9 % gap at 20 s              5.0 % gap at 20 s
+200         31 480 / 3 330  13.8 % gap at 20 s             11.0 % gap at 20 s
+==========  ==============  =============================  ==============================
+
+From 100 workloads on, SCIP never leaves the root node in 20 s: presolve ~1.2 s, the first LP
+~2 s (100) / ~5 s (200) for ~16 k / ~30 k replica variables, then separation rounds that each
+raise the bound by < 0.01 % while the root heuristics (shifting, oneopt) improve the incumbent.
+The remaining gap is on both sides (100 workloads: LP 22.47 M, root bound 23.07 M, best plan
+24.4 M), so the 5 s / 20 s targets need a smaller model (fewer replica variables), not settings.
 
 SCIP is the only backend that returned a plan on every instance; HiGHS sometimes proves small
 instances faster but found no incumbent on 20 workloads; CP-SAT needs integral data and stays
@@ -100,8 +117,15 @@ one-bucket 20-workload instance): integral GPU and server counts over ~50 option
 8-GPU boards (0.5 s with them continuous, > 15 s integral); integral replicas and on-demand
 counts cost little. Hence at most ``instance.MAX_BUCKETS`` buckets.
 
-Speed-up attempts (same machine, load 3–4, 15 s limits, ``bench/solver_scaling.py`` portfolios after
-the performance model's December recalibration; SCIP timings vary ±50 % run to run):
+Speed-up attempts (same machine, load 1–4, 15 s limits, ``bench/solver_scaling.py`` portfolios;
+SCIP timings vary ±50 % run to run with the load):
+
+- Branching priority on fleet counts (s, n, d before replicas, ``FLEET_BRANCHING_PRIORITY``): the
+  5-workload instance proven optimal in 3.6–4.5 s instead of 13–18 s, 20 workloads 1.8–2.5 % gap
+  instead of 3.2 %. Kept. (Priority on replicas instead: 2.3 % gap on 5 workloads at 20 s.)
+- Which integrality makes it hard (5 workloads, 15 s): all continuous 0.08 s (LP 592 k vs
+  optimum 647 k); replicas continuous 6.8 s (616 k); on-demand GPUs continuous 8.4 s (same
+  optimum); held GPUs/servers continuous not solved in 15 s; TP groups or y continuous: no help.
 
 - R1–R3: 5 workloads proven optimal in 15.5 s (27.6 s without, same optimum 646 549 USD);
   20 workloads 3.3 % vs 3.1 %, 100 workloads 6.5 % vs 7.5 % gap at 15 s — within noise. Kept
@@ -116,7 +140,9 @@ the performance model's December recalibration; SCIP timings vary ±50 % run to 
   hard too), so the hint came too late; 100 workloads 9.2 % gap instead of 6.5 %. Removed.
 - SCIP parameters (more frequent RINS/RENS/local branching/crossover; more root separation
   rounds; relpscost + best-first): 5 workloads still 3.7–4.6 % from optimal at 15 s, none proved
-  it sooner than the defaults. Not kept.
+  it sooner than the defaults. Fewer root separation rounds (3 / 10) with priorities: 100
+  workloads 13 % / 7.1 % gap instead of 5.7 % (the root heuristics find the incumbents). Barrier
+  or primal simplex for the root LP: slower on 200 workloads. Not kept.
 - HiGHS on the reduced model: 5 workloads optimal in 11.4 s, no solution on 20 in 15 s.
 """
 
