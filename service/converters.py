@@ -26,74 +26,53 @@ from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
 from pricebook import catalog as pb_catalog
 from pricebook.errors import UnknownEntryError
 from pricebook.overrides import apply_overrides
-from pricebook.schema import Money, Pricebook, Sourced
+from pricebook.schema import Money, OfferKind, Pricebook, Sourced
 from solver import domain, planner
 from solver.economics.tco import UnitCost
 from solver.errors import FieldViolation, InvalidRequest
 from solver.optimizer.instance import Bucket
 from solver.optimizer.results import Assignment, Diagnosis, FleetSolution, SolverStats
 
+_V = TypeVar("_V")
+
 # --------------------------------------------------------------------------------------------
 # Enum tables (proto number ↔ domain value); UNSPECIFIED maps to None = "use the default"
 # --------------------------------------------------------------------------------------------
 
-PRECISION_FROM_PROTO: dict[common_pb2.Precision.ValueType, domain.Precision] = {
-    common_pb2.PRECISION_BF16: domain.Precision.BF16,
-    common_pb2.PRECISION_FP16: domain.Precision.FP16,
-    common_pb2.PRECISION_FP8: domain.Precision.FP8,
-    common_pb2.PRECISION_INT8: domain.Precision.INT8,
-    common_pb2.PRECISION_INT4: domain.Precision.INT4,
-    common_pb2.PRECISION_FP4: domain.Precision.FP4,
-}
+def _by_name(proto_enum: Any, prefix: str, values: Iterable[_V]) -> dict[Any, _V]:
+    """Proto enum number → domain value, matched by name (``PRECISION_FP8`` ↔ ``fp8``). A domain
+    value without a proto counterpart fails at import, so the two sides cannot drift apart."""
+    return {proto_enum.Value(f"{prefix}_{str(v).upper()}"): v for v in values}
+
+
+PRECISION_FROM_PROTO: dict[common_pb2.Precision.ValueType, domain.Precision] = _by_name(
+    common_pb2.Precision, "PRECISION", domain.Precision
+)
 PRECISION_TO_PROTO: dict[domain.Precision, common_pb2.Precision.ValueType] = {
     v: k for k, v in PRECISION_FROM_PROTO.items()
 }
-
-ENGINE_FROM_PROTO: dict[int, domain.Engine] = {
-    common_pb2.ENGINE_VLLM: domain.Engine.VLLM,
-    common_pb2.ENGINE_SGLANG: domain.Engine.SGLANG,
-    common_pb2.ENGINE_TRTLLM: domain.Engine.TRTLLM,
-}
+ENGINE_FROM_PROTO: dict[int, domain.Engine] = _by_name(common_pb2.Engine, "ENGINE", domain.Engine)
 ENGINE_TO_PROTO = {v: k for k, v in ENGINE_FROM_PROTO.items()}
-
-MODE_FROM_PROTO: dict[common_pb2.AcquisitionMode.ValueType, domain.AcquisitionMode] = {
-    common_pb2.ACQUISITION_MODE_BUY: domain.AcquisitionMode.BUY,
-    common_pb2.ACQUISITION_MODE_RESERVED: domain.AcquisitionMode.RESERVED,
-    common_pb2.ACQUISITION_MODE_ON_DEMAND: domain.AcquisitionMode.ON_DEMAND,
-}
+MODE_FROM_PROTO: dict[common_pb2.AcquisitionMode.ValueType, domain.AcquisitionMode] = _by_name(
+    common_pb2.AcquisitionMode, "ACQUISITION_MODE", domain.AcquisitionMode
+)
 MODE_TO_PROTO: dict[domain.AcquisitionMode, common_pb2.AcquisitionMode.ValueType] = {
     v: k for k, v in MODE_FROM_PROTO.items()
 }
-
-METHOD_FROM_PROTO: dict[int, domain.TrainingMethod] = {
-    common_pb2.TRAINING_METHOD_FULL: domain.TrainingMethod.FULL,
-    common_pb2.TRAINING_METHOD_LORA: domain.TrainingMethod.LORA,
-    common_pb2.TRAINING_METHOD_QLORA: domain.TrainingMethod.QLORA,
-}
+METHOD_FROM_PROTO: dict[int, domain.TrainingMethod] = _by_name(
+    common_pb2.TrainingMethod, "TRAINING_METHOD", domain.TrainingMethod
+)
 METHOD_TO_PROTO = {v: k for k, v in METHOD_FROM_PROTO.items()}
-
-OFFER_KIND_FROM_PROTO: dict[int, str] = {
-    scenario_pb2.OFFER_KIND_PURCHASE_GPU: "purchase_gpu",
-    scenario_pb2.OFFER_KIND_PURCHASE_SERVER: "purchase_server",
-    scenario_pb2.OFFER_KIND_RESERVED: "reserved",
-    scenario_pb2.OFFER_KIND_ON_DEMAND: "on_demand",
-}
-
+OFFER_KIND_FROM_PROTO: dict[int, str] = _by_name(
+    scenario_pb2.OfferKind, "OFFER_KIND", (k.value for k in OfferKind)
+)
 BACKEND_FROM_PROTO: dict[int, str] = {
     scenario_pb2.SOLVER_BACKEND_UNSPECIFIED: "auto",
-    scenario_pb2.SOLVER_BACKEND_SCIP: "scip",
-    scenario_pb2.SOLVER_BACKEND_HIGHS: "highs",
-    scenario_pb2.SOLVER_BACKEND_CP_SAT: "cp_sat",
+    **_by_name(scenario_pb2.SolverBackend, "SOLVER_BACKEND", ("scip", "highs", "cp_sat")),
 }
-
-CATALOG_KIND_FROM_PROTO: dict[int, str] = {
-    catalog_pb2.CATALOG_KIND_GPU: "gpu",
-    catalog_pb2.CATALOG_KIND_SERVER: "server",
-    catalog_pb2.CATALOG_KIND_OFFER: "offer",
-    catalog_pb2.CATALOG_KIND_API_PRICE: "api_price",
-    catalog_pb2.CATALOG_KIND_MODEL: "model",
-    catalog_pb2.CATALOG_KIND_SITE: "site",
-}
+CATALOG_KIND_FROM_PROTO: dict[int, str] = _by_name(
+    catalog_pb2.CatalogKind, "CATALOG_KIND", pb_catalog.CATALOG_KINDS
+)
 
 # Domain field name → proto field name, where they differ (names are unique enough to rename
 # without context; everything else is spelled the same on both sides).
