@@ -167,16 +167,26 @@ def run_seed_500m(book: Pricebook) -> dict[str, Any]:
     }
 
 
-def run(size: int, backend: str, book: Pricebook, time_limit_s: float, gap: float) -> dict[str, Any]:
+def run(
+    size: int, backend: str, book: Pricebook, time_limit_s: float, gap: float, *, lp_guided: bool = True
+) -> dict[str, Any]:
     request = portfolio(size)
     t0 = time.perf_counter()
     instance = build_instance(request, book)
     build_s = time.perf_counter() - t0
-    sol = solve(instance, time_limit_s=time_limit_s, backend=backend, relative_gap=gap, explain=False)
+    sol = solve(
+        instance,
+        time_limit_s=time_limit_s,
+        backend=backend,
+        relative_gap=gap,
+        explain=False,
+        lp_guided=lp_guided,
+    )
     st = sol.stats
     return {
         "workloads": size,
         "backend": backend,
+        "lp_guided": lp_guided,
         "buckets": len(instance.buckets),
         "candidates": len(instance.candidates),
         "options": len(instance.options),
@@ -201,6 +211,11 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=30.0)
     parser.add_argument("--gap", type=float, default=1e-3)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--full-mip-only",
+        action="store_true",
+        help="solve the full MIP alone, without the LP-guided search beside it (for comparison)",
+    )
     args = parser.parse_args()
     faulthandler.dump_traceback_later(600, repeat=True)  # a stuck run says where it is stuck
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
@@ -213,7 +228,7 @@ def main() -> None:
     rows = []
     for backend in args.backends:
         for size in args.sizes:
-            row = run(size, backend, book, args.time_limit, args.gap)
+            row = run(size, backend, book, args.time_limit, args.gap, lp_guided=not args.full_mip_only)
             rows.append(row)
             gap = "-" if row["gap"] is None else f"{row['gap'] * 100:.3f}%"
             print(  # noqa: T201 - benchmark output

@@ -1,0 +1,154 @@
+"""The LP-guided search beside the full MIP: its plans are plans of the full model, its bound is
+the full model's, the optimum does not change, and cancellation stops both solvers."""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+
+import pytest
+import structlog
+from ortools.linear_solver import linear_solver_pb2
+
+from bench.solver_scaling import portfolio
+from pricebook.loader import load_default
+from solver.errors import SolveCancelled
+from solver.optimizer import CancelToken, solve
+from solver.optimizer import model as fleet_model
+from solver.optimizer.candidates import build_instance
+from solver.optimizer.evaluate import check_solution
+from solver.optimizer.instance import Bucket, FleetInstance, InferenceDemand
+from solver.optimizer.lp_guided import LpGuidedSearch
+from solver.optimizer.model import MipResult, Relaxation, _Builder, solve_mip
+from solver.optimizer.results import LimitFired, SolveStatus
+from solver.optimizer.solution import build_solution
+from tests.solver.optimizer.opt_factories import candidate, option
+
+THREE_BUCKETS = (
+    Bucket(index=0, hours=tuple(range(8))),
+    Bucket(index=1, hours=tuple(range(8, 18))),
+    Bucket(index=2, hours=tuple(range(18, 24))),
+)
+
+
+def random_portfolio(seed: int, workloads: int = 8) -> FleetInstance:
+    """Four GPU types, 8-GPU boards or 4-card servers, on-demand rentals; workloads with a day
+    profile, so the LP uses a few of the candidates and the restriction bites."""
+    rng = random.Random(seed)
+    gpus = ("g1", "g2", "g3", "g4")
+    options = []
+    for g in gpus:
+        price = rng.uniform(5_000, 40_000)
+        options.append(option(g, capex=price, per_server=8, domain=8, full=rng.random() < 0.5))
+        options.append(
+            option(
+                g,
+                mode=fleet_model.AcquisitionMode.ON_DEMAND,
+                per_server=8,
+                domain=8,
+                busy_hourly=price / 9_000,
+            )
+        )
+    demands, cands = [], []
+    for i in range(workloads):
+        name = f"w{i}"
+        peak = rng.uniform(0.3, 30.0)
+        demands.append(
+            InferenceDemand(name=name, rate_req_s=(*(peak * rng.uniform(0.2, 1.0) for _ in range(2)), peak))
+        )
+        for g in gpus:
+            cands.append(candidate(name, g, rng.uniform(0.5, 6.0)))
+            cands.append(candidate(name, g, rng.uniform(1.0, 14.0), tp=2))
+    return FleetInstance(
+        currency="USD",
+        horizon_months=36,
+        buckets=THREE_BUCKETS,
+        options=tuple(options),
+        inference=tuple(demands),
+        candidates=tuple(cands),
+    )
+
+
+SEEDS = tuple(range(6))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_restricted_plan_is_a_verified_plan_of_the_full_model(seed: int) -> None:
+    inst = random_portfolio(seed)
+    builder = _Builder(inst, "scip", Relaxation())
+    builder.build()
+    model = linear_solver_pb2.MPModelProto()
+    builder.solver.ExportModelToProto(model)
+    search = LpGuidedSearch(
+        model,
+        [(c.workload, [var.index() for var in builder.r[c.id]]) for c in builder.cands],
+        relative_gap=1e-6,
+        solver_parameters="randomization/randomseedshift = 0\n",
+    )
+    found = search.run(time_limit_s=20)
+    assert found is not None
+    assert found.lp_bound is not None and found.lp_bound <= found.objective * (1 + 1e-9)
+    assert found.kept_replica_vars < sum(len(vs) for vs in builder.r.values())  # it did restrict
+    full = solve_mip(inst, time_limit_s=20, relative_gap=1e-9, lp_guided=False)
+    assert full.stats.objective is not None
+    # A plan of the full model costs at least the full model's optimum.
+    assert found.objective * builder.unit >= full.stats.objective * (1 - 1e-6)
+    values = builder.values(lambda var: found.values[var.index()])
+    solution = build_solution(inst, MipResult(stats=full.stats, values=values))
+    assert check_solution(inst, solution) == []
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_same_optimum_with_and_without_the_search(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    inst = random_portfolio(seed)
+    plain = solve_mip(inst, time_limit_s=20, relative_gap=1e-9, lp_guided=False)
+    monkeypatch.setattr(fleet_model, "LP_GUIDED_MIN_REPLICA_VARS", 0)
+    guided = solve_mip(inst, time_limit_s=20, relative_gap=1e-9)
+    assert plain.stats.status is SolveStatus.OPTIMAL
+    assert guided.stats.status is SolveStatus.OPTIMAL
+    assert guided.stats.objective == pytest.approx(plain.stats.objective, rel=1e-6)
+    assert guided.values is not None
+    solution = build_solution(inst, guided)
+    assert check_solution(inst, solution) == []
+
+
+@pytest.fixture(scope="module")
+def twenty_workloads() -> FleetInstance:
+    return build_instance(portfolio(20), load_default())
+
+
+@pytest.mark.slow
+def test_large_portfolio_gets_a_verified_plan_with_an_honest_gap(
+    twenty_workloads: FleetInstance, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The benchmark's 20-workload portfolio is big enough for the search (``solve`` re-checks the
+    plan with the independent evaluator and raises if it fails)."""
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    assert sum(1 for _ in twenty_workloads.candidates) * len(twenty_workloads.buckets) > (
+        fleet_model.LP_GUIDED_MIN_REPLICA_VARS
+    )
+    sol = solve(twenty_workloads, time_limit_s=6, relative_gap=1e-3, explain=False)
+    st = sol.stats
+    assert st.status in (SolveStatus.OPTIMAL, SolveStatus.FEASIBLE)
+    assert st.objective is not None and st.best_bound is not None and st.gap is not None
+    assert st.best_bound <= st.objective
+    assert st.gap == pytest.approx((st.objective - st.best_bound) / st.objective, abs=1e-9)
+    if st.status is SolveStatus.FEASIBLE:
+        assert st.gap > 1e-3 and st.limit_fired is LimitFired.TIME
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""  # neither solver nor GLOP writes to the terminal
+
+
+@pytest.mark.slow
+def test_cancel_stops_the_full_mip_and_the_search(twenty_workloads: FleetInstance) -> None:
+    token = CancelToken()
+    for delay in (0.3, 2.5):  # during the LP, then during a restricted MIP
+        token = CancelToken()
+        timer = threading.Timer(delay, token.cancel)
+        started = time.perf_counter()
+        timer.start()
+        with pytest.raises(SolveCancelled):
+            solve(twenty_workloads, time_limit_s=120, cancel=token)
+        assert time.perf_counter() - started < delay + 10.0
