@@ -21,7 +21,7 @@ from solver.errors import PlanVerificationError
 from solver.optimizer.cancel import CancelToken
 from solver.optimizer.candidates import build_instance, perf_capacity_checker
 from solver.optimizer.evaluate import CapacityOf, check_solution
-from solver.optimizer.explain import diagnose_infeasible, explain_runner_ups
+from solver.optimizer.explain import diagnose_infeasible, explain_local_runner_ups, explain_runner_ups
 from solver.optimizer.fleet_eval import evaluate_fixed_fleet
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.model import DEFAULT_BACKEND, solve_mip
@@ -31,7 +31,11 @@ from solver.optimizer.solution import build_solution
 log = structlog.get_logger(__name__)
 
 RUNNER_UP_MAX_WORKLOADS = 12
-"""Runner-ups need one re-solve per workload; above this portfolio size they are skipped."""
+"""Runner-ups re-plan the whole portfolio once per workload up to this size; above it they are
+local (the other workloads keep their replicas) and get ``LOCAL_RUNNER_UP_SHARE`` of the time."""
+LOCAL_RUNNER_UP_SHARE = 0.15
+"""Share of the time limit kept for local runner-ups on large portfolios (largest workloads first;
+the rest say they were not computed)."""
 
 
 def solve(
@@ -51,9 +55,10 @@ def solve(
     ``lp_guided=False`` solves the full MIP alone (benchmarks measure what the search adds)."""
     started = time.perf_counter()
     backend = DEFAULT_BACKEND if backend == "auto" else backend
+    local_runner_ups = explain and len(instance.inference) > RUNNER_UP_MAX_WORKLOADS
     mip = solve_mip(
         instance,
-        time_limit_s=time_limit_s,
+        time_limit_s=time_limit_s * (1 - LOCAL_RUNNER_UP_SHARE) if local_runner_ups else time_limit_s,
         cancel=cancel,
         backend=backend,
         relative_gap=relative_gap,
@@ -77,8 +82,14 @@ def solve(
         return diagnose_infeasible(
             instance, solution, time_limit_s=max(0.5, remaining), cancel=cancel, backend=backend
         )
+    if cancel is not None and cancel.expired:
+        return solution  # wrapped up (deadline or shutdown): runner-ups are optional work
     if solution.has_plan and len(instance.inference) <= RUNNER_UP_MAX_WORKLOADS and remaining > 0.2:
         return explain_runner_ups(instance, solution, time_limit_s=remaining, cancel=cancel, backend=backend)
+    if solution.has_plan and local_runner_ups and remaining > 0.2:
+        return explain_local_runner_ups(
+            instance, solution, time_limit_s=remaining, cancel=cancel, backend=backend
+        )
     return solution
 
 

@@ -218,6 +218,9 @@ class Relaxation:
     minimize: str | None = None
     """Minimise this cap's usage instead of TCO (``capex_budget``, ``monthly_opex_cap``,
     ``power_cap_kw``, ``rack_units_cap``, ``count:<gpu>``): the smallest relaxation of that cap."""
+    fixed_replicas: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    """(candidate id, replicas per bucket) held at these values (local runner-ups: the other
+    workloads keep their planned replicas while one workload moves)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -457,6 +460,10 @@ class _Builder:
             self.r[c.id] = [
                 slv.IntVar(0, self._replica_bound(c, b), f"r[{c.id},{b}]") for b in range(self.nb)
             ]
+        for cid, replicas in self.relax.fixed_replicas:
+            if cid in self.r:
+                for var, count in zip(self.r[cid], replicas, strict=True):
+                    var.SetBounds(count, count)
         self._demand()
         self._gpus_and_domains()
         self._servers()
@@ -791,6 +798,7 @@ def _lp_guided_applies(builder: _Builder, backend: str, relax: Relaxation) -> bo
         and relax.minimize is None
         and not relax.elastic_demand
         and not relax.maximize_demand_scale
+        and not relax.fixed_replicas
         and sum(len(vs) for vs in builder.r.values()) >= LP_GUIDED_MIN_REPLICA_VARS
     )
 

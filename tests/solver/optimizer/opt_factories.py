@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import random
+
 from solver.domain import AcquisitionMode, Precision
 from solver.economics.options import AcquisitionOption
-from solver.optimizer.instance import Bucket, Candidate, InferenceDemand
+from solver.optimizer.instance import Bucket, Candidate, FleetInstance, InferenceDemand
 
 ALL_DAY = (Bucket(index=0, hours=tuple(range(24))),)
 
@@ -59,3 +61,48 @@ def candidate(workload: str, gpu: str, capacity: float, tp: int = 1) -> Candidat
 
 def flat_demand(name: str, rate: float, redundancy: int = 0) -> InferenceDemand:
     return InferenceDemand(name=name, rate_req_s=(rate,), redundancy=redundancy)
+
+
+THREE_BUCKETS = (
+    Bucket(index=0, hours=tuple(range(8))),
+    Bucket(index=1, hours=tuple(range(8, 18))),
+    Bucket(index=2, hours=tuple(range(18, 24))),
+)
+
+
+def random_portfolio(seed: int, workloads: int = 8) -> FleetInstance:
+    """Four GPU types on 8-GPU servers (about half of them whole boards) plus on-demand rentals;
+    workloads with a three-bucket day profile, so an LP uses few of the candidates."""
+    rng = random.Random(seed)
+    gpus = ("g1", "g2", "g3", "g4")
+    options = []
+    for g in gpus:
+        price = rng.uniform(5_000, 40_000)
+        options.append(option(g, capex=price, per_server=8, domain=8, full=rng.random() < 0.5))
+        options.append(
+            option(
+                g,
+                mode=AcquisitionMode.ON_DEMAND,
+                per_server=8,
+                domain=8,
+                busy_hourly=price / 9_000,
+            )
+        )
+    demands, cands = [], []
+    for i in range(workloads):
+        name = f"w{i}"
+        peak = rng.uniform(0.3, 30.0)
+        demands.append(
+            InferenceDemand(name=name, rate_req_s=(*(peak * rng.uniform(0.2, 1.0) for _ in range(2)), peak))
+        )
+        for g in gpus:
+            cands.append(candidate(name, g, rng.uniform(0.5, 6.0)))
+            cands.append(candidate(name, g, rng.uniform(1.0, 14.0), tp=2))
+    return FleetInstance(
+        currency="USD",
+        horizon_months=36,
+        buckets=THREE_BUCKETS,
+        options=tuple(options),
+        inference=tuple(demands),
+        candidates=tuple(cands),
+    )

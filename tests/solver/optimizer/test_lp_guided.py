@@ -4,7 +4,6 @@ the full model's, the optimum does not change, and cancellation stops both solve
 from __future__ import annotations
 
 import logging
-import random
 import threading
 import time
 
@@ -19,57 +18,12 @@ from solver.optimizer import CancelToken, solve
 from solver.optimizer import model as fleet_model
 from solver.optimizer.candidates import build_instance
 from solver.optimizer.evaluate import check_solution
-from solver.optimizer.instance import Bucket, FleetInstance, InferenceDemand
+from solver.optimizer.instance import FleetInstance
 from solver.optimizer.lp_guided import LpGuidedSearch
 from solver.optimizer.model import MipResult, Relaxation, _Builder, solve_mip
 from solver.optimizer.results import LimitFired, SolveStatus
 from solver.optimizer.solution import build_solution
-from tests.solver.optimizer.opt_factories import candidate, option
-
-THREE_BUCKETS = (
-    Bucket(index=0, hours=tuple(range(8))),
-    Bucket(index=1, hours=tuple(range(8, 18))),
-    Bucket(index=2, hours=tuple(range(18, 24))),
-)
-
-
-def random_portfolio(seed: int, workloads: int = 8) -> FleetInstance:
-    """Four GPU types, 8-GPU boards or 4-card servers, on-demand rentals; workloads with a day
-    profile, so the LP uses a few of the candidates and the restriction bites."""
-    rng = random.Random(seed)
-    gpus = ("g1", "g2", "g3", "g4")
-    options = []
-    for g in gpus:
-        price = rng.uniform(5_000, 40_000)
-        options.append(option(g, capex=price, per_server=8, domain=8, full=rng.random() < 0.5))
-        options.append(
-            option(
-                g,
-                mode=fleet_model.AcquisitionMode.ON_DEMAND,
-                per_server=8,
-                domain=8,
-                busy_hourly=price / 9_000,
-            )
-        )
-    demands, cands = [], []
-    for i in range(workloads):
-        name = f"w{i}"
-        peak = rng.uniform(0.3, 30.0)
-        demands.append(
-            InferenceDemand(name=name, rate_req_s=(*(peak * rng.uniform(0.2, 1.0) for _ in range(2)), peak))
-        )
-        for g in gpus:
-            cands.append(candidate(name, g, rng.uniform(0.5, 6.0)))
-            cands.append(candidate(name, g, rng.uniform(1.0, 14.0), tp=2))
-    return FleetInstance(
-        currency="USD",
-        horizon_months=36,
-        buckets=THREE_BUCKETS,
-        options=tuple(options),
-        inference=tuple(demands),
-        candidates=tuple(cands),
-    )
-
+from tests.solver.optimizer.opt_factories import random_portfolio
 
 SEEDS = tuple(range(6))
 

@@ -1,0 +1,73 @@
+"""Runner-ups on large portfolios: one workload moves off its GPU type while the others keep their
+planned replicas. Checked against the full re-plan (which can only be cheaper) and the plan itself."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from solver.optimizer import api
+from solver.optimizer.api import solve
+from solver.optimizer.explain import explain_local_runner_ups, explain_runner_ups
+from solver.optimizer.instance import FleetInstance
+from solver.optimizer.model import Relaxation, solve_mip
+from solver.optimizer.results import FleetSolution, SolveStatus
+from solver.optimizer.solution import build_solution
+from tests.solver.optimizer.opt_factories import random_portfolio
+
+SEEDS = (0, 1, 2)
+
+
+def _plan(seed: int, workloads: int) -> tuple[FleetInstance, FleetSolution]:
+    inst = random_portfolio(seed, workloads=workloads)
+    sol = solve(inst, time_limit_s=30, relative_gap=1e-9, explain=False)
+    assert sol.status is SolveStatus.OPTIMAL
+    return inst, sol
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_fixing_every_planned_replica_reproduces_the_plan_cost(seed: int) -> None:
+    inst, sol = _plan(seed, 6)
+    assert sol.cost is not None
+    fixed = tuple((u.candidate.id, u.replicas) for a in sol.assignments for u in a.uses)
+    used = {cid for cid, _ in fixed}
+    only_used = dataclasses.replace(inst, candidates=tuple(c for c in inst.candidates if c.id in used))
+    again = solve_mip(only_used, time_limit_s=20, relative_gap=1e-9, relax=Relaxation(fixed_replicas=fixed))
+    rebuilt = build_solution(only_used, again)
+    assert rebuilt.cost is not None
+    assert rebuilt.cost.total == pytest.approx(sol.cost.total, rel=1e-6)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_local_runner_up_is_a_real_plan_no_cheaper_than_the_full_re_plan(seed: int) -> None:
+    inst, sol = _plan(seed, 6)
+    assert sol.cost is not None
+    local = explain_local_runner_ups(inst, sol, time_limit_s=60)
+    full = explain_runner_ups(inst, sol, time_limit_s=60)
+    compared = 0
+    for a_local, a_full in zip(local.assignments, full.assignments, strict=True):
+        assert a_local.workload == a_full.workload
+        chosen = a_local.primary.candidate.gpu
+        if a_local.runner_up is None:
+            assert a_local.runner_up_note  # says why
+            continue
+        assert a_local.runner_up.gpu != chosen
+        # Any plan costs at least the optimum, and the full re-plan is the best plan without that GPU.
+        assert a_local.runner_up.total_cost >= sol.cost.total * (1 - 1e-6)
+        assert a_full.runner_up is not None
+        assert a_full.runner_up.total_cost <= a_local.runner_up.total_cost * (1 + 1e-3)
+        assert "kept as planned" in a_local.runner_up_note
+        compared += 1
+    assert compared >= 3
+
+
+def test_large_portfolios_get_local_runner_ups_largest_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(api, "RUNNER_UP_MAX_WORKLOADS", 3)
+    inst = random_portfolio(4, workloads=6)
+    sol = solve(inst, time_limit_s=40, relative_gap=1e-6)
+    assert sol.has_plan
+    with_runner_up = [a for a in sol.assignments if a.runner_up is not None]
+    assert with_runner_up, [a.runner_up_note for a in sol.assignments]
+    assert all("kept as planned" in a.runner_up_note for a in with_runner_up)
+    assert all(a.runner_up is not None or a.runner_up_note for a in sol.assignments)
