@@ -63,6 +63,7 @@ def solve(
         backend=backend,
         relative_gap=relative_gap,
         lp_guided=lp_guided,
+        tie_break=explain,
     )
     solution = build_solution(instance, mip)
     if solution.has_plan:

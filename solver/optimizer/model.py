@@ -67,9 +67,14 @@ R3. Small chassis (``_small_server_limits``): s_A ≤ m − 1 when a bought opti
 
 Objective (TCO over the horizon, request currency, divided by a cost unit for scaling)
 -------------------------------------------------------------------------------------
-min Σ_o (capex_gpu_o n_o + capex_srv_o s_o)(1 − res_o) + H (fix_gpu_o n_o + fix_srv_o s_o)
-    + H · DAYS Σ_b h_b (Σ busy_o u_ob + Σ busy_o d_ob) + H Σ_{t,o} busy_o G_{t,g(o)} f_to
-    + ε (Σ n_o + Σ_b h_b/24 · d_ob)        (tie-break: fewer GPUs; ε ≪ any price difference)
+min TCO + ε · GPUS, where
+TCO  = Σ_o (capex_gpu_o n_o + capex_srv_o s_o)(1 − res_o) + H (fix_gpu_o n_o + fix_srv_o s_o)
+       + H · DAYS Σ_b h_b (Σ busy_o u_ob + Σ busy_o d_ob) + H Σ_{t,o} busy_o G_{t,g(o)} f_to
+GPUS = Σ n_o + Σ s_o + Σ_b h_b/24 · d_ob           (ε ≪ any price difference)
+
+12. Tie-break stage (main plans, once proven optimal; ``_tie_break_stage``): with TCO* the optimum,
+    binaries v_g ≥ n_o / ub(n_o), d_ob / ub(d_ob) for the options of GPU type g, and
+    TCO ≤ TCO* (1 + 1e-7):  min 1000 · GPUS + Σ_g v_g  — fewer GPUs, then fewer GPU types (SKUs).
 
 Scaling: each demand row is divided by the workload's peak rate (daily tokens 1…10^13 give rates
 1e-8…1e8 req/s), and costs by ``cost_unit`` (the most expensive option's per-GPU horizon cost),
@@ -194,6 +199,13 @@ DEFAULT_BACKEND = "scip"
 TIE_BREAK_PER_GPU = 1e-7
 """Tie-break weight per GPU in cost units (1 unit = the dearest option's per-GPU horizon cost)."""
 MAX_THREADS = 2
+GPU_TIE_WEIGHT = 1000.0
+"""Tie-break stage weight of one GPU against one GPU type: one on-demand GPU for the shortest
+bucket (1/24 of a GPU in the measure) still outweighs every GPU type of the catalogue (19)."""
+TIE_BREAK_TCO_TOLERANCE = 1e-7
+"""Relative TCO slack the tie-break stage may use (numerical noise, far below the solver gap)."""
+MIN_TIE_BREAK_S = 0.05
+TIE_BREAK_MIN_BUDGET_S = 0.5
 LP_GUIDED_MIN_REPLICA_VARS = 2000
 """From this many replica variables the LP-guided search runs beside the full MIP (the 20-workload
 benchmark portfolio has 3 366; the seed portfolios and golden scenarios have < 100)."""
@@ -380,6 +392,8 @@ class _Builder:
         self.z: dict[tuple[str, str], Any] = {}
         self.f: dict[tuple[str, str], Any] = {}
         self.short: dict[str, list[Any]] = {}
+        self.tco_expr: Any = 0
+        self.gpu_count_expr: Any = 0
         self.cands = tuple(c for c in usable_candidates(instance) if (c.workload, c.gpu) not in relax.forbid)
         self.gpu_bound = self._gpu_upper_bounds()
         self._demand_of = {w.name: w for w in instance.inference}
@@ -728,26 +742,43 @@ class _Builder:
             slv.Minimize(self.cap_usage_expr(self.relax.minimize) * (1.0 / self.unit))
             return
         months = self.months
-        expr: Any = 0
+        tco: Any = 0
+        gpus: Any = 0  # the tie-break measure: held GPUs, servers, on-demand GPUs × share of the day
         for o in self.inst.options:
+            keep = 1.0 - (0.0 if o.owned else o.residual_fraction)
             if o.id in self.n:
-                keep = 1.0 - (0.0 if o.owned else o.residual_fraction)
-                expr += (o.capex_per_gpu * keep + months * o.fixed_monthly_per_gpu) * self.n[o.id]
-                expr += TIE_BREAK_PER_GPU * self.unit * self.n[o.id]
+                tco += (o.capex_per_gpu * keep + months * o.fixed_monthly_per_gpu) * self.n[o.id]
+                gpus += self.n[o.id]
             if o.id in self.s:
-                keep = 1.0 - (0.0 if o.owned else o.residual_fraction)
-                expr += (o.capex_per_server * keep + months * o.fixed_monthly_per_server) * self.s[o.id]
-                expr += TIE_BREAK_PER_GPU * self.unit * self.s[o.id]  # no empty servers when hosts are free
+                tco += (o.capex_per_server * keep + months * o.fixed_monthly_per_server) * self.s[o.id]
+                gpus += self.s[o.id]  # no empty servers when hosts are free
             if o.id in self.d:
-                expr += sum(
-                    TIE_BREAK_PER_GPU * self.unit * self.hours[b] / 24 * self.d[o.id][b]
-                    for b in range(self.nb)
-                )
-        expr += months * self._monthly_busy()
-        objective = expr * (1.0 / self.unit)
+                gpus += sum(self.hours[b] / 24 * self.d[o.id][b] for b in range(self.nb))
+        tco += months * self._monthly_busy()
+        self.tco_expr = tco
+        self.gpu_count_expr = gpus
+        objective = (tco + TIE_BREAK_PER_GPU * self.unit * gpus) * (1.0 / self.unit)
         if self.relax.elastic_demand:
             objective += sum(self.penalty * v for vs in self.short.values() for v in vs)
         slv.Minimize(objective)
+
+    def prefer_fewer_gpu_types(self, tco_limit: float) -> dict[str, Any]:
+        """Tie-break stage (constraint 12): keep TCO ≤ ``tco_limit`` and minimise
+        ``GPU_TIE_WEIGHT`` × GPUs + GPU types in use, i.e. fewer GPUs, then fewer SKUs. Returns the
+        new "type used" binaries (to complete a hint)."""
+        slv = self.solver
+        used: dict[str, Any] = {}
+        for g in self.inst.gpu_types():
+            fleet = [self.n[o.id] for o in self.inst.options if o.gpu == g and o.id in self.n]
+            fleet += [v for o in self.inst.options if o.gpu == g and o.id in self.d for v in self.d[o.id]]
+            if not fleet:
+                continue
+            used[g] = slv.BoolVar(f"type_used[{g}]")
+            for var in fleet:
+                slv.Add(var <= var.ub() * used[g], f"type_used[{g},{var.name()}]")
+        slv.Add(self.tco_expr <= tco_limit, "tie_break[tco]")
+        slv.Minimize(GPU_TIE_WEIGHT * self.gpu_count_expr + sum(used.values()))
+        return used
 
     def cap_limit(self, cap: str) -> float | None:
         if cap.startswith("count:"):
@@ -814,12 +845,15 @@ def solve_mip(
     threads: int = 1,
     exact_reductions: bool = True,
     lp_guided: bool = True,
+    tie_break: bool = False,
 ) -> MipResult:
     """Build and solve the MIP; never prints (solver output suppressed, stats to structlog).
 
     Large models also run ``solver.optimizer.lp_guided`` on a second thread: its plans are plans
     of this model, and the bound always comes from this model, so the reported gap stays honest.
     ``lp_guided=False`` turns it off (benchmarks compare both).
+    ``tie_break=True`` re-solves a proven optimum for fewest GPUs, then fewest GPU types, at the
+    same TCO (``_tie_break_stage``; the main plan only, not the what-if re-solves).
     ``exact_reductions=False`` builds the model without the replica bounds and option
     reductions (same optimum, slower; for tests that check the reductions are exact)."""
     if cancel is not None and cancel.cancelled:
@@ -949,7 +983,68 @@ def solve_mip(
         values = builder.values(lambda var: found[var.index()])
     elif has_values:
         values = builder.values()
+    if (
+        tie_break
+        and status is SolveStatus.OPTIMAL
+        and backend == "scip"
+        and relax.minimize is None
+        and not relax.elastic_demand
+        and not relax.maximize_demand_scale
+    ):
+        # At most as long as the main solve took (at least ``MIN_TIE_BREAK_S``), and at most half
+        # of the time left: explanations come after it.
+        left = time_limit_s - (time.perf_counter() - started)
+        budget = min(left / 2, max(TIE_BREAK_MIN_BUDGET_S, seconds))
+        values = _tie_break_stage(builder, cancel, budget) or values
     return MipResult(stats=stats, values=values)
+
+
+def _tie_break_stage(builder: _Builder, cancel: CancelToken | None, time_limit_s: float) -> MipValues | None:
+    """Among plans within ``TIE_BREAK_TCO_TOLERANCE`` of the proven optimum's TCO: fewest GPUs,
+    then fewest GPU types (the issue's deterministic tie-break; an ε in the main objective is below
+    the solver's gap). Warm-started from the optimum, so any plan it returns is at least as good
+    on both counts; None when it cannot run (no time, or interrupted before a plan)."""
+    if time_limit_s < MIN_TIE_BREAK_S or isinstance(builder.tco_expr, int):
+        return None
+    solver = builder.solver
+    started = time.perf_counter()
+    variables = solver.variables()
+    hint = [float(v.solution_value()) for v in variables]
+    tco = float(builder.tco_expr.solution_value())
+    before = float(builder.gpu_count_expr.solution_value())
+    used = builder.prefer_fewer_gpu_types(tco + TIE_BREAK_TCO_TOLERANCE * max(1.0, abs(tco)))
+    index = {var.index(): value for var, value in zip(variables, hint, strict=True)}
+    for g, flag in used.items():
+        fleet = [
+            var
+            for o in builder.inst.options
+            if o.gpu == g
+            for var in ([builder.n[o.id]] if o.id in builder.n else builder.d.get(o.id, []))
+        ]
+        index[flag.index()] = 1.0 if any(index[var.index()] > 0.5 for var in fleet) else 0.0
+    all_vars = solver.variables()
+    solver.SetHint(all_vars, [index[var.index()] for var in all_vars])
+    solver.SetTimeLimit(max(1, int(time_limit_s * 1000)))
+    # The stage objective is ~1000 × GPUs: an absolute gap below 1 separates one GPU type.
+    solver.SetSolverSpecificParametersAsString("randomization/randomseedshift = 0\nlimits/absgap = 0.5\n")
+    params = pywraplp.MPSolverParameters()
+    params.SetDoubleParam(pywraplp.MPSolverParameters.RELATIVE_MIP_GAP, 0.0)
+    unregister = cancel.add_callback(solver.InterruptSolve) if cancel is not None else (lambda: None)
+    try:
+        code = solver.Solve(params)
+    finally:
+        unregister()
+    if code not in (pywraplp.Solver.OPTIMAL, pywraplp.Solver.FEASIBLE):
+        return None
+    log.debug(
+        "fleet_mip_tie_break",
+        status="optimal" if code == pywraplp.Solver.OPTIMAL else "feasible",
+        gpus_before=round(before, 3),
+        gpus_after=round(float(builder.gpu_count_expr.solution_value()), 3),
+        gpu_types_after=sum(round(flag.solution_value()) for flag in used.values()),
+        seconds=round(time.perf_counter() - started, 4),
+    )
+    return builder.values()
 
 
 def _solve_beside_search(

@@ -246,3 +246,51 @@ def test_extreme_demand_scales(rate: float, expected: dict[str, int]) -> None:
     sol = solve(two_gpu_instance(rate), time_limit_s=10)
     assert sol.status is SolveStatus.OPTIMAL
     assert sol.gpu_counts() == expected
+
+
+def _tie_instance(
+    workloads: dict[str, tuple[tuple[str, float], ...]], prices: dict[str, float]
+) -> FleetInstance:
+    return FleetInstance(
+        currency="USD",
+        horizon_months=36,
+        buckets=ALL_DAY,
+        options=tuple(option(g, capex=p) for g, p in prices.items()),
+        inference=tuple(flat_demand(w, 1.0) for w in workloads),
+        candidates=tuple(candidate(w, g, cap) for w, cands in workloads.items() for g, cap in cands),
+    )
+
+
+def test_ties_go_to_fewer_gpu_types() -> None:
+    # Three GPU types at one price; each workload can use two of them, all can use "x". Every
+    # assignment costs 300 with 3 GPUs; the plan must use one type. (The main MIP alone returns
+    # one GPU of each type here: its GPU-count tie-break cannot see types.)
+    inst = _tie_instance(
+        {"w0": (("y", 1.0), ("x", 1.0)), "w1": (("x", 1.0), ("y", 1.0)), "w2": (("z", 1.0), ("x", 1.0))},
+        {"x": 100, "y": 100, "z": 100},
+    )
+    sol = solve(inst, time_limit_s=10)
+    assert sol.status is SolveStatus.OPTIMAL
+    assert sol.cost is not None and sol.cost.total == pytest.approx(300)
+    assert sol.gpu_counts() == {"x": 3}
+
+
+def test_ties_go_to_fewer_gpus_before_fewer_types() -> None:
+    # "big" serves 2 req/s for 200, "small" 1 req/s for 100. "pair" needs 2 req/s (big ×1 or
+    # small ×2, both 200); "solo" runs on small only. Same TCO (300) either way: big + small is
+    # 2 GPUs of 2 types, small ×3 is 3 GPUs of 1 type — fewer GPUs wins.
+    inst = FleetInstance(
+        currency="USD",
+        horizon_months=36,
+        buckets=ALL_DAY,
+        options=(option("big", capex=200), option("small", capex=100)),
+        inference=(flat_demand("pair", 2.0), flat_demand("solo", 1.0)),
+        candidates=(
+            candidate("pair", "big", 2.0),
+            candidate("pair", "small", 1.0),
+            candidate("solo", "small", 1.0),
+        ),
+    )
+    sol = solve(inst, time_limit_s=10)
+    assert sol.cost is not None and sol.cost.total == pytest.approx(300)
+    assert sol.gpu_counts() == {"big": 1, "small": 1}
