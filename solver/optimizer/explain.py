@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 
 from solver.errors import SolveCancelled
 from solver.optimizer.cancel import CancelToken
@@ -248,6 +249,7 @@ LOCAL_RUNNER_UP_LIMIT_S = 0.5
 portfolio: ~1 000 variables, 0.1–0.35 s to prove most optimal; a TP4-on-boards workload was not
 proven in 5 s (its runner-up then says the search stopped)."""
 LOCAL_RUNNER_UP_GAP = 1e-3
+LOCAL_RUNNER_UP_THREADS = 2
 
 
 def explain_local_runner_ups(
@@ -282,23 +284,12 @@ def explain_local_runner_ups(
         )
 
     order = sorted(range(len(solution.assignments)), key=lambda i: (-footprint(solution.assignments[i]), i))
-    updated = list(solution.assignments)
-    done = 0
-    for i in order:
-        a = solution.assignments[i]
-        if not a.uses:
-            updated[i] = dataclasses.replace(a, runner_up_note="no demand")
-            continue
+
+    def runner_up_of(a: Assignment) -> Assignment | None:
+        """``a`` with its local runner-up (or a note why there is none); None = not computed."""
         left = deadline - time.perf_counter()
         if left <= 0.05 or (cancel is not None and cancel.expired):
-            updated[i] = dataclasses.replace(
-                a,
-                runner_up_note=(
-                    f"not computed: the time limit allowed runner-ups for the {done} largest of "
-                    f"{len(solution.assignments)} workloads"
-                ),
-            )
-            continue
+            return None
         gpu = a.primary.candidate.gpu
         local = dataclasses.replace(
             instance,
@@ -318,19 +309,43 @@ def explain_local_runner_ups(
             relative_gap=LOCAL_RUNNER_UP_GAP,
             relax=Relaxation(fixed_replicas=fixed),
         )
-        done += 1
         runner_up = _runner_up(local, mip, a.workload, base)
         if runner_up is None:
             if mip.stats.status is SolveStatus.NO_SOLUTION:
                 note = f"no plan without {gpu} found within {LOCAL_RUNNER_UP_LIMIT_S:.1f} s (one may exist)"
             else:
                 note = _no_runner_up(instance, a.workload, gpu) + " (other workloads kept as planned)"
-            updated[i] = dataclasses.replace(a, runner_up_note=note)
-            continue
+            return dataclasses.replace(a, runner_up_note=note)
         remark = "other workloads kept as planned; a full re-plan can only be cheaper"
         if mip.stats.status is not SolveStatus.OPTIMAL:
             remark += f" (search stopped at {LOCAL_RUNNER_UP_LIMIT_S:.1f} s)"
-        updated[i] = dataclasses.replace(a, runner_up=runner_up, runner_up_note=remark)
+        return dataclasses.replace(a, runner_up=runner_up, runner_up_note=remark)
+
+    updated = list(solution.assignments)
+    # Each re-solve spends most of its time in SCIP, which releases the GIL: two at a time.
+    with ThreadPoolExecutor(
+        max_workers=LOCAL_RUNNER_UP_THREADS, thread_name_prefix="fleetplan-runner-up"
+    ) as pool:
+        futures = {
+            i: pool.submit(runner_up_of, solution.assignments[i])
+            for i in order
+            if solution.assignments[i].uses
+        }
+        results = {i: future.result() for i, future in futures.items()}
+    done = sum(1 for r in results.values() if r is not None)
+    for i, a in enumerate(solution.assignments):
+        if not a.uses:
+            updated[i] = dataclasses.replace(a, runner_up_note="no demand")
+        elif (found := results.get(i)) is not None:
+            updated[i] = found
+        else:
+            updated[i] = dataclasses.replace(
+                a,
+                runner_up_note=(
+                    f"not computed: the time limit allowed runner-ups for the {done} largest of "
+                    f"{len(solution.assignments)} workloads"
+                ),
+            )
     return dataclasses.replace(solution, assignments=tuple(updated))
 
 
