@@ -83,6 +83,20 @@ def _turned_away(workload: str, reasons: Sequence[str]) -> list[str]:
     return [f"turned away for {workload}{more}:", *(f"  - {r}" for r in reasons[:TURNED_AWAY_SHOWN])]
 
 
+def _runner_up_remarks(deployments: Iterable[plan_pb2.WorkloadDeployment]) -> list[str]:
+    """One line per distinct remark on the runner-ups shown (e.g. that large portfolios move one
+    workload while the others keep their plan), naming the workloads it applies to."""
+    by_remark: dict[str, list[str]] = {}
+    for d in deployments:
+        if d.runner_up_note and d.HasField("runner_up"):
+            by_remark.setdefault(d.runner_up_note, []).append(d.workload_name)
+    lines = []
+    for remark, names in by_remark.items():
+        shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+        lines.append(f"runner-ups of {shown}: {remark}")
+    return lines
+
+
 def _deployment_columns(d: plan_pb2.WorkloadDeployment) -> list[str | int | float]:
     """GPU, TP (or MIG slice), precision and replicas; a workload served by several deployment kinds
     at once (e.g. 2 × TP1 + 1 × TP2 on one 4-GPU board) shows each, joined by " + "."""
@@ -171,6 +185,7 @@ def render_plan(plan: plan_pb2.Plan, provenance: common_pb2.Provenance, *, markd
             for d in plan.deployments
             if d.runner_up_note and not d.HasField("runner_up")
         ]
+        out += _runner_up_remarks(plan.deployments)
         for deployment in plan.deployments:
             out += _turned_away(deployment.workload_name, deployment.rejected_deployments)
     if plan.training:
