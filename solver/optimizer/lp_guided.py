@@ -70,12 +70,8 @@ class RestrictedResult:
 
 
 class LpGuidedSearch:
-    """Solve the full model's LP, then the MIP restricted to what the LP uses, in two rounds.
-
-    1. Only the replica variables (candidate × bucket) the LP uses: the smallest model, a first plan
-       fast (at most ``FIRST_ROUND_SHARE`` of the time left).
-    2. Every bucket of each candidate the LP uses anywhere, warm-started from round 1's plan
-       (round 2's model contains round 1's, so the hint is a plan of it).
+    """Solve the full model's LP, then MIPs restricted to what the LP uses, in rounds of growing
+    size (``_rounds``), each warm-started from the best plan so far.
 
     ``interrupt()`` may be called from any thread (cancellation, or the full MIP finishing first);
     the search then stops at its next check or inside the running solver.
