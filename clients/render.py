@@ -47,6 +47,13 @@ def _numeric(text: str) -> bool:
     return text.replace(",", "").replace(".", "", 1).replace("-", "", 1).replace("%", "").isdigit()
 
 
+def section(
+    title: str, headers: Sequence[str], rows: Iterable[Sequence[Cell]], *, markdown: bool = False
+) -> list[str]:
+    """A heading and its table."""
+    return [heading(title, markdown=markdown), table(headers, rows, markdown=markdown)]
+
+
 def heading(text: str, *, markdown: bool) -> str:
     return f"\n## {text}\n" if markdown else f"\n{text}\n{'=' * len(text)}"
 
@@ -129,56 +136,52 @@ def render_plan(plan: plan_pb2.Plan, provenance: common_pb2.Provenance, *, markd
         plan.summary,
     ]
     if plan.fleet:
-        out.append(heading("Fleet", markdown=markdown))
-        out.append(
-            table(
-                ["GPU", "mode", "server", "GPUs", "servers", "horizon cost"],
+        out += section(
+            "Fleet",
+            ["GPU", "mode", "server", "GPUs", "servers", "horizon cost"],
+            [
                 [
-                    [
-                        f.gpu_id,
-                        _mode(f.mode) + (" (owned)" if f.owned else ""),
-                        f.server_id or "-",
-                        f.gpu_count,
-                        f.server_count,
-                        money(f.horizon_cost),
-                    ]
-                    for f in plan.fleet
-                ],
-                markdown=markdown,
-            )
+                    f.gpu_id,
+                    _mode(f.mode) + (" (owned)" if f.owned else ""),
+                    f.server_id or "-",
+                    f.gpu_count,
+                    f.server_count,
+                    money(f.horizon_cost),
+                ]
+                for f in plan.fleet
+            ],
+            markdown=markdown,
         )
     if plan.deployments:
-        out.append(heading("Workloads", markdown=markdown))
-        out.append(
-            table(
+        out += section(
+            "Workloads",
+            [
+                "workload",
+                "GPU",
+                "TP/slice",
+                "precision",
+                "replicas",
+                "p95 TTFT ms",
+                "TPOT ms",
+                "tok/s/user",
+                "util",
+                "runner-up (Δ cost)",
+            ],
+            [
                 [
-                    "workload",
-                    "GPU",
-                    "TP/slice",
-                    "precision",
-                    "replicas",
-                    "p95 TTFT ms",
-                    "TPOT ms",
-                    "tok/s/user",
-                    "util",
-                    "runner-up (Δ cost)",
-                ],
-                [
-                    [
-                        d.workload_name,
-                        *_deployment_columns(d),
-                        d.ttft_p95_ms,
-                        d.tpot_ms,
-                        d.per_user_tok_s,
-                        f"{d.utilization:.0%}",
-                        f"{d.runner_up.gpu_id} (+{money(d.runner_up.cost_delta)})"
-                        if d.HasField("runner_up")
-                        else ("see note" if d.runner_up_note else "-"),
-                    ]
-                    for d in plan.deployments
-                ],
-                markdown=markdown,
-            )
+                    d.workload_name,
+                    *_deployment_columns(d),
+                    d.ttft_p95_ms,
+                    d.tpot_ms,
+                    d.per_user_tok_s,
+                    f"{d.utilization:.0%}",
+                    f"{d.runner_up.gpu_id} (+{money(d.runner_up.cost_delta)})"
+                    if d.HasField("runner_up")
+                    else ("see note" if d.runner_up_note else "-"),
+                ]
+                for d in plan.deployments
+            ],
+            markdown=markdown,
         )
         out += [
             f"note on {d.workload_name}: {d.runner_up_note}"
@@ -189,29 +192,26 @@ def render_plan(plan: plan_pb2.Plan, provenance: common_pb2.Provenance, *, markd
         for deployment in plan.deployments:
             out += _turned_away(deployment.workload_name, deployment.rejected_deployments)
     if plan.training:
-        out.append(heading("Training", markdown=markdown))
-        out.append(
-            table(
-                ["workload", "GPU", "GPUs", "hours/run", "GPU-h/month", "on-demand GPU-h"],
+        out += section(
+            "Training",
+            ["workload", "GPU", "GPUs", "hours/run", "GPU-h/month", "on-demand GPU-h"],
+            [
                 [
-                    [
-                        t.workload_name,
-                        t.gpu_id,
-                        t.gpus,
-                        t.hours_per_run,
-                        t.gpu_hours_per_month,
-                        t.on_demand_gpu_hours_per_month,
-                    ]
-                    for t in plan.training
-                ],
-                markdown=markdown,
-            )
+                    t.workload_name,
+                    t.gpu_id,
+                    t.gpus,
+                    t.hours_per_run,
+                    t.gpu_hours_per_month,
+                    t.on_demand_gpu_hours_per_month,
+                ]
+                for t in plan.training
+            ],
+            markdown=markdown,
         )
         for t in plan.training:
             out += _turned_away(t.workload_name, t.rejected_gpus)
     if plan.HasField("cost"):
         c = plan.cost
-        out.append(heading(f"Cost ({c.currency_code}, {c.horizon_months} months)", markdown=markdown))
         rows: list[list[Cell]] = [
             ["capex", money(c.capex)],
             ["opex / month", money(c.opex_monthly)],
@@ -219,41 +219,42 @@ def render_plan(plan: plan_pb2.Plan, provenance: common_pb2.Provenance, *, markd
             ["horizon TCO", money(c.horizon_tco)],
         ]
         rows += [[f"  {x.name}", money(x.horizon_amount)] for x in c.components]
-        out.append(table(["item", "amount"], rows, markdown=markdown))
+        out += section(
+            f"Cost ({c.currency_code}, {c.horizon_months} months)",
+            ["item", "amount"],
+            rows,
+            markdown=markdown,
+        )
     if plan.unit_costs:
-        out.append(heading("Unit costs", markdown=markdown))
-        out.append(
-            table(
-                ["workload", "per 1M output tok", "per 1M tokens", "per training run"],
+        out += section(
+            "Unit costs",
+            ["workload", "per 1M output tok", "per 1M tokens", "per training run"],
+            [
                 [
-                    [
-                        u.workload_name,
-                        money(u.per_million_output_tokens),
-                        money(u.per_million_total_tokens),
-                        money(u.per_training_run),
-                    ]
-                    for u in plan.unit_costs
-                ],
-                markdown=markdown,
-            )
+                    u.workload_name,
+                    money(u.per_million_output_tokens),
+                    money(u.per_million_total_tokens),
+                    money(u.per_training_run),
+                ]
+                for u in plan.unit_costs
+            ],
+            markdown=markdown,
         )
     if plan.baselines:
-        out.append(heading("Single-GPU baselines", markdown=markdown))
-        out.append(
-            table(
-                ["GPU", "feasible", "horizon TCO", "extra vs plan", "note"],
+        out += section(
+            "Single-GPU baselines",
+            ["GPU", "feasible", "horizon TCO", "extra vs plan", "note"],
+            [
                 [
-                    [
-                        b.gpu_id,
-                        "yes" if b.feasible else "no",
-                        money(b.horizon_tco),
-                        money(b.extra_cost),
-                        b.reason,
-                    ]
-                    for b in plan.baselines
-                ],
-                markdown=markdown,
-            )
+                    b.gpu_id,
+                    "yes" if b.feasible else "no",
+                    money(b.horizon_tco),
+                    money(b.extra_cost),
+                    b.reason,
+                ]
+                for b in plan.baselines
+            ],
+            markdown=markdown,
         )
         if plan.HasField("baseline_saving"):
             s = plan.baseline_saving
@@ -264,22 +265,20 @@ def render_plan(plan: plan_pb2.Plan, provenance: common_pb2.Provenance, *, markd
     if plan.HasField("break_even"):
         out.append(render_break_even(plan.break_even, markdown=markdown))
     if plan.sensitivity:
-        out.append(heading("Sensitivity", markdown=markdown))
-        out.append(
-            table(
-                ["subject", "parameter", "down", "up", "explanation"],
+        out += section(
+            "Sensitivity",
+            ["subject", "parameter", "down", "up", "explanation"],
+            [
                 [
-                    [
-                        s.subject,
-                        s.parameter,
-                        f"{s.change_down_fraction:+.0%}" if s.HasField("change_down_fraction") else "-",
-                        f"{s.change_up_fraction:+.0%}" if s.HasField("change_up_fraction") else "-",
-                        s.explanation,
-                    ]
-                    for s in plan.sensitivity
-                ],
-                markdown=markdown,
-            )
+                    s.subject,
+                    s.parameter,
+                    f"{s.change_down_fraction:+.0%}" if s.HasField("change_down_fraction") else "-",
+                    f"{s.change_up_fraction:+.0%}" if s.HasField("change_up_fraction") else "-",
+                    s.explanation,
+                ]
+                for s in plan.sensitivity
+            ],
+            markdown=markdown,
         )
     if plan.HasField("diagnosis"):
         d = plan.diagnosis
@@ -290,25 +289,23 @@ def render_plan(plan: plan_pb2.Plan, provenance: common_pb2.Provenance, *, markd
         out += [f"- {c.message}" for c in d.binding_caps]
         out += [f"- {m}" for m in d.messages]
     stats = plan.solver_statistics
-    out.append(heading("Solver", markdown=markdown))
-    out.append(
-        table(
-            ["status", "objective", "bound", "gap", "seconds", "limit", "backend", "vars", "cons"],
+    out += section(
+        "Solver",
+        ["status", "objective", "bound", "gap", "seconds", "limit", "backend", "vars", "cons"],
+        [
             [
-                [
-                    enum_name(plan_pb2.PlanStatus, stats.status, "PLAN_STATUS_"),
-                    stats.objective,
-                    stats.best_bound,
-                    f"{stats.relative_gap:.2%}",
-                    stats.solve_seconds,
-                    enum_name(plan_pb2.LimitFired, stats.limit_fired, "LIMIT_FIRED_"),
-                    stats.backend,
-                    stats.variables,
-                    stats.constraints,
-                ]
-            ],
-            markdown=markdown,
-        )
+                enum_name(plan_pb2.PlanStatus, stats.status, "PLAN_STATUS_"),
+                stats.objective,
+                stats.best_bound,
+                f"{stats.relative_gap:.2%}",
+                stats.solve_seconds,
+                enum_name(plan_pb2.LimitFired, stats.limit_fired, "LIMIT_FIRED_"),
+                stats.backend,
+                stats.variables,
+                stats.constraints,
+            ]
+        ],
+        markdown=markdown,
     )
     if plan.HasField("uncertainty"):
         band = plan.uncertainty
@@ -331,42 +328,38 @@ def render_provenance(p: common_pb2.Provenance) -> str:
 def render_break_even(b: plan_pb2.BreakEvenAnalysis, *, markdown: bool = False) -> str:
     out = []
     if b.buy_vs_rent:
-        out.append(heading("Buy vs rent", markdown=markdown))
-        out.append(
-            table(
-                ["GPU", "own /GPU-h", "on-demand /GPU-h", "break-even util", "payback months", "verdict"],
+        out += section(
+            "Buy vs rent",
+            ["GPU", "own /GPU-h", "on-demand /GPU-h", "break-even util", "payback months", "verdict"],
+            [
                 [
-                    [
-                        x.gpu_id,
-                        money(x.owned_cost_per_gpu_hour),
-                        money(x.on_demand_price_per_gpu_hour),
-                        f"{x.break_even_utilization_on_demand:.0%}",
-                        x.payback_months,
-                        x.verdict,
-                    ]
-                    for x in b.buy_vs_rent
-                ],
-                markdown=markdown,
-            )
+                    x.gpu_id,
+                    money(x.owned_cost_per_gpu_hour),
+                    money(x.on_demand_price_per_gpu_hour),
+                    f"{x.break_even_utilization_on_demand:.0%}",
+                    x.payback_months,
+                    x.verdict,
+                ]
+                for x in b.buy_vs_rent
+            ],
+            markdown=markdown,
         )
     if b.api:
-        out.append(heading("Self-host vs API", markdown=markdown))
-        out.append(
-            table(
-                ["workload", "API", "self-host /1M", "API /1M", "break-even tok/day", "verdict"],
+        out += section(
+            "Self-host vs API",
+            ["workload", "API", "self-host /1M", "API /1M", "break-even tok/day", "verdict"],
+            [
                 [
-                    [
-                        x.workload_name,
-                        x.provider,
-                        money(x.self_hosted_per_million_tokens),
-                        money(x.api_per_million_tokens),
-                        x.break_even_daily_tokens,
-                        x.verdict,
-                    ]
-                    for x in b.api
-                ],
-                markdown=markdown,
-            )
+                    x.workload_name,
+                    x.provider,
+                    money(x.self_hosted_per_million_tokens),
+                    money(x.api_per_million_tokens),
+                    x.break_even_daily_tokens,
+                    x.verdict,
+                ]
+                for x in b.api
+            ],
+            markdown=markdown,
         )
     out += [f"note: {n}" for n in b.notes]
     return "\n".join(out)
@@ -491,127 +484,116 @@ def render_estimates(r: api.EstimatePerformanceResponse, *, markdown: bool = Fal
 def render_catalog(r: api.ListCatalogResponse, *, markdown: bool = False) -> str:
     out = []
     if r.gpus:
-        out.append(heading("GPUs", markdown=markdown))
-        out.append(
-            table(
+        out += section(
+            "GPUs",
+            [
+                "id",
+                "name",
+                "memory GB",
+                "GB/s",
+                "BF16 TF",
+                "FP8 TF",
+                "TDP W",
+                "link",
+                "P2P",
+                "source",
+                "as of",
+            ],
+            [
                 [
-                    "id",
-                    "name",
-                    "memory GB",
-                    "GB/s",
-                    "BF16 TF",
-                    "FP8 TF",
-                    "TDP W",
-                    "link",
-                    "P2P",
-                    "source",
-                    "as of",
-                ],
-                [
-                    [
-                        g.id,
-                        g.name,
-                        g.memory_gb,
-                        g.memory_bandwidth_gbs,
-                        g.bf16_tflops,
-                        g.fp8_tflops,
-                        g.tdp_w,
-                        g.scale_up_link,
-                        "yes" if g.p2p_over_pcie else "no",
-                        g.source.source[:40],
-                        g.source.as_of_date,
-                    ]
-                    for g in r.gpus
-                ],
-                markdown=markdown,
-            )
+                    g.id,
+                    g.name,
+                    g.memory_gb,
+                    g.memory_bandwidth_gbs,
+                    g.bf16_tflops,
+                    g.fp8_tflops,
+                    g.tdp_w,
+                    g.scale_up_link,
+                    "yes" if g.p2p_over_pcie else "no",
+                    g.source.source[:40],
+                    g.source.as_of_date,
+                ]
+                for g in r.gpus
+            ],
+            markdown=markdown,
         )
     if r.servers:
-        out.append(heading("Servers", markdown=markdown))
-        out.append(
-            table(
-                ["id", "GPU", "GPUs", "host cost", "host W", "RU", "source", "as of"],
+        out += section(
+            "Servers",
+            ["id", "GPU", "GPUs", "host cost", "host W", "RU", "source", "as of"],
+            [
                 [
-                    [
-                        s.id,
-                        s.gpu_id,
-                        s.gpus_per_server,
-                        money(s.host_cost),
-                        s.host_power_w,
-                        s.rack_units,
-                        s.source.source[:40],
-                        s.source.as_of_date,
-                    ]
-                    for s in r.servers
-                ],
-                markdown=markdown,
-            )
+                    s.id,
+                    s.gpu_id,
+                    s.gpus_per_server,
+                    money(s.host_cost),
+                    s.host_power_w,
+                    s.rack_units,
+                    s.source.source[:40],
+                    s.source.as_of_date,
+                ]
+                for s in r.servers
+            ],
+            markdown=markdown,
         )
     if r.offers:
-        out.append(heading("Offers", markdown=markdown))
-        out.append(
-            table(
-                ["id", "kind", "GPU", "provider", "price", "term", "label", "source", "as of"],
+        out += section(
+            "Offers",
+            ["id", "kind", "GPU", "provider", "price", "term", "label", "source", "as of"],
+            [
                 [
-                    [
-                        o.id,
-                        o.kind,
-                        o.gpu_id,
-                        o.provider,
-                        money(o.price),
-                        o.term_months,
-                        o.label,
-                        o.source.source[:40],
-                        o.source.as_of_date,
-                    ]
-                    for o in r.offers
-                ],
-                markdown=markdown,
-            )
+                    o.id,
+                    o.kind,
+                    o.gpu_id,
+                    o.provider,
+                    money(o.price),
+                    o.term_months,
+                    o.label,
+                    o.source.source[:40],
+                    o.source.as_of_date,
+                ]
+                for o in r.offers
+            ],
+            markdown=markdown,
         )
     if r.api_prices:
-        out.append(heading("API prices (per 1M tokens)", markdown=markdown))
-        out.append(
-            table(
-                ["id", "provider", "model", "input", "output", "as of"],
+        out += section(
+            "API prices (per 1M tokens)",
+            ["id", "provider", "model", "input", "output", "as of"],
+            [
                 [
-                    [
-                        p.id,
-                        p.provider,
-                        p.model_id,
-                        money(p.input_per_million_tokens),
-                        money(p.output_per_million_tokens),
-                        p.source.as_of_date,
-                    ]
-                    for p in r.api_prices
-                ],
-                markdown=markdown,
-            )
+                    p.id,
+                    p.provider,
+                    p.model_id,
+                    money(p.input_per_million_tokens),
+                    money(p.output_per_million_tokens),
+                    p.source.as_of_date,
+                ]
+                for p in r.api_prices
+            ],
+            markdown=markdown,
         )
     if r.models:
-        out.append(heading("Models", markdown=markdown))
-        out.append(
-            table(
-                ["id", "params B", "active B", "layers", "kv heads", "experts", "attention", "as of"],
+        out += section(
+            "Models",
+            ["id", "params B", "active B", "layers", "kv heads", "experts", "attention", "as of"],
+            [
                 [
-                    [
-                        m.id,
-                        m.params_b,
-                        m.active_params_b,
-                        m.layers,
-                        m.kv_heads,
-                        m.experts,
-                        m.attention,
-                        m.source.as_of_date,
-                    ]
-                    for m in r.models
-                ],
-                markdown=markdown,
-            )
+                    m.id,
+                    m.params_b,
+                    m.active_params_b,
+                    m.layers,
+                    m.kv_heads,
+                    m.experts,
+                    m.attention,
+                    m.source.as_of_date,
+                ]
+                for m in r.models
+            ],
+            markdown=markdown,
         )
     if r.HasField("site"):
         s = r.site
-        out.append(heading("Site assumptions", markdown=markdown))
         rows: list[list[Cell]] = [
             ["electricity KRW/kWh", s.electricity_krw_per_kwh],
             ["electricity USD/kWh", s.electricity_usd_per_kwh],
@@ -626,7 +608,7 @@ def render_catalog(r: api.ListCatalogResponse, *, markdown: bool = False) -> str
             [f"FX {f.base_currency_code}→{f.quote_currency_code}", f"{f.rate:,.2f} ({f.source.as_of_date})"]
             for f in s.fx_rates
         ]
-        out.append(table(["assumption", "value"], rows, markdown=markdown))
+        out += section("Site assumptions", ["assumption", "value"], rows, markdown=markdown)
         out.append(f"source: {s.source.source} ({s.source.as_of_date})")
     out.append(render_provenance(r.provenance))
     return "\n".join(out)
