@@ -7,7 +7,11 @@ register ``solver.InterruptSolve`` and stop promptly when a gRPC client goes awa
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+INTERRUPT_REPEAT_S = 0.05
+"""How often ``interrupting`` repeats an interrupt until the solve returns."""
 
 
 class CancelToken:
@@ -54,3 +58,33 @@ class CancelToken:
                 return remove
         callback()
         return lambda: None
+
+
+@contextmanager
+def interrupting(cancel: CancelToken | None, interrupt: Callable[[], None]) -> Iterator[None]:
+    """Within the block, ``interrupt`` runs when ``cancel`` fires and again every
+    ``INTERRUPT_REPEAT_S`` until the block ends: an interrupt that lands before the solver has
+    started (SCIP clears it when a solve begins) would otherwise be lost and the solve would run to
+    its time limit."""
+    if cancel is None:
+        yield
+        return
+    done = threading.Event()
+    started = threading.Event()
+
+    def repeat() -> None:
+        while not done.is_set():
+            interrupt()
+            done.wait(INTERRUPT_REPEAT_S)
+
+    def fire() -> None:
+        if not started.is_set():  # callers (the service's wrap-up) may fire it again and again
+            started.set()
+            threading.Thread(target=repeat, name="fleetplan-interrupt", daemon=True).start()
+
+    unregister = cancel.add_callback(fire)
+    try:
+        yield
+    finally:
+        done.set()
+        unregister()

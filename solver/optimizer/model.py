@@ -171,6 +171,7 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -180,7 +181,7 @@ from ortools.linear_solver import linear_solver_pb2, pywraplp
 from solver.domain import AcquisitionMode
 from solver.economics.options import AcquisitionOption
 from solver.errors import SolveCancelled
-from solver.optimizer.cancel import CancelToken
+from solver.optimizer.cancel import CancelToken, interrupting
 from solver.optimizer.instance import (
     DAYS_PER_MONTH,
     Candidate,
@@ -889,23 +890,19 @@ def solve_mip(
     margin = SEARCH_MARGIN_S if search is not None else 0.0
     remaining = max(0.01, time_limit_s - (time.perf_counter() - started) - margin)
     solver.SetTimeLimit(max(1, int(remaining * 1000)))
-    unregister = cancel.add_callback(solver.InterruptSolve) if cancel is not None else (lambda: None)
-    unregister_search = (
-        cancel.add_callback(search.interrupt) if cancel is not None and search is not None else (lambda: None)
-    )
     solve_started = time.perf_counter()
     restricted: RestrictedResult | None = None
-    try:
+    with (
+        interrupting(cancel, solver.InterruptSolve),
+        interrupting(cancel, search.interrupt) if search is not None else nullcontext(),
+    ):
         if cancel is not None and cancel.cancelled:
-            # Cancelled while the model was built: an interrupt before Solve() starts is lost.
+            # Cancelled while the model was built: stop before solving.
             raise SolveCancelled(f"solve cancelled after {time.perf_counter() - started:.2f} s")
         if search is None:
             code = solver.Solve(params)
         else:
             code, restricted = _solve_beside_search(solver, params, search, remaining)
-    finally:
-        unregister()
-        unregister_search()
     seconds = time.perf_counter() - started
     solve_seconds = time.perf_counter() - solve_started
     cancelled = cancel is not None and cancel.cancelled
@@ -1029,11 +1026,8 @@ def _tie_break_stage(builder: _Builder, cancel: CancelToken | None, time_limit_s
     solver.SetSolverSpecificParametersAsString("randomization/randomseedshift = 0\nlimits/absgap = 0.5\n")
     params = pywraplp.MPSolverParameters()
     params.SetDoubleParam(pywraplp.MPSolverParameters.RELATIVE_MIP_GAP, 0.0)
-    unregister = cancel.add_callback(solver.InterruptSolve) if cancel is not None else (lambda: None)
-    try:
+    with interrupting(cancel, solver.InterruptSolve):
         code = solver.Solve(params)
-    finally:
-        unregister()
     if code not in (pywraplp.Solver.OPTIMAL, pywraplp.Solver.FEASIBLE):
         return None
     log.debug(

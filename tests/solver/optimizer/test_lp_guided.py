@@ -98,7 +98,7 @@ def test_large_portfolio_gets_a_verified_plan_with_an_honest_gap(
 @pytest.mark.slow
 def test_cancel_stops_the_full_mip_and_the_search(twenty_workloads: FleetInstance) -> None:
     token = CancelToken()
-    for delay in (0.3, 2.5):  # during the LP, then during a restricted MIP
+    for delay in (0.05, 0.3, 0.8, 2.5):  # while building, during the LP, during a restricted MIP
         token = CancelToken()
         timer = threading.Timer(delay, token.cancel)
         started = time.perf_counter()
