@@ -20,7 +20,14 @@ from concurrent.futures import ThreadPoolExecutor
 from solver.errors import SolveCancelled
 from solver.optimizer.cancel import CancelToken
 from solver.optimizer.instance import CandidateRejection, FleetInstance
-from solver.optimizer.model import MipResult, Relaxation, solve_mip, usable_candidates
+from solver.optimizer.model import (
+    MipResult,
+    Relaxation,
+    horizon_cost_per_gpu,
+    replicas_alone,
+    solve_mip,
+    usable_candidates,
+)
 from solver.optimizer.results import (
     Assignment,
     CapRelaxation,
@@ -252,6 +259,22 @@ LOCAL_RUNNER_UP_GAP = 1e-3
 LOCAL_RUNNER_UP_THREADS = 2
 
 
+def _cheapest_alone(instance: FleetInstance, workload: str) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """``workload`` served by its single cheapest usable candidate (GPU cost per request/s, at
+    the GPU's cheapest option around the clock), with the fewest replicas each bucket needs: a
+    partial start the solver completes with a fleet."""
+    per_gpu: dict[str, float] = {}
+    for o in instance.options:
+        cost = horizon_cost_per_gpu(o, instance.horizon_months)
+        per_gpu[o.gpu] = min(per_gpu.get(o.gpu, cost), cost)
+    w = next((x for x in instance.inference if x.name == workload), None)
+    usable = [c for c in usable_candidates(instance) if c.workload == workload and c.gpu in per_gpu]
+    if w is None or not usable:
+        return ()
+    best = min(usable, key=lambda c: (per_gpu[c.gpu] * c.gpus_per_replica / c.capacity_req_s, c.id))
+    return ((best.id, tuple(replicas_alone(lam, best.capacity_req_s, w.redundancy) for lam in w.rate_req_s)),)
+
+
 def explain_local_runner_ups(
     instance: FleetInstance,
     solution: FleetSolution,
@@ -308,6 +331,7 @@ def explain_local_runner_ups(
             backend=backend,
             relative_gap=LOCAL_RUNNER_UP_GAP,
             relax=Relaxation(fixed_replicas=fixed),
+            replica_hint=fixed + _cheapest_alone(local, a.workload),
         )
         runner_up = _runner_up(local, mip, a.workload, base)
         if runner_up is None:

