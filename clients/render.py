@@ -58,6 +58,17 @@ def heading(text: str, *, markdown: bool) -> str:
     return f"\n## {text}\n" if markdown else f"\n{text}\n{'=' * len(text)}"
 
 
+def has_on_demand(row: plan_pb2.BuyVsRent) -> bool:
+    """Break-even and payback against on-demand only mean something when there is an offer."""
+    return bool(row.on_demand_price_per_gpu_hour.currency_code)
+
+
+def payback(row: plan_pb2.BuyVsRent) -> str:
+    if not has_on_demand(row):
+        return "-"
+    return f"{row.payback_months:.1f}" if row.payback_months > 0 else "never"
+
+
 def money(value: common_pb2.Money) -> str:
     if not value.currency_code:
         return "-"
@@ -336,8 +347,8 @@ def render_break_even(b: plan_pb2.BreakEvenAnalysis, *, markdown: bool = False) 
                     x.gpu_id,
                     money(x.owned_cost_per_gpu_hour),
                     money(x.on_demand_price_per_gpu_hour),
-                    f"{x.break_even_utilization_on_demand:.0%}",
-                    x.payback_months,
+                    f"{x.break_even_utilization_on_demand:.0%}" if has_on_demand(x) else "-",
+                    payback(x),
                     x.verdict,
                 ]
                 for x in b.buy_vs_rent

@@ -1,9 +1,9 @@
-"""clients.render: a workload served by several deployment kinds shows each of them."""
+"""clients.render: deployments of several kinds, runner-up remarks, buy-vs-rent cells."""
 
 from __future__ import annotations
 
 from clients._pb.fleetplan.v1 import common_pb2, plan_pb2
-from clients.render import _deployment_columns, _runner_up_remarks
+from clients.render import _deployment_columns, _runner_up_remarks, has_on_demand, payback
 
 
 def _group(tp: int, replicas: int, mig_slice: int = 0) -> plan_pb2.ReplicaGroup:
@@ -34,3 +34,13 @@ def test_runner_up_remarks_name_their_workloads_once_per_remark() -> None:
     deployments.append(plan_pb2.WorkloadDeployment(workload_name="solo", runner_up_note="no demand"))
     deployments.append(plan_pb2.WorkloadDeployment(workload_name="plain", runner_up=runner_up))
     assert _runner_up_remarks(deployments) == [f"runner-ups of w0, w1, w2, w3, w4, w5 and 2 more: {local}"]
+
+
+def test_buy_vs_rent_without_an_on_demand_offer_shows_no_break_even_or_payback() -> None:
+    owned_only = plan_pb2.BuyVsRent(gpu_id="rtx-pro-6000-ws")
+    assert (has_on_demand(owned_only), payback(owned_only)) == (False, "-")
+    offer = common_pb2.Money(amount="3163", currency_code="KRW")
+    never = plan_pb2.BuyVsRent(gpu_id="h200-sxm", on_demand_price_per_gpu_hour=offer)
+    assert (has_on_demand(never), payback(never)) == (True, "never")
+    pays = plan_pb2.BuyVsRent(gpu_id="h200-sxm", on_demand_price_per_gpu_hour=offer, payback_months=25.09)
+    assert payback(pays) == "25.1"
