@@ -11,7 +11,12 @@ Data
 - ``W``: inference workloads, ``λ_wb`` request rate in bucket b, ``R_w`` spare replicas (N+R).
 - ``C_w``: candidate deployments of w (GPU ``g(c)``, TP ``t_c``, precision, MIG slice), each with
   ``cap_c`` = request rate one replica sustains at w's SLA (``solver.perf.capacity_at_sla``) and
-  ``a_c`` = GPUs one replica occupies (``t_c``, or ``1/m`` for a MIG slice of 1/m).
+  ``a_c`` = GPUs one replica occupies (``t_c``, or ``1/m`` for a MIG slice of 1/m). Packing MIG
+  instances by this fractional sum is exact for the catalogue's layouts: instances are 1/2 and
+  1/m of a GPU (m = 4, 7, 8; ``solver.perf.physics.mig_share``). With m even, halves are whole
+  numbers of 1/m. With m = 7 (H100 3g.40gb + 1g.10gb), a half shares a GPU with up to three
+  sevenths; h halves and s sevenths whose sum fits N GPUs then also fit N physical GPUs (pairs of
+  halves, an odd half with ≤ 3 sevenths, the remaining sevenths seven to a GPU).
 - ``T``: training workloads; for each allowed GPU type g: ``G_tg`` GPU-hours per month and ``m_tg``
   GPUs that must run at once (memory fit and deadline), from ``solver.perf.estimate_training``.
 - Caps: capex budget ``BUD``, monthly opex ``OPX``, power ``PWR`` (kW at the wall, PUE included

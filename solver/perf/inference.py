@@ -347,25 +347,11 @@ def prefill_seen_context(shape: WorkloadShape) -> float:
 
 def _replica(model: ModelArch, deployment: Deployment, calibration: Calibration | None) -> Replica:
     cal = calibration or load_calibration()
-    gpu = GpuPhysics.of(deployment.gpu)
-    if deployment.mig_slice:
-        n = deployment.mig_slice
-        gpu = GpuPhysics(
-            gpu_id=f"{gpu.gpu_id}/mig{n}",
-            architecture=gpu.architecture,
-            memory_bytes=gpu.memory_bytes / n,
-            bandwidth_bytes_s=gpu.bandwidth_bytes_s / n,
-            bf16_flops=gpu.bf16_flops / n,
-            fp8_flops=gpu.fp8_flops / n,
-            fp4_flops=gpu.fp4_flops / n,
-            int8_ops=gpu.int8_ops / n,
-            link=gpu.link,
-            link_bandwidth_bytes_s=0.0,
-            domain_size=1,
-            pcie_bandwidth_bytes_s=gpu.pcie_bandwidth_bytes_s / n,
-            p2p_over_pcie=False,
-            tdp_w=gpu.tdp_w / n,
-        )
+    gpu = (
+        GpuPhysics.mig_instance(deployment.gpu, deployment.mig_slice)
+        if deployment.mig_slice
+        else GpuPhysics.of(deployment.gpu)
+    )
     limits = engine_limits(
         deployment.engine,
         max_num_seqs=deployment.max_num_seqs,

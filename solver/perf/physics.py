@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pricebook.schema import Architecture, AttentionType, GpuSpec, ModelArch, ScaleUpLink
+from pricebook.schema import Architecture, AttentionType, GpuSpec, ModelArch, ScaleUpLink, Vendor
 from solver.domain import Precision
 
 GIB = 2**30
@@ -55,6 +55,43 @@ def bytes_per_element(precision: Precision) -> float:
     return BYTES_PER_ELEMENT[precision]
 
 
+NVIDIA_MIG_COMPUTE_SLICES = 7
+NVIDIA_MIG_MEMORY_SLICES = 8
+"""NVIDIA's 7-instance MIG GPUs (A100, H100, H200, B200, GB200) split into 7 compute slices but
+8 memory slices (NVIDIA MIG user guide, "Supported MIG Profiles": 1g.10gb … 7g.80gb on H100)."""
+NVIDIA_MIG_HALF = (3, 4)
+"""Compute and memory slices of the half-GPU instance two of which fit one GPU (3g.40gb on H100;
+4g.40gb has 4 compute slices but cannot be paired)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MigShare:
+    """Shares of one GPU that one MIG instance gets."""
+
+    compute: float
+    """Of the tensor FLOP/s."""
+    memory: float
+    """Of the memory capacity and bandwidth (memory slices carry their own controllers)."""
+
+
+def mig_share(gpu: GpuSpec, slices: int) -> MigShare:
+    """What a 1/``slices`` MIG instance of ``gpu`` gets.
+
+    On NVIDIA's 7-instance layout the smallest instance (``slices`` = 7) is 1g: 1/7 of the compute
+    and 1/8 of the memory; the half (``slices`` = 2) is 3g: 3/7 of the compute, 4/8 of the memory.
+    Other layouts (RTX PRO 6000: 4 × 24 GB; AMD CPX/DPX partitions) split evenly.
+    """
+    if gpu.vendor is Vendor.NVIDIA and gpu.mig_max_instances == NVIDIA_MIG_COMPUTE_SLICES:
+        if slices == NVIDIA_MIG_COMPUTE_SLICES:
+            return MigShare(compute=1 / NVIDIA_MIG_COMPUTE_SLICES, memory=1 / NVIDIA_MIG_MEMORY_SLICES)
+        if slices == 2:
+            compute, memory = NVIDIA_MIG_HALF
+            return MigShare(
+                compute=compute / NVIDIA_MIG_COMPUTE_SLICES, memory=memory / NVIDIA_MIG_MEMORY_SLICES
+            )
+    return MigShare(compute=1 / slices, memory=1 / slices)
+
+
 @dataclass(frozen=True, slots=True)
 class GpuPhysics:
     """The datasheet numbers the performance model needs, hashable."""
@@ -93,6 +130,28 @@ class GpuPhysics:
             pcie_bandwidth_bytes_s=gpu.pcie_bandwidth_gbs * GB / 2,
             p2p_over_pcie=gpu.p2p_over_pcie,
             tdp_w=gpu.tdp_w,
+        )
+
+    @classmethod
+    def mig_instance(cls, gpu: GpuSpec, slices: int) -> GpuPhysics:
+        """One MIG instance of ``gpu`` when it is split into ``slices`` equal instances."""
+        share = mig_share(gpu, slices)
+        whole = cls.of(gpu)
+        return cls(
+            gpu_id=f"{gpu.id}/mig{slices}",
+            architecture=whole.architecture,
+            memory_bytes=whole.memory_bytes * share.memory,
+            bandwidth_bytes_s=whole.bandwidth_bytes_s * share.memory,
+            bf16_flops=whole.bf16_flops * share.compute,
+            fp8_flops=whole.fp8_flops * share.compute,
+            fp4_flops=whole.fp4_flops * share.compute,
+            int8_ops=whole.int8_ops * share.compute,
+            link=whole.link,
+            link_bandwidth_bytes_s=0.0,
+            domain_size=1,
+            pcie_bandwidth_bytes_s=whole.pcie_bandwidth_bytes_s / slices,
+            p2p_over_pcie=False,
+            tdp_w=whole.tdp_w / slices,
         )
 
     def peak_flops(self, precision: Precision) -> float:

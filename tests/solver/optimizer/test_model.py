@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import pytest
 from opt_factories import ALL_DAY, candidate, flat_demand, option
 
@@ -294,3 +297,24 @@ def test_ties_go_to_fewer_gpus_before_fewer_types() -> None:
     sol = solve(inst, time_limit_s=10)
     assert sol.cost is not None and sol.cost.total == pytest.approx(300)
     assert sol.gpu_counts() == {"big": 1, "small": 1}
+
+
+def _physical_gpus_for(halves: int, sevenths: int) -> int:
+    """GPUs of NVIDIA's 7-compute / 8-memory-slice layout that hold ``halves`` 3g instances
+    (3 compute + 4 memory slices) and ``sevenths`` 1g instances (1 + 1): pairs of halves, an odd
+    half with up to three 1g beside it, the other 1g seven to a GPU."""
+    gpus, beside = halves // 2, 0
+    if halves % 2:
+        gpus += 1
+        beside = min(3, sevenths)
+        assert 3 + beside <= 7 and 4 + beside <= 8  # the shared GPU's compute and memory slices
+    return gpus + -(-(sevenths - beside) // 7)
+
+
+@pytest.mark.parametrize("halves", range(0, 9))
+def test_mig_instances_packed_by_fractional_sum_fit_as_many_physical_gpus(halves: int) -> None:
+    """Constraint 2 counts a MIG instance of 1/m as 1/m of a GPU; on the 7-instance layout that is
+    exact: whatever fits N GPUs by that count fits N real GPUs."""
+    for sevenths in range(0, 60):
+        fractional = halves * Fraction(1, 2) + sevenths * Fraction(1, 7)
+        assert _physical_gpus_for(halves, sevenths) <= math.ceil(fractional)

@@ -14,7 +14,13 @@ from solver.perf import decode_upper_bound_tok_s
 from solver.perf.calibration import Calibration, calibration_from_dict, load_calibration
 from solver.perf.inference import Deployment, _replica
 from solver.perf.models import model_from_spec
-from solver.perf.physics import ALLREDUCE_LATENCY_PRIOR_S, ModelPhysics, expected_distinct_experts
+from solver.perf.physics import (
+    ALLREDUCE_LATENCY_PRIOR_S,
+    GpuPhysics,
+    ModelPhysics,
+    expected_distinct_experts,
+    mig_share,
+)
 
 from .conftest import make_gpu, make_model
 
@@ -127,3 +133,27 @@ def test_allreduce_latency_is_ordered_pcie_host_over_p2p_over_nvlink(nvlink_s: f
     # the priors themselves are ordered the same way, strictly
     prior = ALLREDUCE_LATENCY_PRIOR_S
     assert prior[ScaleUpLink.PCIE_HOST] > prior[ScaleUpLink.PCIE_P2P] > prior[ScaleUpLink.NVLINK]
+
+
+@pytest.mark.parametrize(
+    ("gpu_overrides", "slices", "compute", "memory"),
+    [
+        ({}, 7, 1 / 7, 1 / 8),  # H100 1g.10gb: one of 7 compute slices, one of 8 memory slices
+        ({}, 2, 3 / 7, 4 / 8),  # H100 3g.40gb: the half two of which fit one GPU
+        ({"mig_max_instances": 4, "memory_gb": 96}, 4, 1 / 4, 1 / 4),  # RTX PRO 6000: 4 × 24 GB
+        ({"vendor": "amd", "mig_max_instances": 8, "memory_gb": 192}, 8, 1 / 8, 1 / 8),  # CPX
+    ],
+)
+def test_a_mig_instance_gets_its_layouts_share_of_compute_and_memory(
+    gpu_overrides: dict[str, object], slices: int, compute: float, memory: float
+) -> None:
+    gpu = make_gpu(**gpu_overrides)
+    whole, part = GpuPhysics.of(gpu), GpuPhysics.mig_instance(gpu, slices)
+    assert part.memory_bytes == pytest.approx(whole.memory_bytes * memory)
+    assert part.bandwidth_bytes_s == pytest.approx(whole.bandwidth_bytes_s * memory)
+    assert part.bf16_flops == pytest.approx(whole.bf16_flops * compute)
+    assert part.fp8_flops == pytest.approx(whole.fp8_flops * compute)
+    assert part.domain_size == 1 and part.link_bandwidth_bytes_s == 0
+    # The optimizer packs a 1/slices instance as 1/slices of a GPU: `slices` of them must fit one.
+    share = mig_share(gpu, slices)
+    assert slices * share.compute <= 1 + 1e-12 and slices * share.memory <= 1 + 1e-12
