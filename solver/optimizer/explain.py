@@ -251,6 +251,27 @@ def _runner_up(instance: FleetInstance, mip: MipResult, workload: str, base: flo
     )
 
 
+def _cheaper_than_plan(runner_up: RunnerUp, solution: FleetSolution) -> str:
+    """Says so when a runner-up costs less than the plan. A proven plan's runner-ups can only be
+    cheaper within the solver's gap; a plan stopped by its time limit can be beaten, and the user
+    should know that a cheaper plan exists."""
+    if solution.status is SolveStatus.OPTIMAL or runner_up.cost_difference >= -CHEAPER_TOLERANCE * max(
+        1.0, abs(runner_up.total_cost)
+    ):
+        return ""
+    return (
+        f"this alternative costs {-runner_up.cost_difference:,.0f} {solution.currency} less than the plan, "
+        f"which stopped at its time limit {solution.stats.gap or 0:.2%} from its bound; a longer time "
+        "limit finds a plan at least this cheap"
+    )
+
+
+def _joined(*remarks: str) -> str:
+    return "; ".join(r for r in remarks if r)
+
+
+CHEAPER_TOLERANCE = 1e-6
+"""Relative TCO difference below which a runner-up counts as costing the same as the plan."""
 LOCAL_RUNNER_UP_LIMIT_S = 0.5
 """Most seconds one local runner-up re-solve may take. Measured on the 20-workload benchmark
 portfolio: ~1 000 variables, 0.1–0.35 s to prove most optimal; a TP4-on-boards workload was not
@@ -343,6 +364,7 @@ def explain_local_runner_ups(
         remark = "other workloads kept as planned; a full re-plan can only be cheaper"
         if mip.stats.status is not SolveStatus.OPTIMAL:
             remark += f" (search stopped at {LOCAL_RUNNER_UP_LIMIT_S:.1f} s)"
+        remark = _joined(remark, _cheaper_than_plan(runner_up, solution))
         return dataclasses.replace(a, runner_up=runner_up, runner_up_note=remark)
 
     updated = list(solution.assignments)
@@ -413,5 +435,6 @@ def explain_runner_ups(
                 note = _no_runner_up(instance, a.workload, gpu)
             updated.append(dataclasses.replace(a, runner_up_note=note))
             continue
-        updated.append(dataclasses.replace(a, runner_up=runner_up))
+        note = _cheaper_than_plan(runner_up, solution)
+        updated.append(dataclasses.replace(a, runner_up=runner_up, runner_up_note=note))
     return dataclasses.replace(solution, assignments=tuple(updated))

@@ -4,15 +4,21 @@ planned replicas. Checked against the full re-plan (which can only be cheaper) a
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 
 from solver.optimizer import api
 from solver.optimizer.api import solve
-from solver.optimizer.explain import _cheapest_alone, explain_local_runner_ups, explain_runner_ups
+from solver.optimizer.explain import (
+    _cheaper_than_plan,
+    _cheapest_alone,
+    explain_local_runner_ups,
+    explain_runner_ups,
+)
 from solver.optimizer.instance import FleetInstance
-from solver.optimizer.model import Relaxation, solve_mip
-from solver.optimizer.results import FleetSolution, SolveStatus
+from solver.optimizer.model import MipResult, Relaxation, solve_mip
+from solver.optimizer.results import FleetSolution, LimitFired, RunnerUp, SolveStatus
 from solver.optimizer.solution import build_solution
 from tests.solver.optimizer.opt_factories import random_portfolio
 
@@ -100,3 +106,48 @@ def test_a_replica_hint_does_not_change_the_optimum(seed: int) -> None:
     assert plain.stats.status is SolveStatus.OPTIMAL
     assert hinted.stats.status is SolveStatus.OPTIMAL
     assert hinted.stats.objective == pytest.approx(plain.stats.objective, rel=1e-6)
+
+
+def _stopped_at_time_limit(mip: MipResult) -> MipResult:
+    """``mip`` as if its time limit had fired 1 % from the bound (a plan that is not proven)."""
+    stats = dataclasses.replace(mip.stats, status=SolveStatus.FEASIBLE, gap=0.01, limit_fired=LimitFired.TIME)
+    return dataclasses.replace(mip, stats=stats)
+
+
+def test_a_small_portfolio_whose_plan_is_not_proven_gets_local_runner_ups(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    inst = random_portfolio(4, workloads=4)
+    main_solves: list[float] = []
+
+    def main_then_runner_ups(instance: FleetInstance, **kwargs: Any) -> MipResult:
+        if not main_solves:
+            main_solves.append(kwargs["time_limit_s"])
+            return _stopped_at_time_limit(solve_mip(instance, **kwargs))
+        return solve_mip(instance, **kwargs)
+
+    monkeypatch.setattr(api, "solve_mip", main_then_runner_ups)
+    sol = solve(inst, time_limit_s=40)
+    assert sol.status is SolveStatus.FEASIBLE
+    # The main solve left the runner-ups their share of the time limit.
+    assert main_solves == [pytest.approx(40 * (1 - api.LOCAL_RUNNER_UP_SHARE))]
+    with_runner_up = [a for a in sol.assignments if a.runner_up is not None]
+    assert with_runner_up
+    assert all("kept as planned" in a.runner_up_note for a in with_runner_up)
+
+
+def test_a_runner_up_cheaper_than_a_plan_stopped_by_its_time_limit_says_so() -> None:
+    _, sol = _plan(0, 4)
+    cheaper = RunnerUp(
+        gpu="other", tp=1, precision="fp8", replicas_at_peak=1, total_cost=90.0, cost_difference=-10.0
+    )
+    assert _cheaper_than_plan(cheaper, sol) == ""  # proven: cheaper only within the solver's gap
+    stopped = dataclasses.replace(
+        sol,
+        status=SolveStatus.FEASIBLE,
+        stats=dataclasses.replace(sol.stats, status=SolveStatus.FEASIBLE, gap=0.0123),
+    )
+    remark = _cheaper_than_plan(cheaper, stopped)
+    assert f"costs 10 {sol.currency} less than the plan" in remark and "1.23%" in remark
+    dearer = dataclasses.replace(cheaper, total_cost=110.0, cost_difference=10.0)
+    assert _cheaper_than_plan(dearer, stopped) == ""
