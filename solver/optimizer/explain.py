@@ -23,7 +23,7 @@ from solver.optimizer.instance import CandidateRejection, FleetInstance
 from solver.optimizer.model import (
     MipResult,
     Relaxation,
-    horizon_cost_per_gpu,
+    cheapest_cost_per_gpu,
     replicas_alone,
     solve_mip,
     usable_candidates,
@@ -284,10 +284,7 @@ def _cheapest_alone(instance: FleetInstance, workload: str) -> tuple[tuple[str, 
     """``workload`` served by its single cheapest usable candidate (GPU cost per request/s, at
     the GPU's cheapest option around the clock), with the fewest replicas each bucket needs: a
     partial start the solver completes with a fleet."""
-    per_gpu: dict[str, float] = {}
-    for o in instance.options:
-        cost = horizon_cost_per_gpu(o, instance.horizon_months)
-        per_gpu[o.gpu] = min(per_gpu.get(o.gpu, cost), cost)
+    per_gpu = cheapest_cost_per_gpu(instance)
     w = next((x for x in instance.inference if x.name == workload), None)
     usable = [c for c in usable_candidates(instance) if c.workload == workload and c.gpu in per_gpu]
     if w is None or not usable:

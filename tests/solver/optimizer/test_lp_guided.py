@@ -19,8 +19,15 @@ from solver.optimizer import model as fleet_model
 from solver.optimizer.candidates import build_instance
 from solver.optimizer.evaluate import check_solution
 from solver.optimizer.instance import FleetInstance
-from solver.optimizer.lp_guided import LpGuidedSearch
-from solver.optimizer.model import MipResult, Relaxation, _Builder, solve_mip
+from solver.optimizer.lp_guided import LpGuidedSearch, SearchCandidate
+from solver.optimizer.model import (
+    MipResult,
+    Relaxation,
+    _Builder,
+    cheapest_cost_per_gpu,
+    cost_alone,
+    solve_mip,
+)
 from solver.optimizer.results import LimitFired, SolveStatus
 from solver.optimizer.solution import build_solution
 from tests.solver.optimizer.opt_factories import random_portfolio
@@ -35,9 +42,17 @@ def test_restricted_plan_is_a_verified_plan_of_the_full_model(seed: int) -> None
     builder.build()
     model = linear_solver_pb2.MPModelProto()
     builder.solver.ExportModelToProto(model)
+    per_gpu = cheapest_cost_per_gpu(inst)
     search = LpGuidedSearch(
         model,
-        [(c.workload, [var.index() for var in builder.r[c.id]]) for c in builder.cands],
+        [
+            SearchCandidate(
+                workload=c.workload,
+                replica_indices=tuple(var.index() for var in builder.r[c.id]),
+                cost_alone=cost_alone(c, builder.demand_of[c.workload], inst.buckets, per_gpu),
+            )
+            for c in builder.cands
+        ],
         relative_gap=1e-6,
         solver_parameters="randomization/randomseedshift = 0\n",
     )

@@ -12,6 +12,7 @@ from solver.domain import AcquisitionMode
 from solver.errors import PlanVerificationError, SolveCancelled
 from solver.optimizer import CancelToken, Caps, FleetInstance, SolveStatus, check_solution, solve
 from solver.optimizer.instance import Bucket, CountLimit, InferenceDemand, TrainingChoice, TrainingDemand
+from solver.optimizer.model import cheapest_cost_per_gpu, cost_alone
 
 
 def two_gpu_instance(rate: float, caps: Caps | None = None, redundancy: int = 0) -> FleetInstance:
@@ -318,3 +319,41 @@ def test_mig_instances_packed_by_fractional_sum_fit_as_many_physical_gpus(halves
     for sevenths in range(0, 60):
         fractional = halves * Fraction(1, 2) + sevenths * Fraction(1, 7)
         assert _physical_gpus_for(halves, sevenths) <= math.ceil(fractional)
+
+
+def test_cost_alone_counts_whole_replicas_in_every_bucket_at_the_cheapest_option() -> None:
+    # Buckets of 8, 10 and 6 hours; 5, 25 and 12 req/s; 10 req/s per TP-2 replica plus 1 spare:
+    # 2, 4 and 3 replicas → (8·2 + 10·4 + 6·3)/24 replica-days × 2 GPUs × 100 (buying beats the
+    # on-demand rate: 0.01 per hour for 36 months is 262.8 per GPU).
+    buckets = (
+        Bucket(index=0, hours=tuple(range(8))),
+        Bucket(index=1, hours=tuple(range(8, 18))),
+        Bucket(index=2, hours=tuple(range(18, 24))),
+    )
+    inst = FleetInstance(
+        currency="USD",
+        horizon_months=36,
+        buckets=buckets,
+        options=(
+            option("a", capex=100),
+            option("a", mode=AcquisitionMode.ON_DEMAND, busy_hourly=0.01),
+        ),
+        inference=(InferenceDemand(name="chat", rate_req_s=(5.0, 25.0, 12.0), redundancy=1),),
+        candidates=(candidate("chat", "a", 10.0, tp=2),),
+    )
+    per_gpu = cheapest_cost_per_gpu(inst)
+    assert per_gpu == {"a": pytest.approx(100.0)}
+    cost = cost_alone(inst.candidates[0], inst.inference[0], inst.buckets, per_gpu)
+    assert cost == pytest.approx(74 / 24 * 2 * 100)
+
+
+def test_cost_alone_sees_the_idle_part_of_a_large_replica() -> None:
+    # 9.5 req/s: one TP-8 replica (100 req/s, 12.5 per GPU) beats TP-1 replicas (10 req/s per GPU)
+    # per GPU, but serving this workload alone it takes 8 GPUs against 1.
+    per_gpu = {"a": 100.0}
+    demand = flat_demand("chat", 9.5)
+    large = candidate("chat", "a", 100.0, tp=8)
+    small = candidate("chat", "a", 10.0, tp=1)
+    assert large.capacity_req_s / large.gpus_per_replica > small.capacity_req_s / small.gpus_per_replica
+    assert cost_alone(small, demand, ALL_DAY, per_gpu) == pytest.approx(100.0)
+    assert cost_alone(large, demand, ALL_DAY, per_gpu) == pytest.approx(800.0)
