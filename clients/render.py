@@ -69,6 +69,14 @@ def payback(row: plan_pb2.BuyVsRent) -> str:
     return f"{row.payback_months:.1f}" if row.payback_months > 0 else "never"
 
 
+def api_break_even(row: plan_pb2.ApiBreakEven) -> str:
+    """Daily tokens above which self-hosting wins: "-" without an API price, "never" when a fully
+    used replica still costs more per token than the API (both are 0 on the wire)."""
+    if not row.api_per_million_tokens.currency_code:
+        return "-"
+    return f"{row.break_even_daily_tokens:,.0f}" if row.break_even_daily_tokens > 0 else "never"
+
+
 def money(value: common_pb2.Money) -> str:
     if not value.currency_code:
         return "-"
@@ -336,12 +344,21 @@ def render_provenance(p: common_pb2.Provenance) -> str:
     return text
 
 
+def verdicts(texts: Sequence[str], *, markdown: bool) -> list[str]:
+    """Sentences under a table, one bullet each (in Markdown after a blank line, so that the list
+    does not run into the table)."""
+    bullets = [f"- {t}" for t in texts if t]
+    return ["", *bullets] if markdown and bullets else bullets
+
+
 def render_break_even(b: plan_pb2.BreakEvenAnalysis, *, markdown: bool = False) -> str:
+    """Buy vs rent and self-host vs API: numbers in tables, each row's verdict in words below
+    (verdicts are sentences; in a column they made 300-character lines)."""
     out = []
     if b.buy_vs_rent:
         out += section(
             "Buy vs rent",
-            ["GPU", "own /GPU-h", "on-demand /GPU-h", "break-even util", "payback months", "verdict"],
+            ["GPU", "own /GPU-h", "on-demand /GPU-h", "break-even util", "payback months"],
             [
                 [
                     x.gpu_id,
@@ -349,29 +366,29 @@ def render_break_even(b: plan_pb2.BreakEvenAnalysis, *, markdown: bool = False) 
                     money(x.on_demand_price_per_gpu_hour),
                     f"{x.break_even_utilization_on_demand:.0%}" if has_on_demand(x) else "-",
                     payback(x),
-                    x.verdict,
                 ]
                 for x in b.buy_vs_rent
             ],
             markdown=markdown,
         )
+        out += verdicts([x.verdict for x in b.buy_vs_rent], markdown=markdown)
     if b.api:
         out += section(
             "Self-host vs API",
-            ["workload", "API", "self-host /1M", "API /1M", "break-even tok/day", "verdict"],
+            ["workload", "API", "self-host /1M", "API /1M", "break-even tok/day"],
             [
                 [
                     x.workload_name,
                     x.provider,
                     money(x.self_hosted_per_million_tokens),
                     money(x.api_per_million_tokens),
-                    x.break_even_daily_tokens,
-                    x.verdict,
+                    api_break_even(x),
                 ]
                 for x in b.api
             ],
             markdown=markdown,
         )
+        out += verdicts([x.verdict for x in b.api], markdown=markdown)
     out += [f"note: {n}" for n in b.notes]
     return "\n".join(out)
 

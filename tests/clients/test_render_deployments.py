@@ -1,9 +1,16 @@
-"""clients.render: deployments of several kinds, runner-up remarks, buy-vs-rent cells."""
+"""clients.render: deployments of several kinds, runner-up remarks, buy-vs-rent and API break-even cells."""
 
 from __future__ import annotations
 
 from clients._pb.fleetplan.v1 import common_pb2, plan_pb2
-from clients.render import _deployment_columns, _runner_up_remarks, has_on_demand, payback
+from clients.render import (
+    _deployment_columns,
+    _runner_up_remarks,
+    api_break_even,
+    has_on_demand,
+    payback,
+    render_break_even,
+)
 
 
 def _group(tp: int, replicas: int, mig_slice: int = 0) -> plan_pb2.ReplicaGroup:
@@ -44,3 +51,32 @@ def test_buy_vs_rent_without_an_on_demand_offer_shows_no_break_even_or_payback()
     assert (has_on_demand(never), payback(never)) == (True, "never")
     pays = plan_pb2.BuyVsRent(gpu_id="h200-sxm", on_demand_price_per_gpu_hour=offer, payback_months=25.09)
     assert payback(pays) == "25.1"
+
+
+def test_api_break_even_says_dash_without_an_api_price_and_never_when_the_api_always_wins() -> None:
+    assert api_break_even(plan_pb2.ApiBreakEven(workload_name="embeddings")) == "-"
+    price = common_pb2.Money(amount="168.1", currency_code="KRW")
+    api_always_cheaper = plan_pb2.ApiBreakEven(workload_name="rag", api_per_million_tokens=price)
+    assert api_break_even(api_always_cheaper) == "never"
+    wins_above = plan_pb2.ApiBreakEven(
+        workload_name="rag", api_per_million_tokens=price, break_even_daily_tokens=1_055_656_481.4
+    )
+    assert api_break_even(wins_above) == "1,055,656,481"
+
+
+def test_break_even_verdicts_are_bullets_under_the_tables_not_a_column() -> None:
+    offer = common_pb2.Money(amount="3163", currency_code="KRW")
+    verdict = "h200-sxm: buying beats on-demand above 36% utilisation; " + "x" * 200
+    analysis = plan_pb2.BreakEvenAnalysis(
+        buy_vs_rent=[
+            plan_pb2.BuyVsRent(gpu_id="h200-sxm", on_demand_price_per_gpu_hour=offer, verdict=verdict)
+        ],
+        api=[plan_pb2.ApiBreakEven(workload_name="embeddings", verdict="embeddings: no API price")],
+    )
+    text = render_break_even(analysis)
+    lines = text.splitlines()
+    assert f"- {verdict}" in lines and "- embeddings: no API price" in lines
+    assert all(len(line) < 100 for line in lines if not line.startswith("- "))
+    markdown = render_break_even(analysis, markdown=True).splitlines()
+    first_bullet = markdown.index(f"- {verdict}")
+    assert markdown[first_bullet - 1] == ""  # the list does not run into the table

@@ -717,7 +717,9 @@ class ApiBreakEven(_message.Message):
     provider: _builtins.str
     """API provider."""
     break_even_daily_tokens: _builtins.float
-    """Daily tokens at which the two cost the same."""
+    """Daily tokens above which self-hosting is cheaper at every volume; 0 when there is none: no
+    API price to compare with, or even a fully used replica costs more per token than the API.
+    """
     workload_daily_tokens: _builtins.float
     """The workload's daily tokens."""
     self_hosting_cheaper: _builtins.bool
