@@ -124,12 +124,21 @@ def inference_candidates(
     for gpu in gpus:
         for dep, skip in _deployments(w, model, gpu, max_tp.get(gpu.id, 1)):
             if skip:
-                rejected.append(CandidateRejection(w.name, gpu.id, dep.tp, dep.precision, skip))
+                rejected.append(
+                    CandidateRejection(w.name, gpu.id, dep.tp, dep.precision, skip, mig_slice=dep.mig_slice)
+                )
                 continue
             cap = capacity_at_sla(model, dep, shape, w.sla)
             if not cap.feasible or cap.max_request_rate_per_s <= 0:
                 rejected.append(
-                    CandidateRejection(w.name, gpu.id, dep.tp, dep.precision, cap.reason or "no capacity")
+                    CandidateRejection(
+                        w.name,
+                        gpu.id,
+                        dep.tp,
+                        dep.precision,
+                        cap.reason or "no capacity",
+                        mig_slice=dep.mig_slice,
+                    )
                 )
                 continue
             found.append(
@@ -179,6 +188,7 @@ def drop_dominated(cands: list[Candidate]) -> tuple[list[Candidate], list[Candid
                         c.precision,
                         f"dominated by {winner.id}",
                         dominated_by=winner.id,
+                        mig_slice=c.mig_slice,
                     )
                 )
     return sorted(kept, key=lambda c: c.id), dropped

@@ -54,13 +54,13 @@ def unservable_workloads(instance: FleetInstance) -> tuple[UnservableWorkload, .
     for w in instance.inference:
         if w.name in usable:
             continue
-        reasons = [f"{r.gpu} TP{r.tp} {r.precision}: {r.reason}" for r in instance.rejections_of(w.name)]
+        reasons = [f"{r.label}: {r.reason}" for r in instance.rejections_of(w.name)]
         offered = {o.gpu for o in instance.options}
         for c in instance.candidates_of(w.name):
             cause = (
                 "TP group exceeds every offered server's domain" if c.gpu in offered else "GPU not offered"
             )
-            reasons.append(f"{c.gpu} TP{c.tp} {c.precision}: {cause}")
+            reasons.append(f"{c.label}: {cause}")
         out.append(
             UnservableWorkload(workload=w.name, reasons=tuple(reasons) or ("no allowed GPU is offered",))
         )
@@ -210,7 +210,7 @@ def rejection_reasons(
         head_of.setdefault(r.gpu, r)
     heads = list(head_of.values())
     rest = [r for r in ordered if r not in heads]
-    return tuple(f"{r.gpu} TP{r.tp} {r.precision.value}: {r.reason}" for r in (heads + rest)[:limit])
+    return tuple(f"{r.label}: {r.reason}" for r in (heads + rest)[:limit])
 
 
 def _no_runner_up(instance: FleetInstance, workload: str, gpu: str) -> str:
@@ -229,7 +229,7 @@ def _no_runner_up(instance: FleetInstance, workload: str, gpu: str) -> str:
     if servable:
         others = ", ".join(servable)
         parts.append(f"{others} could serve it, but not within the caps beside the other workloads")
-    parts += [f"{r.gpu} TP{r.tp} {r.precision.value}: {r.reason}" for r in reasons[:3]]
+    parts += [f"{r.label}: {r.reason}" for r in reasons[:3]]
     why = "; ".join(parts) if parts else "the other allowed GPUs do not fit within the caps"
     return f"no feasible plan without {gpu}: {why}"
 

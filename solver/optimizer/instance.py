@@ -64,6 +64,10 @@ class Candidate:
         """GPUs one replica occupies (a fraction for a MIG slice)."""
         return 1.0 / self.mig_slice if self.mig_slice else float(self.tp)
 
+    @property
+    def label(self) -> str:
+        return deployment_label(self.gpu, self.tp, self.precision, self.mig_slice)
+
 
 @dataclass(frozen=True, slots=True)
 class CandidateRejection:
@@ -76,6 +80,18 @@ class CandidateRejection:
     reason: str
     dominated_by: str = ""
     """Set when the deployment works but another on the same GPU is at least as good."""
+    mig_slice: int = 0
+    """1/m MIG slice of one GPU (0 = whole GPUs, ``tp`` of them)."""
+
+    @property
+    def label(self) -> str:
+        return deployment_label(self.gpu, self.tp, self.precision, self.mig_slice)
+
+
+def deployment_label(gpu: GpuId, tp: int, precision: Precision, mig_slice: int = 0) -> str:
+    """A deployment in words, e.g. "h200-sxm TP2 fp8" or "h200-sxm MIG 1/7 bf16"."""
+    where = f"MIG 1/{mig_slice}" if mig_slice else f"TP{tp}"
+    return f"{gpu} {where} {precision.value}"
 
 
 @dataclass(frozen=True, slots=True)
