@@ -1033,10 +1033,17 @@ def evaluate(
     )
     currency = request.constraints.currency
     tco = result.horizon_tco
-    optimal = to_money(evaluation.optimal_tco, currency) if evaluation.optimal_tco is not None else None
+    optimal = None
+    if evaluation.optimal is not None and evaluation.optimal_instance is not None:
+        # Priced by the same rounded TCO report as the fleet (and as a plan of the same request).
+        lines = fleet_lines(evaluation.optimal, evaluation.optimal_instance)
+        optimal = fleet_tco(lines, instance.horizon_months, currency).total.horizon_total
     saving = None
+    messages = list(evaluation.messages)
     if tco is not None and optimal is not None:
         saving = Money(amount=tco.amount - optimal.amount, currency=currency)
+        if saving.amount > 0:
+            messages.append(f"the optimal plan costs {saving.amount:,} {currency} less over the horizon")
     return EvaluationResult(
         feasible=evaluation.feasible,
         plan=result,
@@ -1044,7 +1051,7 @@ def evaluate(
         fleet_horizon_tco=tco,
         optimal_horizon_tco=optimal,
         saving_of_optimal=saving,
-        messages=evaluation.messages,
+        messages=tuple(messages),
     )
 
 

@@ -11,6 +11,7 @@ our bug: logged with the request and raised as ``PlanVerificationError``.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import structlog
@@ -135,7 +136,7 @@ def evaluate_fleet(
     """Best assignment of ``request``'s workloads onto ``fleet``; see ``solver.optimizer.fleet_eval``."""
     limit = time_limit_s if time_limit_s is not None else request.options.time_limit_s
     instance = build_instance(request, book, fleet=fleet)
-    optimal = None
+    optimal = optimal_instance = None
     if compare_optimal:
         optimal_instance = build_instance(request, book)
         optimal = solve(
@@ -147,7 +148,7 @@ def evaluate_fleet(
             capacity_of=perf_capacity_checker(request, book),
             explain=False,
         )
-    return evaluate_fixed_fleet(
+    evaluation = evaluate_fixed_fleet(
         instance,
         fleet,
         time_limit_s=limit / 2 if compare_optimal else limit,
@@ -156,6 +157,9 @@ def evaluate_fleet(
         capacity_of=perf_capacity_checker(request, book),
         optimal=optimal,
     )
+    if optimal is None or not optimal.has_plan:
+        return evaluation
+    return dataclasses.replace(evaluation, optimal=optimal, optimal_instance=optimal_instance)
 
 
 def _summary(request: PlanRequest) -> str:

@@ -96,10 +96,6 @@ def evaluate_fixed_fleet(
     solution = dataclasses.replace(solution, status=status)
     tco = solution.cost.total if solution.cost is not None else None
     optimal_tco = optimal.cost.total if optimal is not None and optimal.has_plan and optimal.cost else None
-    if optimal_tco is not None and tco is not None and tco > optimal_tco:
-        messages.append(
-            f"the optimal plan costs {tco - optimal_tco:,.0f} {instance.currency} less over the horizon"
-        )
     return FleetEvaluation(
         feasible=feasible,
         solution=solution,

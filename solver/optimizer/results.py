@@ -12,7 +12,7 @@ from enum import StrEnum
 
 from pricebook.schema import GpuId
 from solver.domain import AcquisitionMode, Fleet, FleetItem
-from solver.optimizer.instance import Bucket, Candidate
+from solver.optimizer.instance import Bucket, Candidate, FleetInstance
 
 
 class SolveStatus(StrEnum):
@@ -246,6 +246,11 @@ class FleetEvaluation:
     optimal_tco: float | None = None
     """TCO of the optimal plan for the same request (None if not computed)."""
     messages: tuple[str, ...] = ()
+    optimal: FleetSolution | None = None
+    """The optimal plan for the same request (None if not computed or none found), with
+    ``optimal_instance``: callers price it exactly like the evaluated fleet (``solver.planner``),
+    so that fleet − optimum = saving to the unit."""
+    optimal_instance: FleetInstance | None = None
 
     @property
     def saving_of_optimal(self) -> float | None:

@@ -215,6 +215,12 @@ def test_evaluate_a_given_fleet(book: Pricebook, full_plan: PlanResult) -> None:
     )
     assert result.saving_of_optimal.amount > 0  # 24 H200s are more than the optimum needs
     assert {line.gpu for line in result.plan.fleet} == {"h200-sxm"}
+    # The optimum is priced like a plan (same rounded report): it is the plan's TCO, and the
+    # message quotes the same saving as the field.
+    assert full_plan.horizon_tco is not None
+    assert result.optimal_horizon_tco == full_plan.horizon_tco
+    saving_text = f"{result.saving_of_optimal.amount:,} {result.saving_of_optimal.currency}"
+    assert f"the optimal plan costs {saving_text} less over the horizon" in result.messages
 
 
 def test_break_even_what_if_for_one_gpu(book: Pricebook) -> None:
