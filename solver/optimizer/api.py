@@ -27,7 +27,7 @@ from solver.optimizer.fleet_eval import evaluate_fixed_fleet
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.model import DEFAULT_BACKEND, solve_mip
 from solver.optimizer.results import FleetEvaluation, FleetSolution, SolveStatus
-from solver.optimizer.solution import build_solution
+from solver.optimizer.solution import build_solution, with_tco_objective
 
 log = structlog.get_logger(__name__)
 
@@ -67,7 +67,7 @@ def solve(
         lp_guided=lp_guided,
         tie_break=explain,
     )
-    solution = build_solution(instance, mip)
+    solution = with_tco_objective(build_solution(instance, mip))
     if solution.has_plan:
         violations = check_solution(instance, solution, capacity_of)
         if violations:

@@ -357,3 +357,11 @@ def test_cost_alone_sees_the_idle_part_of_a_large_replica() -> None:
     assert large.capacity_req_s / large.gpus_per_replica > small.capacity_req_s / small.gpus_per_replica
     assert cost_alone(small, demand, ALL_DAY, per_gpu) == pytest.approx(100.0)
     assert cost_alone(large, demand, ALL_DAY, per_gpu) == pytest.approx(800.0)
+
+
+def test_reported_objective_is_the_plans_tco_without_the_tie_break_term() -> None:
+    # The MIP adds 1e-7 cost units per GPU to break ties; the plan's statistics must not show it.
+    sol = solve(two_gpu_instance(25.0), time_limit_s=10)
+    assert sol.status is SolveStatus.OPTIMAL and sol.cost is not None
+    assert sol.stats.objective == sol.cost.total
+    assert sol.stats.best_bound == sol.cost.total
