@@ -685,11 +685,21 @@ def _summary(solution: FleetSolution, tco: FleetTco | None, saving: BaselineSavi
         f"{describe_fleet(solution)}: {_fmt(total.horizon_total)} over {tco.horizon_months} months "
         f"(capex {_fmt(total.capex)}, opex {_fmt(total.opex_monthly)}/month)."
     )
-    if saving is not None:
+    if saving is None:
+        return text
+    best = saving.best_baseline_gpu
+    if saving.saving.amount > 0:
         text += (
             f" Saves {_fmt(saving.saving)} ({saving.saving_fraction:.1%}) over the best single-GPU fleet "
-            f"({saving.best_baseline_gpu})."
+            f"({best})."
         )
+    elif saving.saving.amount < 0:  # only a plan stopped by its time limit can cost more
+        cheaper = Money(amount=-saving.saving.amount, currency=saving.saving.currency)
+        text += f" The best single-GPU fleet ({best}) costs {_fmt(cheaper)} less."
+    elif set(solution.gpu_counts()) == {best}:
+        text += " It is also the best single-GPU fleet."
+    else:
+        text += f" It costs the same as the best single-GPU fleet ({best})."
     return text
 
 

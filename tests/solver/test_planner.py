@@ -438,3 +438,13 @@ def test_turned_away_deployments_are_reported_per_workload(full_plan: PlanResult
     assert rejected, "a 70B chat SLA turns some deployments away on these GPUs"
     for reasons in rejected.values():
         assert reasons and all(r.split(" ")[0] in GPUS for r in reasons)
+
+
+def test_summary_of_a_plan_that_is_its_own_best_single_gpu_fleet(book: Pricebook) -> None:
+    only_h200 = request().model_copy(
+        update={"constraints": Constraints(currency="USD", allowed_gpus=("h200-sxm",))}
+    )
+    result = plan(only_h200, book, time_limit_s=30)
+    assert result.baseline_saving is not None and result.baseline_saving.saving.amount == 0
+    assert result.summary.endswith(" It is also the best single-GPU fleet.")
+    assert "Saves" not in result.summary
