@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 
 from pricebook import catalog
-from pricebook.schema import GpuSpec, ModelArch, Pricebook
+from pricebook.schema import GpuId, GpuSpec, ModelArch, Pricebook
 from solver.domain import (
     AcquisitionMode,
     Constraints,
@@ -113,6 +113,11 @@ def _deployments(
 def _candidate_id(w: str, dep: Deployment) -> str:
     where = f"mig{dep.mig_slice}" if dep.mig_slice else f"tp{dep.tp}"
     return f"{w}/{dep.gpu.id}/{where}/{dep.precision.value}"
+
+
+def _training_rejection(workload: str, gpu: GpuId, gpus: int, reason: str) -> CandidateRejection:
+    """A GPU type turned away for a training run (``gpus`` = GPUs of the run considered)."""
+    return CandidateRejection(workload, gpu, gpus, Precision.BF16, reason, training=True)
 
 
 def inference_candidates(
@@ -327,9 +332,7 @@ def training_demand(t: TrainingWorkload, book: Pricebook, gpus: Iterable[GpuSpec
         ref = estimate_training(model, ref_gpu, ref_fit, t.method, t.seq_len, 1e9)
         if not ref.fits or ref.tokens_per_s <= 0:
             reason = f"cannot size the run: it does not fit the reference {ref_gpu.id} ({ref.reason})"
-            return TrainingDemand(
-                t.name, (), (CandidateRejection(t.name, ref_gpu.id, ref_fit, Precision.BF16, reason),)
-            )
+            return TrainingDemand(t.name, (), (_training_rejection(t.name, ref_gpu.id, ref_fit, reason),))
         # Tokens one run processes = reference GPU-hours × reference tokens per GPU-hour.
         tokens = t.reference.gpu_hours_per_month / t.runs_per_month * 3600.0 * ref.tokens_per_s / ref_fit
     assert tokens is not None
@@ -337,14 +340,12 @@ def training_demand(t: TrainingWorkload, book: Pricebook, gpus: Iterable[GpuSpec
         fit = min_gpus_to_fit(model, gpu, t.method, t.seq_len)
         if fit <= 0:
             est = estimate_training(model, gpu, 1, t.method, t.seq_len, tokens)
-            rejections.append(
-                CandidateRejection(t.name, gpu.id, 1, Precision.BF16, est.reason or "does not fit")
-            )
+            rejections.append(_training_rejection(t.name, gpu.id, 1, est.reason or "does not fit"))
             continue
         limit = t.max_gpus_per_run
         if limit is not None and fit > limit:
             reason = f"a run needs {fit} × {gpu.id} to fit in memory; runs are limited to {_gpus(limit)}"
-            rejections.append(CandidateRejection(t.name, gpu.id, fit, Precision.BF16, reason))
+            rejections.append(_training_rejection(t.name, gpu.id, fit, reason))
             continue
         chosen = None
         counts = (fit, *(n for n in TRAINING_GPU_COUNTS if n > fit))
@@ -356,7 +357,7 @@ def training_demand(t: TrainingWorkload, book: Pricebook, gpus: Iterable[GpuSpec
             if t.deadline_hours is None or est.hours <= t.deadline_hours:
                 break
         if chosen is None:
-            rejections.append(CandidateRejection(t.name, gpu.id, fit, Precision.BF16, "does not fit"))
+            rejections.append(_training_rejection(t.name, gpu.id, fit, "does not fit"))
             continue
         if t.deadline_hours is not None and chosen.hours > t.deadline_hours:
             reason = (
@@ -364,7 +365,7 @@ def training_demand(t: TrainingWorkload, book: Pricebook, gpus: Iterable[GpuSpec
                 f"over the {t.deadline_hours:g} h deadline"
                 + (f" (runs are limited to {_gpus(limit)})" if limit is not None else "")
             )
-            rejections.append(CandidateRejection(t.name, gpu.id, chosen.num_gpus, Precision.BF16, reason))
+            rejections.append(_training_rejection(t.name, gpu.id, chosen.num_gpus, reason))
             continue
         choices.append(
             TrainingChoice(

@@ -230,7 +230,12 @@ def _no_runner_up(instance: FleetInstance, workload: str, gpu: str) -> str:
         others = ", ".join(servable)
         parts.append(f"{others} could serve it, but not within the caps beside the other workloads")
     parts += [f"{r.label}: {r.reason}" for r in reasons[:3]]
-    why = "; ".join(parts) if parts else "the other allowed GPUs do not fit within the caps"
+    if parts:
+        why = "; ".join(parts)
+    elif {o.gpu for o in instance.options} - {gpu}:
+        why = "the other allowed GPUs do not fit within the caps"
+    else:
+        why = "no other GPU type is allowed"
     return f"no feasible plan without {gpu}: {why}"
 
 

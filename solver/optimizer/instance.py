@@ -82,9 +82,13 @@ class CandidateRejection:
     """Set when the deployment works but another on the same GPU is at least as good."""
     mig_slice: int = 0
     """1/m MIG slice of one GPU (0 = whole GPUs, ``tp`` of them)."""
+    training: bool = False
+    """A training run on ``tp`` GPUs (not a TP group serving a model)."""
 
     @property
     def label(self) -> str:
+        if self.training:
+            return f"{self.gpu} ×{self.tp} {self.precision.value}"
         return deployment_label(self.gpu, self.tp, self.precision, self.mig_slice)
 
 

@@ -126,6 +126,7 @@ def test_2_lora_fine_tuning_with_deadline_picks_hbm_gpus(book: Pricebook) -> Non
     (demand,) = build_instance(request, book).training
     rejected = [r for r in demand.rejections if r.gpu == RTX]
     assert rejected and "deadline" in rejected[0].reason
+    assert rejected[0].label == f"{RTX} ×1 bf16"  # a one-GPU run, not a "TP1" serving group
 
 
 def test_3_hundred_b_dense_chat_needs_nvlink_tp(book: Pricebook) -> None:
@@ -183,6 +184,8 @@ def test_5_rtx_5090_only_quantizes_instead_of_tensor_parallel(book: Pricebook) -
     assert all(u.candidate.tp == 1 for u in a.uses)
     assert all(u.candidate.precision not in (Precision.BF16, Precision.FP16) for u in a.uses)
     assert a.primary.replicas[a.peak_bucket] >= 1
+    # Nothing to compare with: the note says why, without inventing "other allowed GPUs".
+    assert a.runner_up is None and a.runner_up_note.endswith(": no other GPU type is allowed")
     # BF16 weights (64 GB) do not fit one 32 GB card: the model would need TP without P2P.
     bf16_tp1 = [
         r
