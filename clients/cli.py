@@ -333,7 +333,7 @@ def cmd_breakeven(args: argparse.Namespace, out: TextIO) -> int:
         request.utilization = args.utilization
     with _client(args) as client:
         response = client.analyze_break_even(request)
-    text = render.render_break_even(response.break_even, markdown=args.markdown)
+    text = render.render_break_even_answer(response, markdown=args.markdown)
     _emit(args, response, text + render.render_provenance(response.provenance), out)
     return EXIT_OK
 

@@ -70,9 +70,10 @@ def payback(row: plan_pb2.BuyVsRent) -> str:
 
 
 def api_break_even(row: plan_pb2.ApiBreakEven) -> str:
-    """Daily tokens above which self-hosting wins: "-" without an API price, "never" when a fully
-    used replica still costs more per token than the API (both are 0 on the wire)."""
-    if not row.api_per_million_tokens.currency_code:
+    """Daily tokens above which self-hosting wins: "-" without an API price or a self-hosted
+    deployment, "never" when a fully used replica still costs more per token than the API (all
+    are 0 on the wire)."""
+    if not row.api_per_million_tokens.currency_code or not row.self_hosted_per_million_tokens.currency_code:
         return "-"
     return f"{row.break_even_daily_tokens:,.0f}" if row.break_even_daily_tokens > 0 else "never"
 
@@ -342,6 +343,12 @@ def render_provenance(p: common_pb2.Provenance) -> str:
         text += f", performance model {p.performance_model_version}"
     text += "".join(f"\noverride applied: {o}" for o in p.overrides_applied)
     return text
+
+
+def render_break_even_answer(r: api.AnalyzeBreakEvenResponse, *, markdown: bool = False) -> str:
+    """The plan the analysis rests on (in one line: an infeasible one says why), then the tables."""
+    based_on = f"based on: {r.plan.summary}" if r.plan.summary else ""
+    return "\n".join(x for x in (based_on, render_break_even(r.break_even, markdown=markdown)) if x)
 
 
 def verdicts(texts: Sequence[str], *, markdown: bool) -> list[str]:

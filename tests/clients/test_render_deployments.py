@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from clients._pb.fleetplan.v1 import common_pb2, plan_pb2
+from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
 from clients.render import (
     _deployment_columns,
     _runner_up_remarks,
@@ -10,6 +11,7 @@ from clients.render import (
     has_on_demand,
     payback,
     render_break_even,
+    render_break_even_answer,
 )
 
 
@@ -53,15 +55,29 @@ def test_buy_vs_rent_without_an_on_demand_offer_shows_no_break_even_or_payback()
     assert payback(pays) == "25.1"
 
 
-def test_api_break_even_says_dash_without_an_api_price_and_never_when_the_api_always_wins() -> None:
+def test_api_break_even_says_dash_without_a_price_on_either_side_and_never_when_the_api_always_wins() -> None:
     assert api_break_even(plan_pb2.ApiBreakEven(workload_name="embeddings")) == "-"
     price = common_pb2.Money(amount="168.1", currency_code="KRW")
-    api_always_cheaper = plan_pb2.ApiBreakEven(workload_name="rag", api_per_million_tokens=price)
+    own = common_pb2.Money(amount="296", currency_code="KRW")
+    no_deployment = plan_pb2.ApiBreakEven(workload_name="rag", api_per_million_tokens=price)
+    assert api_break_even(no_deployment) == "-"
+    api_always_cheaper = plan_pb2.ApiBreakEven(
+        workload_name="rag", api_per_million_tokens=price, self_hosted_per_million_tokens=own
+    )
     assert api_break_even(api_always_cheaper) == "never"
     wins_above = plan_pb2.ApiBreakEven(
-        workload_name="rag", api_per_million_tokens=price, break_even_daily_tokens=1_055_656_481.4
+        workload_name="rag",
+        api_per_million_tokens=price,
+        self_hosted_per_million_tokens=own,
+        break_even_daily_tokens=1_055_656_481.4,
     )
     assert api_break_even(wins_above) == "1,055,656,481"
+
+
+def test_break_even_answer_first_says_which_plan_it_rests_on() -> None:
+    infeasible = "No plan (infeasible). capex budget 60,000,000 KRW is short by 140,000,000 KRW"
+    response = api.AnalyzeBreakEvenResponse(plan=plan_pb2.Plan(summary=infeasible))
+    assert render_break_even_answer(response).splitlines()[0] == f"based on: {infeasible}"
 
 
 def test_break_even_verdicts_are_bullets_under_the_tables_not_a_column() -> None:
