@@ -649,6 +649,13 @@ def render_catalog(r: api.ListCatalogResponse, *, markdown: bool = False) -> str
     return "\n".join(out)
 
 
+def swept_value(value: float) -> str:
+    """A swept value as the user would write it: 0.5, 1.5, 2, 30 or 500,000,000."""
+    if abs(value) >= 1000 and value == int(value):
+        return f"{value:,.0f}"
+    return f"{value:g}"
+
+
 def render_frontier(frontier: api.SweepFrontier, dimension: str, *, markdown: bool = False) -> str:
     return "\n".join(
         [
@@ -657,7 +664,7 @@ def render_frontier(frontier: api.SweepFrontier, dimension: str, *, markdown: bo
                 [dimension, "status", "horizon TCO", "fleet", "pareto"],
                 [
                     [
-                        p.value,
+                        swept_value(p.value),
                         enum_name(plan_pb2.PlanStatus, p.status, "PLAN_STATUS_"),
                         money(p.horizon_tco),
                         p.fleet_summary,

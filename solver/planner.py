@@ -261,6 +261,7 @@ class FrontierPoint:
     status: SolveStatus
     horizon_tco: Money | None
     fleet_summary: str
+    """The fleet in words; without a plan, the plan's summary (why there is none)."""
     pareto_optimal: bool
 
 
@@ -1323,7 +1324,8 @@ def frontier(axis: SweepAxis, points: Sequence[tuple[float, PlanResult]]) -> Swe
                 value=value,
                 status=result.status,
                 horizon_tco=cost,
-                fleet_summary=describe_fleet(result.solution),
+                # Without a plan, the summary says why (e.g. which cap is short, by how much).
+                fleet_summary=describe_fleet(result.solution) if result.solution.has_plan else result.summary,
                 pareto_optimal=pareto,
             )
         )

@@ -12,6 +12,7 @@ from clients.render import (
     payback,
     render_break_even,
     render_break_even_answer,
+    swept_value,
 )
 
 
@@ -96,3 +97,13 @@ def test_break_even_verdicts_are_bullets_under_the_tables_not_a_column() -> None
     markdown = render_break_even(analysis, markdown=True).splitlines()
     first_bullet = markdown.index(f"- {verdict}")
     assert markdown[first_bullet - 1] == ""  # the list does not run into the table
+
+
+def test_swept_values_read_as_typed() -> None:
+    assert [swept_value(v) for v in (0.5, 1.0, 1.5, 30.0, 500_000_000.0)] == [
+        "0.5",
+        "1",
+        "1.5",
+        "30",
+        "500,000,000",
+    ]

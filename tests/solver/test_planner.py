@@ -15,6 +15,7 @@ import pytest
 from pricebook.loader import load_default
 from pricebook.schema import Money, Offer, OfferKind, Pricebook
 from solver.domain import (
+    AcquisitionMode,
     Constraints,
     Fleet,
     FleetItem,
@@ -448,3 +449,21 @@ def test_summary_of_a_plan_that_is_its_own_best_single_gpu_fleet(book: Pricebook
     assert result.baseline_saving is not None and result.baseline_saving.saving.amount == 0
     assert result.summary.endswith(" It is also the best single-GPU fleet.")
     assert "Saves" not in result.summary
+
+
+def test_frontier_point_without_a_plan_says_why(book: Pricebook, full_plan: PlanResult) -> None:
+    assert full_plan.tco is not None
+    capex = float(full_plan.tco.total.capex.amount)
+    buy_only = budget_request().model_copy(
+        update={
+            "constraints": Constraints(
+                currency="USD", allowed_gpus=GPUS, allowed_modes=(AcquisitionMode.BUY,)
+            )
+        }
+    )
+    events = list(sweep(buy_only, book, SweepAxis.CAPEX_BUDGET, [capex * 0.2], time_limit_s_per_point=10))
+    frontier = events[-1]
+    assert isinstance(frontier, SweepFrontier)
+    (point,) = frontier.points
+    assert point.horizon_tco is None
+    assert point.fleet_summary.startswith("No plan (infeasible).") and "capex budget" in point.fleet_summary

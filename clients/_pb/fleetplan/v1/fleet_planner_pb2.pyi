@@ -643,7 +643,9 @@ class FrontierPoint(_message.Message):
     status: _plan_pb2.PlanStatus.ValueType
     """Plan status at this value."""
     fleet_summary: _builtins.str
-    """The fleet in words, e.g. "h200-sxm ×4 buy + rtx-pro-6000-server ×16 buy"."""
+    """The fleet in words, e.g. "h200-sxm ×4 buy + rtx-pro-6000-server ×16 buy"; without a plan,
+    why there is none (e.g. "No plan (infeasible). capex budget … is short by …").
+    """
     pareto_optimal: _builtins.bool
     """Whether the point is Pareto-optimal (no other point is both cheaper and better on the swept value)."""
     @_builtins.property
