@@ -635,8 +635,8 @@ def uncertainty_of(solution: FleetSolution) -> UncertaintyBand:
     return UncertaintyBand(
         min(lows),
         max(highs),
-        "throughput of the deployments in this plan may be this factor of the estimate "
-        "(performance model band; replica counts were sized on the central estimate)",
+        "the performance model's calibrated band for the deployments in this plan: their "
+        "throughput may be this factor of the estimate; replica counts were sized on the estimate",
     )
 
 
