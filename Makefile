@@ -26,11 +26,11 @@ serve: $(STAMP)
 
 ## Regenerate the checked-in gRPC/protobuf stubs from proto/.
 stubs: $(STAMP)
-	PATH=$(abspath $(BIN)):$$PATH $(BIN)/python -m clients.codegen
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/python -m api.codegen
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy service solver pricebook clients
+	$(BIN)/mypy api service solver pricebook clients
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.calibration_report

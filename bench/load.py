@@ -41,8 +41,8 @@ from google.protobuf import json_format
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
-from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
-from clients._pb.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
+from api.fleetplan.v1 import fleet_planner_pb2 as api
+from api.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
 from clients.scenario import load_scenario
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""Python client of the fleetplan.v1 API: generated stubs (``clients._pb``), the typed
+"""Python client of the fleetplan.v1 API: generated stubs (``api``), the typed
 ``FleetPlannerClient`` and the ``fleetplan`` CLI (``clients.cli``)."""
 
 from clients.client import AsyncFleetPlannerClient, FleetPlanError, FleetPlannerClient, Violation

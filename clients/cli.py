@@ -33,9 +33,9 @@ import grpc
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
+from api.fleetplan.v1 import catalog_pb2, common_pb2, performance_pb2, plan_pb2, scenario_pb2
+from api.fleetplan.v1 import fleet_planner_pb2 as api
 from clients import render
-from clients._pb.fleetplan.v1 import catalog_pb2, common_pb2, performance_pb2, plan_pb2, scenario_pb2
-from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
 from clients.client import DEFAULT_TIMEOUT_S, FleetPlanError, FleetPlannerClient
 from clients.scenario import ScenarioError, case_from_json, load_scenario, load_yaml, parse_scenario
 from pricebook.errors import PricebookError

@@ -22,9 +22,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
 from pydantic import BaseModel
 
-from clients._pb.fleetplan.v1 import catalog_pb2, performance_pb2
-from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
-from clients._pb.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
+from api.fleetplan.v1 import catalog_pb2, performance_pb2
+from api.fleetplan.v1 import fleet_planner_pb2 as api
+from api.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
 from clients.scenario import CASE_KEYS, case_from_json
 from solver import domain
 

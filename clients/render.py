@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from decimal import Decimal, InvalidOperation
 
-from clients._pb.fleetplan.v1 import common_pb2, performance_pb2, plan_pb2
-from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
+from api.fleetplan.v1 import common_pb2, performance_pb2, plan_pb2
+from api.fleetplan.v1 import fleet_planner_pb2 as api
 
 Cell = str | int | float
 

@@ -17,7 +17,7 @@ from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 from google.protobuf.message import Message
 
-from clients._pb.fleetplan.v1 import performance_pb2
+from api.fleetplan.v1 import performance_pb2
 
 _M = TypeVar("_M", bound=Message)
 

@@ -21,17 +21,18 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 from pydantic import BaseModel, ValidationError
 
-from clients._pb.fleetplan.v1 import catalog_pb2, common_pb2, performance_pb2, plan_pb2, scenario_pb2
-from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
+from api.fleetplan.v1 import catalog_pb2, common_pb2, performance_pb2, plan_pb2, scenario_pb2
+from api.fleetplan.v1 import fleet_planner_pb2 as api
 from pricebook import catalog as pb_catalog
 from pricebook.errors import UnknownEntryError
 from pricebook.overrides import apply_overrides
 from pricebook.schema import Money, OfferKind, Pricebook, Sourced
 from solver import domain, planner
-from solver.economics.tco import UnitCost
+from solver.analysis.tco import UnitCost
 from solver.errors import FieldViolation, InvalidRequest
 from solver.optimizer.instance import Bucket
 from solver.optimizer.results import Assignment, Diagnosis, FleetSolution, SolverStats
+from solver.units import HOURS_PER_DAY
 
 _V = TypeVar("_V")
 
@@ -956,7 +957,6 @@ LIMIT_TO_PROTO: dict[str, plan_pb2.LimitFired.ValueType] = {
     "time": plan_pb2.LIMIT_FIRED_TIME,
     "cancel": plan_pb2.LIMIT_FIRED_CANCEL,
 }
-HOURS = 24
 
 
 def _finite(value: float | None) -> float:
@@ -974,7 +974,7 @@ def _set_money(target: Message, name: str, value: Money | None) -> None:
 
 def _by_hour(buckets: Sequence[Bucket], per_bucket: Sequence[int]) -> list[int]:
     """Expand per-bucket values to the 24 hours of the day."""
-    hours = [0] * HOURS
+    hours = [0] * HOURS_PER_DAY
     for bucket in buckets:
         for hour in bucket.hours:
             hours[hour] = per_bucket[bucket.index] if bucket.index < len(per_bucket) else 0

@@ -39,13 +39,14 @@ import structlog
 from google.protobuf.message import Message
 from grpc_status import rpc_status
 
-from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
-from clients._pb.fleetplan.v1 import scenario_pb2
+from api.fleetplan.v1 import fleet_planner_pb2 as api
+from api.fleetplan.v1 import scenario_pb2
 from service.errors import ResourceExhausted, ShuttingDown, bad_request_status
 from service.guards import guarded_handler
 from solver import domain
 from solver.errors import DeadlineExceeded, FieldViolation
 from solver.optimizer.cancel import CancelToken
+from solver.units import HOURS_PER_DAY
 
 log = structlog.get_logger("fleetplan.limits")
 _T = TypeVar("_T")
@@ -74,7 +75,7 @@ class RequestLimits:
 
     max_workloads: int = domain.MAX_WORKLOADS
     max_horizon_months: int = domain.MAX_HORIZON_MONTHS
-    hour_buckets: int = domain.HOURS_PER_DAY
+    hour_buckets: int = HOURS_PER_DAY
     """An hourly profile has exactly one weight per hour of the day."""
     max_sweep_points: int = 100
     max_performance_cases: int = 1000

@@ -20,8 +20,8 @@ from typing import Any, TypeVar
 import grpc
 import structlog
 
-from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
-from clients._pb.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
+from api.fleetplan.v1 import fleet_planner_pb2 as api
+from api.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
 from pricebook.schema import Pricebook
 from service import converters, domain_calls
 from service.calls import current_call

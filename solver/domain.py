@@ -18,9 +18,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from pricebook.schema import Currency, GpuId, Money, OfferKind, PriceLabel
-
-HOURS_PER_DAY = 24
-SECONDS_PER_DAY = 86_400
+from solver.units import HOURS_PER_DAY, SECONDS_PER_DAY
 
 # Caps that keep one request's model bounded (reliability issue: refuse, naming the limit).
 MAX_WORKLOADS = 500

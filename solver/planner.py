@@ -9,7 +9,7 @@
 5. baselines (GPUs already owned + the best fleet of each allowed GPU type alone, or why none
    exists) and the plan's saving over the best of them;
 6. sensitivity: how far each planned GPU type's price (and the strongest alternative's), and total
-   demand, must move before the mix changes (``solver.economics.whatif``).
+   demand, must move before the mix changes (``solver.analysis.whatif``).
 
 Steps 5–6 re-solve the same instance with small changes, within the caller's time limit: the main
 solve gets up to ``MAIN_SOLVE_SHARE`` of it, the rest is shared by baselines then sensitivity; what
@@ -36,23 +36,14 @@ from pydantic import ValidationError
 from pricebook.catalog import gpu as catalogue_gpu
 from pricebook.overrides import apply_overrides
 from pricebook.schema import Currency, GpuId, Money, Pricebook, PriceLabel
-from solver.domain import (
-    AcquisitionMode,
-    Fleet,
-    InferenceWorkload,
-    PlanRequest,
-)
-from solver.economics.breakeven import (
+from solver.analysis.breakeven import (
     ApiBreakEven,
     BuyVsRent,
     api_break_even,
     buy_vs_rent,
     resolve_params,
 )
-from solver.economics.costs import HOURS_PER_MONTH, acquisition_options
-from solver.economics.options import AcquisitionOption
-from solver.economics.tco import (
-    DAYS_PER_MONTH,
+from solver.analysis.tco import (
     CostComponent,
     FleetLine,
     FleetTco,
@@ -64,7 +55,7 @@ from solver.economics.tco import (
     to_unit_price,
     unit_costs,
 )
-from solver.economics.whatif import (
+from solver.analysis.whatif import (
     DEMAND_DOWN_MIN,
     DEMAND_UP_MAX,
     PRICE_DOWN_MIN,
@@ -79,10 +70,19 @@ from solver.economics.whatif import (
     scale_gpu_price,
     with_capex_budget,
 )
+from solver.domain import (
+    AcquisitionMode,
+    Fleet,
+    InferenceWorkload,
+    PlanRequest,
+)
 from solver.errors import FieldViolation, InvalidRequest, SolveCancelled
 from solver.optimizer.cancel import CancelToken
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.results import FleetEvaluation, FleetSolution, LimitFired, SolveStatus, WorkloadFit
+from solver.pricing.costs import acquisition_options
+from solver.pricing.options import AcquisitionOption
+from solver.units import DAYS_PER_MONTH, HOURS_PER_MONTH, SECONDS_PER_DAY
 
 log = structlog.get_logger(__name__)
 
@@ -811,7 +811,7 @@ def _replica_day(
     if not pool:
         return None, None
     option = min(pool, key=lambda o: gpu_day_cost(o, instance.horizon_months))
-    full_day_tokens = candidate.capacity_req_s * workload.tokens_per_request * 86_400
+    full_day_tokens = candidate.capacity_req_s * workload.tokens_per_request * SECONDS_PER_DAY
     if option.mode is AcquisitionMode.ON_DEMAND:
         # Rented by the hour to follow demand: no idle hours to pay for.
         return gpu_day_cost(option, instance.horizon_months) * candidate.gpus_per_replica, full_day_tokens

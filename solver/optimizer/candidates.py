@@ -32,8 +32,6 @@ from solver.domain import (
     Precision,
     TrainingWorkload,
 )
-from solver.economics.costs import acquisition_options, to_currency
-from solver.economics.options import AcquisitionOption
 from solver.optimizer.evaluate import CapacityOf
 from solver.optimizer.instance import (
     Candidate,
@@ -49,6 +47,9 @@ from solver.optimizer.instance import (
 )
 from solver.perf import Deployment, WorkloadShape, capacity_at_sla, resolve_model
 from solver.perf.training import estimate_training, min_gpus_to_fit
+from solver.pricing.costs import acquisition_options, to_currency
+from solver.pricing.options import AcquisitionOption
+from solver.units import SECONDS_PER_HOUR
 
 TP_DEGREES = (1, 2, 4, 8)
 MIG_MAX_PARAMS_B = 14.0
@@ -334,7 +335,8 @@ def training_demand(t: TrainingWorkload, book: Pricebook, gpus: Iterable[GpuSpec
             reason = f"cannot size the run: it does not fit the reference {ref_gpu.id} ({ref.reason})"
             return TrainingDemand(t.name, (), (_training_rejection(t.name, ref_gpu.id, ref_fit, reason),))
         # Tokens one run processes = reference GPU-hours × reference tokens per GPU-hour.
-        tokens = t.reference.gpu_hours_per_month / t.runs_per_month * 3600.0 * ref.tokens_per_s / ref_fit
+        run_hours = t.reference.gpu_hours_per_month / t.runs_per_month
+        tokens = run_hours * SECONDS_PER_HOUR * ref.tokens_per_s / ref_fit
     assert tokens is not None
     for gpu in gpus:
         fit = min_gpus_to_fit(model, gpu, t.method, t.seq_len)

@@ -12,8 +12,9 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 
 from solver.domain import AcquisitionMode
-from solver.optimizer.instance import DAYS_PER_MONTH, Candidate, FleetInstance
+from solver.optimizer.instance import Candidate, FleetInstance
 from solver.optimizer.results import FleetSolution, Violation
+from solver.units import DAYS_PER_MONTH
 
 CapacityOf = Callable[[Candidate], float]
 """Request rate one replica of this deployment sustains at its workload's SLA (0 = infeasible)."""

@@ -17,10 +17,7 @@ from dataclasses import dataclass, field
 
 from pricebook.schema import GpuId
 from solver.domain import AcquisitionMode, Precision
-from solver.economics.options import AcquisitionOption
-
-DAYS_PER_MONTH = 365.0 / 12.0
-"""Average days per month; converts hourly buckets into monthly GPU-hours."""
+from solver.pricing.options import AcquisitionOption
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,7 @@
 
 Data
 ----
-- ``O``: acquisition options (``solver.economics.options.AcquisitionOption``), each for one GPU type
+- ``O``: acquisition options (``solver.pricing.options.AcquisitionOption``), each for one GPU type
   ``g(o)`` and mode (buy / reserved / on-demand; ``O_od`` = on-demand, ``O_held`` = the rest).
   ``k_o`` GPU slots per server, ``D_o`` TP domain (``instance.tp_domain``), costs
   ``capex_gpu_o, capex_srv_o, res_o, fix_gpu_o, fix_srv_o, busy_o`` (per GPU-hour), power, rack units.
@@ -190,11 +190,9 @@ import structlog
 from ortools.linear_solver import linear_solver_pb2, pywraplp
 
 from solver.domain import AcquisitionMode
-from solver.economics.options import AcquisitionOption
 from solver.errors import SolveCancelled
 from solver.optimizer.cancel import CancelToken, interrupting
 from solver.optimizer.instance import (
-    DAYS_PER_MONTH,
     Bucket,
     Candidate,
     FleetInstance,
@@ -205,6 +203,8 @@ from solver.optimizer.instance import (
 )
 from solver.optimizer.lp_guided import LpGuidedSearch, RestrictedResult, SearchCandidate
 from solver.optimizer.results import LimitFired, SolverStats, SolveStatus
+from solver.pricing.options import AcquisitionOption
+from solver.units import DAYS_PER_MONTH
 
 log = structlog.get_logger(__name__)
 

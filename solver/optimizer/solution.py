@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections import defaultdict
 
-from solver.optimizer.instance import DAYS_PER_MONTH, FleetInstance, is_on_site, is_rental_on_demand
+from solver.optimizer.instance import FleetInstance, is_on_site, is_rental_on_demand
 from solver.optimizer.model import MipResult, MipValues, usable_candidates
 from solver.optimizer.results import (
     Assignment,
@@ -17,6 +17,7 @@ from solver.optimizer.results import (
     SolveStatus,
     TrainingAllocation,
 )
+from solver.units import DAYS_PER_MONTH
 
 
 def _training_hours(instance: FleetInstance, workload: str, gpu: str) -> tuple[float, int, float]:

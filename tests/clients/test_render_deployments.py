@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from clients._pb.fleetplan.v1 import common_pb2, plan_pb2
-from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
+from api.fleetplan.v1 import common_pb2, plan_pb2
+from api.fleetplan.v1 import fleet_planner_pb2 as api
 from clients.render import (
     _deployment_columns,
     _runner_up_remarks,

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from api.fleetplan.v1 import common_pb2, scenario_pb2
+from api.fleetplan.v1 import fleet_planner_pb2 as api
 from bench.solver_scaling import seed_500m_krw_request
-from clients._pb.fleetplan.v1 import common_pb2, scenario_pb2
-from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
 from clients.scenario import ScenarioError, load_scenario
 from pricebook import load_default
 from pricebook.catalog import resolve_gpu_id

@@ -16,9 +16,9 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 import pricebook
+from api.fleetplan.v1 import catalog_pb2
+from api.fleetplan.v1 import fleet_planner_pb2 as api
 from clients import FleetPlanError, FleetPlannerClient
-from clients._pb.fleetplan.v1 import catalog_pb2
-from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
 from clients.scenario import load_scenario
 
 SERVE = [sys.executable, "-m", "clients.cli", "serve"]

@@ -17,10 +17,10 @@ from google.protobuf import descriptor_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
+from api.fleetplan.v1 import catalog_pb2, common_pb2, performance_pb2, plan_pb2, scenario_pb2
+from api.fleetplan.v1 import fleet_planner_pb2 as api
+from api.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
 from clients import AsyncFleetPlannerClient, FleetPlanError, FleetPlannerClient
-from clients._pb.fleetplan.v1 import catalog_pb2, common_pb2, performance_pb2, plan_pb2, scenario_pb2
-from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
-from clients._pb.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
 from pricebook import load_default
 from service.server import ThreadedServer, start_in_thread
 from service.settings import ServerSettings

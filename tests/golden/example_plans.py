@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from google.protobuf import json_format
 
+from api.fleetplan.v1 import fleet_planner_pb2 as api
 from clients.client import FleetPlannerClient
 from clients.scenario import load_scenario
-from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
 from service.server import start_in_thread
 from service.settings import ServerSettings
 
@@ -74,7 +75,7 @@ def main() -> None:
         path = RECORDED / f"{name}.json"
         same = path.exists() and path.read_text(encoding="utf-8") == text
         changed += not same
-        print(f"{name}: {'same' if same else 'DIFFERENT'}")
+        sys.stdout.write(f"{name}: {'same' if same else 'DIFFERENT'}\n")
         if args.write:
             path.write_text(text, encoding="utf-8")
     raise SystemExit(1 if changed and not args.write else 0)

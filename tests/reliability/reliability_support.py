@@ -20,7 +20,7 @@ import trustme
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
-from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
+from api.fleetplan.v1 import fleet_planner_pb2 as api
 from clients.scenario import load_scenario
 from service.converters import plan_request_to_proto
 from service.server import ThreadedServer, start_in_thread

@@ -17,10 +17,10 @@ from grpc_status import rpc_status
 from reliability_support import error_reason, portfolio_plan, small_plan
 
 import pricebook
+from api.fleetplan.v1 import fleet_planner_pb2 as api
+from api.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
+from api.fleetplan.v1 import plan_pb2
 from bench.solver_scaling import portfolio
-from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
-from clients._pb.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
-from clients._pb.fleetplan.v1 import plan_pb2
 from service.converters import plan_request_to_proto
 from service.server import ThreadedServer, start_in_thread
 from service.settings import ServerSettings

@@ -24,8 +24,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reliability_support import small_plan
 
-from clients._pb.fleetplan.v1 import catalog_pb2
-from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
+from api.fleetplan.v1 import catalog_pb2
+from api.fleetplan.v1 import fleet_planner_pb2 as api
 from service.server import ThreadedServer
 
 SERVICE = "/fleetplan.v1.FleetPlanner/"

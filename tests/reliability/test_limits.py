@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
-from clients._pb.fleetplan.v1 import performance_pb2, scenario_pb2
+from api.fleetplan.v1 import fleet_planner_pb2 as api
+from api.fleetplan.v1 import performance_pb2, scenario_pb2
 from service.errors import ResourceExhausted
 from service.limits import RequestLimits, SolveGate, SolveToken, check_request, solve_budget_s
 from solver import domain

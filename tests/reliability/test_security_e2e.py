@@ -12,9 +12,9 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from reliability_support import Certs, error_reason, small_plan, spawn_server
 
+from api.fleetplan.v1 import fleet_planner_pb2 as api
+from api.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
 from clients import cli
-from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
-from clients._pb.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
 from clients.client import FleetPlanError, FleetPlannerClient
 from service.security import channel_credentials
 from service.server import ThreadedServer, start_in_thread

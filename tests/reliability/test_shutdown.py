@@ -11,10 +11,10 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from reliability_support import error_reason, portfolio_plan, spawn_server
 
+from api.fleetplan.v1 import fleet_planner_pb2 as api
+from api.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
+from api.fleetplan.v1 import plan_pb2
 from bench.solver_scaling import portfolio
-from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
-from clients._pb.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
-from clients._pb.fleetplan.v1 import plan_pb2
 from service.converters import plan_request_to_proto
 
 GRACE_S = 4.0

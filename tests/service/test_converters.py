@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from clients._pb.fleetplan.v1 import common_pb2, scenario_pb2
-from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
+from api.fleetplan.v1 import common_pb2, scenario_pb2
+from api.fleetplan.v1 import fleet_planner_pb2 as api
 from pricebook import load_default
 from pricebook.schema import Pricebook
 from service import converters

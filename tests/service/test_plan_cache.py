@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from clients._pb.fleetplan.v1 import common_pb2, scenario_pb2
-from clients._pb.fleetplan.v1 import fleet_planner_pb2 as api
+from api.fleetplan.v1 import common_pb2, scenario_pb2
+from api.fleetplan.v1 import fleet_planner_pb2 as api
 from service.plan_cache import PlanCache, request_key
 
 

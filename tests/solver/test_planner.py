@@ -14,6 +14,7 @@ import pytest
 
 from pricebook.loader import load_default
 from pricebook.schema import Money, Offer, OfferKind, Pricebook
+from solver.analysis.whatif import mix_of
 from solver.domain import (
     AcquisitionMode,
     Constraints,
@@ -27,7 +28,6 @@ from solver.domain import (
     Sla,
     SolverOptions,
 )
-from solver.economics.whatif import mix_of
 from solver.errors import InvalidRequest, SolveCancelled
 from solver.optimizer.cancel import CancelToken
 from solver.optimizer.results import SolveStatus

@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 
 from solver.domain import AcquisitionMode, Precision
-from solver.economics.options import AcquisitionOption
 from solver.optimizer.instance import Bucket, Candidate, FleetInstance, InferenceDemand
+from solver.pricing.options import AcquisitionOption
 
 ALL_DAY = (Bucket(index=0, hours=tuple(range(24))),)
 

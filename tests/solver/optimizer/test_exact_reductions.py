@@ -9,8 +9,7 @@ import random
 import pytest
 
 from solver.domain import AcquisitionMode
-from solver.economics.options import AcquisitionOption
-from solver.optimizer.instance import DAYS_PER_MONTH, Bucket, CountLimit, FleetInstance, InferenceDemand
+from solver.optimizer.instance import Bucket, CountLimit, FleetInstance, InferenceDemand
 from solver.optimizer.model import (
     Relaxation,
     _reserved_dominated_by_on_demand,
@@ -18,6 +17,8 @@ from solver.optimizer.model import (
     solve_mip,
 )
 from solver.optimizer.results import SolveStatus
+from solver.pricing.options import AcquisitionOption
+from solver.units import DAYS_PER_MONTH
 from tests.solver.optimizer.opt_factories import candidate, option
 
 TWO_BUCKETS = (Bucket(index=0, hours=tuple(range(8))), Bucket(index=1, hours=tuple(range(8, 24))))

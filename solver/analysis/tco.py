@@ -1,0 +1,443 @@
+"""Total cost of ownership of a fleet, and what it costs per token or per training run.
+
+Input: the options a fleet uses with their GPU and server counts and busy GPU-hours per month
+(``FleetLine``; the planner builds them from the optimizer's ``ChosenOption``). The arithmetic is
+the same as ``AcquisitionOption.horizon_cost`` — which the MIP objective uses — split into the
+lines a bid shows:
+
+    purchase            capex_per_gpu × GPUs + capex_per_server × servers   (once, up front)
+    residual value      purchase × residual_fraction                      (recovered at the end)
+    depreciation        purchase − residual value, spread over the horizon
+    support             (fixed_monthly_per_gpu − idle power) × GPUs (bought/owned) + host support
+    power               busy GPU-hours × busy power price + idle GPU power × GPUs + host power
+    colocation          rack rent per server
+    reserved rental     fixed_monthly_per_gpu × GPUs (reserved options)
+    on-demand rental    busy GPU-hours × hourly price (on-demand options)
+
+    monthly opex   = support + power + colocation + reserved + on-demand
+    horizon TCO    = purchase − residual value + monthly opex × horizon months
+
+Money in reports is Decimal ``Money`` rounded to the currency's minor unit (cents, whole won);
+horizon totals are sums of the rounded lines so a bid's columns add up exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import ROUND_HALF_EVEN, Decimal
+
+from pricebook.schema import Currency, GpuId, Money
+from solver.domain import AcquisitionMode, InferenceWorkload, TrainingWorkload
+from solver.pricing.options import AcquisitionOption
+from solver.units import DAYS_PER_MONTH, HOURS_PER_MONTH, SECONDS_PER_HOUR, TOKENS_PER_MILLION
+
+_MINOR_UNIT = {"USD": Decimal("0.01"), "KRW": Decimal("1")}
+
+
+def to_money(amount: float, currency: Currency) -> Money:
+    """A float amount as Decimal ``Money`` rounded to the currency's minor unit (banker's rounding)."""
+    quantum = _MINOR_UNIT[currency]
+    return Money(
+        amount=Decimal(repr(float(amount))).quantize(quantum, rounding=ROUND_HALF_EVEN), currency=currency
+    )
+
+
+_UNIT_PRICE_QUANTUM = {"USD": Decimal("0.0001"), "KRW": Decimal("0.01")}
+
+
+def to_unit_price(amount: float, currency: Currency) -> Money:
+    """A per-unit price (per GPU-hour, per 1M tokens) to 1/100 of the minor unit: API prices such
+    as $0.075 per 1M tokens would lose their meaning rounded to the cent."""
+    quantum = _UNIT_PRICE_QUANTUM[currency]
+    return Money(
+        amount=Decimal(repr(float(amount))).quantize(quantum, rounding=ROUND_HALF_EVEN), currency=currency
+    )
+
+
+def add_money(amounts: Iterable[Money], currency: Currency) -> Money:
+    total = Decimal(0).quantize(_MINOR_UNIT[currency])
+    for amount in amounts:
+        if amount.currency != currency:
+            msg = f"cannot add {amount.currency} to {currency}"
+            raise ValueError(msg)
+        total += amount.amount
+    return Money(amount=total, currency=currency)
+
+
+@dataclass(frozen=True, slots=True)
+class FleetLine:
+    """GPUs acquired through one option, and how much they are used."""
+
+    option: AcquisitionOption
+    gpus: int
+    """GPUs held every hour (on-demand: the peak rented, for the record only)."""
+    servers: int
+    busy_gpu_hours_per_month: float
+
+
+@dataclass(frozen=True, slots=True)
+class CostLines:
+    """One set of TCO lines in float (request currency): per fleet line or summed."""
+
+    purchase_gpus: float = 0.0
+    purchase_hosts: float = 0.0
+    residual_value: float = 0.0
+    support_monthly: float = 0.0
+    power_monthly: float = 0.0
+    colocation_monthly: float = 0.0
+    reserved_monthly: float = 0.0
+    on_demand_monthly: float = 0.0
+
+    @property
+    def capex(self) -> float:
+        return self.purchase_gpus + self.purchase_hosts
+
+    @property
+    def opex_monthly(self) -> float:
+        return (
+            self.support_monthly
+            + self.power_monthly
+            + self.colocation_monthly
+            + self.reserved_monthly
+            + self.on_demand_monthly
+        )
+
+    def horizon_total(self, horizon_months: int) -> float:
+        return self.capex - self.residual_value + self.opex_monthly * horizon_months
+
+    def __add__(self, other: CostLines) -> CostLines:
+        return CostLines(
+            *(a + b for a, b in zip(_fields(self), _fields(other), strict=True)),
+        )
+
+
+def _fields(lines: CostLines) -> tuple[float, ...]:
+    return (
+        lines.purchase_gpus,
+        lines.purchase_hosts,
+        lines.residual_value,
+        lines.support_monthly,
+        lines.power_monthly,
+        lines.colocation_monthly,
+        lines.reserved_monthly,
+        lines.on_demand_monthly,
+    )
+
+
+def cost_lines(line: FleetLine) -> CostLines:
+    """Split one fleet line's cost into TCO lines (see the module docstring)."""
+    opt = line.option
+    if opt.mode is AcquisitionMode.RESERVED:
+        return CostLines(reserved_monthly=opt.fixed_monthly_per_gpu * line.gpus)
+    if opt.mode is AcquisitionMode.ON_DEMAND:
+        return CostLines(on_demand_monthly=opt.busy_hourly_per_gpu * line.busy_gpu_hours_per_month)
+    purchase_gpus = opt.capex_per_gpu * line.gpus
+    purchase_hosts = opt.capex_per_server * line.servers
+    server_support = (
+        opt.fixed_monthly_per_server - opt.colocation_monthly_per_server - opt.host_power_monthly_per_server
+    )
+    gpu_support = opt.fixed_monthly_per_gpu - opt.idle_power_monthly_per_gpu
+    return CostLines(
+        purchase_gpus=purchase_gpus,
+        purchase_hosts=purchase_hosts,
+        residual_value=(purchase_gpus + purchase_hosts) * opt.residual_fraction,
+        support_monthly=gpu_support * line.gpus + server_support * line.servers,
+        power_monthly=opt.busy_hourly_per_gpu * line.busy_gpu_hours_per_month
+        + opt.idle_power_monthly_per_gpu * line.gpus
+        + opt.host_power_monthly_per_server * line.servers,
+        colocation_monthly=opt.colocation_monthly_per_server * line.servers,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class TcoReport:
+    """TCO lines as ``Money`` (one currency), for one option or the whole fleet."""
+
+    purchase_gpus: Money
+    purchase_hosts: Money
+    capex: Money
+    residual_value: Money
+    depreciation: Money
+    """capex − residual value: what the hardware loses over the horizon."""
+    depreciation_monthly: Money
+    support_monthly: Money
+    power_monthly: Money
+    colocation_monthly: Money
+    reserved_monthly: Money
+    on_demand_monthly: Money
+    opex_monthly: Money
+    opex_horizon: Money
+    total_monthly: Money
+    """Horizon TCO ÷ horizon months (depreciation + opex per month)."""
+    horizon_total: Money
+    horizon_months: int
+
+    @property
+    def currency(self) -> Currency:
+        return self.capex.currency
+
+
+def report(lines: CostLines, horizon_months: int, currency: Currency) -> TcoReport:
+    """Round each line once; totals are sums of the rounded lines."""
+    m = to_money
+    purchase_gpus, purchase_hosts = m(lines.purchase_gpus, currency), m(lines.purchase_hosts, currency)
+    capex = add_money((purchase_gpus, purchase_hosts), currency)
+    residual = m(lines.residual_value, currency)
+    depreciation = Money(amount=capex.amount - residual.amount, currency=currency)
+    monthly = [
+        m(v, currency)
+        for v in (
+            lines.support_monthly,
+            lines.power_monthly,
+            lines.colocation_monthly,
+            lines.reserved_monthly,
+            lines.on_demand_monthly,
+        )
+    ]
+    opex_monthly = add_money(monthly, currency)
+    opex_horizon = Money(amount=opex_monthly.amount * horizon_months, currency=currency)
+    horizon_total = Money(amount=depreciation.amount + opex_horizon.amount, currency=currency)
+    return TcoReport(
+        purchase_gpus=purchase_gpus,
+        purchase_hosts=purchase_hosts,
+        capex=capex,
+        residual_value=residual,
+        depreciation=depreciation,
+        depreciation_monthly=m(float(depreciation.amount) / horizon_months, currency),
+        support_monthly=monthly[0],
+        power_monthly=monthly[1],
+        colocation_monthly=monthly[2],
+        reserved_monthly=monthly[3],
+        on_demand_monthly=monthly[4],
+        opex_monthly=opex_monthly,
+        opex_horizon=opex_horizon,
+        total_monthly=m(float(horizon_total.amount) / horizon_months, currency),
+        horizon_total=horizon_total,
+        horizon_months=horizon_months,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class OptionTco:
+    option_id: str
+    gpu: GpuId
+    mode: AcquisitionMode
+    owned: bool
+    gpus: int
+    servers: int
+    busy_gpu_hours_per_month: float
+    utilisation: float
+    """Busy GPU-hours ÷ GPU-hours held (0 for on-demand, which is only paid while busy)."""
+    tco: TcoReport
+
+
+@dataclass(frozen=True, slots=True)
+class FleetTco:
+    currency: Currency
+    horizon_months: int
+    by_option: tuple[OptionTco, ...]
+    total: TcoReport
+    total_float: float
+    """Unrounded horizon TCO (compare with the optimizer's objective)."""
+
+
+def fleet_tco(lines: Sequence[FleetLine], horizon_months: int, currency: Currency) -> FleetTco:
+    """TCO of a whole fleet: per option and in total."""
+    by_option: list[OptionTco] = []
+    total = CostLines()
+    for line in lines:
+        split = cost_lines(line)
+        total = total + split
+        held_hours = line.gpus * HOURS_PER_MONTH
+        utilisation = line.busy_gpu_hours_per_month / held_hours if held_hours > 0 else 0.0
+        if line.option.mode is AcquisitionMode.ON_DEMAND:
+            utilisation = 0.0
+        by_option.append(
+            OptionTco(
+                option_id=line.option.id,
+                gpu=line.option.gpu,
+                mode=line.option.mode,
+                owned=line.option.owned,
+                gpus=line.gpus,
+                servers=line.servers,
+                busy_gpu_hours_per_month=line.busy_gpu_hours_per_month,
+                utilisation=min(1.0, utilisation),
+                tco=report(split, horizon_months, currency),
+            )
+        )
+    return FleetTco(
+        currency=currency,
+        horizon_months=horizon_months,
+        by_option=tuple(by_option),
+        total=report(total, horizon_months, currency),
+        total_float=total.horizon_total(horizon_months),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Unit economics
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadUsage:
+    """GPU-hours per month a workload occupies on each GPU type (from the plan)."""
+
+    workload: str
+    gpu_hours_per_month: Mapping[GpuId, float]
+
+
+@dataclass(frozen=True, slots=True)
+class UnitCost:
+    workload: str
+    kind: str
+    """``inference`` or ``training``."""
+    horizon_cost: Money
+    """The workload's share of the fleet TCO over the horizon."""
+    monthly_cost: Money
+    share_of_fleet: float
+    per_million_output_tokens: Money | None = None
+    per_million_total_tokens: Money | None = None
+    per_training_run: Money | None = None
+    output_tokens_per_month: float = 0.0
+    total_tokens_per_month: float = 0.0
+    runs_per_month: float = 0.0
+
+
+def gpu_type_costs(lines: Sequence[FleetLine], horizon_months: int) -> dict[GpuId, float]:
+    """Horizon TCO per GPU type (all its options together)."""
+    costs: dict[GpuId, float] = {}
+    for line in lines:
+        costs[line.option.gpu] = costs.get(line.option.gpu, 0.0) + cost_lines(line).horizon_total(
+            horizon_months
+        )
+    return costs
+
+
+def allocate_cost(
+    lines: Sequence[FleetLine], usages: Sequence[WorkloadUsage], horizon_months: int
+) -> dict[str, float]:
+    """Each workload's share of the fleet TCO over the horizon.
+
+    Each GPU type's whole cost (idle time and redundancy included) is split among the workloads
+    in proportion to the GPU-hours they occupy on it: fully allocated cost, so the shares add up
+    to the fleet TCO. A GPU type nobody uses (not expected in an optimal plan) is split evenly.
+    """
+    shares = {u.workload: 0.0 for u in usages}
+    for gpu, cost in gpu_type_costs(lines, horizon_months).items():
+        hours = {u.workload: u.gpu_hours_per_month.get(gpu, 0.0) for u in usages}
+        used = sum(hours.values())
+        for workload, h in hours.items():
+            shares[workload] += cost * (h / used if used > 0 else 1.0 / max(1, len(usages)))
+    return shares
+
+
+def inference_tokens_per_month(workload: InferenceWorkload) -> tuple[float, float]:
+    """(output, total) tokens per month the workload's demand implies (average day, 365/12 days)."""
+    daily_requests = sum(rate * SECONDS_PER_HOUR for rate in workload.hourly_request_rates())
+    if workload.daily_tokens is not None:
+        # Daily tokens are the demand itself; the flat hourly profile above is scaled by the
+        # peak-to-average factor, so derive the volume directly.
+        daily_requests = workload.daily_tokens / workload.tokens_per_request
+    return (
+        daily_requests * workload.output_tokens * DAYS_PER_MONTH,
+        daily_requests * workload.tokens_per_request * DAYS_PER_MONTH,
+    )
+
+
+def unit_costs(
+    lines: Sequence[FleetLine],
+    usages: Sequence[WorkloadUsage],
+    *,
+    inference: Sequence[InferenceWorkload],
+    training: Sequence[TrainingWorkload],
+    horizon_months: int,
+    currency: Currency,
+) -> tuple[UnitCost, ...]:
+    """Cost per 1M output / total tokens for inference workloads, per run for training workloads."""
+    shares = allocate_cost(lines, usages, horizon_months)
+    fleet_total = sum(shares.values())
+    result: list[UnitCost] = []
+    for w in inference:
+        share = shares.get(w.name, 0.0)
+        monthly = share / horizon_months
+        output, total = inference_tokens_per_month(w)
+        result.append(
+            UnitCost(
+                workload=w.name,
+                kind="inference",
+                horizon_cost=to_money(share, currency),
+                monthly_cost=to_money(monthly, currency),
+                share_of_fleet=share / fleet_total if fleet_total > 0 else 0.0,
+                per_million_output_tokens=to_unit_price(monthly / output * TOKENS_PER_MILLION, currency),
+                per_million_total_tokens=to_unit_price(monthly / total * TOKENS_PER_MILLION, currency),
+                output_tokens_per_month=output,
+                total_tokens_per_month=total,
+            )
+        )
+    for t in training:
+        share = shares.get(t.name, 0.0)
+        monthly = share / horizon_months
+        result.append(
+            UnitCost(
+                workload=t.name,
+                kind="training",
+                horizon_cost=to_money(share, currency),
+                monthly_cost=to_money(monthly, currency),
+                share_of_fleet=share / fleet_total if fleet_total > 0 else 0.0,
+                per_training_run=to_money(monthly / t.runs_per_month, currency),
+                runs_per_month=t.runs_per_month,
+            )
+        )
+    return tuple(result)
+
+
+@dataclass(frozen=True, slots=True)
+class CostComponent:
+    name: str
+    """``gpu_purchase``, ``host_purchase``, ``residual_value``, ``support``, ``power``,
+    ``colocation``, ``reserved_rental``, ``on_demand_rental``."""
+    horizon_amount: Money
+    """Over the whole horizon (negative for the residual value)."""
+    monthly_amount: Money
+    """Average per month (one-off items spread over the horizon)."""
+    explanation: str
+
+
+def cost_components(tco: TcoReport) -> tuple[CostComponent, ...]:
+    """The TCO as named components that add up to ``tco.horizon_total``."""
+    months = tco.horizon_months
+    currency = tco.currency
+
+    def once(amount: Money) -> tuple[Money, Money]:
+        return amount, to_money(float(amount.amount) / months, currency)
+
+    def monthly(amount: Money) -> tuple[Money, Money]:
+        return Money(amount=amount.amount * months, currency=currency), amount
+
+    negative_residual = Money(amount=-tco.residual_value.amount, currency=currency)
+    rows = (
+        ("gpu_purchase", once(tco.purchase_gpus), "GPU purchase price × GPUs bought (owned GPUs: 0, sunk)"),
+        ("host_purchase", once(tco.purchase_hosts), "host (chassis, CPUs, NICs) price × servers bought"),
+        (
+            "residual_value",
+            once(negative_residual),
+            "value left at the end of the horizon: straight-line depreciation to the site's residual value",
+        ),
+        ("support", monthly(tco.support_monthly), "support/maintenance % per year of the purchase price"),
+        (
+            "power",
+            monthly(tco.power_monthly),
+            "GPU TDP × PUE × tariff × (idle draw every held hour + the rest of the average draw "
+            "per busy hour), plus host power every hour",
+        ),
+        ("colocation", monthly(tco.colocation_monthly), "rack units × colocation price per RU-month"),
+        ("reserved_rental", monthly(tco.reserved_monthly), "reserved GPUs × price per GPU-hour × 730 h"),
+        ("on_demand_rental", monthly(tco.on_demand_monthly), "on-demand GPU-hours used × price per GPU-hour"),
+    )
+    return tuple(
+        CostComponent(name, horizon, per_month, why)
+        for name, (horizon, per_month), why in rows
+        if horizon.amount != 0
+    )

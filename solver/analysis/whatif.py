@@ -1,0 +1,316 @@
+"""What-ifs on a built instance: single-GPU baselines, price and demand sensitivity.
+
+All of them re-solve the *same* ``FleetInstance`` with a small change (options of one GPU type
+only, one GPU type's prices scaled, demand scaled), so the performance model's candidates are
+computed once per request, never per re-solve.
+
+Sensitivity is a bounded bisection on a multiplier ``m`` (1 = today's price or demand):
+
+1. solve at the far end of the range (e.g. ``m = 4``); if the mix is unchanged there, the answer
+   is "not within the range";
+2. otherwise keep ``lo`` (mix unchanged) and ``hi`` (mix changed) and halve the interval until it
+   is narrower than ``tolerance``; the threshold reported is ``hi`` — the plan there *is*
+   different — and ``lo`` is the last multiplier checked with the same mix.
+
+The *mix* is the set of (GPU type, acquisition mode) the plan holds; counts are not part of it
+(demand moves counts at every step, which is not what a bid reviewer asks).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from pricebook.schema import GpuId
+from solver.domain import AcquisitionMode
+from solver.errors import SolveCancelled
+from solver.optimizer.instance import Caps, FleetInstance, InferenceDemand, TrainingChoice, TrainingDemand
+from solver.optimizer.results import ChosenOption, FleetSolution, SolveStatus
+from solver.pricing.options import AcquisitionOption
+
+Solve = Callable[[FleetInstance, float], FleetSolution]
+"""Solve an instance within a time limit (seconds); the planner binds backend, gap and cancel."""
+
+Mix = frozenset[tuple[GpuId, AcquisitionMode]]
+
+PRICE_UP_MAX = 4.0
+"""Search a GPU's price up to 4× (+300 %) before saying the mix never changes."""
+PRICE_DOWN_MIN = 0.25
+"""... and down to a quarter (−75 %)."""
+DEMAND_UP_MAX = 4.0
+DEMAND_DOWN_MIN = 0.25
+TOLERANCE = 0.02
+"""Bisection stops when the multiplier interval is narrower than 2 percentage points."""
+MIN_SOLVE_SECONDS = 0.2
+
+
+# --------------------------------------------------------------------------------------------
+# Instance transforms
+# --------------------------------------------------------------------------------------------
+
+
+def restrict_to_gpu(instance: FleetInstance, gpu: GpuId) -> tuple[FleetInstance | None, str]:
+    """The instance where every new acquisition is of ``gpu``, or (None, why it cannot work).
+
+    GPUs already owned stay (they are there whatever is bought, and the plan must keep them), so
+    a baseline is "what is owned + the best fleet of one type", comparable with the plan."""
+    owned_gpus = {o.gpu for o in instance.options if o.owned}
+    kept_gpus = owned_gpus | {gpu}
+    options = tuple(o for o in instance.options if o.gpu == gpu or o.owned)
+    if not any(o.gpu == gpu and not o.owned for o in options) and gpu not in owned_gpus:
+        return None, f"no offer to acquire {gpu} in the allowed modes"
+    candidates = tuple(c for c in instance.candidates if c.gpu in kept_gpus)
+    for demand in instance.inference:
+        if not any(c.workload == demand.name for c in candidates):
+            reasons = [
+                r.reason for r in instance.rejections_of(demand.name) if r.gpu == gpu and not r.dominated_by
+            ]
+            why = f": {reasons[0]}" if reasons else ""
+            return None, f"{demand.name} cannot be served on {gpu} at its SLA{why}"
+    training: list[TrainingDemand] = []
+    for t in instance.training:
+        choices = tuple(ch for ch in t.choices if ch.gpu in kept_gpus)
+        if not choices:
+            reasons = [r.reason for r in t.rejections if r.gpu == gpu]
+            why = f": {reasons[0]}" if reasons else ""
+            return None, f"training {t.name} cannot run on {gpu}{why}"
+        training.append(replace(t, choices=choices))
+    return (
+        replace(
+            instance,
+            options=options,
+            candidates=candidates,
+            training=tuple(training),
+            count_limits=tuple(c for c in instance.count_limits if c.gpu in kept_gpus),
+        ),
+        "",
+    )
+
+
+def scale_option_price(option: AcquisitionOption, factor: float) -> AcquisitionOption:
+    """The option with its GPU price × ``factor`` (purchase price and the support priced on it,
+    or the rental rate); power, hosts and sunk (owned) GPUs are unchanged."""
+    if option.owned:
+        return option
+    if option.mode is AcquisitionMode.BUY:
+        support = option.fixed_monthly_per_gpu - option.idle_power_monthly_per_gpu
+        return replace(
+            option,
+            capex_per_gpu=option.capex_per_gpu * factor,
+            fixed_monthly_per_gpu=support * factor + option.idle_power_monthly_per_gpu,
+        )
+    if option.mode is AcquisitionMode.RESERVED:
+        return replace(option, fixed_monthly_per_gpu=option.fixed_monthly_per_gpu * factor)
+    return replace(option, busy_hourly_per_gpu=option.busy_hourly_per_gpu * factor)
+
+
+def scale_gpu_price(instance: FleetInstance, gpu: GpuId, factor: float) -> FleetInstance:
+    options = tuple(scale_option_price(o, factor) if o.gpu == gpu else o for o in instance.options)
+    return replace(instance, options=options)
+
+
+def scale_demand(instance: FleetInstance, factor: float) -> FleetInstance:
+    """Every workload's demand × ``factor`` (request rates, training GPU-hours per month)."""
+    inference = tuple(_scale_rates(d, factor) for d in instance.inference)
+    training = tuple(
+        replace(t, choices=tuple(_scale_choice(ch, factor) for ch in t.choices)) for t in instance.training
+    )
+    return replace(instance, inference=inference, training=training)
+
+
+def _scale_rates(demand: InferenceDemand, factor: float) -> InferenceDemand:
+    """Every request-rate series of a demand × factor (bucket rates, and the 24 hourly rates the
+    evaluator checks when the optimizer clusters hours into buckets)."""
+    return replace(
+        demand,
+        rate_req_s=tuple(r * factor for r in demand.rate_req_s),
+        hourly_rate_req_s=tuple(r * factor for r in demand.hourly_rate_req_s),
+    )
+
+
+def _scale_choice(choice: TrainingChoice, factor: float) -> TrainingChoice:
+    return replace(choice, gpu_hours_per_month=choice.gpu_hours_per_month * factor)
+
+
+def with_capex_budget(instance: FleetInstance, budget: float | None) -> FleetInstance:
+    caps = instance.caps
+    return replace(
+        instance,
+        caps=Caps(
+            capex_budget=budget,
+            monthly_opex_cap=caps.monthly_opex_cap,
+            power_cap_kw=caps.power_cap_kw,
+            rack_units_cap=caps.rack_units_cap,
+        ),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Describing plans
+# --------------------------------------------------------------------------------------------
+
+
+def mix_of(solution: FleetSolution) -> Mix:
+    """(GPU type, mode) pairs the plan holds; empty without a plan."""
+    if not solution.has_plan:
+        return frozenset()
+    return frozenset((o.gpu, o.mode) for o in solution.options if _in_use(o))
+
+
+def _in_use(option: ChosenOption) -> bool:
+    """Held or rented GPUs, or on-demand GPU-hours rented for training runs."""
+    return option.peak_gpus > 0 or option.busy_gpu_hours_per_month > 0
+
+
+def describe_fleet(solution: FleetSolution) -> str:
+    """E.g. ``h200-sxm ×8 buy + rtx-pro-6000 ×16 buy``; or why there is no plan."""
+    if not solution.has_plan:
+        return f"no plan ({solution.status.value})"
+    parts = []
+    used = [o for o in solution.options if _in_use(o)]
+    shared = {(o.gpu, o.mode) for o in used if sum(1 for p in used if (p.gpu, p.mode) == (o.gpu, o.mode)) > 1}
+    for o in sorted(used, key=lambda o: (o.gpu, o.mode.value, o.option_id)):
+        owned = " owned" if o.owned else ""
+        # Two options of one GPU and mode (e.g. 4- and 8-slot servers): name the option.
+        which = f" ({o.option_id.rsplit('/', 1)[-1]})" if (o.gpu, o.mode) in shared else ""
+        if o.peak_gpus > 0:
+            parts.append(f"{o.gpu} ×{o.peak_gpus} {o.mode.value}{owned}{which}")
+        else:
+            parts.append(f"{o.gpu} {o.mode.value} {o.busy_gpu_hours_per_month:,.0f} GPU-h/month")
+    return " + ".join(parts) if parts else "no GPUs"
+
+
+# --------------------------------------------------------------------------------------------
+# Baselines
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineRun:
+    gpu: GpuId
+    solution: FleetSolution | None
+    """None when the single-type instance could not even be built (see ``reason``)."""
+    instance: FleetInstance | None
+    reason: str
+
+    @property
+    def feasible(self) -> bool:
+        return self.solution is not None and self.solution.has_plan
+
+    @property
+    def horizon_tco(self) -> float | None:
+        if self.solution is None or self.solution.cost is None or not self.solution.has_plan:
+            return None
+        return self.solution.cost.total
+
+
+def run_baselines(
+    instance: FleetInstance, gpus: tuple[GpuId, ...], solve: Solve, *, deadline: float
+) -> tuple[BaselineRun, ...]:
+    """For each GPU type, the cheapest fleet using only it (or why none exists), within ``deadline``
+    (a ``time.monotonic()`` instant); types left when time runs out say so."""
+    runs: list[BaselineRun] = []
+    pending = list(gpus)
+    while pending:
+        gpu = pending.pop(0)
+        single, reason = restrict_to_gpu(instance, gpu)
+        if single is None:
+            runs.append(BaselineRun(gpu, None, None, reason))
+            continue
+        remaining = deadline - time.monotonic()
+        if remaining < MIN_SOLVE_SECONDS:
+            runs.append(BaselineRun(gpu, None, single, "not computed: the time budget ran out"))
+            continue
+        # Share what is left fairly among the types still to solve.
+        solution = solve(single, remaining / (len(pending) + 1))
+        if solution.status is SolveStatus.CANCELLED:
+            raise SolveCancelled("baselines cancelled")
+        if solution.has_plan:
+            note = (
+                ""
+                if solution.status.value == "optimal"
+                else "time limit: best plan found, not proven optimal"
+            )
+            runs.append(BaselineRun(gpu, solution, single, note))
+        elif solution.status is SolveStatus.INFEASIBLE:
+            runs.append(
+                BaselineRun(gpu, solution, single, f"no fleet of only {gpu} meets the caps and bounds")
+            )
+        else:
+            runs.append(
+                BaselineRun(gpu, solution, single, f"no plan found in time ({solution.status.value})")
+            )
+    return tuple(runs)
+
+
+# --------------------------------------------------------------------------------------------
+# Sensitivity
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Threshold:
+    """Where the mix changes along one direction of a multiplier."""
+
+    multiplier: float
+    """First multiplier found at which the mix differs (the plan there is ``plan_past``)."""
+    last_same_multiplier: float
+    """Largest move (towards the threshold) checked that keeps today's mix."""
+    plan_past: FleetSolution
+
+
+@dataclass(frozen=True, slots=True)
+class SearchOutcome:
+    threshold: Threshold | None
+    searched_to: float
+    """The far end reached: the mix is unchanged from 1 up to here when ``threshold`` is None."""
+    complete: bool
+    """False when the time budget stopped the search before it finished."""
+    solves: int
+
+
+def find_threshold(
+    make: Callable[[float], FleetInstance],
+    base_mix: Mix,
+    far: float,
+    solve: Solve,
+    *,
+    deadline: float,
+    tolerance: float = TOLERANCE,
+    solves_left: int = 1_000,
+) -> SearchOutcome:
+    """Bounded bisection for the multiplier between 1 and ``far`` where the mix first changes."""
+    solves = 0
+
+    def mix_at(m: float) -> tuple[Mix, FleetSolution] | None:
+        nonlocal solves
+        remaining = deadline - time.monotonic()
+        if remaining < MIN_SOLVE_SECONDS or solves >= solves_left:
+            return None
+        solves += 1
+        solution = solve(make(m), remaining)
+        if solution.status is SolveStatus.CANCELLED:
+            raise SolveCancelled("sensitivity search cancelled")
+        if solution.status is SolveStatus.NO_SOLUTION:
+            return None  # no answer in time: unknown, not a change of plan
+        return mix_of(solution), solution
+
+    at_far = mix_at(far)
+    if at_far is None:
+        return SearchOutcome(None, 1.0, complete=False, solves=solves)
+    if at_far[0] == base_mix:
+        return SearchOutcome(None, far, complete=True, solves=solves)
+    lo, hi, past = 1.0, far, at_far[1]
+    complete = True
+    while abs(hi - lo) > tolerance:
+        mid = (lo + hi) / 2
+        result = mix_at(mid)
+        if result is None:
+            complete = False
+            break
+        if result[0] == base_mix:
+            lo = mid
+        else:
+            hi, past = mid, result[1]
+    return SearchOutcome(Threshold(hi, lo, past), far, complete=complete, solves=solves)

@@ -1,0 +1,264 @@
+"""Break-even formulas against hand-computed examples, and the seeds' arithmetic."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import pytest
+from econ_factories import AS_OF, SRC, gpu, offer
+
+from pricebook.schema import ModelArch, Pricebook
+from solver.analysis.breakeven import (
+    BuyVsRent,
+    api_break_even,
+    budget_table,
+    buy_vs_rent,
+    payback_months,
+    rental_cost,
+    self_hosting_break_even,
+)
+from solver.domain import AcquisitionMode, Constraints, InferenceWorkload, ModelRef, ModelSpec
+from solver.pricing.costs import acquisition_options
+
+BookFactory = Callable[..., Pricebook]
+MODES = (AcquisitionMode.BUY, AcquisitionMode.RESERVED, AcquisitionMode.ON_DEMAND)
+
+
+# --- seeds ------------------------------------------------------------------------------------
+
+
+def test_seed_001_two_h200_rented() -> None:
+    # Seed 001: "두 장을 상시로 돌리면 GPU 렌탈비만 하루 168~624달러, 30일이면 5040~1만8720달러".
+    assert rental_cost(2, 3.5, 24) == pytest.approx(168)
+    assert rental_cost(2, 13, 24) == pytest.approx(624)
+    assert rental_cost(2, 3.5, 24 * 30) == pytest.approx(5_040)
+    assert rental_cost(2, 13, 24 * 30) == pytest.approx(18_720)
+
+
+def test_seed_000_budget_table_follows_from_prices(make_book: BookFactory) -> None:
+    # Seed 000's table: a 60M KRW budget buys RTX PRO 6000 ×4.00, H100 ×1.43, H200 ×1.20 at
+    # 15M, 42M and 50M KRW per card (cards only: the hosts are not part of the table).
+    gpus = (
+        gpu("rtx-pro-6000", tdp_w=600, form_factor="pcie", domain=1),
+        gpu("h100-sxm", tdp_w=700, form_factor="sxm", domain=8),
+        gpu("h200-sxm", tdp_w=700, form_factor="sxm", domain=8),
+    )
+    offers = (
+        offer("rtx", "purchase_gpu", "rtx-pro-6000", "15000000 KRW"),
+        offer("h100", "purchase_gpu", "h100-sxm", "42000000 KRW"),
+        offer("h200", "purchase_gpu", "h200-sxm", "50000000 KRW"),
+    )
+    book = make_book(gpus=gpus, servers=(), offers=offers)
+    options = acquisition_options(book, Constraints(currency="KRW", include_host_costs=False))
+    table = budget_table(options, 60_000_000)
+    assert {g: round(n, 2) for g, n in table.items()} == {
+        "rtx-pro-6000": 4.00,
+        "h100-sxm": 1.43,
+        "h200-sxm": 1.20,
+    }
+
+
+# --- buy vs rent ------------------------------------------------------------------------------
+
+
+def h200_buy_vs_rent(make_book: BookFactory, utilisation: float | None) -> BuyVsRent:
+    options = acquisition_options(
+        make_book(), Constraints(currency="USD", horizon_months=36, allowed_modes=MODES)
+    )
+    return buy_vs_rent("h200-sxm", options, horizon_months=36, currency="USD", plan_utilisation=utilisation)
+
+
+def test_buy_vs_on_demand_break_even_utilisation(make_book: BookFactory) -> None:
+    result = h200_buy_vs_rent(make_book, 0.5)
+    # One full HGX server: 8 × $35,000 + $40,000 host = $320,000; 48 % of it is lost over 36 months.
+    capex_per_month = 320_000 * 0.48 / 36
+    # Support 8 × $350 + host $400, colocation $800, host power $175.20 a month.
+    running = 8 * 350 + 400 + 800 + 175.2
+    owned_fixed_per_gpu = (capex_per_month + running) / 8
+    assert result.owned_fixed_monthly_per_gpu == pytest.approx(owned_fixed_per_gpu)
+    # Busy power costs $0.063/h; on-demand $3.50/h. Tie: fixed = 730·u·(3.5 − 0.063).
+    u_tie = owned_fixed_per_gpu / (730 * (3.5 - 0.063))
+    assert result.break_even_utilisation_on_demand == pytest.approx(u_tie)
+    assert 0.40 < u_tie < 0.45
+    # Payback at 50 %: each month saves (3.5 − 0.063)·730·0.5 of rent minus the running costs.
+    saving = (3.5 - 0.063) * 730 * 0.5 - running / 8
+    assert result.payback_months == pytest.approx(40_000 / saving)
+    # Reserved $2.50/h = $1,825/month > owning even at 100 % busy: no tie in 0–100 %.
+    assert result.break_even_utilisation_reserved is None
+    assert "buying is cheaper than reserving at any utilisation" in result.verdict
+    assert "pays back in" in result.verdict
+    # 40,000 / 732.6 ≈ 54.6 months: longer than the 36-month horizon, and the verdict says so.
+    assert "beyond the 36-month horizon" in result.verdict
+
+
+def test_payback_never_when_rent_saving_does_not_cover_running_costs() -> None:
+    # At 10 % busy, on-demand would cost 3.5 × 730 × 0.1 = $255.50 a month, less than $300 of
+    # support/colocation/power: owning never pays back.
+    assert payback_months(40_000, 300, 0.0, 3.5, 0.1) is None
+    # At 100 %: saving 2,555 − 300 = 2,255 a month → 17.74 months.
+    assert payback_months(40_000, 300, 0.0, 3.5, 1.0) == pytest.approx(40_000 / 2_255)
+
+
+def test_reserved_tie_inside_range(make_book: BookFactory) -> None:
+    # A cheap reservation at $1.40/h = $1,022/month: owning ($1,055.23 fixed) loses even idle.
+    base = make_book()
+    cheap = offer("h200-res-cheap", "reserved", "h200-sxm", "1.40 USD", term_months=12)
+    options = acquisition_options(
+        make_book(offers=(*base.offers, cheap)), Constraints(horizon_months=36, allowed_modes=MODES)
+    )
+    result = buy_vs_rent("h200-sxm", options, horizon_months=36, currency="USD", plan_utilisation=None)
+    assert result.break_even_utilisation_reserved is None
+    assert "reserving is cheaper than buying at any utilisation" in result.verdict
+    # With power at $0.063/h a tie needs fixed < reserved: try $1.50/h = $1,095/month.
+    mid = offer("h200-res-mid", "reserved", "h200-sxm", "1.50 USD", term_months=12)
+    options = acquisition_options(
+        make_book(offers=(*base.offers, mid)), Constraints(horizon_months=36, allowed_modes=MODES)
+    )
+    result = buy_vs_rent("h200-sxm", options, horizon_months=36, currency="USD", plan_utilisation=None)
+    fixed = result.owned_fixed_monthly_per_gpu
+    assert fixed is not None
+    expected = (1.50 * 730 - fixed) / (730 * 0.063)
+    assert result.break_even_utilisation_reserved == pytest.approx(expected)
+    assert 0 < expected < 1
+
+
+def test_no_purchase_offer(make_book: BookFactory) -> None:
+    options = acquisition_options(make_book(), Constraints(allowed_modes=(AcquisitionMode.ON_DEMAND,)))
+    result = buy_vs_rent("h200-sxm", options, horizon_months=36, currency="USD", plan_utilisation=0.5)
+    assert result.buy_option_id is None
+    assert "no purchase offer" in result.verdict
+
+
+# --- self-host vs API -------------------------------------------------------------------------
+
+
+def chat(daily_tokens: int = 100_000_000, model: ModelRef | None = None) -> InferenceWorkload:
+    return InferenceWorkload(
+        name="chat",
+        model=model or ModelRef(model_id="meta-llama/Llama-3.1-70B"),
+        input_tokens=900,
+        output_tokens=100,
+        daily_tokens=daily_tokens,
+    )
+
+
+def test_api_break_even_volume(make_book: BookFactory) -> None:
+    # The test book's API for this model: $0.50 in / $1.00 out per 1M tokens.
+    # At 900 in / 100 out: (900·0.5 + 100·1.0) / 1000 = $0.55 per 1M tokens.
+    p = 0.55 / 1e6
+    result = api_break_even(
+        chat(),
+        model_id="meta-llama/Llama-3.1-70B",
+        params_b=70,
+        self_hosted_per_token=0.8 / 1e6,
+        replica_day_cost=100.0,
+        replica_day_tokens=500e6,
+        book=make_book(),
+        constraints=Constraints(),
+    )
+    assert result.api_per_million_tokens is not None
+    assert float(result.api_per_million_tokens.amount) == pytest.approx(0.55)
+    # One replica costs $100 a day and serves up to 500M tokens ($0.20/1M < $0.55): tie at 100/p.
+    assert result.break_even_daily_tokens == pytest.approx(100 / p)
+    assert result.self_hosting_cheaper is False  # $0.80/1M at this volume vs $0.55
+    # API saves (0.80 − 0.55) per 1M × 100M tokens × 365/12 days a month.
+    assert result.monthly_difference is not None
+    assert float(result.monthly_difference.amount) == pytest.approx(-0.25 * 100 * 365 / 12, abs=0.01)
+    assert "is below" in result.verdict
+    assert result.same_model
+
+
+def test_self_hosting_never_wins_when_full_replica_costs_more_per_token(make_book: BookFactory) -> None:
+    result = api_break_even(
+        chat(),
+        model_id="meta-llama/Llama-3.1-70B",
+        params_b=70,
+        self_hosted_per_token=2e-6,
+        replica_day_cost=1000.0,
+        replica_day_tokens=1e9,  # $1.00 per 1M tokens even fully used, above the API's $0.55
+        book=make_book(),
+        constraints=Constraints(),
+    )
+    assert result.break_even_daily_tokens is None
+    assert "never beats the API" in result.verdict
+
+
+def arch(model_id: str, params_b: float, kind: str = "decoder") -> ModelArch:
+    return ModelArch(
+        id=model_id, family="llama", kind=kind, params_b=params_b, active_params_b=params_b, layers=80,
+        hidden=8192, intermediate=28672, heads=64, kv_heads=8, head_dim=128, vocab=128256,
+        max_context=131072, attention="gqa", full_attention_layers=80, source=SRC, as_of=AS_OF,
+    )  # fmt: skip
+
+
+def test_api_price_by_model_class(make_book: BookFactory) -> None:
+    base = make_book()
+    book = make_book(models=(arch("meta-llama/Llama-3.1-70B", 70), arch("small-8b", 8)))
+    assert base.api_prices[0].model == "meta-llama/Llama-3.1-70B"
+    inline = chat(model=ModelRef(spec=ModelSpec(params_b=72)))
+    result = api_break_even(
+        inline,
+        model_id=None,
+        params_b=72,
+        self_hosted_per_token=0.3 / 1e6,
+        replica_day_cost=None,
+        replica_day_tokens=None,
+        book=book,
+        constraints=Constraints(),
+    )
+    assert result.api_model == "meta-llama/Llama-3.1-70B"
+    assert not result.same_model
+    assert result.self_hosting_cheaper is True
+    assert "closest priced model class" in result.verdict
+    assert "no self-hosted deployment in the plan" in result.verdict
+
+
+def test_break_even_volume_holds_for_every_larger_volume() -> None:
+    # One replica: $100 a day, 120 tokens a day; the API charges $1 a token. Brute force: find the
+    # smallest volume above which ceil(V / 120) · 100 ≤ V · 1 for every V checked.
+    cost, capacity, price = 100.0, 120.0, 1.0
+    volumes = [v / 4 for v in range(1, 4 * 3000)]
+    dearer = [v for v in volumes if math.ceil(v / capacity) * cost > v * price]
+    last_dearer = max(dearer)
+    found = self_hosting_break_even(cost, capacity, price)
+    assert found is not None
+    assert last_dearer < found <= last_dearer + 0.25 + 1e-9
+    # 500 (5 replicas × 100 tokens tie each): at 480 tokens 4 replicas cost 400 < 480, but at
+    # 490 five replicas cost 500 > 490.
+    assert found == pytest.approx(500.0)
+    assert self_hosting_break_even(130.0, capacity, price) is None  # a full replica costs more
+
+
+def test_api_price_with_vat_and_in_won(make_book: BookFactory) -> None:
+    # $0.55 per 1M tokens at this mix (see above) → × 1,400 KRW/USD → + 10 % VAT = 847 KRW.
+    result = api_break_even(
+        chat(),
+        model_id="meta-llama/Llama-3.1-70B",
+        params_b=70,
+        self_hosted_per_token=None,
+        replica_day_cost=None,
+        replica_day_tokens=None,
+        book=make_book(),
+        constraints=Constraints(currency="KRW", include_vat=True),
+    )
+    assert result.api_per_million_tokens is not None
+    assert float(result.api_per_million_tokens.amount) == pytest.approx(0.55 * 1400 * 1.1, abs=0.5)
+    assert result.api_per_million_tokens.currency == "KRW"
+
+
+def test_embedding_models_are_not_priced_like_chat_models(make_book: BookFactory) -> None:
+    # The only API price is for a 70B decoder; a 0.6B embedding model has no priced class.
+    book = make_book(models=(arch("meta-llama/Llama-3.1-70B", 70), arch("embed-small", 0.6, "embedding")))
+    result = api_break_even(
+        chat(model=ModelRef(model_id="embed-small")),
+        model_id="embed-small",
+        params_b=0.6,
+        self_hosted_per_token=1e-8,
+        replica_day_cost=None,
+        replica_day_tokens=None,
+        book=book,
+        constraints=Constraints(),
+    )
+    assert result.api_price_id is None
+    assert "no API price" in result.verdict

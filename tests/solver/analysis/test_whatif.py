@@ -1,0 +1,213 @@
+"""Baselines and sensitivity on a hand-built instance whose thresholds are known in closed form.
+
+Workload: 10 req/s. GPU "a": 1 req/s per GPU at $100 → 10 GPUs = $1,000. GPU "b": 2 req/s per GPU at
+$250 → 5 GPUs = $1,250. So the plan buys "a"; it switches to "b" when a's price rises above
+1,250 / 1,000 = ×1.25, or when b's price falls below 1,000 / 1,250 = ×0.8.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import pytest
+
+from solver.analysis.whatif import (
+    TOLERANCE,
+    find_threshold,
+    mix_of,
+    restrict_to_gpu,
+    run_baselines,
+    scale_demand,
+    scale_gpu_price,
+    scale_option_price,
+)
+from solver.domain import AcquisitionMode, Precision
+from solver.errors import SolveCancelled
+from solver.optimizer.api import solve as optimizer_solve
+from solver.optimizer.instance import Bucket, Candidate, FleetInstance, InferenceDemand
+from solver.optimizer.results import FleetSolution, LimitFired, SolverStats, SolveStatus
+from solver.pricing.options import AcquisitionOption
+
+ALL_DAY = (Bucket(index=0, hours=tuple(range(24))),)
+BUY = AcquisitionMode.BUY
+
+
+def option(
+    gpu: str,
+    capex: float,
+    mode: AcquisitionMode = BUY,
+    *,
+    fixed_monthly_per_gpu: float = 0.0,
+    busy_hourly_per_gpu: float = 0.0,
+) -> AcquisitionOption:
+    return AcquisitionOption(
+        id=f"{gpu}/{mode.value}/x",
+        gpu=gpu,
+        mode=mode,
+        offer_id=f"{gpu}-offer",
+        server_id=f"{gpu}-server" if mode is BUY else None,
+        gpus_per_server=1,
+        server_must_be_full=False,
+        scale_up_domain_size=1,
+        capex_per_gpu=capex,
+        capex_per_server=0.0,
+        residual_fraction=0.0,
+        fixed_monthly_per_gpu=fixed_monthly_per_gpu,
+        fixed_monthly_per_server=0.0,
+        busy_hourly_per_gpu=busy_hourly_per_gpu,
+        power_kw_per_gpu=0.0,
+        power_kw_per_server=0.0,
+        rack_units_per_server=0.0,
+    )
+
+
+def candidate(gpu: str, capacity: float) -> Candidate:
+    return Candidate(
+        id=f"w/{gpu}",
+        workload="w",
+        gpu=gpu,
+        tp=1,
+        precision=Precision.BF16,
+        kv_precision=Precision.BF16,
+        capacity_req_s=capacity,
+    )
+
+
+def instance() -> FleetInstance:
+    return FleetInstance(
+        currency="USD",
+        horizon_months=36,
+        buckets=ALL_DAY,
+        options=(option("a", 100.0), option("b", 250.0), option("c", 1.0)),
+        inference=(InferenceDemand(name="w", rate_req_s=(10.0,)),),
+        candidates=(candidate("a", 1.0), candidate("b", 2.0)),
+    )
+
+
+def solve(inst: FleetInstance, limit: float) -> FleetSolution:
+    return optimizer_solve(inst, time_limit_s=min(limit, 5.0), explain=False)
+
+
+def later(seconds: float = 30.0) -> float:
+    return time.monotonic() + seconds
+
+
+def test_base_plan_buys_a() -> None:
+    plan = solve(instance(), 5)
+    assert mix_of(plan) == {("a", BUY)}
+    assert plan.cost is not None and plan.cost.total == pytest.approx(1_000)
+
+
+def test_price_up_threshold_of_the_planned_gpu() -> None:
+    base = mix_of(solve(instance(), 5))
+    outcome = find_threshold(
+        lambda m: scale_gpu_price(instance(), "a", m), base, 4.0, solve, deadline=later()
+    )
+    assert outcome.complete and outcome.threshold is not None
+    t = outcome.threshold
+    # The switch happens just above ×1.25 and the bisection brackets it within the tolerance.
+    assert 1.25 < t.multiplier <= 1.25 + TOLERANCE
+    assert 1.25 - TOLERANCE <= t.last_same_multiplier <= 1.25
+    assert mix_of(t.plan_past) == {("b", BUY)}
+
+
+def test_price_down_threshold_of_the_alternative() -> None:
+    base = mix_of(solve(instance(), 5))
+    outcome = find_threshold(
+        lambda m: scale_gpu_price(instance(), "b", m), base, 0.25, solve, deadline=later()
+    )
+    assert outcome.threshold is not None
+    assert 0.8 - TOLERANCE <= outcome.threshold.multiplier < 0.8
+    assert 0.8 <= outcome.threshold.last_same_multiplier <= 0.8 + TOLERANCE
+
+
+def test_no_threshold_within_range() -> None:
+    base = mix_of(solve(instance(), 5))
+    # Cheaper "a" only strengthens the plan; demand scales both options alike (a stays cheaper).
+    down = find_threshold(lambda m: scale_gpu_price(instance(), "a", m), base, 0.25, solve, deadline=later())
+    assert down.threshold is None and down.complete and down.searched_to == 0.25
+    demand = find_threshold(lambda m: scale_demand(instance(), m), base, 4.0, solve, deadline=later())
+    assert demand.threshold is None and demand.solves == 1
+
+
+def test_search_without_time_is_reported_incomplete() -> None:
+    base = mix_of(solve(instance(), 5))
+    outcome = find_threshold(lambda m: scale_gpu_price(instance(), "a", m), base, 4.0, solve, deadline=0.0)
+    assert not outcome.complete and outcome.threshold is None and outcome.solves == 0
+
+
+def test_baselines_per_gpu() -> None:
+    runs = {r.gpu: r for r in run_baselines(instance(), ("a", "b", "c", "d"), solve, deadline=later())}
+    assert runs["a"].horizon_tco == pytest.approx(1_000)
+    assert runs["b"].horizon_tco == pytest.approx(1_250)
+    assert not runs["c"].feasible and "cannot be served on c" in runs["c"].reason
+    assert not runs["d"].feasible and "no offer" in runs["d"].reason
+
+
+def test_restrict_keeps_only_that_gpu() -> None:
+    single, reason = restrict_to_gpu(instance(), "b")
+    assert single is not None and reason == ""
+    assert {o.gpu for o in single.options} == {"b"}
+    assert {c.gpu for c in single.candidates} == {"b"}
+
+
+def test_scale_option_price_per_mode() -> None:
+    bought = option("a", 100.0, fixed_monthly_per_gpu=10.0, busy_hourly_per_gpu=0.5)
+    scaled = scale_option_price(bought, 2.0)
+    # Purchase price and the support priced on it double; the power price does not.
+    assert (scaled.capex_per_gpu, scaled.fixed_monthly_per_gpu, scaled.busy_hourly_per_gpu) == (
+        200.0,
+        20.0,
+        0.5,
+    )
+    reserved = scale_option_price(
+        option("a", 0.0, AcquisitionMode.RESERVED, fixed_monthly_per_gpu=700.0), 0.5
+    )
+    assert reserved.fixed_monthly_per_gpu == 350.0
+    on_demand = scale_option_price(option("a", 0.0, AcquisitionMode.ON_DEMAND, busy_hourly_per_gpu=3.0), 1.5)
+    assert on_demand.busy_hourly_per_gpu == 4.5
+    owned = replace(bought, owned=True)
+    assert scale_option_price(owned, 3.0) == owned  # sunk cost does not move
+
+
+def status_only(status: SolveStatus) -> FleetSolution:
+    stats = SolverStats(
+        backend="none",
+        status=status,
+        objective=None,
+        best_bound=None,
+        gap=None,
+        seconds=0.0,
+        limit_fired=LimitFired.CANCEL if status is SolveStatus.CANCELLED else LimitFired.TIME,
+        variables=0,
+        constraints=0,
+    )
+    return FleetSolution(status=status, stats=stats, currency="USD", horizon_months=36, buckets=ALL_DAY)
+
+
+def test_cancelled_or_timed_out_solves_are_not_mix_changes() -> None:
+    base = mix_of(solve(instance(), 5))
+    with pytest.raises(SolveCancelled):
+        find_threshold(
+            lambda m: instance(), base, 4.0, lambda i, t: status_only(SolveStatus.CANCELLED), deadline=later()
+        )
+    # A solve that found nothing in time leaves the answer unknown (incomplete), not "changed".
+    outcome = find_threshold(
+        lambda m: instance(), base, 4.0, lambda i, t: status_only(SolveStatus.NO_SOLUTION), deadline=later()
+    )
+    assert outcome.threshold is None and not outcome.complete
+    with pytest.raises(SolveCancelled):
+        run_baselines(instance(), ("a",), lambda i, t: status_only(SolveStatus.CANCELLED), deadline=later())
+
+
+def test_baselines_keep_gpus_already_owned() -> None:
+    # 4 "a" GPUs are owned (sunk, free here); a "b"-only baseline still has them, so it needs
+    # only 3 "b" GPUs (6 req/s) for the remaining demand: 3 × $250 = $750.
+    owned_a = replace(option("a", 0.0), id="a/owned/x", owned=True)
+    inst = replace(instance(), options=(*instance().options, owned_a), owned_counts={"a": 4})
+    single, reason = restrict_to_gpu(inst, "b")
+    assert single is not None, reason
+    assert {(o.gpu, o.owned) for o in single.options} == {("b", False), ("a", True)}
+    runs = {r.gpu: r for r in run_baselines(inst, ("b",), solve, deadline=later())}
+    assert runs["b"].horizon_tco == pytest.approx(750)

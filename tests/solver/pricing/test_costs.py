@@ -1,0 +1,198 @@
+"""acquisition_options: each cost field derived by hand from the test book (conftest.py)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+
+import pytest
+from econ_factories import offer, site
+
+from pricebook.schema import Pricebook
+from solver.domain import AcquisitionMode, Constraints, OwnedGpus
+from solver.pricing.costs import acquisition_options
+from solver.pricing.options import AcquisitionOption
+
+BookFactory = Callable[..., Pricebook]
+
+
+def by_id(options: list[AcquisitionOption]) -> dict[str, AcquisitionOption]:
+    return {o.id: o for o in options}
+
+
+def test_buy_option_for_hgx_h200_in_usd(make_book: BookFactory) -> None:
+    options = by_id(acquisition_options(make_book(), Constraints(currency="USD", horizon_months=36)))
+    opt = options["h200-sxm/buy/hgx-h200-8gpu"]
+    # The most recent purchase offer (2026-07-01, $35,000) wins over the older, cheaper one.
+    assert opt.offer_id == "h200-buy"
+    assert opt.capex_per_gpu == pytest.approx(35_000)
+    assert opt.capex_per_server == pytest.approx(40_000)
+    # Straight-line from 100 % to 20 % over 60 months; after 36 months 0.8 × 36/60 = 48 % is gone.
+    assert opt.residual_fraction == pytest.approx(0.52)
+    # Support 12 %/yr = 1 %/month of the GPU price.
+    assert opt.fixed_monthly_per_gpu == pytest.approx(350.0)
+    # Colocation 8 RU × $100 = 800; host power 2 kW × PUE 1.5 = 3 kW × $0.08 × 730 h = 175.2;
+    # host support 1 % × 40,000 = 400.
+    assert opt.fixed_monthly_per_server == pytest.approx(800 + 175.2 + 400)
+    assert opt.colocation_monthly_per_server == pytest.approx(800)
+    assert opt.host_power_monthly_per_server == pytest.approx(175.2)
+    # Busy GPU: 700 W × 0.75 average draw × PUE 1.5 = 0.7875 kW × $0.08.
+    assert opt.busy_hourly_per_gpu == pytest.approx(0.063)
+    assert opt.power_kw_per_gpu == pytest.approx(1.05)
+    assert opt.power_kw_per_server == pytest.approx(3.0)
+    assert opt.rack_units_per_server == 8
+    assert opt.gpus_per_server == 8
+    assert opt.server_must_be_full  # an SXM board comes fully populated
+    assert opt.scale_up_domain_size == 8
+    assert not opt.owned
+
+
+def test_vat_inclusive_krw_offer_stripped_for_a_usd_ex_vat_request(make_book: BookFactory) -> None:
+    opt = by_id(acquisition_options(make_book(), Constraints(currency="USD")))["rtx-pro-6000/buy/pcie-4gpu"]
+    # 11,000,000 KRW includes 10 % VAT → 10,000,000 KRW net → ÷ 1,400 KRW/USD.
+    assert opt.capex_per_gpu == pytest.approx(10_000_000 / 1400)
+    assert not opt.server_must_be_full  # PCIe slots may stay empty
+    assert opt.scale_up_domain_size == 1
+
+
+def test_krw_request_with_vat(make_book: BookFactory) -> None:
+    constraints = Constraints(currency="KRW", include_vat=True, horizon_months=60)
+    options = by_id(acquisition_options(make_book(), constraints))
+    h200 = options["h200-sxm/buy/hgx-h200-8gpu"]
+    assert h200.capex_per_gpu == pytest.approx(35_000 * 1400 * 1.1)
+    assert h200.residual_fraction == pytest.approx(0.2)  # a full depreciation period
+    # The KRW tariff (180 won/kWh) plus VAT: 198 won/kWh × 0.7875 kW.
+    assert h200.busy_hourly_per_gpu == pytest.approx(0.7875 * 198)
+    rtx = options["rtx-pro-6000/buy/pcie-4gpu"]
+    assert rtx.capex_per_gpu == pytest.approx(11_000_000)  # already VAT-inclusive
+
+
+def test_horizon_beyond_depreciation_keeps_the_residual(make_book: BookFactory) -> None:
+    opt = by_id(acquisition_options(make_book(), Constraints(horizon_months=96)))[
+        "h200-sxm/buy/hgx-h200-8gpu"
+    ]
+    assert opt.residual_fraction == pytest.approx(0.2)
+
+
+def test_gpus_only_pricing_drops_host_costs(make_book: BookFactory) -> None:
+    constraints = Constraints(include_host_costs=False)
+    opt = by_id(acquisition_options(make_book(), constraints))["h200-sxm/buy/hgx-h200-8gpu"]
+    assert opt.capex_per_server == 0
+    assert opt.fixed_monthly_per_server == 0
+    assert opt.power_kw_per_server == 0
+    assert opt.fixed_monthly_per_gpu == pytest.approx(350.0)  # GPU support is still paid
+
+
+def test_rentals_take_the_cheapest_offer(make_book: BookFactory) -> None:
+    modes = (AcquisitionMode.ON_DEMAND, AcquisitionMode.RESERVED)
+    options = by_id(acquisition_options(make_book(), Constraints(allowed_modes=modes, horizon_months=36)))
+    on_demand = options["h200-sxm/on_demand/h200-od-cheap"]
+    assert on_demand.busy_hourly_per_gpu == pytest.approx(3.5)
+    assert on_demand.fixed_monthly_per_gpu == 0
+    assert on_demand.capex_per_gpu == 0
+    assert on_demand.power_kw_per_gpu == 0  # off-site: no site power or racks
+    reserved = options["h200-sxm/reserved/h200-res-12"]
+    assert reserved.fixed_monthly_per_gpu == pytest.approx(2.5 * 730)
+    assert reserved.busy_hourly_per_gpu == 0
+    assert "rtx-pro-6000/on_demand/rtx-od" in options
+    assert not any(o.mode is AcquisitionMode.BUY for o in options.values())
+
+
+def test_reserved_pays_whole_terms(make_book: BookFactory) -> None:
+    constraints = Constraints(allowed_modes=(AcquisitionMode.RESERVED,), horizon_months=30)
+    reserved = by_id(acquisition_options(make_book(), constraints))["h200-sxm/reserved/h200-res-12"]
+    # 30 months need three 12-month terms: 36 months paid, spread over the 30-month horizon.
+    assert reserved.fixed_monthly_per_gpu == pytest.approx(2.5 * 730 * 36 / 30)
+
+
+def test_allowed_gpus_filter(make_book: BookFactory) -> None:
+    options = acquisition_options(make_book(), Constraints(allowed_gpus=("rtx-pro-6000",)))
+    assert {o.gpu for o in options} == {"rtx-pro-6000"}
+
+
+def test_owned_gpus_are_sunk_but_still_run(make_book: BookFactory) -> None:
+    constraints = Constraints(owned=(OwnedGpus(gpu="h200-sxm", count=4),), allowed_gpus=("rtx-pro-6000",))
+    options = by_id(acquisition_options(make_book(), constraints))
+    owned = options["h200-sxm/owned/hgx-h200-8gpu"]
+    assert owned.owned
+    assert owned.capex_per_gpu == 0 and owned.capex_per_server == 0
+    assert owned.residual_fraction == 0
+    assert owned.fixed_monthly_per_gpu == pytest.approx(350.0)
+    assert owned.busy_hourly_per_gpu == pytest.approx(0.063)
+
+
+def test_whole_server_offer_is_split_into_host_and_gpus(make_book: BookFactory) -> None:
+    server_offer = offer("hgx-quote", "purchase_server", "h200-sxm", "328000 USD", server="hgx-h200-8gpu")
+    book = make_book(offers=(server_offer,))
+    opt = by_id(acquisition_options(book, Constraints()))["h200-sxm/buy/hgx-h200-8gpu"]
+    assert opt.offer_id == "hgx-quote"
+    assert opt.capex_per_gpu == pytest.approx((328_000 - 40_000) / 8)
+    assert opt.capex_per_server == pytest.approx(40_000)
+
+
+def test_card_without_a_server_model(make_book: BookFactory) -> None:
+    book = make_book(servers=())
+    opt = by_id(acquisition_options(book, Constraints()))["rtx-pro-6000/buy/rtx-buy"]
+    assert opt.server_id is None
+    assert opt.capex_per_server == 0 and opt.rack_units_per_server == 0
+
+
+def test_purchase_in_request_currency_preferred(make_book: BookFactory) -> None:
+    base = make_book()
+    krw = offer("h200-krw", "purchase_gpu", "h200-sxm", "60000000 KRW", as_of=dt.date(2025, 6, 1))
+    book = make_book(offers=(*base.offers, krw))
+    options = by_id(acquisition_options(book, Constraints(currency="KRW")))
+    # Older and dearer than the USD offer, but quoted in won: no FX exposure in a won bid.
+    assert options["h200-sxm/buy/hgx-h200-8gpu"].capex_per_gpu == pytest.approx(60_000_000)
+    usd = by_id(acquisition_options(book, Constraints(currency="USD")))
+    assert usd["h200-sxm/buy/hgx-h200-8gpu"].capex_per_gpu == pytest.approx(35_000)
+
+
+def test_ids_are_sorted_and_unique(make_book: BookFactory) -> None:
+    modes = tuple(AcquisitionMode)
+    ids = [o.id for o in acquisition_options(make_book(), Constraints(allowed_modes=modes))]
+    assert ids == sorted(set(ids))
+
+
+def test_allowed_and_owned_gpus_by_alias(make_book: BookFactory) -> None:
+    # The test GPUs are named after their ids in upper case ("H200-SXM"), an alias the catalogue accepts.
+    constraints = Constraints(allowed_gpus=("H200-SXM",), owned=(OwnedGpus(gpu="RTX-PRO-6000", count=1),))
+    options = acquisition_options(make_book(), constraints)
+    assert {(o.gpu, o.owned) for o in options} == {("h200-sxm", False), ("rtx-pro-6000", True)}
+
+
+def test_whole_server_quote_vs_card_price_compared_with_the_host(make_book: BookFactory) -> None:
+    # Card: $35,000 + $40,000 / 8 host share = $40,000 per GPU all-in. A server quote at
+    # $312,000 = $39,000 per GPU all-in is cheaper; its GPU part is (312,000 − 40,000) / 8.
+    base = make_book()
+    quote = offer("hgx-quote", "purchase_server", "h200-sxm", "312000 USD", server="hgx-h200-8gpu")
+    book = make_book(offers=(*base.offers, quote))
+    opt = by_id(acquisition_options(book, Constraints()))["h200-sxm/buy/hgx-h200-8gpu"]
+    assert opt.offer_id == "hgx-quote"
+    assert opt.capex_per_gpu == pytest.approx(34_000)
+    # A dearer quote ($328,000 = $41,000 all-in) loses to the card.
+    dear = offer("hgx-quote", "purchase_server", "h200-sxm", "328000 USD", server="hgx-h200-8gpu")
+    book = make_book(offers=(*base.offers, dear))
+    assert (
+        by_id(acquisition_options(book, Constraints()))["h200-sxm/buy/hgx-h200-8gpu"].offer_id == "h200-buy"
+    )
+
+
+def test_idle_gpu_power_is_a_fixed_monthly_cost(make_book: BookFactory) -> None:
+    book = make_book(site=site(idle_gpu_power_fraction=0.1))
+    opt = by_id(acquisition_options(book, Constraints()))["h200-sxm/buy/hgx-h200-8gpu"]
+    # Idle: 700 W × 0.1 × PUE 1.5 = 0.105 kW × $0.08 × 730 h = $6.132 a month, on top of support.
+    assert opt.idle_power_monthly_per_gpu == pytest.approx(6.132)
+    assert opt.fixed_monthly_per_gpu == pytest.approx(350 + 6.132)
+    # Busy: the rest of the 75 % average draw, 700 W × 0.65 × 1.5 = 0.6825 kW × $0.08.
+    assert opt.busy_hourly_per_gpu == pytest.approx(0.0546)
+    # At 100 % busy the GPU's power costs the same as without an idle split: 0.063 × 730.
+    assert opt.idle_power_monthly_per_gpu + opt.busy_hourly_per_gpu * 730 == pytest.approx(0.063 * 730)
+
+
+def test_seed_001_two_h200_draw_1_4_kw_at_full_tdp(make_book: BookFactory) -> None:
+    # Seed 001: "GPU 자체의 최대 TDP 합계는 두 장 기준 1.4kW" (700 W each). Our power cap figure is
+    # TDP × PUE, so at PUE 1.0 two GPUs come to exactly that.
+    book = make_book(site=site(pue=1.0))
+    opt = by_id(acquisition_options(book, Constraints()))["h200-sxm/buy/hgx-h200-8gpu"]
+    assert 2 * opt.power_kw_per_gpu == pytest.approx(1.4)
