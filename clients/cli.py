@@ -39,7 +39,10 @@ from clients import render
 from clients.client import DEFAULT_TIMEOUT_S, FleetPlanError, FleetPlannerClient
 from clients.scenario import ScenarioError, case_from_json, load_scenario, load_yaml, parse_scenario
 from pricebook.errors import PricebookError
+from service.interceptors import configure_logging
 from service.security import SecurityConfigError, channel_credentials, read_token
+from service.server import serve, start_in_thread
+from service.settings import ServerSettings
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -90,9 +93,6 @@ def _client(args: argparse.Namespace) -> Iterator[FleetPlannerClient]:
         ) as client:
             yield client
         return
-    from service.interceptors import configure_logging  # noqa: PLC0415 - server code only when needed
-    from service.server import start_in_thread  # noqa: PLC0415 - server code only when needed
-    from service.settings import ServerSettings  # noqa: PLC0415 - server code only when needed
 
     configure_logging(level=logging.INFO if args.verbose else logging.WARNING)
     settings = ServerSettings(address="127.0.0.1:0", pricebook_dir=args.pricebook, grace_period_s=1.0)
@@ -110,9 +110,6 @@ def _client(args: argparse.Namespace) -> Iterator[FleetPlannerClient]:
 
 
 def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
-    from service.interceptors import configure_logging  # noqa: PLC0415 - server code only when needed
-    from service.server import serve  # noqa: PLC0415 - server code only when needed
-    from service.settings import ServerSettings  # noqa: PLC0415 - server code only when needed
 
     overrides: dict[str, Any] = {"address": args.address}
     for key in (

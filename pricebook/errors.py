@@ -1,8 +1,10 @@
-"""Errors of the pricebook: a broken book at start-up, or an id that is not in it."""
+"""Errors of the pricebook (a broken book at start-up, an id that is not in it) and the base types
+of every error fleetplan raises on purpose (re-exported by ``solver.errors``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 
 class PricebookError(Exception):
@@ -25,3 +27,22 @@ class UnknownEntryError(LookupError):
         self.suggestions = tuple(suggestions)
         hint = f" (did you mean {', '.join(self.suggestions)}?)" if self.suggestions else ""
         super().__init__(f"unknown {kind} {key!r}{hint}")
+
+
+class FleetplanError(Exception):
+    """Base of every error fleetplan raises on purpose."""
+
+
+@dataclass(frozen=True, slots=True)
+class FieldViolation:
+    field: str
+    """Path in the request, e.g. ``workloads[2].sla.ttft_p95_ms``."""
+    reason: str
+
+
+class InvalidRequest(FleetplanError):
+    """Bad input: one violation per bad field."""
+
+    def __init__(self, violations: Sequence[FieldViolation]) -> None:
+        self.violations = tuple(violations)
+        super().__init__("; ".join(f"{v.field}: {v.reason}" for v in self.violations))

@@ -2,24 +2,59 @@
 assumptions or the FX rate. The result is a new book with its own content hash, plus one sentence
 per change so the response can say exactly what was applied.
 
-Bad overrides raise ``solver.errors.InvalidRequest`` with field paths such as
-``overrides.offers[0].offer_id`` or ``overrides.site.pue``.
+Bad overrides raise ``InvalidRequest`` (``pricebook.errors``, re-exported by ``solver.errors``)
+with field paths such as ``overrides.offers[0].offer_id`` or ``overrides.site.pue``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pricebook.catalog import gpu as find_gpu
-from pricebook.errors import UnknownEntryError
+from pricebook.errors import FieldViolation, InvalidRequest, UnknownEntryError
 from pricebook.loader import check_offer_references, with_content_hash
 from pricebook.money import OVERRIDE_SOURCE, usd_krw_override
-from pricebook.schema import FxRate, Money, Offer, Pricebook, Provenance, SiteAssumptions
-from solver.domain import OfferOverride, PricebookOverrides
-from solver.errors import FieldViolation, InvalidRequest
+from pricebook.schema import (
+    FxRate,
+    GpuId,
+    Money,
+    Offer,
+    OfferKind,
+    Pricebook,
+    PriceLabel,
+    Provenance,
+    SiteAssumptions,
+)
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class OfferOverride(_Frozen):
+    """Replace an offer's price (by id) or add a new offer (a vendor quote)."""
+
+    offer_id: str
+    kind: OfferKind | None = None
+    gpu: GpuId | None = None
+    server: str | None = None
+    provider: str = "request override"
+    price: Money
+    term_months: int = 0
+    label: PriceLabel = PriceLabel.QUOTE
+    as_of: dt.date | None = None
+    """Date of the quote; None = the day the request is served (give it for reproducible hashes)."""
+
+
+class PricebookOverrides(_Frozen):
+    offers: tuple[OfferOverride, ...] = ()
+    site: dict[str, float | str | bool] = Field(default_factory=dict)
+    """Site assumption field name → new value (e.g. ``{"pue": 1.3}``)."""
+    fx_usd_krw: Annotated[float, Field(gt=0)] | None = None
+
 
 _SITE_NOT_OVERRIDABLE = frozenset(
     {"source", "as_of", "field_sources", "estimated_fields", "notes", "fx_rates"}

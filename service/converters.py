@@ -25,7 +25,7 @@ from api.fleetplan.v1 import catalog_pb2, common_pb2, performance_pb2, plan_pb2,
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from pricebook import catalog as pb_catalog
 from pricebook.errors import UnknownEntryError
-from pricebook.overrides import apply_overrides
+from pricebook.overrides import PricebookOverrides, apply_overrides
 from pricebook.schema import Money, OfferKind, Pricebook, Sourced
 from solver import domain, planner
 from solver.analysis.tco import UnitCost
@@ -591,7 +591,7 @@ def _override_violations(
 ) -> list[FieldViolation]:
     """Apply the request's pricebook overrides once here, so a bad one (unknown offer, a site field
     that does not exist, a negative price) is refused with its proto path before any solve."""
-    if request.overrides == domain.PricebookOverrides():
+    if request.overrides == PricebookOverrides():
         return []
     try:
         apply_overrides(book, request.overrides)

@@ -10,14 +10,14 @@ the field path (pydantic ``loc``), which the service turns into BadRequest field
 
 from __future__ import annotations
 
-import datetime as dt
 from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from pricebook.schema import Currency, GpuId, Money, OfferKind, PriceLabel
+from pricebook.overrides import PricebookOverrides
+from pricebook.schema import Currency, GpuId, Money
 from solver.units import HOURS_PER_DAY, SECONDS_PER_DAY
 
 # Caps that keep one request's model bounded (reliability issue: refuse, naming the limit).
@@ -227,28 +227,6 @@ class Constraints(_Frozen):
     include_vat: bool = False
     include_host_costs: bool = True
     """False prices GPUs alone (cards going into hosts already owned), as the seeds' budget tables do."""
-
-
-class OfferOverride(_Frozen):
-    """Replace an offer's price (by id) or add a new offer (a vendor quote)."""
-
-    offer_id: str
-    kind: OfferKind | None = None
-    gpu: GpuId | None = None
-    server: str | None = None
-    provider: str = "request override"
-    price: Money
-    term_months: int = 0
-    label: PriceLabel = PriceLabel.QUOTE
-    as_of: dt.date | None = None
-    """Date of the quote; None = the day the request is served (give it for reproducible hashes)."""
-
-
-class PricebookOverrides(_Frozen):
-    offers: tuple[OfferOverride, ...] = ()
-    site: dict[str, float | str | bool] = Field(default_factory=dict)
-    """Site assumption field name → new value (e.g. ``{"pue": 1.3}``)."""
-    fx_usd_krw: Annotated[float, Field(gt=0)] | None = None
 
 
 class SolverOptions(_Frozen):

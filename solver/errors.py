@@ -1,11 +1,13 @@
-"""Domain errors. The service maps each to one gRPC status code in one place."""
+"""Domain errors. The service maps each to one gRPC status code in one place.
+
+The base types (``FleetplanError``, ``FieldViolation``, ``InvalidRequest``) are defined in the
+bottom layer, ``pricebook.errors``, so that the pricebook can refuse a bad override with them;
+they are re-exported here, where the solver and the service look for them.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-
-from pricebook.errors import PricebookError, UnknownEntryError
+from pricebook.errors import FieldViolation, FleetplanError, InvalidRequest, PricebookError, UnknownEntryError
 
 __all__ = [
     "DeadlineExceeded",
@@ -17,25 +19,6 @@ __all__ = [
     "SolveCancelled",
     "UnknownEntryError",
 ]
-
-
-class FleetplanError(Exception):
-    """Base of every error fleetplan raises on purpose."""
-
-
-@dataclass(frozen=True, slots=True)
-class FieldViolation:
-    field: str
-    """Path in the request, e.g. ``workloads[2].sla.ttft_p95_ms``."""
-    reason: str
-
-
-class InvalidRequest(FleetplanError):
-    """Bad input: one violation per bad field."""
-
-    def __init__(self, violations: Sequence[FieldViolation]) -> None:
-        self.violations = tuple(violations)
-        super().__init__("; ".join(f"{v.field}: {v.reason}" for v in self.violations))
 
 
 class SolveCancelled(FleetplanError):

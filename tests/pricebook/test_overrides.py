@@ -10,9 +10,8 @@ import pytest
 from pricebook import catalog
 from pricebook.loader import content_hash, load_default
 from pricebook.money import convert
-from pricebook.overrides import apply_overrides
+from pricebook.overrides import OfferOverride, PricebookOverrides, apply_overrides
 from pricebook.schema import Money, OfferKind, Pricebook
-from solver.domain import OfferOverride, PricebookOverrides
 from solver.errors import InvalidRequest
 
 TODAY = dt.date(2026, 12, 2)

@@ -1,0 +1,95 @@
+"""The layers import one way: api and pricebook at the bottom, then solver, then service, then clients.
+
+```
+api (generated stubs)    pricebook (data, loader, overrides)
+          │                   │
+          │                 solver (perf, pricing, optimizer, analysis, planner)
+          │                   │
+          └──────────────► service (proto ↔ domain, gRPC server)
+                              │
+                            clients (client, scenarios, rendering, the CLI)
+```
+
+Checked on the source (every import statement, at module level or inside a function), so a
+cycle cannot hide behind a function-level import. Imports inside a function are refused for the
+project's own packages altogether: with the layers above there is no cycle to dodge.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("api", "pricebook", "solver", "service", "clients")
+GENERATED = REPO_ROOT / "api" / "fleetplan"
+
+FORBIDDEN: dict[str, frozenset[str]] = {
+    "api": frozenset({"pricebook", "solver", "service", "clients", "bench"}),
+    "pricebook": frozenset({"api", "solver", "service", "clients", "bench", "grpc"}),
+    "solver": frozenset({"api", "service", "clients", "bench", "grpc", "grpc_status", "google.rpc"}),
+    "service": frozenset({"clients", "bench"}),
+    "clients": frozenset({"bench"}),
+}
+"""Top-level modules each package must not import."""
+
+
+def _modules(package: str) -> Iterator[Path]:
+    for path in sorted((REPO_ROOT / package).rglob("*.py")):
+        if GENERATED not in path.parents:
+            yield path
+
+
+def _imports(tree: ast.Module) -> Iterator[tuple[ast.stmt, str, bool]]:
+    """(statement, imported module, at module level?) for every import in ``tree``."""
+
+    def walk(node: ast.AST, in_function: bool) -> Iterator[tuple[ast.stmt, str, bool]]:
+        for child in ast.iter_child_nodes(node):
+            inside = in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+            if isinstance(child, ast.Import):
+                for alias in child.names:
+                    yield child, alias.name, not in_function
+            elif isinstance(child, ast.ImportFrom) and child.level == 0 and child.module:
+                yield child, child.module, not in_function
+            yield from walk(child, inside)
+
+    yield from walk(tree, False)
+
+
+def _violations(package: str) -> list[str]:
+    found = []
+    for path in _modules(package):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node, module, at_module_level in _imports(tree):
+            where = f"{path.relative_to(REPO_ROOT)}:{node.lineno}"
+            root_parts = module.split(".")
+            for forbidden in FORBIDDEN[package]:
+                if root_parts[: len(forbidden.split("."))] == forbidden.split("."):
+                    found.append(f"{where} imports {module} ({package} must not import {forbidden})")
+            if not at_module_level and root_parts[0] in PACKAGES:
+                found.append(f"{where} imports {module} inside a function")
+    return found
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_imports_run_one_way(package: str) -> None:
+    assert _violations(package) == []
+
+
+def test_generated_code_lives_in_api_only() -> None:
+    generated = [
+        str(p.relative_to(REPO_ROOT))
+        for package in PACKAGES
+        if package != "api"
+        for p in (REPO_ROOT / package).rglob("*_pb2*.py*")
+    ]
+    assert generated == []
+    assert any(GENERATED.rglob("*_pb2.py"))
+
+
+def test_the_checker_sees_function_level_and_forbidden_imports() -> None:
+    tree = ast.parse("import os\ndef f():\n    from service import server\n")
+    assert [(m, top) for _, m, top in _imports(tree)] == [("os", True), ("service", False)]
