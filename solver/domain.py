@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from pricebook.overrides import PricebookOverrides
 from pricebook.schema import Currency, GpuId, Money
-from solver.units import HOURS_PER_DAY, SECONDS_PER_DAY
+from solver.units import HOURS_PER_DAY, SECONDS_PER_DAY, SECONDS_PER_HOUR
 
 # Caps that keep one request's model bounded (reliability issue: refuse, naming the limit).
 MAX_WORKLOADS = 500
@@ -151,7 +151,14 @@ class InferenceWorkload(_Frozen):
         return self.input_tokens + self.output_tokens
 
     def hourly_request_rates(self) -> tuple[float, ...]:
-        """Requests per second in each of the 24 hours of a day (flat at peak without a profile)."""
+        """Requests per second to serve in each of the 24 hours of a day.
+
+        Interactive work is served as it arrives: at the peak in every hour without a profile (the
+        peak may come at any hour), in the profile's shape with one. Batch work may queue within the
+        day, so only its daily volume matters: it is served at the day's average rate in every hour.
+        """
+        if not self.interactive:
+            return (self.average_request_rate(),) * HOURS_PER_DAY
         if self.peak_request_rate_per_s is not None:
             peak = self.peak_request_rate_per_s
             if self.hourly_profile is None:
@@ -163,10 +170,17 @@ class InferenceWorkload(_Frozen):
         if self.hourly_profile is None:
             return (daily_requests / SECONDS_PER_DAY * self.peak_to_average,) * HOURS_PER_DAY
         total = sum(self.hourly_profile)
-        return tuple(daily_requests * w / total / 3600.0 for w in self.hourly_profile)
+        return tuple(daily_requests * w / total / SECONDS_PER_HOUR for w in self.hourly_profile)
 
-    def peak_request_rate(self) -> float:
-        return max(self.hourly_request_rates())
+    def average_request_rate(self) -> float:
+        """The day's average requests per second (the peak ÷ ``peak_to_average`` for a peak rate)."""
+        if self.peak_request_rate_per_s is not None:
+            peak = self.peak_request_rate_per_s
+            if self.hourly_profile is None:
+                return peak / self.peak_to_average
+            return peak * sum(self.hourly_profile) / (HOURS_PER_DAY * max(self.hourly_profile))
+        assert self.daily_tokens is not None  # guaranteed by _demand
+        return self.daily_tokens / self.tokens_per_request / SECONDS_PER_DAY
 
 
 class ReferenceGpuHours(_Frozen):

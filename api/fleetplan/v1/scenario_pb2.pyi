@@ -32,9 +32,14 @@ class _ServingKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ServingKi
     SERVING_KIND_UNSPECIFIED: _ServingKind.ValueType  # 0
     """Not given: interactive."""
     SERVING_KIND_INTERACTIVE: _ServingKind.ValueType  # 1
-    """Users wait for answers: the SLA applies at the peak hour."""
+    """Users wait for answers: replicas are sized for the peak hour (peak_to_average or the
+    hourly_profile's highest hour) and the SLA applies then.
+    """
     SERVING_KIND_BATCH: _ServingKind.ValueType  # 2
-    """Offline/batch processing: only the daily volume matters."""
+    """Offline/batch processing: requests may queue within the day, so only the daily volume
+    matters: replicas are sized for the day's average rate in every hour (peak_to_average and
+    hourly_profile then describe arrivals only). The SLA, if given, still applies per request.
+    """
 
 class ServingKind(_ServingKind, metaclass=_ServingKindEnumTypeWrapper):
     """Whether a workload is latency-sensitive."""
@@ -42,9 +47,14 @@ class ServingKind(_ServingKind, metaclass=_ServingKindEnumTypeWrapper):
 SERVING_KIND_UNSPECIFIED: ServingKind.ValueType  # 0
 """Not given: interactive."""
 SERVING_KIND_INTERACTIVE: ServingKind.ValueType  # 1
-"""Users wait for answers: the SLA applies at the peak hour."""
+"""Users wait for answers: replicas are sized for the peak hour (peak_to_average or the
+hourly_profile's highest hour) and the SLA applies then.
+"""
 SERVING_KIND_BATCH: ServingKind.ValueType  # 2
-"""Offline/batch processing: only the daily volume matters."""
+"""Offline/batch processing: requests may queue within the day, so only the daily volume
+matters: replicas are sized for the day's average rate in every hour (peak_to_average and
+hourly_profile then describe arrivals only). The SLA, if given, still applies per request.
+"""
 Global___ServingKind: _TypeAlias = ServingKind  # noqa: Y015
 
 class _OfferKind:
