@@ -42,6 +42,7 @@ from solver.pricing.costs import priced
 from solver.pricing.options import AcquisitionOption
 from solver.units import (
     DAYS_PER_MONTH,
+    HOURS_PER_DAY,
     HOURS_PER_MONTH,
     SECONDS_PER_HOUR,
     TOKENS_PER_MILLION,
@@ -114,6 +115,19 @@ def _owned_per_gpu(opt: AcquisitionOption, horizon_months: int) -> tuple[float, 
     running = opt.fixed_monthly_per_gpu * g + opt.fixed_monthly_per_server
     fixed = purchase * (1.0 - opt.residual_fraction) / horizon_months + running
     return fixed / g, running / g, purchase / g
+
+
+def gpu_day_cost(option: AcquisitionOption, horizon_months: int) -> float:
+    """One GPU of ``option`` held and busy for a whole day (a full server's share of the host):
+    the ``C / gpus per replica`` of the self-host vs API comparison (module docstring)."""
+    if option.mode is AcquisitionMode.ON_DEMAND:
+        return option.busy_hourly_per_gpu * HOURS_PER_DAY
+    per_server = option.gpus_per_server
+    capex = (option.capex_per_gpu + option.capex_per_server / per_server) * (1 - option.residual_fraction)
+    monthly = (
+        capex / horizon_months + option.fixed_monthly_per_gpu + option.fixed_monthly_per_server / per_server
+    )
+    return monthly / DAYS_PER_MONTH + option.busy_hourly_per_gpu * HOURS_PER_DAY
 
 
 def buy_vs_rent(
