@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pricebook.catalog import model as catalogue_model
 from pricebook.errors import UnknownEntryError
 from pricebook.schema import ApiPrice, Currency, GpuId, Money, Pricebook
-from solver.analysis.tco import to_money, to_unit_price
+from solver.analysis.tco import daily_requests, to_money, to_unit_price
 from solver.domain import AcquisitionMode, Constraints, InferenceWorkload
 from solver.pricing.costs import priced
 from solver.pricing.options import AcquisitionOption
@@ -44,7 +44,6 @@ from solver.units import (
     DAYS_PER_MONTH,
     HOURS_PER_DAY,
     HOURS_PER_MONTH,
-    SECONDS_PER_HOUR,
     TOKENS_PER_MILLION,
 )
 
@@ -73,8 +72,7 @@ def budget_table(options: Sequence[AcquisitionOption], budget: float) -> dict[Gp
     for opt in options:
         if opt.mode is not AcquisitionMode.BUY or opt.owned:
             continue
-        per_gpu = opt.capex_per_gpu + opt.capex_per_server / opt.gpus_per_server
-        units = gpus_within_budget(budget, per_gpu)
+        units = gpus_within_budget(budget, opt.capex_per_gpu_with_host)
         table[opt.gpu] = max(table.get(opt.gpu, 0.0), units)
     return dict(sorted(table.items()))
 
@@ -123,7 +121,7 @@ def gpu_day_cost(option: AcquisitionOption, horizon_months: int) -> float:
     if option.mode is AcquisitionMode.ON_DEMAND:
         return option.busy_hourly_per_gpu * HOURS_PER_DAY
     per_server = option.gpus_per_server
-    capex = (option.capex_per_gpu + option.capex_per_server / per_server) * (1 - option.residual_fraction)
+    capex = option.capex_per_gpu_with_host * (1 - option.residual_fraction)
     monthly = (
         capex / horizon_months + option.fixed_monthly_per_gpu + option.fixed_monthly_per_server / per_server
     )
@@ -320,8 +318,7 @@ def daily_tokens(workload: InferenceWorkload) -> float:
     """Input + output tokens a day (given, or implied by the hourly request rates)."""
     if workload.daily_tokens is not None:
         return float(workload.daily_tokens)
-    daily_requests = sum(rate * SECONDS_PER_HOUR for rate in workload.hourly_request_rates())
-    return daily_requests * workload.tokens_per_request
+    return daily_requests(workload) * workload.tokens_per_request
 
 
 def api_break_even(

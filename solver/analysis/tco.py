@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
+from typing import Any
 
 from pricebook.schema import Currency, GpuId, Money
 from solver.domain import AcquisitionMode, InferenceWorkload, TrainingWorkload
@@ -35,24 +36,25 @@ from solver.units import DAYS_PER_MONTH, HOURS_PER_MONTH, SECONDS_PER_HOUR, TOKE
 _MINOR_UNIT = {"USD": Decimal("0.01"), "KRW": Decimal("1")}
 
 
-def to_money(amount: float, currency: Currency) -> Money:
-    """A float amount as Decimal ``Money`` rounded to the currency's minor unit (banker's rounding)."""
-    quantum = _MINOR_UNIT[currency]
+_UNIT_PRICE_QUANTUM = {"USD": Decimal("0.0001"), "KRW": Decimal("0.01")}
+
+
+def _rounded(amount: float, quantum: Decimal, currency: Currency) -> Money:
+    """``amount`` as Decimal ``Money``, rounded to ``quantum`` (banker's rounding)."""
     return Money(
         amount=Decimal(repr(float(amount))).quantize(quantum, rounding=ROUND_HALF_EVEN), currency=currency
     )
 
 
-_UNIT_PRICE_QUANTUM = {"USD": Decimal("0.0001"), "KRW": Decimal("0.01")}
+def to_money(amount: float, currency: Currency) -> Money:
+    """A float amount as Decimal ``Money`` rounded to the currency's minor unit (banker's rounding)."""
+    return _rounded(amount, _MINOR_UNIT[currency], currency)
 
 
 def to_unit_price(amount: float, currency: Currency) -> Money:
     """A per-unit price (per GPU-hour, per 1M tokens) to 1/100 of the minor unit: API prices such
     as $0.075 per 1M tokens would lose their meaning rounded to the cent."""
-    quantum = _UNIT_PRICE_QUANTUM[currency]
-    return Money(
-        amount=Decimal(repr(float(amount))).quantize(quantum, rounding=ROUND_HALF_EVEN), currency=currency
-    )
+    return _rounded(amount, _UNIT_PRICE_QUANTUM[currency], currency)
 
 
 def add_money(amounts: Iterable[Money], currency: Currency) -> Money:
@@ -333,16 +335,21 @@ def allocate_cost(
     return shares
 
 
+def daily_requests(workload: InferenceWorkload) -> float:
+    """Requests on an average day: implied by the daily tokens when given, else the hourly rates."""
+    if workload.daily_tokens is not None:
+        # Daily tokens are the demand itself; the flat hourly rates derived from them are scaled
+        # by the peak-to-average factor, so derive the volume directly.
+        return workload.daily_tokens / workload.tokens_per_request
+    return sum(rate * SECONDS_PER_HOUR for rate in workload.hourly_request_rates())
+
+
 def inference_tokens_per_month(workload: InferenceWorkload) -> tuple[float, float]:
     """(output, total) tokens per month the workload's demand implies (average day, 365/12 days)."""
-    daily_requests = sum(rate * SECONDS_PER_HOUR for rate in workload.hourly_request_rates())
-    if workload.daily_tokens is not None:
-        # Daily tokens are the demand itself; the flat hourly profile above is scaled by the
-        # peak-to-average factor, so derive the volume directly.
-        daily_requests = workload.daily_tokens / workload.tokens_per_request
+    requests = daily_requests(workload)
     return (
-        daily_requests * workload.output_tokens * DAYS_PER_MONTH,
-        daily_requests * workload.tokens_per_request * DAYS_PER_MONTH,
+        requests * workload.output_tokens * DAYS_PER_MONTH,
+        requests * workload.tokens_per_request * DAYS_PER_MONTH,
     )
 
 
@@ -358,18 +365,26 @@ def unit_costs(
     """Cost per 1M output / total tokens for inference workloads, per run for training workloads."""
     shares = allocate_cost(lines, usages, horizon_months)
     fleet_total = sum(shares.values())
+
+    def share_of(name: str, kind: str, **per_unit: Any) -> UnitCost:
+        share = shares.get(name, 0.0)
+        return UnitCost(
+            workload=name,
+            kind=kind,
+            horizon_cost=to_money(share, currency),
+            monthly_cost=to_money(share / horizon_months, currency),
+            share_of_fleet=share / fleet_total if fleet_total > 0 else 0.0,
+            **per_unit,
+        )
+
     result: list[UnitCost] = []
     for w in inference:
-        share = shares.get(w.name, 0.0)
-        monthly = share / horizon_months
+        monthly = shares.get(w.name, 0.0) / horizon_months
         output, total = inference_tokens_per_month(w)
         result.append(
-            UnitCost(
-                workload=w.name,
-                kind="inference",
-                horizon_cost=to_money(share, currency),
-                monthly_cost=to_money(monthly, currency),
-                share_of_fleet=share / fleet_total if fleet_total > 0 else 0.0,
+            share_of(
+                w.name,
+                "inference",
                 per_million_output_tokens=to_unit_price(monthly / output * TOKENS_PER_MILLION, currency),
                 per_million_total_tokens=to_unit_price(monthly / total * TOKENS_PER_MILLION, currency),
                 output_tokens_per_month=output,
@@ -377,15 +392,11 @@ def unit_costs(
             )
         )
     for t in training:
-        share = shares.get(t.name, 0.0)
-        monthly = share / horizon_months
+        monthly = shares.get(t.name, 0.0) / horizon_months
         result.append(
-            UnitCost(
-                workload=t.name,
-                kind="training",
-                horizon_cost=to_money(share, currency),
-                monthly_cost=to_money(monthly, currency),
-                share_of_fleet=share / fleet_total if fleet_total > 0 else 0.0,
+            share_of(
+                t.name,
+                "training",
                 per_training_run=to_money(monthly / t.runs_per_month, currency),
                 runs_per_month=t.runs_per_month,
             )

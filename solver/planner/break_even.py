@@ -4,16 +4,14 @@ caller gives instead of the plan's own."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 
 from pricebook.catalog import gpu as catalogue_gpu
 from pricebook.schema import GpuId, Pricebook
 from solver.domain import Fleet, PlanRequest
 from solver.optimizer.cancel import CancelToken
-from solver.optimizer.candidates import build_instance
 from solver.planner.evaluate import evaluate
-from solver.planner.plan import plan_instance, with_overrides
+from solver.planner.plan import plan_request
 from solver.planner.plan_break_even import buy_vs_rent_rows, comparison_options
 from solver.planner.results import BreakEvenAnalysis, PlanResult
 
@@ -29,7 +27,6 @@ def analyze_break_even(
     cancel: CancelToken | None = None,
 ) -> BreakEvenAnalysis:
     """Break-even for a single GPU type (what-if), a given fleet, or (neither) the optimal plan."""
-    started = time.monotonic()
     if fleet is not None:
         evaluation = evaluate(
             fleet, request, book, time_limit_s=time_limit_s, cancel=cancel, compare_with_optimal=False
@@ -41,16 +38,11 @@ def analyze_break_even(
     if gpu is not None:
         constraints = request.constraints.model_copy(update={"allowed_gpus": (catalogue_gpu(book, gpu).id,)})
         request = request.model_copy(update={"constraints": constraints})
-    book, applied = with_overrides(request, book)
-    instance = build_instance(request, book)
-    result = plan_instance(
+    result = plan_request(
         request,
         book,
-        instance,
         time_limit_s=time_limit_s,
         cancel=cancel,
-        overrides_applied=applied,
-        started=started,
         with_extras=False,
         utilisation_override=utilisation,
     )

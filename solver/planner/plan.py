@@ -46,19 +46,7 @@ def plan(
     cancel: CancelToken | None = None,
 ) -> PlanResult:
     """The cheapest verified fleet for ``request``, with its economics, baselines and sensitivity."""
-    started = time.monotonic()
-    book, applied = with_overrides(request, book)
-    instance = build_instance(request, book)
-    result = plan_instance(
-        request,
-        book,
-        instance,
-        time_limit_s=time_limit_s,
-        cancel=cancel,
-        overrides_applied=applied,
-        started=started,
-        with_extras=True,
-    )
+    result = plan_request(request, book, time_limit_s=time_limit_s, cancel=cancel, with_extras=True)
     log.info(
         "plan_done",
         status=result.status.value,
@@ -70,6 +58,32 @@ def plan(
         horizon_tco=str(result.horizon_tco.amount) if result.horizon_tco else None,
     )
     return result
+
+
+def plan_request(
+    request: PlanRequest,
+    book: Pricebook,
+    *,
+    time_limit_s: float,
+    cancel: CancelToken | None,
+    with_extras: bool,
+    utilisation_override: float | None = None,
+) -> PlanResult:
+    """Overrides applied, the instance built, then ``plan_instance``: all within ``time_limit_s``."""
+    started = time.monotonic()
+    book, applied = with_overrides(request, book)
+    instance = build_instance(request, book)
+    return plan_instance(
+        request,
+        book,
+        instance,
+        time_limit_s=time_limit_s,
+        cancel=cancel,
+        overrides_applied=applied,
+        started=started,
+        with_extras=with_extras,
+        utilisation_override=utilisation_override,
+    )
 
 
 def with_overrides(request: PlanRequest, book: Pricebook) -> tuple[Pricebook, tuple[str, ...]]:
