@@ -184,7 +184,14 @@ def buy_vs_rent(
         break_even_utilisation_reserved=u_res,
         plan_utilisation=plan_utilisation,
         payback_months=payback,
-        verdict=_buy_verdict(gpu, u_od, plan_utilisation, payback, od_hourly is not None, horizon_months)
+        verdict=_buy_verdict(
+            gpu,
+            u_od=u_od,
+            u=plan_utilisation,
+            payback=payback,
+            has_od=od_hourly is not None,
+            horizon_months=horizon_months,
+        )
         + _reserved_verdict(fixed, power, res_hourly, u_res),
     )
 
@@ -231,8 +238,14 @@ def _reserved_verdict(
     return "; buying is cheaper than reserving at any utilisation"
 
 
-def _buy_verdict(  # noqa: PLR0917 - private formatter of one result
-    gpu: GpuId, u_od: float | None, u: float | None, payback: float | None, has_od: bool, horizon_months: int
+def _buy_verdict(
+    gpu: GpuId,
+    *,
+    u_od: float | None,
+    u: float | None,
+    payback: float | None,
+    has_od: bool,
+    horizon_months: int,
 ) -> str:
     parts: list[str] = []
     if not has_od:
@@ -357,7 +370,13 @@ def api_break_even(
     class_note = "" if same else f" (closest priced model class: {price.model})"
     has_deployment = replica_day_cost is not None and replica_day_tokens is not None
     verdict = _api_verdict(
-        workload.name, self_hosted_per_token, p, break_even, volume, has_deployment, currency
+        workload.name,
+        own=self_hosted_per_token,
+        api=p,
+        break_even=break_even,
+        volume=volume,
+        has_deployment=has_deployment,
+        currency=currency,
     )
     return ApiBreakEven(
         workload=workload.name,
@@ -394,8 +413,9 @@ def _per_m(per_token: float | None, currency: Currency) -> Money | None:
     return None if per_token is None else to_unit_price(per_token * TOKENS_PER_MILLION, currency)
 
 
-def _api_verdict(  # noqa: PLR0917 - private formatter of one result
+def _api_verdict(
     name: str,
+    *,
     own: float | None,
     api: float,
     break_even: float | None,

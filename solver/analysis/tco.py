@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
+from enum import StrEnum
 from typing import Any
 
 from pricebook.schema import Currency, GpuId, Money
@@ -290,11 +291,17 @@ class WorkloadUsage:
     gpu_hours_per_month: Mapping[GpuId, float]
 
 
+class UnitCostKind(StrEnum):
+    """What a unit cost is per: tokens (inference) or runs (training)."""
+
+    INFERENCE = "inference"
+    TRAINING = "training"
+
+
 @dataclass(frozen=True, slots=True)
 class UnitCost:
     workload: str
-    kind: str
-    """``inference`` or ``training``."""
+    kind: UnitCostKind
     horizon_cost: Money
     """The workload's share of the fleet TCO over the horizon."""
     monthly_cost: Money
@@ -366,7 +373,7 @@ def unit_costs(
     shares = allocate_cost(lines, usages, horizon_months)
     fleet_total = sum(shares.values())
 
-    def share_of(name: str, kind: str, **per_unit: Any) -> UnitCost:
+    def share_of(name: str, kind: UnitCostKind, **per_unit: Any) -> UnitCost:
         share = shares.get(name, 0.0)
         return UnitCost(
             workload=name,
@@ -384,7 +391,7 @@ def unit_costs(
         result.append(
             share_of(
                 w.name,
-                "inference",
+                UnitCostKind.INFERENCE,
                 per_million_output_tokens=to_unit_price(monthly / output * TOKENS_PER_MILLION, currency),
                 per_million_total_tokens=to_unit_price(monthly / total * TOKENS_PER_MILLION, currency),
                 output_tokens_per_month=output,
@@ -396,7 +403,7 @@ def unit_costs(
         result.append(
             share_of(
                 t.name,
-                "training",
+                UnitCostKind.TRAINING,
                 per_training_run=to_money(monthly / t.runs_per_month, currency),
                 runs_per_month=t.runs_per_month,
             )
@@ -404,11 +411,22 @@ def unit_costs(
     return tuple(result)
 
 
+class CostComponentName(StrEnum):
+    """The named parts of a TCO (proto ``CostComponent.name``), in report order."""
+
+    GPU_PURCHASE = "gpu_purchase"
+    HOST_PURCHASE = "host_purchase"
+    RESIDUAL_VALUE = "residual_value"
+    SUPPORT = "support"
+    POWER = "power"
+    COLOCATION = "colocation"
+    RESERVED_RENTAL = "reserved_rental"
+    ON_DEMAND_RENTAL = "on_demand_rental"
+
+
 @dataclass(frozen=True, slots=True)
 class CostComponent:
-    name: str
-    """``gpu_purchase``, ``host_purchase``, ``residual_value``, ``support``, ``power``,
-    ``colocation``, ``reserved_rental``, ``on_demand_rental``."""
+    name: CostComponentName
     horizon_amount: Money
     """Over the whole horizon (negative for the residual value)."""
     monthly_amount: Money
@@ -429,23 +447,47 @@ def cost_components(tco: TcoReport) -> tuple[CostComponent, ...]:
 
     negative_residual = Money(amount=-tco.residual_value.amount, currency=currency)
     rows = (
-        ("gpu_purchase", once(tco.purchase_gpus), "GPU purchase price × GPUs bought (owned GPUs: 0, sunk)"),
-        ("host_purchase", once(tco.purchase_hosts), "host (chassis, CPUs, NICs) price × servers bought"),
         (
-            "residual_value",
+            CostComponentName.GPU_PURCHASE,
+            once(tco.purchase_gpus),
+            "GPU purchase price × GPUs bought (owned GPUs: 0, sunk)",
+        ),
+        (
+            CostComponentName.HOST_PURCHASE,
+            once(tco.purchase_hosts),
+            "host (chassis, CPUs, NICs) price × servers bought",
+        ),
+        (
+            CostComponentName.RESIDUAL_VALUE,
             once(negative_residual),
             "value left at the end of the horizon: straight-line depreciation to the site's residual value",
         ),
-        ("support", monthly(tco.support_monthly), "support/maintenance % per year of the purchase price"),
         (
-            "power",
+            CostComponentName.SUPPORT,
+            monthly(tco.support_monthly),
+            "support/maintenance % per year of the purchase price",
+        ),
+        (
+            CostComponentName.POWER,
             monthly(tco.power_monthly),
             "GPU TDP × PUE × tariff × (idle draw every held hour + the rest of the average draw "
             "per busy hour), plus host power every hour",
         ),
-        ("colocation", monthly(tco.colocation_monthly), "rack units × colocation price per RU-month"),
-        ("reserved_rental", monthly(tco.reserved_monthly), "reserved GPUs × price per GPU-hour × 730 h"),
-        ("on_demand_rental", monthly(tco.on_demand_monthly), "on-demand GPU-hours used × price per GPU-hour"),
+        (
+            CostComponentName.COLOCATION,
+            monthly(tco.colocation_monthly),
+            "rack units × colocation price per RU-month",
+        ),
+        (
+            CostComponentName.RESERVED_RENTAL,
+            monthly(tco.reserved_monthly),
+            f"reserved GPUs × price per GPU-hour × {HOURS_PER_MONTH:g} h",
+        ),
+        (
+            CostComponentName.ON_DEMAND_RENTAL,
+            monthly(tco.on_demand_monthly),
+            "on-demand GPU-hours used × price per GPU-hour",
+        ),
     )
     return tuple(
         CostComponent(name, horizon, per_month, why)
