@@ -55,7 +55,7 @@ class Extras:
 class _Economics:
     """The plan's fleet priced: empty without a plan."""
 
-    lines: list[FleetLine]
+    lines: tuple[FleetLine, ...]
     tco: FleetTco | None = None
     components: tuple[CostComponent, ...] = ()
     fleet: tuple[PlanFleetLine, ...] = ()
@@ -121,7 +121,7 @@ def assemble_result(
 
 def _economics(request: PlanRequest, instance: FleetInstance, solution: FleetSolution) -> _Economics:
     if not solution.has_plan:
-        return _Economics(lines=[])
+        return _Economics(lines=())
     currency = request.constraints.currency
     months = instance.horizon_months
     lines = fleet_lines(solution, instance)
@@ -135,7 +135,7 @@ def _economics(request: PlanRequest, instance: FleetInstance, solution: FleetSol
         currency=currency,
     )
     return _Economics(
-        lines=lines,
+        lines=tuple(lines),
         tco=tco,
         components=cost_components(tco.total),
         fleet=plan_fleet_lines(solution, instance, tco, currency),

@@ -36,6 +36,8 @@ EXTRAS_DEADLINE_SHARE = 0.95
 """Baselines and sensitivity end by this share of the caller's time limit (time to assemble)."""
 MIN_SOLVE_LIMIT_S = 0.05
 """No solve is started with less time than this."""
+REQUEST_LOG_CHARS = 2000
+"""The request (as JSON) logged with a plan that fails verification, cut to this many characters."""
 
 
 def plan(
@@ -209,7 +211,7 @@ def _solve_main(
         backend=opts.backend,
         relative_gap=opts.relative_gap,
         capacity_of=perf_capacity_checker(request, book),
-        request_summary=request.model_dump_json(exclude_defaults=True)[:2000],
+        request_summary=request.model_dump_json(exclude_defaults=True)[:REQUEST_LOG_CHARS],
     )
 
 

@@ -46,6 +46,8 @@ class PlanFleetLine:
 
 @dataclass(frozen=True, slots=True)
 class UncertaintyBand:
+    """How far the plan's deployments' throughput may be from the performance model's estimate."""
+
     low_factor: float
     high_factor: float
     note: str
@@ -53,6 +55,8 @@ class UncertaintyBand:
 
 @dataclass(frozen=True, slots=True)
 class BreakEvenResult:
+    """A plan's break-even section: buy vs rent per GPU type, self-host vs API per workload."""
+
     buy_vs_rent: tuple[BuyVsRent, ...]
     api: tuple[ApiBreakEven, ...]
     notes: tuple[str, ...] = ()
@@ -60,6 +64,8 @@ class BreakEvenResult:
 
 @dataclass(frozen=True, slots=True)
 class Baseline:
+    """What is owned plus the best fleet of one GPU type alone, or why there is none."""
+
     gpu: GpuId
     feasible: bool
     fleet: tuple[PlanFleetLine, ...]
@@ -72,6 +78,8 @@ class Baseline:
 
 @dataclass(frozen=True, slots=True)
 class BaselineSaving:
+    """The plan's saving over the cheapest baseline."""
+
     best_baseline_gpu: GpuId
     saving: Money
     saving_fraction: float
@@ -80,6 +88,8 @@ class BaselineSaving:
 
 @dataclass(frozen=True, slots=True)
 class Sensitivity:
+    """How far one price (or total demand) must move before the plan's mix changes."""
+
     subject: str
     """A GPU id (its price) or ``demand``."""
     parameter: str
@@ -136,6 +146,8 @@ class PlanResult:
 
 @dataclass(frozen=True, slots=True)
 class EvaluationResult:
+    """Everything EvaluateFleet answers."""
+
     feasible: bool
     plan: PlanResult
     """The given fleet, with the best assignment of the workloads onto it."""
@@ -149,12 +161,16 @@ class EvaluationResult:
 
 @dataclass(frozen=True, slots=True)
 class BreakEvenAnalysis:
+    """Everything AnalyzeBreakEven answers: the plan's break-even section and unit costs, and the plan."""
+
     break_even: BreakEvenResult
     unit_costs: tuple[UnitCost, ...]
     plan: PlanResult
 
 
 class SweepAxis(StrEnum):
+    """What a sweep varies (the values are the SLA fields' names for the SLA axes)."""
+
     CAPEX_BUDGET = "capex_budget"
     DEMAND_MULTIPLIER = "demand_multiplier"
     TPOT_P95_MS = "tpot_p95_ms"
@@ -164,6 +180,8 @@ class SweepAxis(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class SweepPoint:
+    """One solved sweep point, with the sweep's progress when it completed."""
+
     index: int
     value: float
     plan: PlanResult
@@ -173,6 +191,8 @@ class SweepPoint:
 
 @dataclass(frozen=True, slots=True)
 class FrontierPoint:
+    """One sweep point on the cost-vs-value frontier."""
+
     value: float
     status: SolveStatus
     horizon_tco: Money | None
