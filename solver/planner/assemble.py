@@ -25,7 +25,7 @@ from solver.analysis.tco import (
 )
 from solver.domain import AcquisitionMode, PlanRequest
 from solver.optimizer.explain import rejection_reasons
-from solver.optimizer.instance import FleetInstance
+from solver.optimizer.instance import FleetInstance, is_on_site
 from solver.optimizer.results import ChosenOption, FleetSolution
 from solver.planner.plan_break_even import plan_break_even
 from solver.planner.results import (
@@ -178,7 +178,7 @@ def plan_fleet_lines(
             price_hour = to_unit_price(opt.busy_hourly_per_gpu, currency)
         elif opt.mode is AcquisitionMode.RESERVED:
             price_hour = to_unit_price(opt.fixed_monthly_per_gpu / HOURS_PER_MONTH, currency)
-        on_site = opt.mode is AcquisitionMode.BUY
+        on_site = is_on_site(opt)
         result.append(
             PlanFleetLine(
                 option_id=opt.id,

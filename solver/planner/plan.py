@@ -3,7 +3,7 @@ sensitivity (``plan``), and the steps the other pipelines share with it.
 
 ``plan_instance`` solves one built instance within the caller's time limit: the main solve gets up
 to ``MAIN_SOLVE_SHARE`` of it; with extras, baselines get ``BASELINE_SHARE`` of what is left and
-sensitivity the rest, and the whole call ends by 95 % of the limit.
+sensitivity the rest, all ending by ``EXTRAS_DEADLINE_SHARE`` (95 %) of the limit.
 """
 
 from __future__ import annotations
