@@ -25,8 +25,8 @@ fleet, or the optimal plan) and ``sweep.sweep`` (SweepPlans: one plan per value 
 demand multiplier or SLA target, ≤ 2 solved at once, streamed with progress, then the Pareto
 frontier).
 
-Import direction inside the package: results → summary, plan_break_even → assemble → baselines,
-sensitivity → plan → evaluate → break_even; sweep uses plan.
+Inside the package each module imports only those listed before it: results; summary,
+plan_break_even; assemble; baselines, sensitivity; plan; evaluate, sweep; break_even.
 """
 
 from solver.planner.break_even import analyze_break_even
