@@ -36,14 +36,14 @@ from dataclasses import dataclass
 from pricebook.catalog import model as catalogue_model
 from pricebook.errors import UnknownEntryError
 from pricebook.schema import ApiPrice, Currency, GpuId, Money, Pricebook
-from solver.analysis.tco import to_money, to_unit_price
+from solver.analysis.tco import daily_requests, to_money, to_unit_price
 from solver.domain import AcquisitionMode, Constraints, InferenceWorkload
 from solver.pricing.costs import priced
 from solver.pricing.options import AcquisitionOption
 from solver.units import (
     DAYS_PER_MONTH,
+    HOURS_PER_DAY,
     HOURS_PER_MONTH,
-    SECONDS_PER_HOUR,
     TOKENS_PER_MILLION,
 )
 
@@ -72,8 +72,7 @@ def budget_table(options: Sequence[AcquisitionOption], budget: float) -> dict[Gp
     for opt in options:
         if opt.mode is not AcquisitionMode.BUY or opt.owned:
             continue
-        per_gpu = opt.capex_per_gpu + opt.capex_per_server / opt.gpus_per_server
-        units = gpus_within_budget(budget, per_gpu)
+        units = gpus_within_budget(budget, opt.capex_per_gpu_with_host)
         table[opt.gpu] = max(table.get(opt.gpu, 0.0), units)
     return dict(sorted(table.items()))
 
@@ -114,6 +113,19 @@ def _owned_per_gpu(opt: AcquisitionOption, horizon_months: int) -> tuple[float, 
     running = opt.fixed_monthly_per_gpu * g + opt.fixed_monthly_per_server
     fixed = purchase * (1.0 - opt.residual_fraction) / horizon_months + running
     return fixed / g, running / g, purchase / g
+
+
+def gpu_day_cost(option: AcquisitionOption, horizon_months: int) -> float:
+    """One GPU of ``option`` held and busy for a whole day (a full server's share of the host):
+    the ``C / gpus per replica`` of the self-host vs API comparison (module docstring)."""
+    if option.mode is AcquisitionMode.ON_DEMAND:
+        return option.busy_hourly_per_gpu * HOURS_PER_DAY
+    per_server = option.gpus_per_server
+    capex = option.capex_per_gpu_with_host * (1 - option.residual_fraction)
+    monthly = (
+        capex / horizon_months + option.fixed_monthly_per_gpu + option.fixed_monthly_per_server / per_server
+    )
+    return monthly / DAYS_PER_MONTH + option.busy_hourly_per_gpu * HOURS_PER_DAY
 
 
 def buy_vs_rent(
@@ -172,7 +184,14 @@ def buy_vs_rent(
         break_even_utilisation_reserved=u_res,
         plan_utilisation=plan_utilisation,
         payback_months=payback,
-        verdict=_buy_verdict(gpu, u_od, plan_utilisation, payback, od_hourly is not None, horizon_months)
+        verdict=_buy_verdict(
+            gpu,
+            u_od=u_od,
+            u=plan_utilisation,
+            payback=payback,
+            has_od=od_hourly is not None,
+            horizon_months=horizon_months,
+        )
         + _reserved_verdict(fixed, power, res_hourly, u_res),
     )
 
@@ -219,8 +238,14 @@ def _reserved_verdict(
     return "; buying is cheaper than reserving at any utilisation"
 
 
-def _buy_verdict(  # noqa: PLR0917 - private formatter of one result
-    gpu: GpuId, u_od: float | None, u: float | None, payback: float | None, has_od: bool, horizon_months: int
+def _buy_verdict(
+    gpu: GpuId,
+    *,
+    u_od: float | None,
+    u: float | None,
+    payback: float | None,
+    has_od: bool,
+    horizon_months: int,
 ) -> str:
     parts: list[str] = []
     if not has_od:
@@ -306,8 +331,7 @@ def daily_tokens(workload: InferenceWorkload) -> float:
     """Input + output tokens a day (given, or implied by the hourly request rates)."""
     if workload.daily_tokens is not None:
         return float(workload.daily_tokens)
-    daily_requests = sum(rate * SECONDS_PER_HOUR for rate in workload.hourly_request_rates())
-    return daily_requests * workload.tokens_per_request
+    return daily_requests(workload) * workload.tokens_per_request
 
 
 def api_break_even(
@@ -346,7 +370,13 @@ def api_break_even(
     class_note = "" if same else f" (closest priced model class: {price.model})"
     has_deployment = replica_day_cost is not None and replica_day_tokens is not None
     verdict = _api_verdict(
-        workload.name, self_hosted_per_token, p, break_even, volume, has_deployment, currency
+        workload.name,
+        own=self_hosted_per_token,
+        api=p,
+        break_even=break_even,
+        volume=volume,
+        has_deployment=has_deployment,
+        currency=currency,
     )
     return ApiBreakEven(
         workload=workload.name,
@@ -383,8 +413,9 @@ def _per_m(per_token: float | None, currency: Currency) -> Money | None:
     return None if per_token is None else to_unit_price(per_token * TOKENS_PER_MILLION, currency)
 
 
-def _api_verdict(  # noqa: PLR0917 - private formatter of one result
+def _api_verdict(
     name: str,
+    *,
     own: float | None,
     api: float,
     break_even: float | None,

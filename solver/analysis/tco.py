@@ -26,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
+from enum import StrEnum
+from typing import Any
 
 from pricebook.schema import Currency, GpuId, Money
 from solver.domain import AcquisitionMode, InferenceWorkload, TrainingWorkload
@@ -35,24 +37,25 @@ from solver.units import DAYS_PER_MONTH, HOURS_PER_MONTH, SECONDS_PER_HOUR, TOKE
 _MINOR_UNIT = {"USD": Decimal("0.01"), "KRW": Decimal("1")}
 
 
-def to_money(amount: float, currency: Currency) -> Money:
-    """A float amount as Decimal ``Money`` rounded to the currency's minor unit (banker's rounding)."""
-    quantum = _MINOR_UNIT[currency]
+_UNIT_PRICE_QUANTUM = {"USD": Decimal("0.0001"), "KRW": Decimal("0.01")}
+
+
+def _rounded(amount: float, quantum: Decimal, currency: Currency) -> Money:
+    """``amount`` as Decimal ``Money``, rounded to ``quantum`` (banker's rounding)."""
     return Money(
         amount=Decimal(repr(float(amount))).quantize(quantum, rounding=ROUND_HALF_EVEN), currency=currency
     )
 
 
-_UNIT_PRICE_QUANTUM = {"USD": Decimal("0.0001"), "KRW": Decimal("0.01")}
+def to_money(amount: float, currency: Currency) -> Money:
+    """A float amount as Decimal ``Money`` rounded to the currency's minor unit (banker's rounding)."""
+    return _rounded(amount, _MINOR_UNIT[currency], currency)
 
 
 def to_unit_price(amount: float, currency: Currency) -> Money:
     """A per-unit price (per GPU-hour, per 1M tokens) to 1/100 of the minor unit: API prices such
     as $0.075 per 1M tokens would lose their meaning rounded to the cent."""
-    quantum = _UNIT_PRICE_QUANTUM[currency]
-    return Money(
-        amount=Decimal(repr(float(amount))).quantize(quantum, rounding=ROUND_HALF_EVEN), currency=currency
-    )
+    return _rounded(amount, _UNIT_PRICE_QUANTUM[currency], currency)
 
 
 def add_money(amounts: Iterable[Money], currency: Currency) -> Money:
@@ -288,11 +291,17 @@ class WorkloadUsage:
     gpu_hours_per_month: Mapping[GpuId, float]
 
 
+class UnitCostKind(StrEnum):
+    """What a unit cost is per: tokens (inference) or runs (training)."""
+
+    INFERENCE = "inference"
+    TRAINING = "training"
+
+
 @dataclass(frozen=True, slots=True)
 class UnitCost:
     workload: str
-    kind: str
-    """``inference`` or ``training``."""
+    kind: UnitCostKind
     horizon_cost: Money
     """The workload's share of the fleet TCO over the horizon."""
     monthly_cost: Money
@@ -333,16 +342,21 @@ def allocate_cost(
     return shares
 
 
+def daily_requests(workload: InferenceWorkload) -> float:
+    """Requests on an average day: implied by the daily tokens when given, else the hourly rates."""
+    if workload.daily_tokens is not None:
+        # Daily tokens are the demand itself; the flat hourly rates derived from them are scaled
+        # by the peak-to-average factor, so derive the volume directly.
+        return workload.daily_tokens / workload.tokens_per_request
+    return sum(rate * SECONDS_PER_HOUR for rate in workload.hourly_request_rates())
+
+
 def inference_tokens_per_month(workload: InferenceWorkload) -> tuple[float, float]:
     """(output, total) tokens per month the workload's demand implies (average day, 365/12 days)."""
-    daily_requests = sum(rate * SECONDS_PER_HOUR for rate in workload.hourly_request_rates())
-    if workload.daily_tokens is not None:
-        # Daily tokens are the demand itself; the flat hourly profile above is scaled by the
-        # peak-to-average factor, so derive the volume directly.
-        daily_requests = workload.daily_tokens / workload.tokens_per_request
+    requests = daily_requests(workload)
     return (
-        daily_requests * workload.output_tokens * DAYS_PER_MONTH,
-        daily_requests * workload.tokens_per_request * DAYS_PER_MONTH,
+        requests * workload.output_tokens * DAYS_PER_MONTH,
+        requests * workload.tokens_per_request * DAYS_PER_MONTH,
     )
 
 
@@ -358,18 +372,26 @@ def unit_costs(
     """Cost per 1M output / total tokens for inference workloads, per run for training workloads."""
     shares = allocate_cost(lines, usages, horizon_months)
     fleet_total = sum(shares.values())
+
+    def share_of(name: str, kind: UnitCostKind, **per_unit: Any) -> UnitCost:
+        share = shares.get(name, 0.0)
+        return UnitCost(
+            workload=name,
+            kind=kind,
+            horizon_cost=to_money(share, currency),
+            monthly_cost=to_money(share / horizon_months, currency),
+            share_of_fleet=share / fleet_total if fleet_total > 0 else 0.0,
+            **per_unit,
+        )
+
     result: list[UnitCost] = []
     for w in inference:
-        share = shares.get(w.name, 0.0)
-        monthly = share / horizon_months
+        monthly = shares.get(w.name, 0.0) / horizon_months
         output, total = inference_tokens_per_month(w)
         result.append(
-            UnitCost(
-                workload=w.name,
-                kind="inference",
-                horizon_cost=to_money(share, currency),
-                monthly_cost=to_money(monthly, currency),
-                share_of_fleet=share / fleet_total if fleet_total > 0 else 0.0,
+            share_of(
+                w.name,
+                UnitCostKind.INFERENCE,
                 per_million_output_tokens=to_unit_price(monthly / output * TOKENS_PER_MILLION, currency),
                 per_million_total_tokens=to_unit_price(monthly / total * TOKENS_PER_MILLION, currency),
                 output_tokens_per_month=output,
@@ -377,15 +399,11 @@ def unit_costs(
             )
         )
     for t in training:
-        share = shares.get(t.name, 0.0)
-        monthly = share / horizon_months
+        monthly = shares.get(t.name, 0.0) / horizon_months
         result.append(
-            UnitCost(
-                workload=t.name,
-                kind="training",
-                horizon_cost=to_money(share, currency),
-                monthly_cost=to_money(monthly, currency),
-                share_of_fleet=share / fleet_total if fleet_total > 0 else 0.0,
+            share_of(
+                t.name,
+                UnitCostKind.TRAINING,
                 per_training_run=to_money(monthly / t.runs_per_month, currency),
                 runs_per_month=t.runs_per_month,
             )
@@ -393,11 +411,22 @@ def unit_costs(
     return tuple(result)
 
 
+class CostComponentName(StrEnum):
+    """The named parts of a TCO (proto ``CostComponent.name``), in report order."""
+
+    GPU_PURCHASE = "gpu_purchase"
+    HOST_PURCHASE = "host_purchase"
+    RESIDUAL_VALUE = "residual_value"
+    SUPPORT = "support"
+    POWER = "power"
+    COLOCATION = "colocation"
+    RESERVED_RENTAL = "reserved_rental"
+    ON_DEMAND_RENTAL = "on_demand_rental"
+
+
 @dataclass(frozen=True, slots=True)
 class CostComponent:
-    name: str
-    """``gpu_purchase``, ``host_purchase``, ``residual_value``, ``support``, ``power``,
-    ``colocation``, ``reserved_rental``, ``on_demand_rental``."""
+    name: CostComponentName
     horizon_amount: Money
     """Over the whole horizon (negative for the residual value)."""
     monthly_amount: Money
@@ -418,23 +447,47 @@ def cost_components(tco: TcoReport) -> tuple[CostComponent, ...]:
 
     negative_residual = Money(amount=-tco.residual_value.amount, currency=currency)
     rows = (
-        ("gpu_purchase", once(tco.purchase_gpus), "GPU purchase price × GPUs bought (owned GPUs: 0, sunk)"),
-        ("host_purchase", once(tco.purchase_hosts), "host (chassis, CPUs, NICs) price × servers bought"),
         (
-            "residual_value",
+            CostComponentName.GPU_PURCHASE,
+            once(tco.purchase_gpus),
+            "GPU purchase price × GPUs bought (owned GPUs: 0, sunk)",
+        ),
+        (
+            CostComponentName.HOST_PURCHASE,
+            once(tco.purchase_hosts),
+            "host (chassis, CPUs, NICs) price × servers bought",
+        ),
+        (
+            CostComponentName.RESIDUAL_VALUE,
             once(negative_residual),
             "value left at the end of the horizon: straight-line depreciation to the site's residual value",
         ),
-        ("support", monthly(tco.support_monthly), "support/maintenance % per year of the purchase price"),
         (
-            "power",
+            CostComponentName.SUPPORT,
+            monthly(tco.support_monthly),
+            "support/maintenance % per year of the purchase price",
+        ),
+        (
+            CostComponentName.POWER,
             monthly(tco.power_monthly),
             "GPU TDP × PUE × tariff × (idle draw every held hour + the rest of the average draw "
             "per busy hour), plus host power every hour",
         ),
-        ("colocation", monthly(tco.colocation_monthly), "rack units × colocation price per RU-month"),
-        ("reserved_rental", monthly(tco.reserved_monthly), "reserved GPUs × price per GPU-hour × 730 h"),
-        ("on_demand_rental", monthly(tco.on_demand_monthly), "on-demand GPU-hours used × price per GPU-hour"),
+        (
+            CostComponentName.COLOCATION,
+            monthly(tco.colocation_monthly),
+            "rack units × colocation price per RU-month",
+        ),
+        (
+            CostComponentName.RESERVED_RENTAL,
+            monthly(tco.reserved_monthly),
+            f"reserved GPUs × price per GPU-hour × {HOURS_PER_MONTH:g} h",
+        ),
+        (
+            CostComponentName.ON_DEMAND_RENTAL,
+            monthly(tco.on_demand_monthly),
+            "on-demand GPU-hours used × price per GPU-hour",
+        ),
     )
     return tuple(
         CostComponent(name, horizon, per_month, why)

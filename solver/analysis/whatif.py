@@ -229,7 +229,7 @@ def run_baselines(
         if solution.has_plan:
             note = (
                 ""
-                if solution.status.value == "optimal"
+                if solution.status is SolveStatus.OPTIMAL
                 else "time limit: best plan found, not proven optimal"
             )
             runs.append(BaselineRun(gpu, solution, single, note))

@@ -60,6 +60,11 @@ class AcquisitionOption:
     """Part of ``fixed_monthly_per_gpu`` that is the GPU's idle draw (on-site GPUs); the rest is
     support (bought/owned) or rent (reserved)."""
 
+    @property
+    def capex_per_gpu_with_host(self) -> float:
+        """Up-front price of one GPU plus its share of a full server's host."""
+        return self.capex_per_gpu + self.capex_per_server / self.gpus_per_server
+
     def horizon_cost(self, gpus: int, servers: int, horizon_months: int, busy_gpu_hours: float) -> float:
         """TCO of ``gpus`` GPUs in ``servers`` servers over the horizon, for the busy hours used."""
         capex = self.capex_per_gpu * gpus + self.capex_per_server * servers

@@ -14,6 +14,7 @@ from solver.analysis.breakeven import (
     api_break_even,
     budget_table,
     buy_vs_rent,
+    gpu_day_cost,
     payback_months,
     rental_cost,
     self_hosting_break_even,
@@ -57,6 +58,21 @@ def test_seed_000_budget_table_follows_from_prices(make_book: BookFactory) -> No
         "h100-sxm": 1.43,
         "h200-sxm": 1.20,
     }
+
+
+def test_a_gpu_day_held_and_busy(make_book: BookFactory) -> None:
+    # What one replica-GPU costs a day in the self-host vs API comparison.
+    opts = acquisition_options(
+        make_book(), Constraints(currency="USD", horizon_months=36, allowed_modes=MODES)
+    )
+    by_id = {o.id: o for o in opts}
+    bought = by_id["h200-sxm/buy/hgx-h200-8gpu"]
+    # $35,000 + an eighth of the $40,000 host, 48 % of it lost over 36 months; support $350 a GPU,
+    # $1,375.20 a server a month (host support, colocation, host power); $0.063 power a busy hour.
+    monthly = 40_000 * 0.48 / 36 + 350 + 1_375.2 / 8
+    assert gpu_day_cost(bought, 36) == pytest.approx(monthly / (365 / 12) + 0.063 * 24)
+    # Rented by the hour: 24 busy hours at the cheapest $3.50.
+    assert gpu_day_cost(by_id["h200-sxm/on_demand/h200-od-cheap"], 36) == pytest.approx(3.5 * 24)
 
 
 # --- buy vs rent ------------------------------------------------------------------------------

@@ -9,7 +9,18 @@ import pytest
 from econ_factories import site
 
 from pricebook.schema import Money, Pricebook
-from solver.analysis.tco import FleetLine, WorkloadUsage, fleet_tco, to_money, to_unit_price, unit_costs
+from solver.analysis.tco import (
+    CostComponentName,
+    FleetLine,
+    UnitCostKind,
+    WorkloadUsage,
+    cost_components,
+    daily_requests,
+    fleet_tco,
+    to_money,
+    to_unit_price,
+    unit_costs,
+)
 from solver.domain import (
     AcquisitionMode,
     Constraints,
@@ -140,3 +151,32 @@ def test_idle_power_counts_as_power_not_support(make_book: BookFactory) -> None:
     # Idle month: 8 GPUs × $6.132 idle power + host $175.20; support unchanged at $3,200.
     assert tco.power_monthly == usd("224.26")  # 49.056 + 175.2 = 224.256
     assert tco.support_monthly == usd("3200.00")
+
+
+def test_daily_requests_from_daily_tokens_or_from_the_hourly_rates() -> None:
+    model = ModelRef(model_id="meta-llama/Llama-3.1-8B")
+    by_tokens = InferenceWorkload(
+        name="a", model=model, input_tokens=2000, output_tokens=500, daily_tokens=2_500_000_000
+    )
+    assert daily_requests(by_tokens) == pytest.approx(1_000_000)  # 2.5e9 tokens ÷ 2,500 per request
+    # 10 requests/s at peak, half of the day at half of the peak: 7.5/s on average, 86,400 s a day.
+    profile = (2.0,) * 12 + (1.0,) * 12
+    by_rate = InferenceWorkload(
+        name="b",
+        model=model,
+        input_tokens=100,
+        output_tokens=100,
+        peak_request_rate_per_s=10,
+        hourly_profile=profile,
+    )
+    assert daily_requests(by_rate) == pytest.approx(7.5 * 86_400)
+
+
+def test_unit_cost_kinds_and_component_names_keep_their_wire_strings(make_book: BookFactory) -> None:
+    opt = options(make_book)["h200-sxm/buy/hgx-h200-8gpu"]
+    line = FleetLine(opt, gpus=8, servers=1, busy_gpu_hours_per_month=8 * 730 * 0.5)
+    names = [c.name for c in cost_components(fleet_tco([line], 36, "USD").total)]
+    # Bought hardware: purchase, residual, support, power, colocation (no rentals), in report order.
+    assert names == ["gpu_purchase", "host_purchase", "residual_value", "support", "power", "colocation"]
+    assert all(isinstance(n, CostComponentName) for n in names)
+    assert {k.value for k in UnitCostKind} == {"inference", "training"}

@@ -1,0 +1,80 @@
+"""Baselines of a plan: what is owned plus the best fleet of each allowed GPU type alone (or why
+none exists), priced exactly like the plan, and the plan's saving over the best of them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pricebook.catalog import gpu as catalogue_gpu
+from pricebook.schema import GpuId, Money, Pricebook
+from solver.analysis.tco import fleet_tco
+from solver.analysis.whatif import BaselineRun, Solve, describe_fleet, run_baselines
+from solver.domain import PlanRequest
+from solver.errors import SolveCancelled
+from solver.optimizer.instance import FleetInstance
+from solver.optimizer.results import FleetSolution
+from solver.planner.assemble import fleet_lines, plan_fleet_lines
+from solver.planner.results import Baseline, BaselineSaving, PlanFleetLine
+
+
+def allowed_gpu_ids(request: PlanRequest, book: Pricebook) -> tuple[GpuId, ...]:
+    """The request's allowed GPU types as catalogue ids (every catalogue GPU when none is given)."""
+    keys = request.constraints.allowed_gpus
+    if not keys:
+        return tuple(sorted(g.id for g in book.gpus))
+    return tuple(dict.fromkeys(catalogue_gpu(book, key).id for key in keys))
+
+
+def solve_baselines(
+    instance: FleetInstance,
+    gpus: tuple[GpuId, ...],
+    solve: Solve,
+    deadline: float,
+    warnings: list[str],
+) -> tuple[BaselineRun, ...]:
+    """The single-GPU re-solves within ``deadline``; none (and a warning) when the call is cancelled."""
+    try:
+        return run_baselines(instance, gpus, solve, deadline=deadline)
+    except SolveCancelled:
+        warnings.append("baselines not computed: the call was cancelled")
+        return ()
+
+
+def price_baselines(
+    runs: Sequence[BaselineRun], solution: FleetSolution, request: PlanRequest, instance: FleetInstance
+) -> tuple[tuple[Baseline, ...], BaselineSaving | None]:
+    """Baselines priced exactly like the plan (the same rounded TCO report), and the saving."""
+    currency = request.constraints.currency
+    months = instance.horizon_months
+    plan_total = fleet_tco(fleet_lines(solution, instance), months, currency).total.horizon_total
+    result: list[Baseline] = []
+    for run in runs:
+        fleet: tuple[PlanFleetLine, ...] = ()
+        total: Money | None = None
+        if run.feasible and run.solution is not None and run.instance is not None:
+            tco = fleet_tco(fleet_lines(run.solution, run.instance), months, currency)
+            fleet = plan_fleet_lines(run.solution, run.instance, tco, currency)
+            total = tco.total.horizon_total
+        result.append(
+            Baseline(
+                gpu=run.gpu,
+                feasible=run.feasible,
+                fleet=fleet,
+                horizon_tco=total,
+                extra_cost=Money(amount=total.amount - plan_total.amount, currency=currency)
+                if total
+                else None,
+                reason=run.reason,
+                fleet_summary=describe_fleet(run.solution) if run.solution is not None else "",
+            )
+        )
+    priced = [(b.horizon_tco.amount, b.gpu) for b in result if b.horizon_tco is not None]
+    if not priced:
+        return tuple(result), None
+    best_total, best_gpu = min(priced)
+    saving = best_total - plan_total.amount
+    return tuple(result), BaselineSaving(
+        best_baseline_gpu=best_gpu,
+        saving=Money(amount=saving, currency=currency),
+        saving_fraction=float(saving / best_total) if best_total > 0 else 0.0,
+    )

@@ -1,0 +1,72 @@
+"""EvaluateFleet: how a given fleet serves the workloads, what it costs, and how much cheaper the
+optimal plan of the same request is (both priced by the same rounded TCO report)."""
+
+from __future__ import annotations
+
+import time
+
+from pricebook.schema import Currency, Money, Pricebook
+from solver.analysis.tco import fleet_tco
+from solver.domain import Fleet, PlanRequest
+from solver.optimizer.api import evaluate_fleet
+from solver.optimizer.cancel import CancelToken
+from solver.optimizer.candidates import build_instance
+from solver.optimizer.results import FleetEvaluation
+from solver.planner.assemble import Extras, assemble_result, fleet_lines
+from solver.planner.plan import with_overrides
+from solver.planner.results import EvaluationResult
+
+
+def evaluate(
+    fleet: Fleet,
+    request: PlanRequest,
+    book: Pricebook,
+    *,
+    time_limit_s: float | None = None,
+    cancel: CancelToken | None = None,
+    compare_with_optimal: bool = True,
+) -> EvaluationResult:
+    """How a given fleet serves the workloads, what it costs, and how much cheaper the optimum is."""
+    started = time.monotonic()
+    book, applied = with_overrides(request, book)
+    limit = time_limit_s if time_limit_s is not None else request.options.time_limit_s
+    evaluation = evaluate_fleet(
+        fleet, request, book, time_limit_s=limit, cancel=cancel, compare_optimal=compare_with_optimal
+    )
+    instance = build_instance(request, book, fleet=fleet)
+    result = assemble_result(
+        request,
+        book,
+        instance,
+        evaluation.solution,
+        extras=Extras(warnings=tuple(evaluation.messages)),
+        overrides_applied=applied,
+        started=started,
+    )
+    currency = request.constraints.currency
+    tco = result.horizon_tco
+    optimal = _optimal_tco(evaluation, instance.horizon_months, currency)
+    saving = None
+    messages = list(evaluation.messages)
+    if tco is not None and optimal is not None:
+        saving = Money(amount=tco.amount - optimal.amount, currency=currency)
+        if saving.amount > 0:
+            messages.append(f"the optimal plan costs {saving.amount:,} {currency} less over the horizon")
+    return EvaluationResult(
+        feasible=evaluation.feasible,
+        plan=result,
+        fits=evaluation.fits,
+        fleet_horizon_tco=tco,
+        optimal_horizon_tco=optimal,
+        saving_of_optimal=saving,
+        messages=tuple(messages),
+    )
+
+
+def _optimal_tco(evaluation: FleetEvaluation, horizon_months: int, currency: Currency) -> Money | None:
+    """The optimal plan's horizon TCO, priced by the same rounded TCO report as the fleet (and as
+    a plan of the same request); None when it was not asked for or not found."""
+    if evaluation.optimal is None or evaluation.optimal_instance is None:
+        return None
+    lines = fleet_lines(evaluation.optimal, evaluation.optimal_instance)
+    return fleet_tco(lines, horizon_months, currency).total.horizon_total

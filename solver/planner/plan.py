@@ -1,0 +1,219 @@
+"""PlanFleet: the cheapest verified fleet for a request, with its economics, baselines and
+sensitivity (``plan``), and the steps the other pipelines share with it.
+
+``plan_instance`` solves one built instance within the caller's time limit: the main solve gets up
+to ``MAIN_SOLVE_SHARE`` of it; with extras, baselines get ``BASELINE_SHARE`` of what is left and
+sensitivity the rest, all ending by ``EXTRAS_DEADLINE_SHARE`` (95 %) of the limit.
+"""
+
+from __future__ import annotations
+
+import time
+
+import structlog
+
+from pricebook.overrides import apply_overrides
+from pricebook.schema import Pricebook
+from solver.analysis.whatif import BaselineRun
+from solver.domain import PlanRequest
+from solver.optimizer.api import solve
+from solver.optimizer.cancel import CancelToken
+from solver.optimizer.candidates import build_instance, perf_capacity_checker
+from solver.optimizer.instance import FleetInstance
+from solver.optimizer.results import FleetSolution, LimitFired, SolveStatus
+from solver.planner.assemble import Extras, assemble_result
+from solver.planner.baselines import allowed_gpu_ids, price_baselines, solve_baselines
+from solver.planner.results import Baseline, BaselineSaving, PlanResult, Sensitivity
+from solver.planner.sensitivity import cut_short, sensitivity_rows
+
+log = structlog.get_logger(__name__)
+
+MAIN_SOLVE_SHARE = 0.7
+"""Share of the caller's time limit the main solve may use; the rest goes to baselines/sensitivity."""
+BASELINE_SHARE = 0.4
+"""Share of the time left after the main solve that baselines may use (sensitivity gets the rest)."""
+EXTRAS_DEADLINE_SHARE = 0.95
+"""Baselines and sensitivity end by this share of the caller's time limit (time to assemble)."""
+MIN_SOLVE_LIMIT_S = 0.05
+"""No solve is started with less time than this."""
+REQUEST_LOG_CHARS = 2000
+"""The request (as JSON) logged with a plan that fails verification, cut to this many characters."""
+
+
+def plan(
+    request: PlanRequest,
+    book: Pricebook,
+    *,
+    time_limit_s: float,
+    cancel: CancelToken | None = None,
+) -> PlanResult:
+    """The cheapest verified fleet for ``request``, with its economics, baselines and sensitivity."""
+    result = plan_request(request, book, time_limit_s=time_limit_s, cancel=cancel, with_extras=True)
+    log.info(
+        "plan_done",
+        status=result.status.value,
+        seconds=round(result.seconds, 3),
+        time_limit_s=time_limit_s,
+        candidates=result.candidates_considered,
+        baselines=len(result.baselines),
+        sensitivity_solves=sum(s.solves for s in result.sensitivity),
+        horizon_tco=str(result.horizon_tco.amount) if result.horizon_tco else None,
+    )
+    return result
+
+
+def plan_request(
+    request: PlanRequest,
+    book: Pricebook,
+    *,
+    time_limit_s: float,
+    cancel: CancelToken | None,
+    with_extras: bool,
+    utilisation_override: float | None = None,
+) -> PlanResult:
+    """Overrides applied, the instance built, then ``plan_instance``: all within ``time_limit_s``."""
+    started = time.monotonic()
+    book, applied = with_overrides(request, book)
+    instance = build_instance(request, book)
+    return plan_instance(
+        request,
+        book,
+        instance,
+        time_limit_s=time_limit_s,
+        cancel=cancel,
+        overrides_applied=applied,
+        started=started,
+        with_extras=with_extras,
+        utilisation_override=utilisation_override,
+    )
+
+
+def with_overrides(request: PlanRequest, book: Pricebook) -> tuple[Pricebook, tuple[str, ...]]:
+    """The book with the request's overrides (a new content hash) and what was applied, in words."""
+    new_book, applied = apply_overrides(book, request.overrides)
+    return new_book, tuple(applied)
+
+
+class ReSolver:
+    """Re-solves variants of one request's instance (baselines, sensitivity) with the request's
+    backend and gap and the call's cancel token: a ``solver.analysis.whatif.Solve``."""
+
+    def __init__(self, request: PlanRequest, cancel: CancelToken | None) -> None:
+        self.request = request
+        self.cancel = cancel
+
+    def __call__(
+        self, instance: FleetInstance, time_limit_s: float, *, explain: bool = False
+    ) -> FleetSolution:
+        opts = self.request.options
+        return solve(
+            instance,
+            time_limit_s=max(MIN_SOLVE_LIMIT_S, time_limit_s),
+            cancel=self.cancel,
+            backend=opts.backend,
+            relative_gap=opts.relative_gap,
+            explain=explain,
+        )
+
+
+def plan_instance(
+    request: PlanRequest,
+    book: Pricebook,
+    instance: FleetInstance,
+    *,
+    time_limit_s: float,
+    cancel: CancelToken | None,
+    overrides_applied: tuple[str, ...],
+    started: float,
+    with_extras: bool,
+    utilisation_override: float | None = None,
+) -> PlanResult:
+    """Solve ``instance`` (and, ``with_extras``, its baselines and sensitivity) and assemble the
+    answer; ``started`` (``time.monotonic()``) is when the call began: building the instance
+    already used part of ``time_limit_s``."""
+    remaining_s = max(MIN_SOLVE_LIMIT_S, time_limit_s - (time.monotonic() - started))
+    main_limit = min(request.options.time_limit_s, remaining_s * (MAIN_SOLVE_SHARE if with_extras else 1.0))
+    solution = _solve_main(request, book, instance, main_limit, cancel)
+    extras: Extras = Extras()
+    runs: tuple[BaselineRun, ...] = ()
+    if with_extras and solution.has_plan:
+        deadline = started + time_limit_s * EXTRAS_DEADLINE_SHARE
+        extras, runs = _extras(request, book, instance, solution, cancel=cancel, deadline=deadline)
+    complete = (
+        solution.stats.status is SolveStatus.OPTIMAL
+        and solution.stats.limit_fired is LimitFired.NONE
+        and not extras.warnings  # extras cut short or cancelled
+        and not _cancelled(cancel)
+        and all(r.solution is None or r.solution.stats.limit_fired is LimitFired.NONE for r in runs)
+    )
+    return assemble_result(
+        request,
+        book,
+        instance,
+        solution,
+        extras=extras,
+        overrides_applied=overrides_applied,
+        started=started,
+        utilisation_override=utilisation_override,
+        complete=complete,
+    )
+
+
+def _extras(
+    request: PlanRequest,
+    book: Pricebook,
+    instance: FleetInstance,
+    solution: FleetSolution,
+    *,
+    cancel: CancelToken | None,
+    deadline: float,
+) -> tuple[Extras, tuple[BaselineRun, ...]]:
+    """Baselines, then sensitivity, until ``deadline``, as the request's options ask; skipped
+    when the call's deadline or a shutdown already ended the main solve early."""
+    if cancel is not None and cancel.expired:
+        warning = "baselines and sensitivity skipped: the deadline or a shutdown ended the solve early"
+        return Extras(warnings=(warning,)), ()
+    if _cancelled(cancel):
+        return Extras(), ()
+    resolve = ReSolver(request, cancel)
+    options = request.options
+    warnings: list[str] = []
+    runs: tuple[BaselineRun, ...] = ()
+    baselines: tuple[Baseline, ...] = ()
+    saving: BaselineSaving | None = None
+    if options.compute_baselines:
+        extras_left = deadline - time.monotonic()
+        share = BASELINE_SHARE if options.compute_sensitivity else 1.0
+        gpus = allowed_gpu_ids(request, book)
+        runs = solve_baselines(instance, gpus, resolve, time.monotonic() + extras_left * share, warnings)
+        baselines, saving = price_baselines(runs, solution, request, instance)
+    sensitivity: tuple[Sensitivity, ...] = ()
+    if options.compute_sensitivity and not _cancelled(cancel):
+        sensitivity = sensitivity_rows(instance, solution, runs, resolve, deadline)
+        if cut_short(sensitivity):
+            warnings.append("sensitivity search was cut short by the time limit (see each explanation)")
+    return Extras(baselines, saving, sensitivity, tuple(warnings)), runs
+
+
+def _solve_main(
+    request: PlanRequest,
+    book: Pricebook,
+    instance: FleetInstance,
+    time_limit_s: float,
+    cancel: CancelToken | None,
+) -> FleetSolution:
+    """The main solve, its plan checked against capacities the performance model recomputes."""
+    opts = request.options
+    return solve(
+        instance,
+        time_limit_s=time_limit_s,
+        cancel=cancel,
+        backend=opts.backend,
+        relative_gap=opts.relative_gap,
+        capacity_of=perf_capacity_checker(request, book),
+        request_summary=request.model_dump_json(exclude_defaults=True)[:REQUEST_LOG_CHARS],
+    )
+
+
+def _cancelled(cancel: CancelToken | None) -> bool:
+    return cancel is not None and cancel.cancelled

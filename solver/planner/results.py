@@ -1,0 +1,212 @@
+"""What the planner answers: frozen result types of the four pipelines (money is Decimal ``Money``).
+
+``PlanResult`` is one PlanFleet answer (proto ``fleetplan.v1.Plan``); EvaluateFleet wraps one in an
+``EvaluationResult``, AnalyzeBreakEven in a ``BreakEvenAnalysis``, and SweepPlans streams
+``SweepPoint``s then a ``SweepFrontier``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from pricebook.schema import Currency, GpuId, Money
+from solver.analysis.breakeven import ApiBreakEven, BuyVsRent
+from solver.analysis.tco import CostComponent, FleetTco, UnitCost
+from solver.domain import AcquisitionMode
+from solver.optimizer.results import FleetSolution, SolveStatus, WorkloadFit
+
+
+@dataclass(frozen=True, slots=True)
+class PlanFleetLine:
+    """GPUs of one type acquired one way, with everything a bid line shows."""
+
+    option_id: str
+    gpu: GpuId
+    mode: AcquisitionMode
+    owned: bool
+    server_id: str | None
+    offer_id: str
+    gpus: int
+    """Held every hour (buy, reserved, owned); on-demand: the peak hour's count."""
+    servers: int
+    on_demand_gpus_by_hour: tuple[int, ...]
+    """24 values for on-demand lines (empty otherwise)."""
+    price_per_gpu: Money | None
+    """Purchases: price of one GPU."""
+    price_per_gpu_hour: Money | None
+    """Rentals: price per GPU-hour (reserved: the effective rate over whole terms)."""
+    horizon_cost: Money
+    power_kw: float
+    """Wall power at full load incl. PUE (on-site lines)."""
+    rack_units: float
+    busy_gpu_hours_per_month: float
+    utilisation: float
+
+
+@dataclass(frozen=True, slots=True)
+class UncertaintyBand:
+    """How far the plan's deployments' throughput may be from the performance model's estimate."""
+
+    low_factor: float
+    high_factor: float
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
+class BreakEvenResult:
+    """A plan's break-even section: buy vs rent per GPU type, self-host vs API per workload."""
+
+    buy_vs_rent: tuple[BuyVsRent, ...]
+    api: tuple[ApiBreakEven, ...]
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """What is owned plus the best fleet of one GPU type alone, or why there is none."""
+
+    gpu: GpuId
+    feasible: bool
+    fleet: tuple[PlanFleetLine, ...]
+    horizon_tco: Money | None
+    extra_cost: Money | None
+    """Baseline TCO − chosen plan TCO."""
+    reason: str
+    fleet_summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineSaving:
+    """The plan's saving over the cheapest baseline."""
+
+    best_baseline_gpu: GpuId
+    saving: Money
+    saving_fraction: float
+    """Saving ÷ the best baseline's TCO."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sensitivity:
+    """How far one price (or total demand) must move before the plan's mix changes."""
+
+    subject: str
+    """A GPU id (its price) or ``demand``."""
+    parameter: str
+    change_down_fraction: float | None
+    """E.g. −0.25: 25 % lower changes the mix; None = not within the searched range."""
+    change_up_fraction: float | None
+    last_same_down_fraction: float | None
+    """The largest decrease checked that keeps the mix (just before the threshold)."""
+    last_same_up_fraction: float | None
+    plan_below: str
+    plan_above: str
+    explanation: str
+    solves: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlanResult:
+    """Everything PlanFleet answers (see proto ``fleetplan.v1.Plan``)."""
+
+    status: SolveStatus
+    summary: str
+    currency: Currency
+    horizon_months: int
+    solution: FleetSolution
+    """The optimizer's plan: assignments, training, statistics, diagnosis, cap usage."""
+    fleet: tuple[PlanFleetLine, ...]
+    tco: FleetTco | None
+    cost_components: tuple[CostComponent, ...]
+    includes_vat: bool
+    fx_rate_note: str
+    unit_costs: tuple[UnitCost, ...]
+    break_even: BreakEvenResult
+    baselines: tuple[Baseline, ...]
+    baseline_saving: BaselineSaving | None
+    sensitivity: tuple[Sensitivity, ...]
+    uncertainty: UncertaintyBand
+    warnings: tuple[str, ...]
+    pricebook_version: str
+    pricebook_hash: str
+    overrides_applied: tuple[str, ...]
+    candidates_considered: int
+    seconds: float
+    rejected: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Per workload name: the deployments (or, for training, GPU types) turned away and why."""
+    complete: bool = False
+    """Every part finished within its limits (main solve proven optimal, baselines and sensitivity
+    not cut short, not cancelled): the same request and pricebook always give this same answer,
+    so it may be reused (the service caches only complete results)."""
+
+    @property
+    def horizon_tco(self) -> Money | None:
+        return self.tco.total.horizon_total if self.tco is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class EvaluationResult:
+    """Everything EvaluateFleet answers."""
+
+    feasible: bool
+    plan: PlanResult
+    """The given fleet, with the best assignment of the workloads onto it."""
+    fits: tuple[WorkloadFit, ...]
+    fleet_horizon_tco: Money | None
+    optimal_horizon_tco: Money | None
+    saving_of_optimal: Money | None
+    """How much cheaper the optimal plan is than the given fleet."""
+    messages: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BreakEvenAnalysis:
+    """Everything AnalyzeBreakEven answers: the plan's break-even section and unit costs, and the plan."""
+
+    break_even: BreakEvenResult
+    unit_costs: tuple[UnitCost, ...]
+    plan: PlanResult
+
+
+class SweepAxis(StrEnum):
+    """What a sweep varies (the values are the SLA fields' names for the SLA axes)."""
+
+    CAPEX_BUDGET = "capex_budget"
+    DEMAND_MULTIPLIER = "demand_multiplier"
+    TPOT_P95_MS = "tpot_p95_ms"
+    TTFT_P95_MS = "ttft_p95_ms"
+    MIN_PER_USER_TOK_S = "min_per_user_tok_s"
+
+
+@dataclass(frozen=True, slots=True)
+class SweepPoint:
+    """One solved sweep point, with the sweep's progress when it completed."""
+
+    index: int
+    value: float
+    plan: PlanResult
+    points_done: int
+    points_total: int
+
+
+@dataclass(frozen=True, slots=True)
+class FrontierPoint:
+    """One sweep point on the cost-vs-value frontier."""
+
+    value: float
+    status: SolveStatus
+    horizon_tco: Money | None
+    fleet_summary: str
+    """The fleet in words; without a plan, the plan's summary (why there is none)."""
+    pareto_optimal: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SweepFrontier:
+    axis: SweepAxis
+    points: tuple[FrontierPoint, ...]
+    """Every point, sorted by value; ``pareto_optimal`` marks the cost-vs-value frontier."""
+
+    @property
+    def pareto(self) -> tuple[FrontierPoint, ...]:
+        return tuple(p for p in self.points if p.pareto_optimal)

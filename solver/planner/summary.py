@@ -1,0 +1,106 @@
+"""The words of a plan: its one-paragraph summary, its warnings, and the FX note."""
+
+from __future__ import annotations
+
+import structlog
+
+from pricebook.schema import Money, Pricebook, PriceLabel
+from solver.analysis.tco import FleetTco
+from solver.analysis.whatif import describe_fleet
+from solver.domain import PlanRequest
+from solver.optimizer.instance import FleetInstance
+from solver.optimizer.results import FleetSolution, SolveStatus
+from solver.perf import resolve_model
+from solver.planner.results import BaselineSaving
+
+log = structlog.get_logger(__name__)
+
+TCO_CHECK_TOLERANCE = 1e-6
+"""Relative gap between the TCO breakdown and the MIP objective above which we warn (a bug)."""
+
+
+def summary_text(solution: FleetSolution, tco: FleetTco | None, saving: BaselineSaving | None) -> str:
+    """The fleet, its horizon TCO and capex/opex, and how it compares with the best baseline;
+    without a plan, why there is none."""
+    if not solution.has_plan or tco is None:
+        messages = solution.diagnosis.messages if solution.diagnosis is not None else ()
+        return f"No plan ({solution.status.value}). " + " ".join(messages)
+    total = tco.total
+    text = (
+        f"{describe_fleet(solution)}: {_fmt(total.horizon_total)} over {tco.horizon_months} months "
+        f"(capex {_fmt(total.capex)}, opex {_fmt(total.opex_monthly)}/month)."
+    )
+    if saving is None:
+        return text
+    return text + _saving_sentence(solution, saving)
+
+
+def _saving_sentence(solution: FleetSolution, saving: BaselineSaving) -> str:
+    best = saving.best_baseline_gpu
+    if saving.saving.amount > 0:
+        return (
+            f" Saves {_fmt(saving.saving)} ({saving.saving_fraction:.1%}) over the best single-GPU fleet "
+            f"({best})."
+        )
+    if saving.saving.amount < 0:  # only a plan stopped by its time limit can cost more
+        cheaper = Money(amount=-saving.saving.amount, currency=saving.saving.currency)
+        return f" The best single-GPU fleet ({best}) costs {_fmt(cheaper)} less."
+    if set(solution.gpu_counts()) == {best}:
+        return " It is also the best single-GPU fleet."
+    return f" It costs the same as the best single-GPU fleet ({best})."
+
+
+def _fmt(amount: Money) -> str:
+    return f"{amount.amount:,} {amount.currency}"
+
+
+def fx_note(book: Pricebook) -> str:
+    """The pricebook's first FX rate in words, with its date and source."""
+    for rate in book.site.fx_rates:
+        return f"1 {rate.base} = {rate.rate:,.2f} {rate.quote} ({rate.as_of.isoformat()}, {rate.source})"
+    return "no FX rate in the pricebook"
+
+
+def solve_warnings(solution: FleetSolution, tco: FleetTco) -> list[str]:
+    """A TCO breakdown that disagrees with the MIP objective (a bug), and a plan not proven optimal."""
+    warnings: list[str] = []
+    objective = solution.cost.total if solution.cost is not None else None
+    if objective is not None and abs(tco.total_float - objective) > TCO_CHECK_TOLERANCE * max(1.0, objective):
+        log.error("tco_mismatch", breakdown=tco.total_float, objective=objective)
+        warnings.append(
+            f"internal: TCO breakdown {tco.total_float:.2f} differs from the solver's {objective:.2f}"
+        )
+    if solution.status is SolveStatus.FEASIBLE and solution.stats.gap is not None:
+        warnings.append(f"time limit reached: the plan is within {solution.stats.gap:.2%} of optimal")
+    return warnings
+
+
+def price_warnings(book: Pricebook, instance: FleetInstance, solution: FleetSolution) -> list[str]:
+    """Chosen offers whose price is an estimate or derived, not a quote."""
+    offers = {o.id: o for o in book.offers}
+    warnings: list[str] = []
+    for chosen in solution.options:
+        offer = offers.get(instance.option(chosen.option_id).offer_id)
+        if offer is not None and offer.label in (PriceLabel.ESTIMATE, PriceLabel.DERIVED):
+            warnings.append(
+                f"price of {offer.id} ({offer.gpu}) is {offer.label.value}, not a quote: "
+                f"{offer.source} ({offer.as_of})"
+            )
+    return warnings
+
+
+def model_warnings(request: PlanRequest, book: Pricebook) -> list[str]:
+    """Workloads whose model architecture was assumed from its size (a wider uncertainty band)."""
+    warnings: list[str] = []
+    refs = [(w.name, w.model) for w in request.inference] + [(t.name, t.model) for t in request.training]
+    for name, ref in refs:
+        try:
+            arch = resolve_model(ref, book)
+        except (LookupError, ValueError):  # an unknown model was already reported by the instance
+            continue
+        if arch.assumed:
+            warnings.append(
+                f"{name}: architecture assumed from its size ({arch.params_b:g}B parameters); "
+                "the uncertainty band is wider"
+            )
+    return warnings

@@ -1,0 +1,288 @@
+"""SweepPlans: one plan per value of a capex budget, demand multiplier or SLA target, at most
+``MAX_SWEEP_THREADS`` solved at once, streamed with progress as they complete, then the Pareto
+frontier.
+
+The capex and demand axes change only caps or demand, so every point re-solves the request's one
+built instance; the SLA axes change which deployments qualify, so each point builds its own.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Generator, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import closing
+from typing import Any
+
+from pydantic import ValidationError
+
+from pricebook.schema import Pricebook
+from solver.analysis.whatif import describe_fleet, scale_demand, with_capex_budget
+from solver.domain import PlanRequest
+from solver.errors import FieldViolation, InvalidRequest, SolveCancelled
+from solver.optimizer.cancel import CancelToken
+from solver.optimizer.candidates import build_instance
+from solver.optimizer.instance import FleetInstance
+from solver.planner.plan import plan_instance, with_overrides
+from solver.planner.results import FrontierPoint, PlanResult, SweepAxis, SweepFrontier, SweepPoint
+
+MAX_SWEEP_THREADS = 2
+"""Sweep points solved at once (the machine has 2 cores; OR-Tools releases the GIL)."""
+POLL_S = 0.1
+"""How often the stream looks at the cancel token while points are being solved."""
+
+_INSTANCE_AXES = (SweepAxis.CAPEX_BUDGET, SweepAxis.DEMAND_MULTIPLIER)
+"""Axes that change only caps or demand: the base instance is reused (no performance re-run)."""
+_SLA_AXES = (SweepAxis.TPOT_P95_MS, SweepAxis.TTFT_P95_MS, SweepAxis.MIN_PER_USER_TOK_S)
+"""Axes that change the inference workloads' SLA."""
+
+_MINIMISE = {
+    SweepAxis.CAPEX_BUDGET: True,
+    SweepAxis.DEMAND_MULTIPLIER: False,
+    SweepAxis.TPOT_P95_MS: True,
+    SweepAxis.TTFT_P95_MS: True,
+    SweepAxis.MIN_PER_USER_TOK_S: False,
+}
+"""Whether a smaller swept value is better (less capital, stricter latency) or a larger one (more
+demand served, faster per-user speed)."""
+
+
+def sweep(
+    request: PlanRequest,
+    book: Pricebook,
+    axis: SweepAxis,
+    values: Sequence[float],
+    *,
+    cancel: CancelToken | None = None,
+    workload: str | None = None,
+    time_limit_s_per_point: float | None = None,
+) -> Iterator[SweepPoint | SweepFrontier]:
+    """Solve one plan per value (≤ 2 at once), yield each as it completes with progress, then the
+    Pareto frontier. Cancelling ``cancel`` stops the running solves and skips the rest
+    (raises ``SolveCancelled``)."""
+    _check_sweep(request, axis, values, workload)
+    if not values:
+        return
+    book, applied = with_overrides(request, book)
+    points = _PointSolver(
+        request,
+        book,
+        axis,
+        workload=workload,
+        cancel=cancel if cancel is not None else CancelToken(),
+        time_limit_s=time_limit_s_per_point
+        if time_limit_s_per_point is not None
+        else request.options.time_limit_s,
+        overrides_applied=applied,
+    )
+    plans: dict[int, PlanResult] = {}
+    # Closed explicitly: a caller that stops reading cancels the solves still running.
+    with closing(_stream(points, values)) as stream:
+        for point in stream:
+            plans[point.index] = point.plan
+            yield point
+    yield frontier(axis, [(float(values[i]), plans[i]) for i in range(len(values))])
+
+
+class _PointSolver:
+    """Plans one sweep point: the request at that value, solved without baselines or sensitivity."""
+
+    def __init__(
+        self,
+        request: PlanRequest,
+        book: Pricebook,
+        axis: SweepAxis,
+        *,
+        workload: str | None,
+        cancel: CancelToken,
+        time_limit_s: float,
+        overrides_applied: tuple[str, ...],
+    ) -> None:
+        self.request = request
+        self.book = book
+        self.axis = axis
+        self.workload = workload
+        self.cancel = cancel
+        self.time_limit_s = time_limit_s
+        self.overrides_applied = overrides_applied
+        self.base_instance = build_instance(request, book) if axis in _INSTANCE_AXES else None
+        self._build_lock = threading.Lock()
+
+    def __call__(self, value: float) -> PlanResult:
+        if self.cancel.cancelled:
+            raise SolveCancelled("sweep cancelled")
+        started = time.monotonic()
+        point_request = sweep_request(self.request, self.axis, value, self.workload)
+        return plan_instance(
+            point_request,
+            self.book,
+            self._instance(point_request, value),
+            time_limit_s=self.time_limit_s,
+            cancel=self.cancel,
+            overrides_applied=self.overrides_applied,
+            started=started,
+            with_extras=False,
+        )
+
+    def _instance(self, point_request: PlanRequest, value: float) -> FleetInstance:
+        if self.base_instance is not None:
+            if self.axis is SweepAxis.CAPEX_BUDGET:
+                return with_capex_budget(self.base_instance, value)
+            return scale_demand(self.base_instance, value)
+        with self._build_lock:  # the perf model's caches are shared; build one instance at a time
+            return build_instance(point_request, self.book)
+
+
+def _stream(solve_point: _PointSolver, values: Sequence[float]) -> Generator[SweepPoint, None, None]:
+    """Each point as it completes (ties in index order), with progress; any failure or an early
+    stop of the caller cancels the rest."""
+    cancel = solve_point.cancel
+    total = len(values)
+    done_count = 0
+    executor = ThreadPoolExecutor(max_workers=MAX_SWEEP_THREADS, thread_name_prefix="sweep")
+    try:
+        futures: dict[Future[PlanResult], int] = {
+            executor.submit(solve_point, v): i for i, v in enumerate(values)
+        }
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, timeout=POLL_S, return_when=FIRST_COMPLETED)
+            if cancel.cancelled:
+                raise SolveCancelled("sweep cancelled")
+            for future in sorted(done, key=lambda f: futures[f]):
+                index = futures[future]
+                result = future.result()
+                done_count += 1
+                yield SweepPoint(index, float(values[index]), result, done_count, total)
+    except BaseException:
+        cancel.cancel()
+        raise
+    finally:
+        executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _check_sweep(
+    request: PlanRequest, axis: SweepAxis, values: Sequence[float], workload: str | None
+) -> None:
+    """Refuse a sweep that cannot mean anything, naming the field (before any solve starts)."""
+    problems: list[FieldViolation] = []
+    for i, value in enumerate(values):
+        if not math.isfinite(value) or value < 0 or (value == 0 and axis is not SweepAxis.CAPEX_BUDGET):
+            problems.append(
+                FieldViolation(f"values[{i}]", f"{axis.value} must be a positive number, got {value}")
+            )
+    for i, value in enumerate(values):
+        if any(v.field == f"values[{i}]" for v in problems):
+            continue
+        problems.extend(_point_violations(request, axis, i, value, workload))
+    if workload is not None and workload not in {w.name for w in request.inference}:
+        problems.append(FieldViolation("workload_name", f"no inference workload named {workload!r}"))
+    if axis in _SLA_AXES and not request.inference:
+        problems.append(FieldViolation("dimension", f"{axis.value} needs at least one inference workload"))
+    if problems:
+        raise InvalidRequest(problems)
+
+
+def _point_violations(
+    request: PlanRequest, axis: SweepAxis, index: int, value: float, workload: str | None
+) -> list[FieldViolation]:
+    """What makes the request at one sweep point invalid, per field (empty when it is valid)."""
+    try:
+        sweep_request(request, axis, value, workload)
+    except ValidationError as error:
+        return [
+            FieldViolation(
+                f"values[{index}]",
+                f"{axis.value}={value:g} makes {'.'.join(str(p) for p in detail['loc'])} invalid: "
+                f"{detail['msg']}",
+            )
+            for detail in error.errors()
+        ]
+    return []
+
+
+def sweep_values(start: float, stop: float, points: int) -> tuple[float, ...]:
+    """``points`` evenly spaced values from ``start`` to ``stop`` inclusive (a SweepRange)."""
+    if points < 1:
+        msg = "a sweep needs at least one point"
+        raise ValueError(msg)
+    if points == 1:
+        return (float(start),)
+    step = (stop - start) / (points - 1)
+    return tuple(start + i * step for i in range(points))
+
+
+def sweep_request(
+    request: PlanRequest, axis: SweepAxis, value: float, workload: str | None = None
+) -> PlanRequest:
+    """The request at one sweep point (the SLA axes change ``workload`` only, or every inference
+    workload), validated like any request: a point beyond the request limits raises
+    ``pydantic.ValidationError`` naming the field."""
+    data = request.model_dump()
+    if axis is SweepAxis.CAPEX_BUDGET:
+        data["constraints"]["capex_budget"] = {
+            "amount": repr(value),
+            "currency": request.constraints.currency,
+        }
+    elif axis is SweepAxis.DEMAND_MULTIPLIER:
+        _scale_demand_fields(data, value)
+    else:
+        for w in data["inference"]:
+            if workload in (None, w["name"]):
+                w["sla"][axis.value] = value
+    return PlanRequest.model_validate(data)
+
+
+def _scale_demand_fields(data: dict[str, Any], factor: float) -> None:
+    """Every workload's demand in a dumped request × ``factor`` (in place)."""
+    for w in data["inference"]:
+        if w["daily_tokens"] is not None:
+            w["daily_tokens"] = _scaled_count(w["daily_tokens"], factor)
+        else:
+            w["peak_request_rate_per_s"] *= factor
+    for t in data["training"]:
+        if t["reference"] is not None:
+            t["reference"]["gpu_hours_per_month"] *= factor
+        else:
+            t["runs_per_month"] *= factor
+
+
+def _scaled_count(count: int, factor: float) -> int | float:
+    scaled = count * factor
+    # Out-of-range values are left for validation to refuse with the field's own message.
+    return max(1, round(scaled)) if math.isfinite(scaled) and scaled < 2**62 else scaled
+
+
+def frontier(axis: SweepAxis, points: Sequence[tuple[float, PlanResult]]) -> SweepFrontier:
+    """All points sorted by value, Pareto-optimal ones marked: no other point is at least as good
+    on the swept quantity and strictly cheaper, or strictly better and no dearer."""
+    minimise = _MINIMISE[axis]
+
+    def better_or_equal(a: float, b: float) -> bool:
+        return a <= b if minimise else a >= b
+
+    rows = [(value, result, result.horizon_tco) for value, result in sorted(points, key=lambda p: p[0])]
+    marked = []
+    for value, result, cost in rows:
+        pareto = False
+        if cost is not None:
+            pareto = not any(
+                other_cost is not None
+                and better_or_equal(other_value, value)
+                and other_cost.amount <= cost.amount
+                and (other_value != value or other_cost.amount < cost.amount)
+                for other_value, _, other_cost in rows
+            )
+        marked.append(
+            FrontierPoint(
+                value=value,
+                status=result.status,
+                horizon_tco=cost,
+                # Without a plan, the summary says why (e.g. which cap is short, by how much).
+                fleet_summary=describe_fleet(result.solution) if result.solution.has_plan else result.summary,
+                pareto_optimal=pareto,
+            )
+        )
+    return SweepFrontier(axis, tuple(marked))

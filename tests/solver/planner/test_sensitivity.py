@@ -1,0 +1,65 @@
+"""Sensitivity (``solver.planner.sensitivity``): thresholds where the mix changes, checked by re-planning."""
+
+from __future__ import annotations
+
+from planner_factories import BARE, GPUS, request, scaled_book, small_chat_request
+
+from pricebook.schema import OfferKind, Pricebook
+from solver.analysis.whatif import mix_of
+from solver.domain import SolverOptions
+from solver.planner import PlanResult, SweepAxis, plan, sweep_request
+
+
+def test_price_sensitivity_threshold_is_where_the_mix_changes(full_plan: PlanResult, book: Pricebook) -> None:
+    rows = [s for s in full_plan.sensitivity if s.subject in GPUS and s.change_up_fraction is not None]
+    rows += [s for s in full_plan.sensitivity if s.subject in GPUS and s.change_down_fraction is not None]
+    assert rows, "expected at least one price threshold in range"
+    row = rows[0]
+    up = row.change_up_fraction is not None
+    changed_at = row.change_up_fraction if up else row.change_down_fraction
+    same_at = row.last_same_up_fraction if up else row.last_same_down_fraction
+    assert changed_at is not None and same_at is not None
+    assert abs(changed_at - same_at) <= 0.02 + 1e-9  # bisection tolerance
+    # The purchase offers behind the plan are per-GPU offers, so scaling offer prices in the book
+    # is the same move as the sensitivity's price multiplier (support is a % of the price).
+    kinds = {o.kind for o in book.offers if o.gpu == row.subject and o.kind is OfferKind.PURCHASE_SERVER}
+    assert not kinds
+    today = mix_of(full_plan.solution)
+    bare = request(**BARE)
+    past = plan(bare, scaled_book(book, row.subject, 1 + changed_at), time_limit_s=10)
+    before = plan(bare, scaled_book(book, row.subject, 1 + same_at), time_limit_s=10)
+    assert mix_of(past.solution) != today
+    assert mix_of(before.solution) == today
+    described = row.plan_above if up else row.plan_below
+    assert described and all(line.gpu in described for line in past.fleet)
+
+
+def test_demand_sensitivity_reports_a_row(full_plan: PlanResult) -> None:
+    demand = next(s for s in full_plan.sensitivity if s.subject == "demand")
+    assert (
+        demand.change_down_fraction is not None
+        or demand.change_up_fraction is not None
+        or "unchanged" in (demand.explanation)
+    )
+
+
+def test_demand_threshold_with_a_daily_profile(book: Pricebook) -> None:
+    # Office-hours chat: the optimizer groups hours into buckets and checks every hour. The demand
+    # threshold found on the instance must match re-planning the request with scaled demand.
+    profile = (1.0,) * 8 + (4.0,) * 10 + (2.0,) * 6
+    req = small_chat_request({"compute_baselines": False}, hourly_profile=profile)
+    result = plan(req, book, time_limit_s=30)
+    demand = next(s for s in result.sensitivity if s.subject == "demand")
+    today = mix_of(result.solution)
+    assert demand.change_up_fraction is not None or demand.change_down_fraction is not None
+    for changed, same in (
+        (demand.change_up_fraction, demand.last_same_up_fraction),
+        (demand.change_down_fraction, demand.last_same_down_fraction),
+    ):
+        if changed is None or same is None:
+            continue
+        bare = req.model_copy(update={"options": SolverOptions(time_limit_s=10, **BARE)})
+        past = plan(sweep_request(bare, SweepAxis.DEMAND_MULTIPLIER, 1 + changed), book, time_limit_s=10)
+        before = plan(sweep_request(bare, SweepAxis.DEMAND_MULTIPLIER, 1 + same), book, time_limit_s=10)
+        assert mix_of(past.solution) != today
+        assert mix_of(before.solution) == today
