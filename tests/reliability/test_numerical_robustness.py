@@ -12,16 +12,14 @@ import pytest
 import structlog
 
 from pricebook import load_default
-from pricebook.overrides import apply_overrides
+from pricebook.overrides import OfferOverride, PricebookOverrides, apply_overrides
 from solver import planner
 from solver.domain import (
     AcquisitionMode,
     Constraints,
     InferenceWorkload,
     ModelRef,
-    OfferOverride,
     PlanRequest,
-    PricebookOverrides,
     Sla,
     SolverOptions,
     money,
