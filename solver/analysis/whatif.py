@@ -112,11 +112,15 @@ def scale_gpu_price(instance: FleetInstance, gpu: GpuId, factor: float) -> Fleet
 
 def scale_demand(instance: FleetInstance, factor: float) -> FleetInstance:
     """Every workload's demand × ``factor`` (request rates, training GPU-hours per month)."""
-    inference = tuple(_scale_rates(d, factor) for d in instance.inference)
     training = tuple(
         replace(t, choices=tuple(_scale_choice(ch, factor) for ch in t.choices)) for t in instance.training
     )
-    return replace(instance, inference=inference, training=training)
+    return replace(scale_inference_demand(instance, factor), training=training)
+
+
+def scale_inference_demand(instance: FleetInstance, factor: float) -> FleetInstance:
+    """Every inference workload's request rates × ``factor``; training as it is."""
+    return replace(instance, inference=tuple(_scale_rates(d, factor) for d in instance.inference))
 
 
 def _scale_rates(demand: InferenceDemand, factor: float) -> InferenceDemand:

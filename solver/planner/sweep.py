@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from pricebook.schema import Pricebook
-from solver.analysis.whatif import describe_fleet, scale_demand, with_capex_budget
+from solver.analysis.whatif import describe_fleet, scale_inference_demand, with_capex_budget
 from solver.domain import PlanRequest
 from solver.errors import FieldViolation, InvalidRequest, SolveCancelled
 from solver.optimizer.cancel import CancelToken
@@ -130,7 +130,7 @@ class _PointSolver:
         if self.base_instance is not None:
             if self.axis is SweepAxis.CAPEX_BUDGET:
                 return with_capex_budget(self.base_instance, value)
-            return scale_demand(self.base_instance, value)
+            return scale_inference_demand(self.base_instance, value)
         with self._build_lock:  # the perf model's caches are shared; build one instance at a time
             return build_instance(point_request, self.book)
 
@@ -236,17 +236,13 @@ def sweep_request(
 
 
 def _scale_demand_fields(data: dict[str, Any], factor: float) -> None:
-    """Every workload's demand in a dumped request × ``factor`` (in place)."""
+    """Every inference workload's demand in a dumped request × ``factor`` (in place); training is
+    not demand served to users and stays as it is (the proto's DEMAND_MULTIPLIER)."""
     for w in data["inference"]:
         if w["daily_tokens"] is not None:
             w["daily_tokens"] = _scaled_count(w["daily_tokens"], factor)
         else:
             w["peak_request_rate_per_s"] *= factor
-    for t in data["training"]:
-        if t["reference"] is not None:
-            t["reference"]["gpu_hours_per_month"] *= factor
-        else:
-            t["runs_per_month"] *= factor
 
 
 def _scaled_count(count: int, factor: float) -> int | float:

@@ -174,7 +174,6 @@ def test_evaluating_a_fleet_too_small_for_redundancy_is_an_answer(client: FleetP
 # 07 -----------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(reason="issue 14, not fixed yet: the multiplier also scales training", strict=True)
 def test_sweep_demand_multiplier_scales_inference_only(client: FleetPlannerClient) -> None:
     data = repro("07-sweep-demand-multiplier-scales-training.json")
     base = plan_request(data["base_request"])

@@ -14,11 +14,14 @@ from pricebook.schema import Money, Pricebook
 from solver.domain import (
     AcquisitionMode,
     Constraints,
+    ModelRef,
+    TrainingMethod,
+    TrainingWorkload,
 )
 from solver.errors import InvalidRequest, SolveCancelled
 from solver.optimizer.cancel import CancelToken
 from solver.optimizer.results import SolveStatus
-from solver.planner import PlanResult, SweepAxis, SweepFrontier, SweepPoint, frontier, sweep
+from solver.planner import PlanResult, SweepAxis, SweepFrontier, SweepPoint, frontier, sweep, sweep_request
 
 
 def test_sweep_streams_points_with_progress_and_a_monotone_frontier(
@@ -127,3 +130,21 @@ def test_frontier_point_without_a_plan_says_why(book: Pricebook, full_plan: Plan
     (point,) = frontier.points
     assert point.horizon_tco is None
     assert point.fleet_summary.startswith("No plan (infeasible).") and "capex budget" in point.fleet_summary
+
+
+def test_demand_multiplier_scales_inference_and_leaves_training_as_it_is() -> None:
+    tuning = TrainingWorkload(
+        name="tune",
+        model=ModelRef(model_id="Qwen/Qwen3-14B"),
+        method=TrainingMethod.LORA,
+        tokens_per_run=1e9,
+        runs_per_month=2.0,
+    )
+    base = request().model_copy(update={"training": (tuning,)})
+    scaled = sweep_request(base, SweepAxis.DEMAND_MULTIPLIER, 2.0)
+    assert scaled.training == base.training
+    for before, after in zip(base.inference, scaled.inference, strict=True):
+        if before.daily_tokens is not None:
+            assert after.daily_tokens == before.daily_tokens * 2
+        else:
+            assert after.peak_request_rate_per_s == pytest.approx(2 * (before.peak_request_rate_per_s or 0))
