@@ -131,7 +131,7 @@ def acquisition_options(book: Pricebook, constraints: Constraints) -> list[Acqui
                     options.append(rental)
     owned_gpus = sorted({catalogue_gpu(book, o.gpu).id for o in constraints.owned})
     for gpu_id in owned_gpus:
-        options.append(_owned_option(catalogue_gpu(book, gpu_id), book, constraints))
+        options.extend(_owned_options(catalogue_gpu(book, gpu_id), book, constraints))
     return sorted(options, key=lambda o: o.id)
 
 
@@ -194,15 +194,19 @@ def _buy_options(gpu: GpuSpec, book: Pricebook, constraints: Constraints) -> lis
     return options
 
 
-def _owned_option(gpu: GpuSpec, book: Pricebook, constraints: Constraints) -> AcquisitionOption:
-    """GPUs already installed: capex sunk, running costs still paid (in the first server model)."""
-    servers = servers_for(gpu, book)
-    server = servers[0] if servers else None
-    purchase = _choose_purchase(gpu, server, book, constraints)
-    if purchase is None:
-        # No current price to base support on: owned GPUs then cost only power and colocation.
-        purchase = _Purchase(offer_id="owned", capex_per_gpu=0.0, host_cost=0.0)
-    return _owned_hardware_option(gpu, server, purchase, book, constraints, owned=True)
+def _owned_options(gpu: GpuSpec, book: Pricebook, constraints: Constraints) -> list[AcquisitionOption]:
+    """GPUs already installed: capex sunk, running costs still paid. The request does not say in
+    which server model they sit, so there is one option per model that holds the GPU and the
+    optimizer picks (a fixed choice made owning GPUs dearer than buying them)."""
+    options = []
+    servers: Sequence[ServerSpec | None] = servers_for(gpu, book) or [None]
+    for server in servers:
+        purchase = _choose_purchase(gpu, server, book, constraints)
+        if purchase is None:
+            # No current price to base support on: owned GPUs then cost only power and colocation.
+            purchase = _Purchase(offer_id="owned", capex_per_gpu=0.0, host_cost=0.0)
+        options.append(_owned_hardware_option(gpu, server, purchase, book, constraints, owned=True))
+    return options
 
 
 def _owned_hardware_option(
@@ -223,7 +227,9 @@ def _owned_hardware_option(
     if server is not None:
         gpus_per_server = server.gpus_per_server
         domain = server.scale_up_domain_size
-        must_be_full = gpu.form_factor in ("sxm", "oam")
+        # Bought SXM/OAM GPUs come as whole baseboards; owned ones are installed as they are, so a
+        # partial board of owned GPUs is still hardware that serves.
+        must_be_full = gpu.form_factor in ("sxm", "oam") and not owned
         rack_units = float(server.rack_units)
         host_kw = server.host_power_w * site.pue / WATTS_PER_KW
         colocation = rack_units * site_price(site.colocation_per_rack_unit_month, constraints, book)

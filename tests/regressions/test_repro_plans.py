@@ -143,7 +143,6 @@ def test_owning_some_of_the_gpus_never_makes_the_plan_dearer(client: FleetPlanne
 # 05 -----------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(reason="issue 14, not fixed yet: partial board of owned GPUs is infeasible", strict=True)
 def test_owned_gpus_that_do_not_fill_a_board_are_used_or_refused_by_name(client: FleetPlannerClient) -> None:
     data = repro("05-owned-partial-board-infeasible.json")["request"]
     owned = [{"gpu_id": "h200-sxm", "count": 2}]
