@@ -104,7 +104,6 @@ def test_evaluating_the_planned_fleet_gives_the_plan_tco(client: FleetPlannerCli
 # 03 -----------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(reason="issue 14, not fixed yet: CP-SAT proves a dearer optimum", strict=True)
 def test_every_offered_backend_agrees_with_scip(client: FleetPlannerClient) -> None:
     data = repro("03-cp-sat-optimal-is-dearer.json")["request"]
     by_backend = {}

@@ -21,6 +21,11 @@ if sys.version_info >= (3, 11):
 else:
     from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
+if sys.version_info >= (3, 13):
+    from warnings import deprecated as _deprecated
+else:
+    from typing_extensions import deprecated as _deprecated
+
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class _ServingKind:
@@ -101,8 +106,12 @@ class _SolverBackendEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SolverB
     """SCIP (LP-based branch and bound)."""
     SOLVER_BACKEND_HIGHS: _SolverBackend.ValueType  # 2
     """HiGHS."""
-    SOLVER_BACKEND_CP_SAT: _SolverBackend.ValueType  # 3
-    """CP-SAT."""
+    @_builtins.property
+    @_deprecated("""This enum value has been marked as deprecated using proto enum value options.""")
+    def SOLVER_BACKEND_CP_SAT(self) -> _SolverBackend.ValueType:   # 3
+        """CP-SAT: not offered, refused with INVALID_ARGUMENT (it needs integral coefficients, and
+        scaled to integers this model's prices gave it wrong bounds and dearer "optimal" plans).
+        """
 
 class SolverBackend(_SolverBackend, metaclass=_SolverBackendEnumTypeWrapper):
     """MIP backend."""
@@ -114,7 +123,9 @@ SOLVER_BACKEND_SCIP: SolverBackend.ValueType  # 1
 SOLVER_BACKEND_HIGHS: SolverBackend.ValueType  # 2
 """HiGHS."""
 SOLVER_BACKEND_CP_SAT: SolverBackend.ValueType  # 3
-"""CP-SAT."""
+"""CP-SAT: not offered, refused with INVALID_ARGUMENT (it needs integral coefficients, and
+scaled to integers this model's prices gave it wrong bounds and dearer "optimal" plans).
+"""
 Global___SolverBackend: _TypeAlias = SolverBackend  # noqa: Y015
 
 @_typing.final
