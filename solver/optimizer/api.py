@@ -25,7 +25,7 @@ from solver.optimizer.evaluate import CapacityOf, check_solution
 from solver.optimizer.explain import diagnose_infeasible, explain_local_runner_ups, explain_runner_ups
 from solver.optimizer.fleet_eval import evaluate_fixed_fleet
 from solver.optimizer.instance import FleetInstance
-from solver.optimizer.model import DEFAULT_BACKEND, solve_mip
+from solver.optimizer.driver import DEFAULT_BACKEND, solve_mip
 from solver.optimizer.results import FleetEvaluation, FleetSolution, SolveStatus
 from solver.optimizer.solution import build_solution, with_tco_objective
 

@@ -25,7 +25,6 @@ from solver.optimizer.model import (
     Relaxation,
     cheapest_cost_per_gpu,
     replicas_alone,
-    solve_mip,
     usable_candidates,
 )
 from solver.optimizer.results import (
@@ -38,6 +37,7 @@ from solver.optimizer.results import (
     UnservableWorkload,
 )
 from solver.optimizer.solution import build_solution
+from solver.optimizer.driver import solve_mip
 
 _CAP_TEXT = {
     "capex_budget": ("capex budget", "{:,.0f} {cur}"),

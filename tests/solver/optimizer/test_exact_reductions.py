@@ -14,9 +14,9 @@ from solver.optimizer.model import (
     Relaxation,
     _reserved_dominated_by_on_demand,
     _small_server_limits,
-    solve_mip,
 )
 from solver.optimizer.results import SolveStatus
+from solver.optimizer.driver import solve_mip
 from solver.pricing.options import AcquisitionOption
 from solver.units import DAYS_PER_MONTH
 from tests.solver.optimizer.opt_factories import candidate, option

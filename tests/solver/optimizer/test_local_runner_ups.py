@@ -17,7 +17,8 @@ from solver.optimizer.explain import (
     explain_runner_ups,
 )
 from solver.optimizer.instance import FleetInstance
-from solver.optimizer.model import MipResult, Relaxation, solve_mip
+from solver.optimizer.model import MipResult, Relaxation
+from solver.optimizer.driver import solve_mip
 from solver.optimizer.results import FleetSolution, LimitFired, RunnerUp, SolveStatus
 from solver.optimizer.solution import build_solution
 from tests.solver.optimizer.opt_factories import random_portfolio

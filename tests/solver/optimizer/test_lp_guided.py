@@ -15,19 +15,13 @@ from bench.solver_scaling import portfolio
 from pricebook.loader import load_default
 from solver.errors import SolveCancelled
 from solver.optimizer import CancelToken, solve
-from solver.optimizer import model as fleet_model
+from solver.optimizer import driver
 from solver.optimizer.candidates import build_instance
 from solver.optimizer.evaluate import check_solution
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.lp_guided import LpGuidedSearch, SearchCandidate
-from solver.optimizer.model import (
-    MipResult,
-    Relaxation,
-    _Builder,
-    cheapest_cost_per_gpu,
-    cost_alone,
-    solve_mip,
-)
+from solver.optimizer.model import MipResult, cheapest_cost_per_gpu, cost_alone
+from solver.optimizer.driver import build_model, solve_mip
 from solver.optimizer.results import LimitFired, SolveStatus
 from solver.optimizer.solution import build_solution
 from tests.solver.optimizer.opt_factories import random_portfolio
@@ -38,8 +32,7 @@ SEEDS = tuple(range(6))
 @pytest.mark.parametrize("seed", SEEDS)
 def test_restricted_plan_is_a_verified_plan_of_the_full_model(seed: int) -> None:
     inst = random_portfolio(seed)
-    builder = _Builder(inst, "scip", Relaxation())
-    builder.build()
+    builder = build_model(inst, "scip")
     model = linear_solver_pb2.MPModelProto()
     builder.solver.ExportModelToProto(model)
     per_gpu = cheapest_cost_per_gpu(inst)
@@ -73,7 +66,7 @@ def test_restricted_plan_is_a_verified_plan_of_the_full_model(seed: int) -> None
 def test_same_optimum_with_and_without_the_search(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     inst = random_portfolio(seed)
     plain = solve_mip(inst, time_limit_s=20, relative_gap=1e-9, lp_guided=False)
-    monkeypatch.setattr(fleet_model, "LP_GUIDED_MIN_REPLICA_VARS", 0)
+    monkeypatch.setattr(driver, "LP_GUIDED_MIN_REPLICA_VARS", 0)
     guided = solve_mip(inst, time_limit_s=20, relative_gap=1e-9)
     assert plain.stats.status is SolveStatus.OPTIMAL
     assert guided.stats.status is SolveStatus.OPTIMAL
@@ -96,7 +89,7 @@ def test_large_portfolio_gets_a_verified_plan_with_an_honest_gap(
     plan with the independent evaluator and raises if it fails)."""
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     assert sum(1 for _ in twenty_workloads.candidates) * len(twenty_workloads.buckets) > (
-        fleet_model.LP_GUIDED_MIN_REPLICA_VARS
+        driver.LP_GUIDED_MIN_REPLICA_VARS
     )
     sol = solve(twenty_workloads, time_limit_s=6, relative_gap=1e-3, explain=False)
     st = sol.stats
