@@ -24,6 +24,7 @@ from solver.optimizer.cancel import CancelToken, interrupting
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.lp_guided import LpGuidedSearch, RestrictedResult, SearchCandidate
 from solver.optimizer.model import (
+    NO_RELAXATION,
     MipResult,
     MipValues,
     ModelBuilder,
@@ -69,7 +70,7 @@ def create_solver(backend: str) -> Any:
 
 
 def build_model(
-    instance: FleetInstance, backend: str, relax: Relaxation = Relaxation(), *, reduce: bool = True
+    instance: FleetInstance, backend: str, relax: Relaxation = NO_RELAXATION, *, reduce: bool = True
 ) -> ModelBuilder:
     """The fleet MIP of ``instance`` built on a new ``backend`` solver (not solved)."""
     builder = ModelBuilder(instance, create_solver(backend), relax, reduce=reduce)
@@ -106,7 +107,7 @@ def solve_mip(
     cancel: CancelToken | None = None,
     backend: str = DEFAULT_BACKEND,
     relative_gap: float = 1e-4,
-    relax: Relaxation = Relaxation(),
+    relax: Relaxation = NO_RELAXATION,
     threads: int = 1,
     exact_reductions: bool = True,
     lp_guided: bool = True,
@@ -134,7 +135,9 @@ def solve_mip(
     search = None
     if lp_guided and _lp_guided_applies(builder, backend, relax):
         search = _search_beside(builder, relative_gap)
-    run = _run(builder.solver, params, search, cancel, started, time_limit_s)
+    run = _run(
+        builder.solver, params, search=search, cancel=cancel, started=started, time_limit_s=time_limit_s
+    )
     cancelled = cancel is not None and cancel.cancelled
     outcome = _outcome(builder, run, relative_gap)
     status, limit = _status(run.code, outcome, relative_gap, cancelled)
@@ -219,6 +222,7 @@ def _search_beside(builder: ModelBuilder, relative_gap: float) -> LpGuidedSearch
 def _run(
     solver: Any,
     params: Any,
+    *,
     search: LpGuidedSearch | None,
     cancel: CancelToken | None,
     started: float,

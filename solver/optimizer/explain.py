@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from solver.errors import SolveCancelled
 from solver.optimizer.cancel import CancelToken
+from solver.optimizer.driver import solve_mip
 from solver.optimizer.instance import CandidateRejection, FleetInstance
 from solver.optimizer.model import (
     MipResult,
@@ -37,7 +38,6 @@ from solver.optimizer.results import (
     UnservableWorkload,
 )
 from solver.optimizer.solution import build_solution
-from solver.optimizer.driver import solve_mip
 
 _CAP_TEXT = {
     "capex_budget": ("capex budget", "{:,.0f} {cur}"),

@@ -14,12 +14,12 @@ import dataclasses
 
 from solver.domain import Fleet
 from solver.optimizer.cancel import CancelToken
+from solver.optimizer.driver import solve_mip
 from solver.optimizer.evaluate import CapacityOf, check_solution
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.model import Relaxation
 from solver.optimizer.results import FleetEvaluation, FleetSolution, SolveStatus, WorkloadFit
 from solver.optimizer.solution import build_solution
-from solver.optimizer.driver import solve_mip
 
 _ALL_CAPS = frozenset({"capex_budget", "monthly_opex_cap", "power_cap_kw", "rack_units_cap"})
 

@@ -141,6 +141,10 @@ class Relaxation:
     workloads keep their planned replicas while one workload moves)."""
 
 
+NO_RELAXATION = Relaxation()
+"""Every cap and constraint as the request states it."""
+
+
 @dataclass(frozen=True, slots=True)
 class MipValues:
     """Raw values of a solved MIP (integers rounded)."""

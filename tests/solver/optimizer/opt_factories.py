@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from solver.domain import AcquisitionMode, Precision
-from solver.optimizer.instance import Bucket, Candidate, FleetInstance, InferenceDemand
+from solver.optimizer.instance import Bucket, Candidate, Caps, FleetInstance, InferenceDemand
 from solver.pricing.options import AcquisitionOption
 
 ALL_DAY = (Bucket(index=0, hours=tuple(range(24))),)
@@ -105,4 +105,20 @@ def random_portfolio(seed: int, workloads: int = 8) -> FleetInstance:
         options=tuple(options),
         inference=tuple(demands),
         candidates=tuple(cands),
+    )
+
+
+def two_gpu_instance(rate: float, caps: Caps | None = None, redundancy: int = 0) -> FleetInstance:
+    # GPU "a": 100 per GPU, 10 req/s per replica; GPU "b": 250 per GPU, 30 req/s per replica.
+    return FleetInstance(
+        currency="USD",
+        horizon_months=36,
+        buckets=ALL_DAY,
+        options=(
+            option("a", capex=100, power_kw=1.0, rack_units=2),
+            option("b", capex=250, power_kw=2.0, rack_units=2),
+        ),
+        inference=(flat_demand("chat", rate, redundancy),),
+        candidates=(candidate("chat", "a", 10.0), candidate("chat", "b", 30.0)),
+        caps=caps or Caps(),
     )

@@ -9,6 +9,7 @@ import random
 import pytest
 
 from solver.domain import AcquisitionMode
+from solver.optimizer.driver import solve_mip
 from solver.optimizer.instance import Bucket, CountLimit, FleetInstance, InferenceDemand
 from solver.optimizer.model import (
     Relaxation,
@@ -16,7 +17,6 @@ from solver.optimizer.model import (
     _small_server_limits,
 )
 from solver.optimizer.results import SolveStatus
-from solver.optimizer.driver import solve_mip
 from solver.pricing.options import AcquisitionOption
 from solver.units import DAYS_PER_MONTH
 from tests.solver.optimizer.opt_factories import candidate, option

@@ -10,6 +10,7 @@ import pytest
 
 from solver.optimizer import api
 from solver.optimizer.api import solve
+from solver.optimizer.driver import solve_mip
 from solver.optimizer.explain import (
     _cheaper_than_plan,
     _cheapest_alone,
@@ -18,7 +19,6 @@ from solver.optimizer.explain import (
 )
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.model import MipResult, Relaxation
-from solver.optimizer.driver import solve_mip
 from solver.optimizer.results import FleetSolution, LimitFired, RunnerUp, SolveStatus
 from solver.optimizer.solution import build_solution
 from tests.solver.optimizer.opt_factories import random_portfolio

@@ -14,14 +14,13 @@ from ortools.linear_solver import linear_solver_pb2
 from bench.solver_scaling import portfolio
 from pricebook.loader import load_default
 from solver.errors import SolveCancelled
-from solver.optimizer import CancelToken, solve
-from solver.optimizer import driver
+from solver.optimizer import CancelToken, driver, solve
 from solver.optimizer.candidates import build_instance
+from solver.optimizer.driver import build_model, solve_mip
 from solver.optimizer.evaluate import check_solution
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.lp_guided import LpGuidedSearch, SearchCandidate
 from solver.optimizer.model import MipResult, cheapest_cost_per_gpu, cost_alone
-from solver.optimizer.driver import build_model, solve_mip
 from solver.optimizer.results import LimitFired, SolveStatus
 from solver.optimizer.solution import build_solution
 from tests.solver.optimizer.opt_factories import random_portfolio

@@ -6,29 +6,13 @@ import math
 from fractions import Fraction
 
 import pytest
-from opt_factories import ALL_DAY, candidate, flat_demand, option
+from opt_factories import ALL_DAY, candidate, flat_demand, option, two_gpu_instance
 
 from solver.domain import AcquisitionMode
 from solver.errors import PlanVerificationError, SolveCancelled
 from solver.optimizer import CancelToken, Caps, FleetInstance, SolveStatus, check_solution, solve
 from solver.optimizer.instance import Bucket, CountLimit, InferenceDemand, TrainingChoice, TrainingDemand
 from solver.optimizer.model import cheapest_cost_per_gpu, cost_alone
-
-
-def two_gpu_instance(rate: float, caps: Caps | None = None, redundancy: int = 0) -> FleetInstance:
-    # GPU "a": 100 per GPU, 10 req/s per replica; GPU "b": 250 per GPU, 30 req/s per replica.
-    return FleetInstance(
-        currency="USD",
-        horizon_months=36,
-        buckets=ALL_DAY,
-        options=(
-            option("a", capex=100, power_kw=1.0, rack_units=2),
-            option("b", capex=250, power_kw=2.0, rack_units=2),
-        ),
-        inference=(flat_demand("chat", rate, redundancy),),
-        candidates=(candidate("chat", "a", 10.0), candidate("chat", "b", 30.0)),
-        caps=caps or Caps(),
-    )
 
 
 def test_cheapest_mix_covers_demand() -> None:
