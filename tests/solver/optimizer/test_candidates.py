@@ -1,4 +1,4 @@
-"""A per-run GPU limit (``max_gpus_per_run``) turns GPU types away with the reason in words."""
+"""Candidates and training choices built from a request (pricebook + performance model)."""
 
 from __future__ import annotations
 
