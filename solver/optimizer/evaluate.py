@@ -20,7 +20,7 @@ from pricebook.schema import ModelArch, Pricebook
 from solver.domain import AcquisitionMode, PlanRequest, Sla
 from solver.optimizer.caps import Cap
 from solver.optimizer.instance import Candidate, FleetInstance, InferenceDemand
-from solver.optimizer.results import Assignment, FleetSolution, Violation
+from solver.optimizer.results import Assignment, FleetSolution, Violation, ViolationKind
 from solver.perf import Capacity, Deployment, WorkloadShape, resolve_model
 from solver.perf import capacity as perf_capacity
 from solver.perf import inference as perf_inference
@@ -130,13 +130,13 @@ def check_demand(instance: FleetInstance, solution: FleetSolution, capacity: Cap
     for a in solution.assignments:
         w = demands.get(a.workload)
         if w is None:
-            out.append(Violation("demand", a.workload, "assignment for an unknown workload"))
+            out.append(Violation(ViolationKind.DEMAND, a.workload, "assignment for an unknown workload"))
             continue
         caps = [_checked_capacity(a.workload, use.candidate, capacity, out) for use in a.uses]
         out += _demand_shortfalls(instance, w, a, caps)
     assigned = {a.workload for a in solution.assignments}
     out += [
-        Violation("demand", w.name, "workload has no assignment")
+        Violation(ViolationKind.DEMAND, w.name, "workload has no assignment")
         for w in instance.inference
         if w.name not in assigned and w.peak_req_s > 0
     ]
@@ -147,13 +147,21 @@ def _checked_capacity(workload: str, cand: Candidate, capacity: CapacityOf, out:
     """The deployment's recomputed capacity; a violation in ``out`` when it belongs to another
     workload, cannot meet the SLA, or was stated higher than the model gives."""
     if cand.workload != workload:
-        out.append(Violation("demand", workload, f"deployment {cand.id} belongs to {cand.workload}"))
+        out.append(
+            Violation(ViolationKind.DEMAND, workload, f"deployment {cand.id} belongs to {cand.workload}")
+        )
     cap = capacity(cand)
     if cap <= 0:
-        out.append(Violation("capacity", cand.id, "deployment cannot meet the SLA (performance model)"))
+        out.append(
+            Violation(ViolationKind.CAPACITY, cand.id, "deployment cannot meet the SLA (performance model)")
+        )
     elif cap < cand.capacity_req_s * (1 - 1e-4):
         out.append(
-            Violation("capacity", cand.id, f"stated {cand.capacity_req_s:.6g} req/s, model gives {cap:.6g}")
+            Violation(
+                ViolationKind.CAPACITY,
+                cand.id,
+                f"stated {cand.capacity_req_s:.6g} req/s, model gives {cap:.6g}",
+            )
         )
     return cap
 
@@ -174,7 +182,7 @@ def _demand_shortfalls(
         if total < need * (1 - REL_TOL):
             out.append(
                 Violation(
-                    "demand",
+                    ViolationKind.DEMAND,
                     a.workload,
                     f"bucket {b}: capacity {total:.6g} req/s < needed {need:.6g} "
                     f"(demand {lam:.6g}, N+{w.redundancy})",
@@ -195,7 +203,7 @@ def check_gpus_and_domains(
             if items and not _pack(list(items), bins):
                 out.append(
                     Violation(
-                        "gpus",
+                        ViolationKind.GPUS,
                         f"{g}/bucket {b}",
                         f"replicas need {sum(items):g} GPUs in groups {sorted(set(items), reverse=True)}; "
                         f"domains available {sorted(bins, reverse=True)}",
@@ -224,12 +232,16 @@ def check_servers(instance: FleetInstance, solution: FleetSolution, fleet: _Flee
     for c in solution.options:
         o = fleet.options.get(c.option_id)
         if o is None:
-            out.append(Violation("count", c.option_id, "option not offered"))
+            out.append(Violation(ViolationKind.COUNT, c.option_id, "option not offered"))
             continue
         if o.mode is AcquisitionMode.BUY or o.owned:
             k = max(1, o.gpus_per_server)
             if (o.server_must_be_full and c.gpus != k * c.servers) or c.gpus > k * c.servers:
-                out.append(Violation("servers", c.option_id, f"{c.gpus} GPUs in {c.servers} servers of {k}"))
+                out.append(
+                    Violation(
+                        ViolationKind.SERVERS, c.option_id, f"{c.gpus} GPUs in {c.servers} servers of {k}"
+                    )
+                )
     return out
 
 
@@ -250,7 +262,7 @@ def check_caps(instance: FleetInstance, solution: FleetSolution, fleet: _Fleet) 
     for cap in Cap:
         limit = instance.caps.limit(cap)
         if limit is not None and used[cap] > limit * (1 + REL_TOL) + 1e-9:
-            out.append(Violation("cap", cap.words, f"uses {used[cap]:.6g} > cap {limit:.6g}"))
+            out.append(Violation(ViolationKind.CAP, cap.words, f"uses {used[cap]:.6g} > cap {limit:.6g}"))
     return out
 
 
@@ -260,20 +272,24 @@ def check_counts(instance: FleetInstance, solution: FleetSolution, fleet: _Fleet
     for g, owned in instance.owned_counts.items():
         have = sum(c.gpus for c in solution.options if c.gpu == g and c.owned)
         if have != owned:
-            out.append(Violation("count", g, f"{have} owned GPUs in the plan, {owned} owned"))
+            out.append(Violation(ViolationKind.COUNT, g, f"{have} owned GPUs in the plan, {owned} owned"))
     for cl in instance.count_limits:
         held = fleet.held.get(cl.gpu, 0)
         if held < cl.min_count:
-            out.append(Violation("count", cl.gpu, f"{held} GPUs < minimum {cl.min_count}"))
+            out.append(Violation(ViolationKind.COUNT, cl.gpu, f"{held} GPUs < minimum {cl.min_count}"))
         if cl.max_count is not None:
             peak = max(held + _rented(solution, cl.gpu, b) for b in range(len(instance.buckets)))
             if peak > cl.max_count:
-                out.append(Violation("count", cl.gpu, f"{peak} GPUs > maximum {cl.max_count}"))
+                out.append(Violation(ViolationKind.COUNT, cl.gpu, f"{peak} GPUs > maximum {cl.max_count}"))
     if instance.fixed_counts is not None:
         for c in solution.options:
             fixed = instance.fixed_counts.get(c.option_id, 0)
             if c.gpus > fixed or any(d > fixed for d in c.on_demand_gpus):
-                out.append(Violation("count", c.option_id, f"plan uses more than the fleet's {fixed} GPUs"))
+                out.append(
+                    Violation(
+                        ViolationKind.COUNT, c.option_id, f"plan uses more than the fleet's {fixed} GPUs"
+                    )
+                )
     return out
 
 
@@ -290,18 +306,20 @@ def check_training(instance: FleetInstance, solution: FleetSolution, fleet: _Fle
     for t in instance.training:
         alloc = allocs.get(t.name)
         if alloc is None:
-            out.append(Violation("training", t.name, "training workload has no allocation"))
+            out.append(Violation(ViolationKind.TRAINING, t.name, "training workload has no allocation"))
             continue
         choice = next((ch for ch in t.choices if ch.gpu == alloc.gpu), None)
         if choice is None:
-            out.append(Violation("training", t.name, f"{alloc.gpu} is not a GPU this training fits on"))
+            out.append(
+                Violation(ViolationKind.TRAINING, t.name, f"{alloc.gpu} is not a GPU this training fits on")
+            )
             continue
         has_od = any(o.gpu == alloc.gpu and o.mode is AcquisitionMode.ON_DEMAND for o in instance.options)
         held = fleet.held.get(alloc.gpu, 0)
         if not has_od and held < choice.min_gpus:
             out.append(
                 Violation(
-                    "training",
+                    ViolationKind.TRAINING,
                     t.name,
                     f"needs {choice.min_gpus} {alloc.gpu} at once for its deadline, fleet holds {held}",
                 )
@@ -314,7 +332,9 @@ def check_training(instance: FleetInstance, solution: FleetSolution, fleet: _Fle
         idle = DAYS_PER_MONTH * 24 * fleet.held.get(g, 0) - serving.get(g, 0.0)
         if hours > idle * (1 + REL_TOL) + 1e-6:
             out.append(
-                Violation("training", g, f"training needs {hours:.6g} GPU-hours/month, idle {idle:.6g}")
+                Violation(
+                    ViolationKind.TRAINING, g, f"training needs {hours:.6g} GPU-hours/month, idle {idle:.6g}"
+                )
             )
     return out
 
