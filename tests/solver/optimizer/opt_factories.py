@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from solver.domain import AcquisitionMode, Fleet, FleetItem, Precision
+from solver.domain import AcquisitionMode, Fleet, FleetItem, InferenceWorkload, ModelRef, Precision, Sla
 from solver.optimizer.api import solve
 from solver.optimizer.instance import Bucket, Candidate, Caps, FleetInstance, InferenceDemand
 from solver.optimizer.results import FleetSolution, SolveStatus
@@ -150,3 +150,16 @@ def proven_plan(seed: int, workloads: int) -> tuple[FleetInstance, FleetSolution
     sol = solve(inst, time_limit_s=30, relative_gap=1e-9, explain=False)
     assert sol.status is SolveStatus.OPTIMAL
     return inst, sol
+
+
+def chat_workload(rate: float, *, tpot_ms: float = 50.0) -> InferenceWorkload:
+    """Qwen3-8B at FP8 serving ``rate`` chat requests/s (1 500 tokens in, 300 out, p95 TTFT 2 s)."""
+    return InferenceWorkload(
+        name="chat",
+        model=ModelRef(model_id="Qwen/Qwen3-8B"),
+        precision=Precision.FP8,
+        input_tokens=1500,
+        output_tokens=300,
+        peak_request_rate_per_s=rate,
+        sla=Sla(ttft_p95_ms=2000, tpot_p95_ms=tpot_ms),
+    )

@@ -4,24 +4,22 @@ requests, and properties of the optimizer on small random instances (hypothesis)
 from __future__ import annotations
 
 import dataclasses
-import logging
 import threading
 import time
 from typing import Any
 
 import pytest
-import structlog
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from opt_factories import (
     candidate,
+    chat_workload,
     option,
     random_portfolio,
     two_gpu_instance,
 )
 
 from bench.solver_scaling import portfolio
-from pricebook.loader import load_default
 from pricebook.schema import Pricebook
 from solver.domain import (
     AcquisitionMode,
@@ -68,22 +66,8 @@ def test_cancelled_token_stops_the_solve() -> None:
         solve(two_gpu_instance(55.0), time_limit_s=5, cancel=token)
 
 
-@pytest.fixture(scope="module")
-def book():  # type: ignore[no-untyped-def]
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
-    return load_default()
-
-
 def test_evaluate_fleet_with_real_models_compares_with_the_optimum(book) -> None:  # type: ignore[no-untyped-def]
-    w = InferenceWorkload(
-        name="chat",
-        model=ModelRef(model_id="Qwen/Qwen3-8B"),
-        precision=Precision.FP8,
-        input_tokens=1500,
-        output_tokens=300,
-        peak_request_rate_per_s=4.0,
-        sla=Sla(ttft_p95_ms=2000, tpot_p95_ms=50),
-    )
+    w = chat_workload(4.0)
     request = PlanRequest(inference=(w,), constraints=Constraints(allowed_gpus=("H100", "L40S")))
     proposal = Fleet(items=(FleetItem(gpu="H100", mode=AcquisitionMode.BUY, count=16),))
     ev = evaluate_fleet(proposal, request, book, time_limit_s=10)
@@ -169,15 +153,7 @@ def test_a_model_no_allowed_gpu_holds_is_named_with_reasons(book: Pricebook) -> 
 
 
 def test_binding_budget_reports_the_smallest_sufficient_budget(book: Pricebook) -> None:
-    w = InferenceWorkload(
-        name="chat",
-        model=ModelRef(model_id="Qwen/Qwen3-8B"),
-        precision=Precision.FP8,
-        input_tokens=1500,
-        output_tokens=300,
-        peak_request_rate_per_s=20.0,
-        sla=Sla(ttft_p95_ms=2000, tpot_p95_ms=50),
-    )
+    w = chat_workload(20.0)
 
     def request(budget: float | None) -> PlanRequest:
         cap = money(budget, "USD") if budget is not None else None
@@ -327,15 +303,7 @@ def test_relaxed_sla_never_raises_cost_with_real_models(
     book, strict_tpot: float, relaxed_tpot: float
 ) -> None:  # type: ignore[no-untyped-def]
     def request(tpot: float, allowed: tuple[str, ...] = ("H100", "L40S", "RTX PRO 6000")) -> PlanRequest:
-        w = InferenceWorkload(
-            name="chat",
-            model=ModelRef(model_id="Qwen/Qwen3-8B"),
-            precision=Precision.FP8,
-            input_tokens=1500,
-            output_tokens=300,
-            peak_request_rate_per_s=6.0,
-            sla=Sla(ttft_p95_ms=2000, tpot_p95_ms=tpot),
-        )
+        w = chat_workload(6.0, tpot_ms=tpot)
         return PlanRequest(inference=(w,), constraints=Constraints(allowed_gpus=allowed))
 
     strict = optimize(request(strict_tpot), book, time_limit_s=10)

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-import logging
 
 import pytest
-import structlog
-from opt_factories import two_gpu_instance
+from opt_factories import chat_workload, two_gpu_instance
 
-from pricebook.loader import load_default
 from pricebook.schema import Pricebook
-from solver.domain import Constraints, InferenceWorkload, ModelRef, PlanRequest, Precision, Sla
+from solver.domain import Constraints, PlanRequest
 from solver.errors import PlanVerificationError
 from solver.optimizer import Caps, check_solution, solve
 from solver.optimizer.candidates import build_instance
@@ -20,22 +17,8 @@ from solver.optimizer.instance import FleetInstance
 from solver.perf import capacity as perf_capacity
 
 
-@pytest.fixture(scope="module")
-def book() -> Pricebook:
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
-    return load_default()
-
-
 def _chat_request() -> PlanRequest:
-    w = InferenceWorkload(
-        name="chat",
-        model=ModelRef(model_id="Qwen/Qwen3-8B"),
-        precision=Precision.FP8,
-        input_tokens=1500,
-        output_tokens=300,
-        peak_request_rate_per_s=20.0,
-        sla=Sla(ttft_p95_ms=2000, tpot_p95_ms=50),
-    )
+    w = chat_workload(20.0)
     return PlanRequest(inference=(w,), constraints=Constraints(allowed_gpus=("L40S", "H100")))
 
 
