@@ -134,7 +134,7 @@ def solve_mip(
     params.SetDoubleParam(pywraplp.MPSolverParameters.RELATIVE_MIP_GAP, relative_gap)
     search = None
     if lp_guided and _lp_guided_applies(builder, backend, relax):
-        search = _search_beside(builder, relative_gap)
+        search = lp_guided_search(builder, relative_gap)
     run = _run(
         builder.solver, params, search=search, cancel=cancel, started=started, time_limit_s=time_limit_s
     )
@@ -198,8 +198,9 @@ def _lp_guided_applies(builder: ModelBuilder, backend: str, relax: Relaxation) -
     )
 
 
-def _search_beside(builder: ModelBuilder, relative_gap: float) -> LpGuidedSearch:
-    """The LP-guided search on an exported copy of the built model (same variable indices)."""
+def lp_guided_search(builder: ModelBuilder, relative_gap: float) -> LpGuidedSearch:
+    """The LP-guided search on an exported copy of the built model (same variable indices), each
+    candidate with its cost alone (the order unused candidates join the restricted model in)."""
     model = linear_solver_pb2.MPModelProto()
     builder.solver.ExportModelToProto(model)
     instance = builder.inst

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import pytest
 from opt_factories import random_portfolio
-from ortools.linear_solver import linear_solver_pb2
 
-from solver.optimizer.driver import build_model, solve_mip
+from solver.optimizer.driver import build_model, lp_guided_search, solve_mip
 from solver.optimizer.evaluate import check_solution
-from solver.optimizer.lp_guided import LpGuidedSearch, SearchCandidate
-from solver.optimizer.model import MipResult, cheapest_cost_per_gpu, cost_alone
+from solver.optimizer.model import MipResult
 from solver.optimizer.solution import build_solution
 
 SEEDS = tuple(range(6))
@@ -19,22 +17,7 @@ SEEDS = tuple(range(6))
 def test_restricted_plan_is_a_verified_plan_of_the_full_model(seed: int) -> None:
     inst = random_portfolio(seed)
     builder = build_model(inst, "scip")
-    model = linear_solver_pb2.MPModelProto()
-    builder.solver.ExportModelToProto(model)
-    per_gpu = cheapest_cost_per_gpu(inst)
-    search = LpGuidedSearch(
-        model,
-        [
-            SearchCandidate(
-                workload=c.workload,
-                replica_indices=tuple(var.index() for var in builder.r[c.id]),
-                cost_alone=cost_alone(c, builder.demand_of[c.workload], inst.buckets, per_gpu),
-            )
-            for c in builder.cands
-        ],
-        relative_gap=1e-6,
-        solver_parameters="randomization/randomseedshift = 0\n",
-    )
+    search = lp_guided_search(builder, relative_gap=1e-6)
     found = search.run(time_limit_s=20)
     assert found is not None
     assert found.lp_bound is not None and found.lp_bound <= found.objective * (1 + 1e-9)
