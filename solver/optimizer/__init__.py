@@ -2,7 +2,14 @@
 
 Public API (``solver.optimizer``): ``optimize``, ``evaluate_fleet``, ``solve`` (on a built
 ``FleetInstance``), ``check_solution`` (the independent evaluator), ``CancelToken`` and the
-result types in ``solver.optimizer.results``. The mathematics is in ``solver.optimizer.model``.
+result types in ``solver.optimizer.results``.
+
+Modules, in the order a request meets them: ``candidates`` (request → ``instance.FleetInstance``:
+deployments measured by the performance model, options priced), ``model`` (the MIP's builder and
+its mathematics), ``driver`` (backend, run, status, tie-break; ``lp_guided`` beside it),
+``solution`` (values → ``FleetSolution``), ``evaluate`` (the independent check), ``explain``
+(diagnoses, runner-ups), ``fleet_eval`` (a given fleet), ``api`` (the entry points above);
+``caps`` names the caps. Benchmarks and what was tried: ``docs/optimizer.md``.
 """
 
 from solver.optimizer.api import evaluate_fleet, optimize, solve
@@ -35,6 +42,7 @@ from solver.optimizer.results import (
     TrainingAllocation,
     UnservableWorkload,
     Violation,
+    ViolationKind,
     WorkloadFit,
 )
 
@@ -64,6 +72,7 @@ __all__ = [
     "TrainingDemand",
     "UnservableWorkload",
     "Violation",
+    "ViolationKind",
     "WorkloadFit",
     "check_solution",
     "evaluate_fleet",

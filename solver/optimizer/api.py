@@ -21,11 +21,11 @@ from solver.domain import Fleet, PlanRequest, SolverOptions
 from solver.errors import PlanVerificationError
 from solver.optimizer.cancel import CancelToken
 from solver.optimizer.candidates import build_instance, perf_capacity_checker
+from solver.optimizer.driver import DEFAULT_BACKEND, solve_mip
 from solver.optimizer.evaluate import CapacityOf, check_solution
 from solver.optimizer.explain import diagnose_infeasible, explain_local_runner_ups, explain_runner_ups
 from solver.optimizer.fleet_eval import evaluate_fixed_fleet
 from solver.optimizer.instance import FleetInstance
-from solver.optimizer.model import DEFAULT_BACKEND, solve_mip
 from solver.optimizer.results import FleetEvaluation, FleetSolution, SolveStatus
 from solver.optimizer.solution import build_solution, with_tco_objective
 

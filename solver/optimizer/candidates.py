@@ -17,7 +17,7 @@ the deadline).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from pricebook import catalog
 from pricebook.schema import GpuId, GpuSpec, ModelArch, Pricebook
@@ -32,7 +32,7 @@ from solver.domain import (
     Precision,
     TrainingWorkload,
 )
-from solver.optimizer.evaluate import CapacityOf
+from solver.optimizer.evaluate import perf_capacity_checker
 from solver.optimizer.instance import (
     Candidate,
     CandidateRejection,
@@ -51,10 +51,23 @@ from solver.pricing.costs import acquisition_options, to_currency
 from solver.pricing.options import AcquisitionOption
 from solver.units import SECONDS_PER_HOUR
 
+__all__ = [
+    "MIG_MAX_PARAMS_B",
+    "TP_DEGREES",
+    "TRAINING_GPU_COUNTS",
+    "build_instance",
+    "drop_dominated",
+    "inference_candidates",
+    "perf_capacity_checker",
+    "resolve_constraints",
+    "supported_precisions",
+    "training_demand",
+]
+"""``perf_capacity_checker`` lives with the evaluator it feeds; re-exported for existing callers."""
+
 TP_DEGREES = (1, 2, 4, 8)
 MIG_MAX_PARAMS_B = 14.0
 """Models up to this size are also tried on MIG slices (larger ones never fit a slice)."""
-OPEN_PRECISIONS = (Precision.BF16, Precision.FP8, Precision.INT4, Precision.FP4)
 
 
 def supported_precisions(gpu: GpuSpec) -> tuple[Precision, ...]:
@@ -378,29 +391,3 @@ def training_demand(t: TrainingWorkload, book: Pricebook, gpus: Iterable[GpuSpec
             )
         )
     return TrainingDemand(name=t.name, choices=tuple(choices), rejections=tuple(rejections))
-
-
-def perf_capacity_checker(request: PlanRequest, book: Pricebook) -> CapacityOf:
-    """The evaluator's capacity source: a fresh ``capacity_at_sla`` call per deployment."""
-    workloads = {w.name: w for w in request.inference}
-
-    def capacity_of(candidate: Candidate) -> float:
-        w = workloads[candidate.workload]
-        model = resolve_model(w.model, book)
-        dep = Deployment(
-            gpu=catalog.gpu(book, candidate.gpu),
-            tp=candidate.tp,
-            precision=candidate.precision,
-            kv_precision=w.kv_precision,
-            engine=w.engine,
-            mig_slice=candidate.mig_slice,
-        )
-        cap = capacity_at_sla(
-            model, dep, WorkloadShape(w.input_tokens, w.output_tokens, w.prefix_cache_hit_rate), w.sla
-        )
-        return cap.max_request_rate_per_s if cap.feasible else 0.0
-
-    return capacity_of
-
-
-CapacityFn = Callable[[Candidate], float]

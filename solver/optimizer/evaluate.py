@@ -1,19 +1,30 @@
 """Independent evaluator: re-check a plan against every constraint, without the MIP's code.
 
-Nothing here reuses the model builder: capacities are recomputed through ``capacity_of`` (in
-production a fresh ``solver.perf.capacity_at_sla`` call per deployment), TP groups are packed
-into concrete servers and NVLink/P2P domains (best-fit decreasing), caps are recomputed from the
-option prices and the counts. ``solve`` never returns a plan with a violation.
+Nothing here reuses the model builder. Capacities are recomputed through ``capacity_of``: in
+production ``perf_capacity_checker``, which runs the performance model afresh for each deployment
+(not through the cache the candidate builder filled, so a wrong capacity in a candidate is caught).
+TP groups are packed into concrete servers and NVLink/P2P domains (best-fit decreasing), and caps
+are recomputed from the option prices and the counts. One function checks one family of
+constraints (numbered as in ``solver.optimizer.model``); ``check_solution`` lists every violation
+in that order. ``solve`` never returns a plan with a violation.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from solver.domain import AcquisitionMode
-from solver.optimizer.instance import Candidate, FleetInstance
-from solver.optimizer.results import FleetSolution, Violation
+from pricebook import catalog
+from pricebook.schema import ModelArch, Pricebook
+from solver.domain import AcquisitionMode, PlanRequest, Sla
+from solver.optimizer.caps import Cap
+from solver.optimizer.instance import Candidate, FleetInstance, InferenceDemand
+from solver.optimizer.results import Assignment, FleetSolution, Violation, ViolationKind
+from solver.perf import Capacity, Deployment, WorkloadShape, resolve_model
+from solver.perf import capacity as perf_capacity
+from solver.perf import inference as perf_inference
+from solver.pricing.options import AcquisitionOption
 from solver.units import DAYS_PER_MONTH
 
 CapacityOf = Callable[[Candidate], float]
@@ -24,6 +35,320 @@ REL_TOL = 1e-6
 
 def _stated_capacity(candidate: Candidate) -> float:
     return candidate.capacity_req_s
+
+
+def _fresh_capacity(model: ModelArch, deployment: Deployment, shape: WorkloadShape, sla: Sla) -> Capacity:
+    """``solver.perf.capacity_at_sla`` computed anew: the same physics, bypassing its lru_cache
+    (which the candidate builder fills), so the check does not read the builder's answers."""
+    replica = perf_inference._replica(model, deployment, None)
+    return perf_capacity._capacity.__wrapped__(replica, shape, sla, deployment.describe())
+
+
+def perf_capacity_checker(request: PlanRequest, book: Pricebook) -> CapacityOf:
+    """The evaluator's capacity source: the performance model run afresh for each deployment of
+    ``request`` (remembered by this checker only, for plans that use a deployment twice)."""
+    workloads = {w.name: w for w in request.inference}
+    known: dict[tuple[str, str, int, str, int], float] = {}
+
+    def capacity_of(candidate: Candidate) -> float:
+        key = (
+            candidate.workload,
+            candidate.gpu,
+            candidate.tp,
+            candidate.precision.value,
+            candidate.mig_slice,
+        )
+        if key not in known:
+            w = workloads[candidate.workload]
+            dep = Deployment(
+                gpu=catalog.gpu(book, candidate.gpu),
+                tp=candidate.tp,
+                precision=candidate.precision,
+                kv_precision=w.kv_precision,
+                engine=w.engine,
+                mig_slice=candidate.mig_slice,
+            )
+            shape = WorkloadShape(w.input_tokens, w.output_tokens, w.prefix_cache_hit_rate)
+            cap = _fresh_capacity(resolve_model(w.model, book), dep, shape, w.sla)
+            known[key] = cap.max_request_rate_per_s if cap.feasible else 0.0
+        return known[key]
+
+    return capacity_of
+
+
+@dataclass(frozen=True, slots=True)
+class _Fleet:
+    """What the plan holds and runs, computed once for the checks that need it."""
+
+    options: dict[str, AcquisitionOption]
+    """The instance's options by id."""
+    replica_gpus: dict[str, list[list[float]]]
+    """Per GPU type and bucket: the GPUs of each replica placed on it (one entry per replica)."""
+    held: dict[str, int]
+    """Per GPU type: GPUs held every hour (bought, reserved, owned; options on offer only)."""
+
+
+def _fleet(instance: FleetInstance, solution: FleetSolution) -> _Fleet:
+    nb = len(instance.buckets)
+    options = {o.id: o for o in instance.options}
+    demands = {w.name for w in instance.inference}
+    replica_gpus: dict[str, list[list[float]]] = defaultdict(lambda: [[] for _ in range(nb)])
+    for a in solution.assignments:
+        if a.workload not in demands:
+            continue
+        for use in a.uses:
+            for b in range(nb):
+                replica_gpus[use.candidate.gpu][b].extend([use.candidate.gpus_per_replica] * use.replicas[b])
+    held: dict[str, int] = defaultdict(int)
+    for c in solution.options:
+        o = options.get(c.option_id)
+        if o is not None and o.mode is not AcquisitionMode.ON_DEMAND:
+            held[o.gpu] += c.gpus
+    return _Fleet(options=options, replica_gpus=dict(replica_gpus), held=dict(held))
+
+
+def check_solution(
+    instance: FleetInstance, solution: FleetSolution, capacity_of: CapacityOf | None = None
+) -> list[Violation]:
+    """Every violated constraint of ``solution`` (empty = the plan is valid)."""
+    capacity = capacity_of or _stated_capacity
+    fleet = _fleet(instance, solution)
+    return [
+        *check_demand(instance, solution, capacity),
+        *check_gpus_and_domains(instance, solution, fleet),
+        *check_servers(instance, solution, fleet),
+        *check_caps(instance, solution, fleet),
+        *check_counts(instance, solution, fleet),
+        *check_training(instance, solution, fleet),
+    ]
+
+
+# 1 and 10: demand at the SLA in every bucket (every hour), N+R spares, recomputed capacities
+def check_demand(instance: FleetInstance, solution: FleetSolution, capacity: CapacityOf) -> list[Violation]:
+    demands = {w.name: w for w in instance.inference}
+    out: list[Violation] = []
+    for a in solution.assignments:
+        w = demands.get(a.workload)
+        if w is None:
+            out.append(Violation(ViolationKind.DEMAND, a.workload, "assignment for an unknown workload"))
+            continue
+        caps = [_checked_capacity(a.workload, use.candidate, capacity, out) for use in a.uses]
+        out += _demand_shortfalls(instance, w, a, caps)
+    assigned = {a.workload for a in solution.assignments}
+    out += [
+        Violation(ViolationKind.DEMAND, w.name, "workload has no assignment")
+        for w in instance.inference
+        if w.name not in assigned and w.peak_req_s > 0
+    ]
+    return out
+
+
+def _checked_capacity(workload: str, cand: Candidate, capacity: CapacityOf, out: list[Violation]) -> float:
+    """The deployment's recomputed capacity; a violation in ``out`` when it belongs to another
+    workload, cannot meet the SLA, or was stated higher than the model gives."""
+    if cand.workload != workload:
+        out.append(
+            Violation(ViolationKind.DEMAND, workload, f"deployment {cand.id} belongs to {cand.workload}")
+        )
+    cap = capacity(cand)
+    if cap <= 0:
+        out.append(
+            Violation(ViolationKind.CAPACITY, cand.id, "deployment cannot meet the SLA (performance model)")
+        )
+    elif cap < cand.capacity_req_s * (1 - 1e-4):
+        out.append(
+            Violation(
+                ViolationKind.CAPACITY,
+                cand.id,
+                f"stated {cand.capacity_req_s:.6g} req/s, model gives {cap:.6g}",
+            )
+        )
+    return cap
+
+
+def _demand_shortfalls(
+    instance: FleetInstance, w: InferenceDemand, a: Assignment, caps: list[float]
+) -> list[Violation]:
+    out = []
+    for b, bucket in enumerate(instance.buckets):
+        # Every hour of the bucket when the hourly rates are known (clustered buckets).
+        hourly = w.hourly_rate_req_s
+        lam = max(hourly[h] for h in bucket.hours) if hourly else w.rate_req_s[b]
+        if lam <= 0:
+            continue
+        total = sum(cap * use.replicas[b] for cap, use in zip(caps, a.uses, strict=True))
+        spare = max((cap for cap, use in zip(caps, a.uses, strict=True) if any(use.replicas)), default=0.0)
+        need = lam + w.redundancy * spare
+        if total < need * (1 - REL_TOL):
+            out.append(
+                Violation(
+                    ViolationKind.DEMAND,
+                    a.workload,
+                    f"bucket {b}: capacity {total:.6g} req/s < needed {need:.6g} "
+                    f"(demand {lam:.6g}, N+{w.redundancy})",
+                )
+            )
+    return out
+
+
+# 2 and 3: every replica's GPUs packed into concrete domains, per GPU type and bucket
+def check_gpus_and_domains(
+    instance: FleetInstance, solution: FleetSolution, fleet: _Fleet
+) -> list[Violation]:
+    out = []
+    for g in sorted({o.gpu for o in instance.options} | set(fleet.replica_gpus)):
+        for b in range(len(instance.buckets)):
+            bins = _domains_of(g, b, solution, fleet)
+            items = fleet.replica_gpus[g][b] if g in fleet.replica_gpus else []
+            if items and not _pack(list(items), bins):
+                out.append(
+                    Violation(
+                        ViolationKind.GPUS,
+                        f"{g}/bucket {b}",
+                        f"replicas need {sum(items):g} GPUs in groups {sorted(set(items), reverse=True)}; "
+                        f"domains available {sorted(bins, reverse=True)}",
+                    )
+                )
+    return out
+
+
+def _domains_of(gpu: str, b: int, solution: FleetSolution, fleet: _Fleet) -> list[float]:
+    """Sizes of the scale-up domains the plan's ``gpu`` GPUs form in bucket ``b``."""
+    bins: list[float] = []
+    for c in solution.options:
+        o = fleet.options.get(c.option_id)
+        if c.gpu != gpu or o is None:
+            continue
+        per_server = max(1, o.gpus_per_server)
+        domain = max(1, min(o.scale_up_domain_size, per_server))
+        count = c.on_demand_gpus[b] if o.mode is AcquisitionMode.ON_DEMAND else c.gpus
+        bins.extend(_domains(count, per_server, domain))
+    return bins
+
+
+# 4 and 9: options on offer, whole servers
+def check_servers(instance: FleetInstance, solution: FleetSolution, fleet: _Fleet) -> list[Violation]:
+    out = []
+    for c in solution.options:
+        o = fleet.options.get(c.option_id)
+        if o is None:
+            out.append(Violation(ViolationKind.COUNT, c.option_id, "option not offered"))
+            continue
+        if o.mode is AcquisitionMode.BUY or o.owned:
+            k = max(1, o.gpus_per_server)
+            if (o.server_must_be_full and c.gpus != k * c.servers) or c.gpus > k * c.servers:
+                out.append(
+                    Violation(
+                        ViolationKind.SERVERS, c.option_id, f"{c.gpus} GPUs in {c.servers} servers of {k}"
+                    )
+                )
+    return out
+
+
+# 5–8: caps, recomputed from the option prices and the counts
+def check_caps(instance: FleetInstance, solution: FleetSolution, fleet: _Fleet) -> list[Violation]:
+    used = dict.fromkeys(Cap, 0.0)
+    for c in solution.options:
+        o = fleet.options.get(c.option_id)
+        if o is None:
+            continue
+        used[Cap.CAPEX_BUDGET] += o.capex_per_gpu * c.gpus + o.capex_per_server * c.servers
+        used[Cap.MONTHLY_OPEX] += o.fixed_monthly_per_gpu * c.gpus + o.fixed_monthly_per_server * c.servers
+        used[Cap.MONTHLY_OPEX] += o.busy_hourly_per_gpu * c.busy_gpu_hours_per_month
+        if o.mode is AcquisitionMode.BUY or o.owned:
+            used[Cap.POWER_KW] += o.power_kw_per_gpu * c.gpus + o.power_kw_per_server * c.servers
+            used[Cap.RACK_UNITS] += o.rack_units_per_server * c.servers
+    out = []
+    for cap in Cap:
+        limit = instance.caps.limit(cap)
+        if limit is not None and used[cap] > limit * (1 + REL_TOL) + 1e-9:
+            out.append(Violation(ViolationKind.CAP, cap.words, f"uses {used[cap]:.6g} > cap {limit:.6g}"))
+    return out
+
+
+# 9: owned GPUs, count bounds, fixed fleets
+def check_counts(instance: FleetInstance, solution: FleetSolution, fleet: _Fleet) -> list[Violation]:
+    out = []
+    for g, owned in instance.owned_counts.items():
+        have = sum(c.gpus for c in solution.options if c.gpu == g and c.owned)
+        if have != owned:
+            out.append(Violation(ViolationKind.COUNT, g, f"{have} owned GPUs in the plan, {owned} owned"))
+    for cl in instance.count_limits:
+        held = fleet.held.get(cl.gpu, 0)
+        if held < cl.min_count:
+            out.append(Violation(ViolationKind.COUNT, cl.gpu, f"{held} GPUs < minimum {cl.min_count}"))
+        if cl.max_count is not None:
+            peak = max(held + _rented(solution, cl.gpu, b) for b in range(len(instance.buckets)))
+            if peak > cl.max_count:
+                out.append(Violation(ViolationKind.COUNT, cl.gpu, f"{peak} GPUs > maximum {cl.max_count}"))
+    if instance.fixed_counts is not None:
+        for c in solution.options:
+            fixed = instance.fixed_counts.get(c.option_id, 0)
+            if c.gpus > fixed or any(d > fixed for d in c.on_demand_gpus):
+                out.append(
+                    Violation(
+                        ViolationKind.COUNT, c.option_id, f"plan uses more than the fleet's {fixed} GPUs"
+                    )
+                )
+    return out
+
+
+def _rented(solution: FleetSolution, gpu: str, b: int) -> int:
+    """On-demand GPUs of type ``gpu`` the plan rents in bucket ``b``."""
+    return sum(c.on_demand_gpus[b] for c in solution.options if c.gpu == gpu and c.on_demand_gpus)
+
+
+# 11: training on a GPU type it fits on, enough GPUs for the deadline, GPU-hours in idle time
+def check_training(instance: FleetInstance, solution: FleetSolution, fleet: _Fleet) -> list[Violation]:
+    out = []
+    need: dict[str, float] = defaultdict(float)
+    allocs = {t.workload: t for t in solution.training}
+    for t in instance.training:
+        alloc = allocs.get(t.name)
+        if alloc is None:
+            out.append(Violation(ViolationKind.TRAINING, t.name, "training workload has no allocation"))
+            continue
+        choice = next((ch for ch in t.choices if ch.gpu == alloc.gpu), None)
+        if choice is None:
+            out.append(
+                Violation(ViolationKind.TRAINING, t.name, f"{alloc.gpu} is not a GPU this training fits on")
+            )
+            continue
+        has_od = any(o.gpu == alloc.gpu and o.mode is AcquisitionMode.ON_DEMAND for o in instance.options)
+        held = fleet.held.get(alloc.gpu, 0)
+        if not has_od and held < choice.min_gpus:
+            out.append(
+                Violation(
+                    ViolationKind.TRAINING,
+                    t.name,
+                    f"needs {choice.min_gpus} {alloc.gpu} at once for its deadline, fleet holds {held}",
+                )
+            )
+        held_part = choice.gpu_hours_per_month - alloc.on_demand_gpu_hours_per_month
+        if held_part > 1e-6:
+            need[alloc.gpu] += held_part
+    serving = _serving_hours_on_held(instance, solution, fleet)
+    for g, hours in need.items():
+        idle = DAYS_PER_MONTH * 24 * fleet.held.get(g, 0) - serving.get(g, 0.0)
+        if hours > idle * (1 + REL_TOL) + 1e-6:
+            out.append(
+                Violation(
+                    ViolationKind.TRAINING, g, f"training needs {hours:.6g} GPU-hours/month, idle {idle:.6g}"
+                )
+            )
+    return out
+
+
+def _serving_hours_on_held(
+    instance: FleetInstance, solution: FleetSolution, fleet: _Fleet
+) -> dict[str, float]:
+    """GPU-hours a month that serving takes on held GPUs (what on-demand rentals do not carry)."""
+    hours: dict[str, float] = defaultdict(float)
+    for g, per_b in fleet.replica_gpus.items():
+        for b, bucket in enumerate(instance.buckets):
+            on_held = max(0.0, sum(per_b[b]) - _rented(solution, g, b))
+            hours[g] += DAYS_PER_MONTH * bucket.hours_per_day * on_held
+    return hours
 
 
 def _domains(gpus: int, per_server: int, domain: int) -> list[float]:
@@ -67,193 +392,3 @@ def _pack(items: list[float], bins: list[float]) -> bool:
         if left:
             return False
     return True
-
-
-def check_solution(
-    instance: FleetInstance, solution: FleetSolution, capacity_of: CapacityOf | None = None
-) -> list[Violation]:
-    """Every violated constraint of ``solution`` (empty = the plan is valid)."""
-    capacity = capacity_of or _stated_capacity
-    out: list[Violation] = []
-    nb = len(instance.buckets)
-    hours = [b.hours_per_day for b in instance.buckets]
-    options = {o.id: o for o in instance.options}
-    demands = {w.name: w for w in instance.inference}
-
-    # Demand at the SLA in every bucket, with N+R spares (capacities recomputed).
-    used_by_gpu: dict[str, list[list[float]]] = defaultdict(lambda: [[] for _ in range(nb)])
-    seen = set()
-    for a in solution.assignments:
-        w = demands.get(a.workload)
-        if w is None:
-            out.append(Violation("demand", a.workload, "assignment for an unknown workload"))
-            continue
-        seen.add(a.workload)
-        caps = []
-        for use in a.uses:
-            cand = use.candidate
-            if cand.workload != a.workload:
-                out.append(
-                    Violation("demand", a.workload, f"deployment {cand.id} belongs to {cand.workload}")
-                )
-            cap = capacity(cand)
-            if cap <= 0:
-                out.append(
-                    Violation("capacity", cand.id, "deployment cannot meet the SLA (performance model)")
-                )
-            elif cap < cand.capacity_req_s * (1 - 1e-4):
-                out.append(
-                    Violation(
-                        "capacity", cand.id, f"stated {cand.capacity_req_s:.6g} req/s, model gives {cap:.6g}"
-                    )
-                )
-            caps.append(cap)
-            for b in range(nb):
-                used_by_gpu[cand.gpu][b].extend([cand.gpus_per_replica] * use.replicas[b])
-        for b in range(nb):
-            # Every hour of the bucket when the hourly rates are known (clustered buckets).
-            hourly = w.hourly_rate_req_s
-            lam = max(hourly[h] for h in instance.buckets[b].hours) if hourly else w.rate_req_s[b]
-            if lam <= 0:
-                continue
-            total = sum(cap * use.replicas[b] for cap, use in zip(caps, a.uses, strict=True))
-            spare = max(
-                (cap for cap, use in zip(caps, a.uses, strict=True) if any(use.replicas)), default=0.0
-            )
-            need = lam + w.redundancy * spare
-            if total < need * (1 - REL_TOL):
-                out.append(
-                    Violation(
-                        "demand",
-                        a.workload,
-                        f"bucket {b}: capacity {total:.6g} req/s < needed {need:.6g} "
-                        f"(demand {lam:.6g}, N+{w.redundancy})",
-                    )
-                )
-    for w in instance.inference:
-        if w.name not in seen and w.peak_req_s > 0:
-            out.append(Violation("demand", w.name, "workload has no assignment"))
-
-    # GPUs and TP domains: pack every replica's GPUs into concrete domains, per GPU type and bucket.
-    held_by_gpu: dict[str, int] = defaultdict(int)
-    for g in {o.gpu for o in instance.options} | set(used_by_gpu):
-        for b in range(nb):
-            bins: list[float] = []
-            for c in solution.options:
-                if c.gpu != g:
-                    continue
-                o = options[c.option_id]
-                per_server = max(1, o.gpus_per_server)
-                domain = max(1, min(o.scale_up_domain_size, per_server))
-                count = c.on_demand_gpus[b] if o.mode is AcquisitionMode.ON_DEMAND else c.gpus
-                bins.extend(_domains(count, per_server, domain))
-            items = used_by_gpu[g][b] if g in used_by_gpu else []
-            if items and not _pack(list(items), bins):
-                out.append(
-                    Violation(
-                        "gpus",
-                        f"{g}/bucket {b}",
-                        f"replicas need {sum(items):g} GPUs in groups {sorted(set(items), reverse=True)}; "
-                        f"domains available {sorted(bins, reverse=True)}",
-                    )
-                )
-    for c in solution.options:
-        if c.option_id not in options:
-            out.append(Violation("count", c.option_id, "option not offered"))
-            continue
-        o = options[c.option_id]
-        if o.mode is not AcquisitionMode.ON_DEMAND:
-            held_by_gpu[o.gpu] += c.gpus
-        if o.mode is AcquisitionMode.BUY or o.owned:
-            k = max(1, o.gpus_per_server)
-            if (o.server_must_be_full and c.gpus != k * c.servers) or c.gpus > k * c.servers:
-                out.append(Violation("servers", c.option_id, f"{c.gpus} GPUs in {c.servers} servers of {k}"))
-
-    # Caps, recomputed from option prices.
-    capex = power = racks = monthly = 0.0
-    for c in solution.options:
-        priced = options.get(c.option_id)
-        if priced is None:
-            continue
-        o = priced
-        capex += o.capex_per_gpu * c.gpus + o.capex_per_server * c.servers
-        monthly += o.fixed_monthly_per_gpu * c.gpus + o.fixed_monthly_per_server * c.servers
-        monthly += o.busy_hourly_per_gpu * c.busy_gpu_hours_per_month
-        if o.mode is AcquisitionMode.BUY or o.owned:
-            power += o.power_kw_per_gpu * c.gpus + o.power_kw_per_server * c.servers
-            racks += o.rack_units_per_server * c.servers
-    lim = instance.caps
-    for name, used, cap_value in (
-        ("capex budget", capex, lim.capex_budget),
-        ("monthly opex cap", monthly, lim.monthly_opex_cap),
-        ("power cap kW", power, lim.power_cap_kw),
-        ("rack units cap", racks, lim.rack_units_cap),
-    ):
-        if cap_value is not None and used > cap_value * (1 + REL_TOL) + 1e-9:
-            out.append(Violation("cap", name, f"uses {used:.6g} > cap {cap_value:.6g}"))
-
-    # Owned GPUs, count bounds, fixed fleets.
-    for g, owned in instance.owned_counts.items():
-        have = sum(c.gpus for c in solution.options if c.gpu == g and c.owned)
-        if have != owned:
-            out.append(Violation("count", g, f"{have} owned GPUs in the plan, {owned} owned"))
-    for cl in instance.count_limits:
-        held = held_by_gpu.get(cl.gpu, 0)
-        if held < cl.min_count:
-            out.append(Violation("count", cl.gpu, f"{held} GPUs < minimum {cl.min_count}"))
-        if cl.max_count is not None:
-            peak = max(
-                (
-                    held
-                    + sum(
-                        c.on_demand_gpus[b] for c in solution.options if c.gpu == cl.gpu and c.on_demand_gpus
-                    )
-                )
-                for b in range(nb)
-            )
-            if peak > cl.max_count:
-                out.append(Violation("count", cl.gpu, f"{peak} GPUs > maximum {cl.max_count}"))
-    if instance.fixed_counts is not None:
-        for c in solution.options:
-            fixed = instance.fixed_counts.get(c.option_id, 0)
-            if c.gpus > fixed or any(d > fixed for d in c.on_demand_gpus):
-                out.append(Violation("count", c.option_id, f"plan uses more than the fleet's {fixed} GPUs"))
-
-    # Training: a GPU type it fits on, enough GPUs for the deadline, GPU-hours in idle time.
-    # Serving GPUs on held hardware in each bucket: what on-demand rentals do not carry.
-    serving_hours: dict[str, float] = defaultdict(float)
-    for g, per_b in used_by_gpu.items():
-        for b in range(nb):
-            rented = sum(c.on_demand_gpus[b] for c in solution.options if c.gpu == g and c.on_demand_gpus)
-            serving_hours[g] += DAYS_PER_MONTH * hours[b] * max(0.0, sum(per_b[b]) - rented)
-    train_need: dict[str, float] = defaultdict(float)
-    allocs = {t.workload: t for t in solution.training}
-    for t in instance.training:
-        alloc = allocs.get(t.name)
-        if alloc is None:
-            out.append(Violation("training", t.name, "training workload has no allocation"))
-            continue
-        choice = next((ch for ch in t.choices if ch.gpu == alloc.gpu), None)
-        if choice is None:
-            out.append(Violation("training", t.name, f"{alloc.gpu} is not a GPU this training fits on"))
-            continue
-        has_od = any(o.gpu == alloc.gpu and o.mode is AcquisitionMode.ON_DEMAND for o in instance.options)
-        if not has_od and held_by_gpu.get(alloc.gpu, 0) < choice.min_gpus:
-            out.append(
-                Violation(
-                    "training",
-                    t.name,
-                    f"needs {choice.min_gpus} {alloc.gpu} at once for its deadline, fleet holds "
-                    f"{held_by_gpu.get(alloc.gpu, 0)}",
-                )
-            )
-        held_part = choice.gpu_hours_per_month - alloc.on_demand_gpu_hours_per_month
-        if held_part > 1e-6:
-            train_need[alloc.gpu] += held_part
-    for g, need in train_need.items():
-        idle = DAYS_PER_MONTH * 24 * held_by_gpu.get(g, 0) - serving_hours.get(g, 0.0)
-        if need > idle * (1 + REL_TOL) + 1e-6:
-            out.append(
-                Violation("training", g, f"training needs {need:.6g} GPU-hours/month, idle {idle:.6g}")
-            )
-    return out

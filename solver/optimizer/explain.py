@@ -17,15 +17,15 @@ import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
-from solver.errors import SolveCancelled
 from solver.optimizer.cancel import CancelToken
+from solver.optimizer.caps import Cap, CapKey, count_cap, counted_gpu
+from solver.optimizer.driver import solve_mip
 from solver.optimizer.instance import CandidateRejection, FleetInstance
 from solver.optimizer.model import (
     MipResult,
     Relaxation,
     cheapest_cost_per_gpu,
     replicas_alone,
-    solve_mip,
     usable_candidates,
 )
 from solver.optimizer.results import (
@@ -38,13 +38,6 @@ from solver.optimizer.results import (
     UnservableWorkload,
 )
 from solver.optimizer.solution import build_solution
-
-_CAP_TEXT = {
-    "capex_budget": ("capex budget", "{:,.0f} {cur}"),
-    "monthly_opex_cap": ("monthly opex cap", "{:,.0f} {cur}"),
-    "power_cap_kw": ("power cap", "{:,.1f} kW"),
-    "rack_units_cap": ("rack-unit cap", "{:,.0f} U"),
-}
 
 
 def unservable_workloads(instance: FleetInstance) -> tuple[UnservableWorkload, ...]:
@@ -72,20 +65,20 @@ def unservable_workloads(instance: FleetInstance) -> tuple[UnservableWorkload, .
     return tuple(out)
 
 
-def _caps_present(instance: FleetInstance) -> list[str]:
-    caps = [name for name in _CAP_TEXT if getattr(instance.caps, name) is not None]
-    caps += [f"count:{c.gpu}" for c in instance.count_limits if c.max_count is not None]
+def _caps_present(instance: FleetInstance) -> list[CapKey]:
+    caps: list[CapKey] = list(instance.caps.present())
+    caps += [count_cap(c.gpu) for c in instance.count_limits if c.max_count is not None]
     return caps
 
 
-def _describe(cap: str, limit: float, needed: float, currency: str) -> str:
-    if cap.startswith("count:"):
-        gpu = cap.removeprefix("count:")
+def _describe(cap: CapKey, limit: float, needed: float, currency: str) -> str:
+    gpu = counted_gpu(cap)
+    if gpu is not None:
         return f"maximum {gpu} count {limit:.0f} is short by {needed - limit:.0f} GPUs (needs {needed:.0f})"
-    label, fmt = _CAP_TEXT[cap]
+    named = Cap(cap)
     return (
-        f"{label} {fmt.format(limit, cur=currency)} is short by {fmt.format(needed - limit, cur=currency)}"
-        f" (needs {fmt.format(needed, cur=currency)})"
+        f"{named.words} {named.amount(limit, currency)} is short by {named.amount(needed - limit, currency)}"
+        f" (needs {named.amount(needed, currency)})"
     )
 
 
@@ -109,81 +102,84 @@ def diagnose_infeasible(
         left = deadline - time.perf_counter()
         if left <= 0.05:
             break
-        others_dropped = Relaxation(minimize=cap, drop_caps=frozenset({cap}))
-        mip = solve_mip(
-            instance,
-            time_limit_s=left / max(1, len(caps)),
-            cancel=cancel,
-            backend=backend,
-            relax=others_dropped,
-        )
-        if mip.values is None or mip.stats.objective is None:
-            continue
-        limit = _limit(instance, cap)
-        needed = mip.stats.objective
-        if needed > limit * (1 + 1e-9):
-            relaxations.append(
-                CapRelaxation(
-                    cap=cap,
-                    limit=limit,
-                    needed=needed,
-                    message=_describe(cap, limit, needed, instance.currency),
-                )
-            )
+        found = _smallest_relaxation(instance, cap, left / max(1, len(caps)), cancel, backend)
+        if found is not None:
+            relaxations.append(found)
     messages: list[str] = [r.message for r in relaxations]
     if not relaxations:
-        left = deadline - time.perf_counter()
-        if left > 0.05 and caps:
-            free = solve_mip(
-                instance,
-                time_limit_s=left,
-                cancel=cancel,
-                backend=backend,
-                relax=Relaxation(drop_caps=frozenset(caps)),
-            )
-            if free.values is not None:
-                plan = build_solution(instance, free)
-                usage = _usage(plan)
-                for cap in caps:
-                    limit = _limit(instance, cap)
-                    used = usage.get(cap, 0.0)
-                    if used > limit:
-                        relaxations.append(
-                            CapRelaxation(cap, limit, used, _describe(cap, limit, used, instance.currency))
-                        )
-                messages = ["no single cap's relaxation suffices; caps bind jointly"] + [
-                    r.message for r in relaxations
-                ]
-            else:
-                messages = ["infeasible even without any cap (training deadlines, owned or minimum counts)"]
-        else:
-            messages = [
-                "infeasible: no cap can be blamed (owned counts, minimum counts or training deadlines)"
-            ]
+        relaxations, messages = _joint_relaxations(
+            instance, caps, deadline - time.perf_counter(), cancel, backend
+        )
     return dataclasses.replace(
         solution, diagnosis=Diagnosis(binding_caps=tuple(relaxations), messages=tuple(messages))
     )
 
 
-def _limit(instance: FleetInstance, cap: str) -> float:
-    if cap.startswith("count:"):
-        gpu = cap.removeprefix("count:")
+def _smallest_relaxation(
+    instance: FleetInstance, cap: CapKey, time_limit_s: float, cancel: CancelToken | None, backend: str
+) -> CapRelaxation | None:
+    """``cap``'s smallest value that makes the request feasible, when it is above the cap (a
+    re-solve with this cap free that minimises its usage); None when this cap alone is not it."""
+    mip = solve_mip(
+        instance,
+        time_limit_s=time_limit_s,
+        cancel=cancel,
+        backend=backend,
+        relax=Relaxation(minimize=cap, drop_caps=frozenset({cap})),
+    )
+    if mip.values is None or mip.stats.objective is None:
+        return None
+    limit = _limit(instance, cap)
+    needed = mip.stats.objective
+    if needed <= limit * (1 + 1e-9):
+        return None
+    return CapRelaxation(
+        cap=cap, limit=limit, needed=needed, message=_describe(cap, limit, needed, instance.currency)
+    )
+
+
+def _joint_relaxations(
+    instance: FleetInstance, caps: list[CapKey], time_limit_s: float, cancel: CancelToken | None, backend: str
+) -> tuple[list[CapRelaxation], list[str]]:
+    """No single cap's relaxation suffices: the caps the cheapest plan without any cap exceeds."""
+    if time_limit_s <= 0.05 or not caps:
+        return [], ["infeasible: no cap can be blamed (owned counts, minimum counts or training deadlines)"]
+    free = solve_mip(
+        instance,
+        time_limit_s=time_limit_s,
+        cancel=cancel,
+        backend=backend,
+        relax=Relaxation(drop_caps=frozenset(caps)),
+    )
+    if free.values is None:
+        return [], ["infeasible even without any cap (training deadlines, owned or minimum counts)"]
+    usage = _usage(build_solution(instance, free))
+    relaxations = []
+    for cap in caps:
+        limit = _limit(instance, cap)
+        used = usage.get(cap, 0.0)
+        if used > limit:
+            relaxations.append(
+                CapRelaxation(cap, limit, used, _describe(cap, limit, used, instance.currency))
+            )
+    return relaxations, ["no single cap's relaxation suffices; caps bind jointly"] + [
+        r.message for r in relaxations
+    ]
+
+
+def _limit(instance: FleetInstance, cap: CapKey) -> float:
+    gpu = counted_gpu(cap)
+    if gpu is not None:
         return float(
             next(c.max_count for c in instance.count_limits if c.gpu == gpu and c.max_count is not None)
         )
-    value = getattr(instance.caps, cap)
-    return float(value)
+    return float(instance.caps.limit(Cap(cap)) or 0.0)
 
 
-def _usage(plan: FleetSolution) -> dict[str, float]:
-    usage = {
-        "capex_budget": plan.usage.get("capex", 0.0),
-        "monthly_opex_cap": plan.usage.get("monthly_opex", 0.0),
-        "power_cap_kw": plan.usage.get("power_kw", 0.0),
-        "rack_units_cap": plan.usage.get("rack_units", 0.0),
-    }
+def _usage(plan: FleetSolution) -> dict[CapKey, float]:
+    usage: dict[CapKey, float] = {cap: plan.usage.get(cap.usage_key, 0.0) for cap in Cap}
     for gpu, count in plan.gpu_counts().items():
-        usage[f"count:{gpu}"] = float(count)
+        usage[count_cap(gpu)] = float(count)
     return usage
 
 
@@ -310,91 +306,114 @@ def explain_local_runner_ups(
     when every other workload keeps its planned replicas (the fleet is re-planned)."""
     if solution.cost is None:
         return solution
-    base = solution.cost.total
-    deadline = time.perf_counter() + time_limit_s
-    planned = tuple(
-        (a.workload, u.candidate.id, u.replicas)
-        for a in solution.assignments
-        for u in a.uses
-        if any(u.replicas)
+    local = _LocalRunnerUp(
+        instance,
+        solution,
+        base=solution.cost.total,
+        deadline=time.perf_counter() + time_limit_s,
+        cancel=cancel,
+        backend=backend,
     )
-    planned_ids = {cid for _, cid, _ in planned}
-
-    def footprint(a: Assignment) -> float:
-        return max(
-            (
-                sum(u.replicas[b] * u.candidate.gpus_per_replica for u in a.uses)
-                for b in range(len(a.demand_req_s))
-            ),
-            default=0.0,
-        )
-
-    order = sorted(range(len(solution.assignments)), key=lambda i: (-footprint(solution.assignments[i]), i))
-
-    def runner_up_of(a: Assignment) -> Assignment | None:
-        """``a`` with its local runner-up (or a note why there is none); None = not computed."""
-        left = deadline - time.perf_counter()
-        if left <= 0.05 or (cancel is not None and cancel.expired):
-            return None
-        gpu = a.primary.candidate.gpu
-        local = dataclasses.replace(
-            instance,
-            candidates=tuple(
-                c
-                for c in instance.candidates
-                if (c.workload == a.workload and c.gpu != gpu)
-                or (c.workload != a.workload and c.id in planned_ids)
-            ),
-        )
-        fixed = tuple((cid, reps) for workload, cid, reps in planned if workload != a.workload)
-        mip = solve_mip(
-            local,
-            time_limit_s=min(LOCAL_RUNNER_UP_LIMIT_S, left),
-            cancel=cancel,
-            backend=backend,
-            relative_gap=LOCAL_RUNNER_UP_GAP,
-            relax=Relaxation(fixed_replicas=fixed),
-            replica_hint=fixed + _cheapest_alone(local, a.workload),
-        )
-        runner_up = _runner_up(local, mip, a.workload, base)
-        if runner_up is None:
-            if mip.stats.status is SolveStatus.NO_SOLUTION:
-                note = f"no plan without {gpu} found within {LOCAL_RUNNER_UP_LIMIT_S:.1f} s (one may exist)"
-            else:
-                note = _no_runner_up(instance, a.workload, gpu) + " (other workloads kept as planned)"
-            return dataclasses.replace(a, runner_up_note=note)
-        remark = "other workloads kept as planned; a full re-plan can only be cheaper"
-        if mip.stats.status is not SolveStatus.OPTIMAL:
-            remark += f" (search stopped at {LOCAL_RUNNER_UP_LIMIT_S:.1f} s)"
-        remark = _joined(remark, _cheaper_than_plan(runner_up, solution))
-        return dataclasses.replace(a, runner_up=runner_up, runner_up_note=remark)
-
-    updated = list(solution.assignments)
+    assignments = solution.assignments
+    order = sorted(range(len(assignments)), key=lambda i: (-_footprint(assignments[i]), i))
     # Each re-solve spends most of its time in SCIP, which releases the GIL: two at a time.
     with ThreadPoolExecutor(
         max_workers=LOCAL_RUNNER_UP_THREADS, thread_name_prefix="fleetplan-runner-up"
     ) as pool:
-        futures = {
-            i: pool.submit(runner_up_of, solution.assignments[i])
-            for i in order
-            if solution.assignments[i].uses
-        }
+        futures = {i: pool.submit(local.runner_up_of, assignments[i]) for i in order if assignments[i].uses}
         results = {i: future.result() for i, future in futures.items()}
     done = sum(1 for r in results.values() if r is not None)
-    for i, a in enumerate(solution.assignments):
+    updated = []
+    for i, a in enumerate(assignments):
         if not a.uses:
-            updated[i] = dataclasses.replace(a, runner_up_note="no demand")
+            updated.append(dataclasses.replace(a, runner_up_note="no demand"))
         elif (found := results.get(i)) is not None:
-            updated[i] = found
+            updated.append(found)
         else:
-            updated[i] = dataclasses.replace(
-                a,
-                runner_up_note=(
-                    f"not computed: the time limit allowed runner-ups for the {done} largest of "
-                    f"{len(solution.assignments)} workloads"
-                ),
+            note = (
+                f"not computed: the time limit allowed runner-ups for the {done} largest of "
+                f"{len(assignments)} workloads"
             )
+            updated.append(dataclasses.replace(a, runner_up_note=note))
     return dataclasses.replace(solution, assignments=tuple(updated))
+
+
+def _footprint(a: Assignment) -> float:
+    """GPUs the workload's replicas occupy in its busiest bucket."""
+    return max(
+        (
+            sum(u.replicas[b] * u.candidate.gpus_per_replica for u in a.uses)
+            for b in range(len(a.demand_req_s))
+        ),
+        default=0.0,
+    )
+
+
+class _LocalRunnerUp:
+    """One workload's local runner-up: its GPU type forbidden, the other workloads' replicas
+    fixed as planned, the fleet re-planned around them."""
+
+    def __init__(
+        self,
+        instance: FleetInstance,
+        solution: FleetSolution,
+        *,
+        base: float,
+        deadline: float,
+        cancel: CancelToken | None,
+        backend: str,
+    ) -> None:
+        self.instance = instance
+        self.solution = solution
+        self.base = base
+        self.deadline = deadline
+        self.cancel = cancel
+        self.backend = backend
+        self.planned = tuple(
+            (a.workload, u.candidate.id, u.replicas)
+            for a in solution.assignments
+            for u in a.uses
+            if any(u.replicas)
+        )
+        self.planned_ids = {cid for _, cid, _ in self.planned}
+
+    def runner_up_of(self, a: Assignment) -> Assignment | None:
+        """``a`` with its local runner-up (or a note why there is none); None = not computed."""
+        left = self.deadline - time.perf_counter()
+        if left <= 0.05 or (self.cancel is not None and self.cancel.expired):
+            return None
+        gpu = a.primary.candidate.gpu
+        local = dataclasses.replace(
+            self.instance,
+            candidates=tuple(
+                c
+                for c in self.instance.candidates
+                if (c.workload == a.workload and c.gpu != gpu)
+                or (c.workload != a.workload and c.id in self.planned_ids)
+            ),
+        )
+        fixed = tuple((cid, reps) for workload, cid, reps in self.planned if workload != a.workload)
+        mip = solve_mip(
+            local,
+            time_limit_s=min(LOCAL_RUNNER_UP_LIMIT_S, left),
+            cancel=self.cancel,
+            backend=self.backend,
+            relative_gap=LOCAL_RUNNER_UP_GAP,
+            relax=Relaxation(fixed_replicas=fixed),
+            replica_hint=fixed + _cheapest_alone(local, a.workload),
+        )
+        runner_up = _runner_up(local, mip, a.workload, self.base)
+        if runner_up is None:
+            if mip.stats.status is SolveStatus.NO_SOLUTION:
+                note = f"no plan without {gpu} found within {LOCAL_RUNNER_UP_LIMIT_S:.1f} s (one may exist)"
+            else:
+                note = _no_runner_up(self.instance, a.workload, gpu) + " (other workloads kept as planned)"
+            return dataclasses.replace(a, runner_up_note=note)
+        remark = "other workloads kept as planned; a full re-plan can only be cheaper"
+        if mip.stats.status is not SolveStatus.OPTIMAL:
+            remark += f" (search stopped at {LOCAL_RUNNER_UP_LIMIT_S:.1f} s)"
+        remark = _joined(remark, _cheaper_than_plan(runner_up, self.solution))
+        return dataclasses.replace(a, runner_up=runner_up, runner_up_note=remark)
 
 
 def explain_runner_ups(
@@ -418,16 +437,13 @@ def explain_runner_ups(
             continue
         gpu = a.primary.candidate.gpu
         per = left / (len(solution.assignments) - i)
-        try:
-            mip = solve_mip(
-                instance,
-                time_limit_s=per,
-                cancel=cancel,
-                backend=backend,
-                relax=Relaxation(forbid=frozenset({(a.workload, gpu)})),
-            )
-        except SolveCancelled:
-            raise
+        mip = solve_mip(
+            instance,
+            time_limit_s=per,
+            cancel=cancel,
+            backend=backend,
+            relax=Relaxation(forbid=frozenset({(a.workload, gpu)})),
+        )
         runner_up = _runner_up(instance, mip, a.workload, base)
         if runner_up is None:
             if mip.stats.status is SolveStatus.NO_SOLUTION:

@@ -14,13 +14,13 @@ import dataclasses
 
 from solver.domain import Fleet
 from solver.optimizer.cancel import CancelToken
+from solver.optimizer.caps import CapKey
+from solver.optimizer.driver import solve_mip
 from solver.optimizer.evaluate import CapacityOf, check_solution
 from solver.optimizer.instance import FleetInstance
-from solver.optimizer.model import Relaxation, solve_mip
+from solver.optimizer.model import MipValues, Relaxation
 from solver.optimizer.results import FleetEvaluation, FleetSolution, SolveStatus, WorkloadFit
 from solver.optimizer.solution import build_solution
-
-_ALL_CAPS = frozenset({"capex_budget", "monthly_opex_cap", "power_cap_kw", "rack_units_cap"})
 
 
 def evaluate_fixed_fleet(
@@ -38,7 +38,7 @@ def evaluate_fixed_fleet(
         msg = "evaluate_fixed_fleet needs an instance built for a fixed fleet"
         raise ValueError(msg)
     backend = "scip" if backend == "auto" else backend
-    caps = frozenset(c for c in _ALL_CAPS if getattr(instance.caps, c) is not None)
+    caps = frozenset(instance.caps.present())
     elastic = solve_mip(
         instance,
         time_limit_s=time_limit_s / 2,
@@ -46,64 +46,69 @@ def evaluate_fixed_fleet(
         backend=backend,
         relax=Relaxation(elastic_demand=True, drop_caps=caps),
     )
-    messages: list[str] = []
-    if elastic.values is None:
-        solution = build_solution(instance, elastic)
-        messages.append("the fleet cannot run the training workloads (GPU type, count or idle hours)")
-        fits = tuple(WorkloadFit(w.name, 0.0, -1.0) for w in instance.inference)
-        return FleetEvaluation(
-            feasible=False, solution=solution, fits=fits, tco=None, messages=tuple(messages)
-        )
     solution = build_solution(instance, elastic)
-    unserved = elastic.values.unserved
-    served_fraction: dict[str, float] = {}
-    for w in instance.inference:
-        short = unserved.get(w.name, ())
-        worst = 1.0
-        for b, lam in enumerate(w.rate_req_s):
-            if lam > 0 and short:
-                worst = min(worst, max(0.0, 1.0 - short[b] / lam))
-        served_fraction[w.name] = 1.0 if worst > 1 - 1e-6 else worst
-    feasible = all(f >= 1.0 for f in served_fraction.values())
+    if elastic.values is None:
+        fits = tuple(WorkloadFit(w.name, 0.0, -1.0) for w in instance.inference)
+        why = "the fleet cannot run the training workloads (GPU type, count or idle hours)"
+        return FleetEvaluation(feasible=False, solution=solution, fits=fits, tco=None, messages=(why,))
+    served = _served_fractions(instance, elastic.values)
     headroom = _headroom(instance, time_limit_s / 2, cancel, backend, caps)
     fits = tuple(
         WorkloadFit(
             workload=w.name,
-            served_fraction=served_fraction[w.name],
-            headroom_fraction=headroom.get(w.name, served_fraction[w.name] - 1.0),
+            served_fraction=served[w.name],
+            headroom_fraction=headroom.get(w.name, served[w.name] - 1.0),
         )
         for w in instance.inference
     )
-    for f in fits:
-        if f.served_fraction < 1.0:
-            messages.append(
-                f"{f.workload}: the fleet serves {f.served_fraction:.1%} of its peak demand at the SLA"
-            )
+    messages = [
+        f"{f.workload}: the fleet serves {f.served_fraction:.1%} of its peak demand at the SLA"
+        for f in fits
+        if f.served_fraction < 1.0
+    ]
+    feasible = all(f >= 1.0 for f in served.values())
     if feasible:
         violations = check_solution(instance, solution, capacity_of)
         if violations:
             feasible = False
             messages.extend(f"{v.kind} {v.subject}: {v.message}" for v in violations)
-    for cap in sorted(caps):
-        used = {"capex_budget": "capex", "monthly_opex_cap": "monthly_opex", "power_cap_kw": "power_kw"}.get(
-            cap, "rack_units"
-        )
-        limit = getattr(instance.caps, cap)
-        if solution.usage.get(used, 0.0) > limit * (1 + 1e-9):
-            feasible = False
-            messages.append(f"{cap}: the fleet uses {solution.usage[used]:,.1f}, over the cap {limit:,.1f}")
-    status = solution.status if feasible else SolveStatus.INFEASIBLE
-    solution = dataclasses.replace(solution, status=status)
-    tco = solution.cost.total if solution.cost is not None else None
+    over = _caps_exceeded(instance, solution)
+    feasible = feasible and not over
+    messages += over
+    solution = dataclasses.replace(solution, status=solution.status if feasible else SolveStatus.INFEASIBLE)
     optimal_tco = optimal.cost.total if optimal is not None and optimal.has_plan and optimal.cost else None
     return FleetEvaluation(
         feasible=feasible,
         solution=solution,
         fits=fits,
-        tco=tco,
+        tco=solution.cost.total if solution.cost is not None else None,
         optimal_tco=optimal_tco,
         messages=tuple(messages),
     )
+
+
+def _served_fractions(instance: FleetInstance, values: MipValues) -> dict[str, float]:
+    """Per workload: the smallest share of its demand the fleet serves in any bucket."""
+    served: dict[str, float] = {}
+    for w in instance.inference:
+        short = values.unserved.get(w.name, ())
+        worst = 1.0
+        for b, lam in enumerate(w.rate_req_s):
+            if lam > 0 and short:
+                worst = min(worst, max(0.0, 1.0 - short[b] / lam))
+        served[w.name] = 1.0 if worst > 1 - 1e-6 else worst
+    return served
+
+
+def _caps_exceeded(instance: FleetInstance, solution: FleetSolution) -> list[str]:
+    """A message for each cap the fleet uses more of than the request allows."""
+    out = []
+    for cap in instance.caps.present():
+        limit = instance.caps.limit(cap)
+        used = solution.usage.get(cap.usage_key, 0.0)
+        if limit is not None and used > limit * (1 + 1e-9):
+            out.append(f"{cap}: the fleet uses {used:,.1f}, over the cap {limit:,.1f}")
+    return out
 
 
 def _headroom(
@@ -111,7 +116,7 @@ def _headroom(
     time_limit_s: float,
     cancel: CancelToken | None,
     backend: str,
-    caps: frozenset[str],
+    caps: frozenset[CapKey],
 ) -> dict[str, float]:
     mip = solve_mip(
         instance,

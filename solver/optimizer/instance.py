@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from pricebook.schema import GpuId
 from solver.domain import AcquisitionMode, Precision
+from solver.optimizer.caps import Cap
 from solver.pricing.options import AcquisitionOption
 
 
@@ -138,6 +139,19 @@ class Caps:
     monthly_opex_cap: float | None = None
     power_cap_kw: float | None = None
     rack_units_cap: float | None = None
+
+    def limit(self, cap: Cap) -> float | None:
+        """The value set for ``cap`` (None = no such cap)."""
+        return {
+            Cap.CAPEX_BUDGET: self.capex_budget,
+            Cap.MONTHLY_OPEX: self.monthly_opex_cap,
+            Cap.POWER_KW: self.power_cap_kw,
+            Cap.RACK_UNITS: self.rack_units_cap,
+        }[cap]
+
+    def present(self) -> tuple[Cap, ...]:
+        """The caps set, in ``Cap`` order."""
+        return tuple(cap for cap in Cap if self.limit(cap) is not None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ How it stays exact where it matters:
 - The restricted model is the full model with extra bounds (``r_cb = 0`` for replicas the LP left
   at 0), so every plan it finds is a plan of the full model: its cost is a valid upper bound.
 - Lower bounds only ever come from the full model: the LP relaxation solved here, and SCIP's
-  bound on the full MIP, which runs at the same time on the other core (``model.solve_mip``).
+  bound on the full MIP, which runs at the same time on the other core (``driver.solve_mip``).
   A plan is reported optimal only when it is within the requested gap of that bound.
 
 Both solvers are loaded from one exported ``MPModelProto``, so variable ``i`` is the same variable

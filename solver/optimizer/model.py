@@ -32,7 +32,7 @@ Variables
 - ``z_tg ∈ {0,1}`` training workload t runs on GPU type g; ``f_to ∈ [0,1]`` share of its monthly
   GPU-hours run on option o (held options: in idle hours; on-demand: rented for the run).
 
-Constraints (numbers match ``_Builder`` method comments and the evaluator's checks)
+Constraints (numbers match ``ModelBuilder`` method comments and the evaluator's checks)
 -----------------------------------------------------------------------------------
 1. Demand, ∀w, b with λ_wb > 0:  Σ_{c∈C_w} cap_c · r_cb ≥ λ_wb   (rows divided by max_b λ_wb).
 2. GPUs, ∀g, b:  Σ_{c: g(c)=g} a_c · r_cb ≤ Σ_{o∈O_held(g)} u_ob + Σ_{o∈O_od(g)} d_ob,  u_ob ≤ n_o.
@@ -59,9 +59,9 @@ Constraints (numbers match ``_Builder`` method comments and the evaluator's chec
     (off-peak hours of serving GPUs count). Deadline, ∀t, g without an on-demand option:
     Σ_{O_held(g)} n_o ≥ m_tg · z_tg (with on-demand, the run's GPUs are rented for it).
 
-Exact reductions (``_Builder(reduce=True)``; ``tests/solver/optimizer/test_exact_reductions.py``
+Exact reductions (``ModelBuilder(reduce=True)``; ``tests/solver/optimizer/test_model.py``
 checks the optimum is unchanged on random instances)
----------------------------------------------------------------------------------------------------
+------------------------------------------------------------------------------------------
 R1. Replica bounds: r_cb ≤ ⌈λ_wb / cap_c⌉ + R_w (0 when λ_wb = 0); TP-group counts k_obτ ≤ the
     sum of their replicas' bounds. More replicas of one candidate than its demand alone needs
     only add GPUs.
@@ -77,121 +77,29 @@ TCO  = Σ_o (capex_gpu_o n_o + capex_srv_o s_o)(1 − res_o) + H (fix_gpu_o n_o 
        + H · DAYS Σ_b h_b (Σ busy_o u_ob + Σ busy_o d_ob) + H Σ_{t,o} busy_o G_{t,g(o)} f_to
 GPUS = Σ n_o + Σ s_o + Σ_b h_b/24 · d_ob           (ε ≪ any price difference)
 
-12. Tie-break stage (main plans, once proven optimal; ``_tie_break_stage``): with TCO* the optimum,
-    binaries v_g ≥ n_o / ub(n_o), d_ob / ub(d_ob) for the options of GPU type g, and
+12. Tie-break stage (main plans, once proven optimal; ``driver.tie_break_stage``): with TCO* the
+    optimum, binaries v_g ≥ n_o / ub(n_o), d_ob / ub(d_ob) for the options of GPU type g, and
     TCO ≤ TCO* (1 + 1e-7):  min 1000 · GPUS + Σ_g v_g  — fewer GPUs, then fewer GPU types (SKUs).
 
 Scaling: each demand row is divided by the workload's peak rate (daily tokens 1…10^13 give rates
 1e-8…1e8 req/s), and costs by ``cost_unit`` (the most expensive option's per-GPU horizon cost),
 so coefficients stay within a few orders of magnitude for prices from 0.01 to 10^10.
 
-Backend: SCIP through ``pywraplp``, 1 thread, fixed seed (``randomization/randomseedshift 0``).
-Measured on this formulation (2-core machine shared with the team, load 5–7; benchmark portfolios
-of ``bench/solver_scaling.py``, full catalogue, every SKU × buy/reserved/on-demand, 20 s limit):
-
-=========================  ============================  ======================  =================
-instance                   SCIP (pywraplp)               HiGHS (pywraplp)        CP-SAT (1 worker)
-=========================  ============================  ======================  =================
-5 workloads, 6 buckets     optimal (0.1 %) in 15.9 s     optimal in 12.4 s       43 % gap at 20 s
-20 workloads, 6 buckets    8.1 % gap at 20 s             no solution at 20 s     no solution at 20 s
-seed 500M KRW portfolio    optimal in 0.017 s            —                       —
-=========================  ============================  ======================  =================
-
-(An earlier 24-bucket version: SCIP 0.05 % gap at 19.7 s, HiGHS optimal at 19.3 s, CP-SAT with
-2 workers 51 % from its bound, on 5 workloads.)
-
-SCIP on the benchmark (``bench/results/solver_scaling.json``, 20 s limit, gap target 0.1 %), the
-original formulation (``exact_reductions=False``, no branching priorities) against the current one
-on the same instances (December 2 portfolios, load ~1):
-
-==========  ==============  ====================  ======================  =======================
-workloads   vars / cons     original              R1–R3 + priorities      + LP-guided search
-==========  ==============  ====================  ======================  =======================
-5           1 492 / 798     1.0 % gap at 20 s     optimal in 7.5–8.3 s    (below the threshold)
-20          4 330 / 1 140   5.2 % gap at 20 s     0.84–2.7 % gap at 20 s  0.40 % gap at 20 s
-50          8 692 / 1 530   11.3 % gap at 20 s    5.9 % gap at 20 s       0.81 % gap at 20 s
-100         16 996 / 2 130  5.9 % gap at 20 s     5.0 % gap at 20 s       0.80 % gap at 20 s
-200         31 480 / 3 330  13.8 % gap at 20 s    11.0–16.9 % at 20 s     0.94 % gap at 20 s
-==========  ==============  ====================  ======================  =======================
-
-December 3 (MIG instances with their real memory share, so slightly different portfolios; search
-rounds with SCIP's neighbourhood heuristics and unused candidates added cheapest alone first;
-load ~0.8, two runs alike): 5 workloads optimal in 3.6 s; at 20 s 20 workloads 0.28 %, 50 0.62 %,
-100 0.82 %, 200 0.98 %; 100 workloads at 5 s 1.5 %.
-
-The LP-guided search (``solver.optimizer.lp_guided``, December 2, second session) runs beside the
-full MIP on models with ≥ ``LP_GUIDED_MIN_REPLICA_VARS`` replica variables: GLOP solves the LP
-relaxation, SCIP then solves the model restricted to the candidates the LP uses (plus, per
-workload, a few of the others that are cheapest alone with whole replicas: ``cost_alone``),
-while the full MIP on the other core supplies the bound. Plans at 20 s: 100 workloads 23.39 M USD
-instead of 24.42 M, 200 workloads 91.81 M instead of 102.2 M.
-
-What is left is the bound. Long runs of the full MIP alone: 100 workloads still 2.5 % from its
-bound after 300 s (plan 23.82 M, bound 23.21 M; the search's 23.39 M plan is 0.8 % above that
-bound); 20 workloads 0.26 % after 300 s. The bound moves little after the root (100 workloads:
-23.18 M at 6 s, 23.20 M at 10 s, 23.21 M at 300 s). Measured causes: with replicas continuous
-the 100-workload model is within 0.11 % in 30 s at 22.66 M — integral replicas per workload and
-bucket (the last replica of each workload is partly idle) are worth ~3 % of the cost and are what
-the LP relaxation cannot see. Column generation over per-workload replica patterns (a Dantzig–
-Wolfe bound, tried on 20 workloads) converged to no more than SCIP's own root bound, so the
-gap comes from the interplay of replica rounding with 8-GPU boards, which only branching closes.
-Restricting each workload to one deployment for the whole day (x_wc binary, replicas per bucket
-fixed by the choice — Mélange's shape) is not faster (100 workloads 0.6 % gap at 30 s) and
-costs 1.6–3.3 % more. Hence the 100-workload target (0.1 % in 5 s) is not met.
-
-SCIP is the only backend that returned a plan on every instance; HiGHS sometimes proves small
-instances faster but found no incumbent on 20 workloads; CP-SAT needs integral data and stays
-far from its bound. What makes the model hard (measured by relaxing variable groups on the
-one-bucket 20-workload instance): integral GPU and server counts over ~50 options with lumpy
-8-GPU boards (0.5 s with them continuous, > 15 s integral); integral replicas and on-demand
-counts cost little. Hence at most ``instance.MAX_BUCKETS`` buckets.
-
-Speed-up attempts (same machine, load 1–4, 15 s limits, ``bench/solver_scaling.py`` portfolios;
-SCIP timings vary ±50 % run to run with the load):
-
-- Branching priority on fleet counts (s, n, d before replicas, ``FLEET_BRANCHING_PRIORITY``): the
-  5-workload instance proven optimal in 3.6–4.5 s instead of 13–18 s, 20 workloads 1.8–2.5 % gap
-  instead of 3.2 %. Kept. (Priority on replicas instead: 2.3 % gap on 5 workloads at 20 s.)
-- Which integrality makes it hard (5 workloads, 15 s): all continuous 0.08 s (LP 592 k vs
-  optimum 647 k); replicas continuous 6.8 s (616 k); on-demand GPUs continuous 8.4 s (same
-  optimum); held GPUs/servers continuous not solved in 15 s; TP groups or y continuous: no help.
-
-- R1–R3: 5 workloads proven optimal in 15.5 s (27.6 s without, same optimum 646 549 USD);
-  20 workloads 3.3 % vs 3.1 %, 100 workloads 6.5 % vs 7.5 % gap at 15 s — within noise. Kept
-  (exact, remove symmetric chassis choices and four of the catalogue's reservations).
-- Disaggregated site rows (Σ_{c∈C_w, g(c)=g} a_c r_cb ≤ Σ min(k_o, M_wgb) s_o + …, the facility-
-  location cut against fractional servers): root bound on 5 workloads +1 %, but 5 workloads took
-  30 s instead of 15 s to prove and 100 workloads ended at 18 % gap instead of 6.5 % (4× the rows).
-  Removed.
-- Incumbent hint (relax held counts → round up to whole servers → fix and re-solve →
-  ``SetHint``): the relaxed phase alone needs ~10 s on 5 workloads with six buckets (the
-  previous 0.5 s was measured on one bucket: integral replicas and on-demand GPUs per bucket are
-  hard too), so the hint came too late; 100 workloads 9.2 % gap instead of 6.5 %. Removed.
-- SCIP parameters (more frequent RINS/RENS/local branching/crossover; more root separation
-  rounds; relpscost + best-first): 5 workloads still 3.7–4.6 % from optimal at 15 s, none proved
-  it sooner than the defaults. Fewer root separation rounds (3 / 10) with priorities: 100
-  workloads 13 % / 7.1 % gap instead of 5.7 % (the root heuristics find the incumbents). Barrier
-  or primal simplex for the root LP: slower on 200 workloads. Not kept.
-- HiGHS on the reduced model: 5 workloads optimal in 11.4 s, no solution on 20 in 15 s.
+The solve driver (backend and its parameters, the LP-guided search beside this model, status
+mapping, the tie-break stage of constraint 12) is ``solver.optimizer.driver``. Benchmarks, dated
+measurements and the speed-ups that were tried and removed: ``docs/optimizer.md``.
 """
 
 from __future__ import annotations
 
 import math
-import threading
-import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
-import structlog
-from ortools.linear_solver import linear_solver_pb2, pywraplp
-
 from solver.domain import AcquisitionMode
-from solver.errors import SolveCancelled
-from solver.optimizer.cancel import CancelToken, interrupting
+from solver.optimizer.caps import Cap, CapKey, count_cap, counted_gpu
 from solver.optimizer.instance import (
     Bucket,
     Candidate,
@@ -201,31 +109,15 @@ from solver.optimizer.instance import (
     is_rental_on_demand,
     tp_domain,
 )
-from solver.optimizer.lp_guided import LpGuidedSearch, RestrictedResult, SearchCandidate
-from solver.optimizer.results import LimitFired, SolverStats, SolveStatus
+from solver.optimizer.results import SolverStats
 from solver.pricing.options import AcquisitionOption
 from solver.units import DAYS_PER_MONTH
 
-log = structlog.get_logger(__name__)
-
-BACKENDS: Mapping[str, str] = {"scip": "SCIP", "highs": "HIGHS", "cp_sat": "CP_SAT", "cbc": "CBC"}
-DEFAULT_BACKEND = "scip"
 TIE_BREAK_PER_GPU = 1e-7
 """Tie-break weight per GPU in cost units (1 unit = the dearest option's per-GPU horizon cost)."""
-MAX_THREADS = 2
 GPU_TIE_WEIGHT = 1000.0
 """Tie-break stage weight of one GPU against one GPU type: one on-demand GPU for the shortest
 bucket (1/24 of a GPU in the measure) still outweighs every GPU type of the catalogue (19)."""
-TIE_BREAK_TCO_TOLERANCE = 1e-7
-"""Relative TCO slack the tie-break stage may use (numerical noise, far below the solver gap)."""
-MIN_TIE_BREAK_S = 0.05
-TIE_BREAK_MIN_BUDGET_S = 0.5
-LP_GUIDED_MIN_REPLICA_VARS = 2000
-"""From this many replica variables the LP-guided search runs beside the full MIP (the 20-workload
-benchmark portfolio has 3 366; the seed portfolios and golden scenarios have < 100)."""
-SEARCH_MARGIN_S = 0.5
-"""Seconds kept back from the full MIP when the search runs: SCIP overshoots its limit by up to
-~0.3 s on the 200-workload model, and the chosen plan is read back afterwards."""
 FLEET_BRANCHING_PRIORITY = 10
 """SCIP branching priority of fleet-count variables (replicas and the rest keep 0)."""
 
@@ -234,19 +126,23 @@ FLEET_BRANCHING_PRIORITY = 10
 class Relaxation:
     """Which caps/constraints to drop when re-solving (explanations, fleet evaluation)."""
 
-    drop_caps: frozenset[str] = frozenset()
+    drop_caps: frozenset[CapKey] = frozenset()
     forbid: frozenset[tuple[str, str]] = frozenset()
     """(workload, gpu) pairs that may not be used (runner-up plans)."""
     elastic_demand: bool = False
     """Allow unserved demand at a large penalty (EvaluateFleet's shortfall on a fixed fleet)."""
     maximize_demand_scale: bool = False
     """Maximise α such that α × every workload's demand is served (EvaluateFleet's headroom)."""
-    minimize: str | None = None
-    """Minimise this cap's usage instead of TCO (``capex_budget``, ``monthly_opex_cap``,
-    ``power_cap_kw``, ``rack_units_cap``, ``count:<gpu>``): the smallest relaxation of that cap."""
+    minimize: CapKey | None = None
+    """Minimise this cap's usage instead of TCO (a ``Cap`` or ``count_cap(gpu)``): the smallest
+    relaxation of that cap."""
     fixed_replicas: tuple[tuple[str, tuple[int, ...]], ...] = ()
     """(candidate id, replicas per bucket) held at these values (local runner-ups: the other
     workloads keep their planned replicas while one workload moves)."""
+
+
+NO_RELAXATION = Relaxation()
+"""Every cap and constraint as the request states it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -409,24 +305,18 @@ def _small_server_limits(instance: FleetInstance) -> dict[str, int]:
     return limits
 
 
-class _Builder:
+class ModelBuilder:
+    """Variables, constraints 1–11 and the objective of the module docstring, on ``solver`` (an
+    empty ``pywraplp.Solver``; ``solver.optimizer.driver`` picks the backend and runs it)."""
+
     def __init__(
-        self, instance: FleetInstance, backend: str, relax: Relaxation, *, reduce: bool = True
+        self, instance: FleetInstance, solver: Any, relax: Relaxation, *, reduce: bool = True
     ) -> None:
         self.inst = instance
         self.relax = relax
         self.reduce = reduce
         """Apply the exact option reductions (off only to test that they are exact)."""
-        solver_id = BACKENDS.get(backend)
-        if solver_id is None:
-            msg = f"unknown backend {backend!r}; choose one of {sorted(BACKENDS)}"
-            raise ValueError(msg)
-        solver = pywraplp.Solver.CreateSolver(solver_id)
-        if solver is None:  # pragma: no cover - ortools build without this backend
-            msg = f"OR-Tools has no {solver_id} backend"
-            raise RuntimeError(msg)
         self.solver: Any = solver
-        self.backend = backend
         self.unit = _cost_unit(instance)
         self.hours = [b.hours_per_day for b in instance.buckets]
         self.nb = len(instance.buckets)
@@ -457,7 +347,6 @@ class _Builder:
             for c in by_w.get(w.name, []):
                 replicas = math.ceil(w.peak_req_s / c.capacity_req_s * (1 + 1e-9)) + w.redundancy
                 per_gpu = replicas * c.gpus_per_replica
-                need[c.gpu] = max(need[c.gpu], 0.0) + 0.0  # ensure key
                 need[c.gpu] += per_gpu
         for t in self.inst.training:
             for ch in t.choices:
@@ -526,15 +415,15 @@ class _Builder:
         self._demand()
         self._gpus_and_domains()
         self._servers()
-        self._caps()
         self._owned_and_counts()
         self._training()
+        self._caps()  # after training: the opex cap counts training's busy hours
         self._objective()
         self._branch_on_fleet_first()
 
     def _branch_on_fleet_first(self) -> None:
         """Branch on the fleet (servers, held and rented GPU counts) before replicas: once the
-        fleet is integral, the replica subproblems mostly are too (measured in the docstring)."""
+        fleet is integral, the replica subproblems mostly are too (measured: docs/optimizer.md)."""
         for var in self.s.values():
             var.SetBranchingPriority(FLEET_BRANCHING_PRIORITY)
         for var in self.n.values():
@@ -586,40 +475,43 @@ class _Builder:
 
     # 2 and 3: GPUs and TP domains per GPU type and bucket
     def _gpus_and_domains(self) -> None:
-        slv = self.solver
         by_g: dict[str, list[Candidate]] = defaultdict(list)
         for c in self.cands:
             by_g[c.gpu].append(c)
         for o in self.inst.options:
             if o.id in self.u:
                 for b in range(self.nb):
-                    slv.Add(self.u[o.id][b] <= self.n[o.id])
+                    self.solver.Add(self.u[o.id][b] <= self.n[o.id])
         for g in self.inst.gpu_types():
-            opts = [o for o in self.inst.options if o.gpu == g]
             cands = by_g.get(g, [])
             if not cands:
                 continue
-            degrees = sorted({c.tp for c in cands if not c.mig_slice and c.tp > 1})
+            opts = [o for o in self.inst.options if o.gpu == g]
             for b in range(self.nb):
-
-                def supply(o: AcquisitionOption, b: int = b) -> Any:
-                    return self.u[o.id][b] if o.id in self.u else self.d[o.id][b]
-
                 demand = sum(c.gpus_per_replica * self.r[c.id][b] for c in cands)
-                slv.Add(demand <= sum(supply(o) for o in opts), f"gpus[{g},{b}]")
-                # TP groups of each degree are hosted by one option whose domain holds them.
-                groups_on: dict[str, Any] = defaultdict(int)
-                for tau in degrees:
-                    hosts = [o for o in opts if tp_domain(o) >= tau]
-                    groups_ub = sum(self.r[c.id][b].ub() for c in cands if not c.mig_slice and c.tp == tau)
-                    k = {o.id: slv.IntVar(0, groups_ub, f"k[{o.id},{b},{tau}]") for o in hosts}
-                    replicas = sum(self.r[c.id][b] for c in cands if not c.mig_slice and c.tp == tau)
-                    slv.Add(replicas <= sum(k.values()), f"tp_groups[{g},{b},{tau}]")
-                    for o_id, var in k.items():
-                        groups_on[o_id] += tau * var
-                for o in opts:
-                    if o.id in groups_on:
-                        slv.Add(groups_on[o.id] <= supply(o), f"tp_domain[{o.id},{b}]")
+                self.solver.Add(demand <= sum(self._supply(o, b) for o in opts), f"gpus[{g},{b}]")
+                self._tp_groups(g, b, opts, cands)
+
+    def _supply(self, o: AcquisitionOption, b: int) -> Any:
+        """GPUs of option ``o`` in use in bucket ``b``: held ones serving, or rented ones."""
+        return self.u[o.id][b] if o.id in self.u else self.d[o.id][b]
+
+    def _tp_groups(self, g: str, b: int, opts: list[AcquisitionOption], cands: list[Candidate]) -> None:
+        """Constraint 3 on GPU type ``g`` in bucket ``b``: TP groups of each degree are hosted by
+        options whose domain holds them, and fill no more than each option's GPUs in use."""
+        groups_on: dict[str, Any] = defaultdict(int)
+        for tau in sorted({c.tp for c in cands if not c.mig_slice and c.tp > 1}):
+            of_degree = [c for c in cands if not c.mig_slice and c.tp == tau]
+            groups_ub = sum(self.r[c.id][b].ub() for c in of_degree)
+            hosts = [o for o in opts if tp_domain(o) >= tau]
+            k = {o.id: self.solver.IntVar(0, groups_ub, f"k[{o.id},{b},{tau}]") for o in hosts}
+            replicas = sum(self.r[c.id][b] for c in of_degree)
+            self.solver.Add(replicas <= sum(k.values()), f"tp_groups[{g},{b},{tau}]")
+            for o_id, var in k.items():
+                groups_on[o_id] += tau * var
+        for o in opts:
+            if o.id in groups_on:
+                self.solver.Add(groups_on[o.id] <= self._supply(o, b), f"tp_domain[{o.id},{b}]")
 
     # 4: whole servers
     def _servers(self) -> None:
@@ -691,22 +583,11 @@ class _Builder:
             if o.id in self.s and is_on_site(o)
         )
 
-    # 5–8: caps (training vars must exist first for opex, so caps are added after training)
+    # 5–8: caps (training variables must exist first: the opex cap counts their busy hours)
     def _caps(self) -> None:
-        self._pending_caps = True
-
-    def _add_caps(self) -> None:
-        slv = self.solver
-        caps = self.inst.caps
-        drop = self.relax.drop_caps
-        if caps.capex_budget is not None and "capex_budget" not in drop:
-            slv.Add(self.capex_expr() <= caps.capex_budget, "cap[capex]")
-        if caps.monthly_opex_cap is not None and "monthly_opex_cap" not in drop:
-            slv.Add(self.fixed_monthly_expr() + self._monthly_busy() <= caps.monthly_opex_cap, "cap[opex]")
-        if caps.power_cap_kw is not None and "power_cap_kw" not in drop:
-            slv.Add(self.power_expr() <= caps.power_cap_kw, "cap[power]")
-        if caps.rack_units_cap is not None and "rack_units_cap" not in drop:
-            slv.Add(self.rack_expr() <= caps.rack_units_cap, "cap[racks]")
+        for cap in self.inst.caps.present():
+            if cap not in self.relax.drop_caps:
+                self.solver.Add(self.cap_usage_expr(cap) <= self.inst.caps.limit(cap), f"cap[{cap}]")
 
     # 9: owned GPUs and count bounds
     def _owned_and_counts(self) -> None:
@@ -718,7 +599,7 @@ class _Builder:
             if owned_vars:
                 slv.Add(sum(owned_vars) == count, f"owned[{g}]")
         for lim in self.inst.count_limits:
-            if f"count:{lim.gpu}" in self.relax.drop_caps:
+            if count_cap(lim.gpu) in self.relax.drop_caps:
                 continue
             held = [self.n[o.id] for o in self.inst.options if o.gpu == lim.gpu and o.id in self.n]
             ods = [self.d[o.id] for o in self.inst.options if o.gpu == lim.gpu and o.id in self.d]
@@ -758,20 +639,20 @@ class _Builder:
                 DAYS_PER_MONTH * self.hours[b] * (self.n[o_id] - self.u[o_id][b]) for b in range(self.nb)
             )
             slv.Add(used <= idle, f"train_idle[{o_id}]")
-        self._add_caps()
 
-    def cap_usage_expr(self, cap: str) -> Any:
-        if cap == "capex_budget":
-            return self.capex_expr()
-        if cap == "monthly_opex_cap":
-            return self.fixed_monthly_expr() + self._monthly_busy()
-        if cap == "power_cap_kw":
-            return self.power_expr()
-        if cap == "rack_units_cap":
-            return self.rack_expr()
-        if cap.startswith("count:"):
-            gpu = cap.removeprefix("count:")
+    def cap_usage_expr(self, cap: CapKey) -> Any:
+        """What the plan uses of ``cap`` (constraints 5–8; held GPUs of a count cap's type)."""
+        gpu = counted_gpu(cap)
+        if gpu is not None:
             return sum(self.n[o.id] for o in self.inst.options if o.gpu == gpu and o.id in self.n)
+        if cap == Cap.CAPEX_BUDGET:
+            return self.capex_expr()
+        if cap == Cap.MONTHLY_OPEX:
+            return self.fixed_monthly_expr() + self._monthly_busy()
+        if cap == Cap.POWER_KW:
+            return self.power_expr()
+        if cap == Cap.RACK_UNITS:
+            return self.rack_expr()
         msg = f"unknown cap {cap!r}"
         raise ValueError(msg)
 
@@ -825,13 +706,13 @@ class _Builder:
         slv.Minimize(GPU_TIE_WEIGHT * self.gpu_count_expr + sum(used.values()))
         return used
 
-    def cap_limit(self, cap: str) -> float | None:
-        if cap.startswith("count:"):
-            gpu = cap.removeprefix("count:")
+    def cap_limit(self, cap: CapKey) -> float | None:
+        gpu = counted_gpu(cap)
+        if gpu is not None:
             return next(
                 (float(c.max_count) for c in self.inst.count_limits if c.gpu == gpu and c.max_count), None
             )
-        value = getattr(self.inst.caps, cap)
+        value = self.inst.caps.limit(Cap(cap))
         return None if value is None else float(value)
 
     # -- values ------------------------------------------------------------------------------
@@ -863,274 +744,3 @@ class _Builder:
 
     def _peak(self, name: str) -> float:
         return next(w.peak_req_s for w in self.inst.inference if w.name == name)
-
-
-def _lp_guided_applies(builder: _Builder, backend: str, relax: Relaxation) -> bool:
-    """The LP-guided search runs for large cost-minimising SCIP models (small ones are proven
-    optimal by the full MIP alone, and stay bit-for-bit what they were)."""
-    return (
-        backend == "scip"
-        and builder.inst.fixed_counts is None
-        and relax.minimize is None
-        and not relax.elastic_demand
-        and not relax.maximize_demand_scale
-        and not relax.fixed_replicas
-        and sum(len(vs) for vs in builder.r.values()) >= LP_GUIDED_MIN_REPLICA_VARS
-    )
-
-
-def solve_mip(
-    instance: FleetInstance,
-    *,
-    time_limit_s: float,
-    cancel: CancelToken | None = None,
-    backend: str = DEFAULT_BACKEND,
-    relative_gap: float = 1e-4,
-    relax: Relaxation = Relaxation(),
-    threads: int = 1,
-    exact_reductions: bool = True,
-    lp_guided: bool = True,
-    tie_break: bool = False,
-    replica_hint: tuple[tuple[str, tuple[int, ...]], ...] = (),
-) -> MipResult:
-    """Build and solve the MIP; never prints (solver output suppressed, stats to structlog).
-
-    Large models also run ``solver.optimizer.lp_guided`` on a second thread: its plans are plans
-    of this model, and the bound always comes from this model, so the reported gap stays honest.
-    ``lp_guided=False`` turns it off (benchmarks compare both).
-    ``tie_break=True`` re-solves a proven optimum for fewest GPUs, then fewest GPU types, at the
-    same TCO (``_tie_break_stage``; the main plan only, not the what-if re-solves).
-    ``exact_reductions=False`` builds the model without the replica bounds and option
-    reductions (same optimum, slower; for tests that check the reductions are exact).
-    ``replica_hint`` (candidate id, replicas per bucket) is a partial start for SCIP, which
-    completes the fleet around it (local runner-ups: a first plan at once, measured 23 % faster)."""
-    if cancel is not None and cancel.cancelled:
-        raise SolveCancelled("cancelled before the solve started")
-    started = time.perf_counter()
-    builder = _Builder(instance, backend, relax, reduce=exact_reductions)
-    builder.build()
-    solver = builder.solver
-    solver.SuppressOutput()
-    solver.SetNumThreads(max(1, min(MAX_THREADS, threads)))
-    scip_parameters = "randomization/randomseedshift = 0\n"
-    if backend == "scip":
-        solver.SetSolverSpecificParametersAsString(scip_parameters)
-        _set_replica_hint(builder, replica_hint)
-    elif backend == "highs":
-        solver.SetSolverSpecificParametersAsString("output_flag=false\nlog_to_console=false\nrandom_seed=0\n")
-    elif backend == "cp_sat":
-        solver.SetSolverSpecificParametersAsString(
-            f"random_seed:0 num_workers:{max(1, min(MAX_THREADS, threads))}"
-        )
-    params = pywraplp.MPSolverParameters()
-    params.SetDoubleParam(pywraplp.MPSolverParameters.RELATIVE_MIP_GAP, relative_gap)
-    search: LpGuidedSearch | None = None
-    if lp_guided and _lp_guided_applies(builder, backend, relax):
-        model = linear_solver_pb2.MPModelProto()
-        solver.ExportModelToProto(model)
-        per_gpu = cheapest_cost_per_gpu(instance)
-        search = LpGuidedSearch(
-            model,
-            [
-                SearchCandidate(
-                    workload=c.workload,
-                    replica_indices=tuple(var.index() for var in builder.r[c.id]),
-                    cost_alone=cost_alone(c, builder.demand_of[c.workload], instance.buckets, per_gpu),
-                )
-                for c in builder.cands
-            ],
-            relative_gap=relative_gap,
-            solver_parameters=scip_parameters,
-        )
-    # Time left after building; with the search, keep a margin for reading its plan back.
-    margin = SEARCH_MARGIN_S if search is not None else 0.0
-    remaining = max(0.01, time_limit_s - (time.perf_counter() - started) - margin)
-    solver.SetTimeLimit(max(1, int(remaining * 1000)))
-    solve_started = time.perf_counter()
-    restricted: RestrictedResult | None = None
-    with (
-        interrupting(cancel, solver.InterruptSolve),
-        interrupting(cancel, search.interrupt) if search is not None else nullcontext(),
-    ):
-        if cancel is not None and cancel.cancelled:
-            # Cancelled while the model was built: stop before solving.
-            raise SolveCancelled(f"solve cancelled after {time.perf_counter() - started:.2f} s")
-        if search is None:
-            code = solver.Solve(params)
-        else:
-            code, restricted = _solve_beside_search(solver, params, search, remaining)
-    seconds = time.perf_counter() - started
-    solve_seconds = time.perf_counter() - solve_started
-    cancelled = cancel is not None and cancel.cancelled
-    full_has_plan = code in (pywraplp.Solver.OPTIMAL, pywraplp.Solver.FEASIBLE)
-    objective_units = bound_units = None
-    if full_has_plan:
-        objective_units = solver.Objective().Value()
-        bound_units = solver.Objective().BestBound()
-    if search is not None and search.lp_bound is not None and code != pywraplp.Solver.INFEASIBLE:
-        bound_units = search.lp_bound if bound_units is None else max(bound_units, search.lp_bound)
-    # A proven full MIP keeps its own plan (the same request gives the same plan); otherwise the
-    # cheaper of the two plans is returned.
-    use_restricted = (
-        restricted is not None
-        and code not in (pywraplp.Solver.OPTIMAL, pywraplp.Solver.INFEASIBLE)
-        and (objective_units is None or restricted.objective < objective_units)
-    )
-    if use_restricted and restricted is not None:
-        objective_units = restricted.objective
-    has_values = objective_units is not None
-    objective = bound = gap = None
-    if objective_units is not None:
-        objective = objective_units * builder.unit
-        bound = (bound_units if bound_units is not None else objective_units) * builder.unit
-        bound = min(bound, objective)  # the full MIP's bound may exceed a plan by rounding only
-        gap = abs(objective - bound) / abs(objective) if objective else 0.0
-        if code == pywraplp.Solver.OPTIMAL and gap > relative_gap:
-            gap = relative_gap  # proven within the requested gap; the bound is reported as given
-    if code == pywraplp.Solver.OPTIMAL or (has_values and gap is not None and gap <= relative_gap):
-        status = SolveStatus.OPTIMAL
-    elif has_values:
-        status = SolveStatus.FEASIBLE
-    elif code == pywraplp.Solver.INFEASIBLE:
-        status = SolveStatus.INFEASIBLE
-    else:
-        status = SolveStatus.NO_SOLUTION
-    if cancelled and status is not SolveStatus.OPTIMAL:
-        status = SolveStatus.CANCELLED
-    limit = LimitFired.NONE
-    if cancelled:
-        limit = LimitFired.CANCEL
-    elif status in (SolveStatus.FEASIBLE, SolveStatus.NO_SOLUTION):
-        limit = LimitFired.TIME
-    stats = SolverStats(
-        backend=backend,
-        status=status,
-        objective=objective,
-        best_bound=bound,
-        gap=gap,
-        seconds=seconds,
-        limit_fired=limit,
-        variables=solver.NumVariables(),
-        constraints=solver.NumConstraints(),
-        time_limit_s=time_limit_s,
-    )
-    log.info(
-        "fleet_mip_solved",
-        backend=backend,
-        status=status.value,
-        objective=objective,
-        bound=bound,
-        gap=gap,
-        seconds=round(seconds, 4),
-        solve_seconds=round(solve_seconds, 4),
-        variables=stats.variables,
-        constraints=stats.constraints,
-        limit=limit.value,
-        plan_from="lp_guided" if use_restricted else "full_mip",
-    )
-    if status is SolveStatus.CANCELLED:
-        raise SolveCancelled(f"solve cancelled after {seconds:.2f} s")
-    values = None
-    if use_restricted and restricted is not None:
-        found = restricted.values
-        values = builder.values(lambda var: found[var.index()])
-    elif has_values:
-        values = builder.values()
-    if (
-        tie_break
-        and status is SolveStatus.OPTIMAL
-        and backend == "scip"
-        and relax.minimize is None
-        and not relax.elastic_demand
-        and not relax.maximize_demand_scale
-    ):
-        # At most as long as the main solve took (at least ``MIN_TIE_BREAK_S``), and at most half
-        # of the time left: explanations come after it.
-        left = time_limit_s - (time.perf_counter() - started)
-        budget = min(left / 2, max(TIE_BREAK_MIN_BUDGET_S, seconds))
-        values = _tie_break_stage(builder, cancel, budget) or values
-    return MipResult(stats=stats, values=values)
-
-
-def _set_replica_hint(builder: _Builder, hint: tuple[tuple[str, tuple[int, ...]], ...]) -> None:
-    variables: list[Any] = []
-    values: list[float] = []
-    for cid, replicas in hint:
-        for var, count in zip(builder.r.get(cid, ()), replicas, strict=False):
-            variables.append(var)
-            values.append(float(min(count, var.ub())))
-    if variables:
-        builder.solver.SetHint(variables, values)
-
-
-def _tie_break_stage(builder: _Builder, cancel: CancelToken | None, time_limit_s: float) -> MipValues | None:
-    """Among plans within ``TIE_BREAK_TCO_TOLERANCE`` of the proven optimum's TCO: fewest GPUs,
-    then fewest GPU types (the issue's deterministic tie-break; an ε in the main objective is below
-    the solver's gap). Warm-started from the optimum, so any plan it returns is at least as good
-    on both counts; None when it cannot run (no time, or interrupted before a plan)."""
-    if time_limit_s < MIN_TIE_BREAK_S or isinstance(builder.tco_expr, int):
-        return None
-    solver = builder.solver
-    started = time.perf_counter()
-    variables = solver.variables()
-    hint = [float(v.solution_value()) for v in variables]
-    tco = float(builder.tco_expr.solution_value())
-    before = float(builder.gpu_count_expr.solution_value())
-    used = builder.prefer_fewer_gpu_types(tco + TIE_BREAK_TCO_TOLERANCE * max(1.0, abs(tco)))
-    index = {var.index(): value for var, value in zip(variables, hint, strict=True)}
-    for g, flag in used.items():
-        fleet = [
-            var
-            for o in builder.inst.options
-            if o.gpu == g
-            for var in ([builder.n[o.id]] if o.id in builder.n else builder.d.get(o.id, []))
-        ]
-        index[flag.index()] = 1.0 if any(index[var.index()] > 0.5 for var in fleet) else 0.0
-    all_vars = solver.variables()
-    solver.SetHint(all_vars, [index[var.index()] for var in all_vars])
-    solver.SetTimeLimit(max(1, int(time_limit_s * 1000)))
-    # The stage objective is ~1000 × GPUs: an absolute gap below 1 separates one GPU type.
-    solver.SetSolverSpecificParametersAsString("randomization/randomseedshift = 0\nlimits/absgap = 0.5\n")
-    params = pywraplp.MPSolverParameters()
-    params.SetDoubleParam(pywraplp.MPSolverParameters.RELATIVE_MIP_GAP, 0.0)
-    with interrupting(cancel, solver.InterruptSolve):
-        code = solver.Solve(params)
-    if code not in (pywraplp.Solver.OPTIMAL, pywraplp.Solver.FEASIBLE):
-        return None
-    log.debug(
-        "fleet_mip_tie_break",
-        status="optimal" if code == pywraplp.Solver.OPTIMAL else "feasible",
-        gpus_before=round(before, 3),
-        gpus_after=round(float(builder.gpu_count_expr.solution_value()), 3),
-        gpu_types_after=sum(round(flag.solution_value()) for flag in used.values()),
-        seconds=round(time.perf_counter() - started, 4),
-    )
-    return builder.values()
-
-
-def _solve_beside_search(
-    solver: Any, params: Any, search: LpGuidedSearch, time_limit_s: float
-) -> tuple[int, RestrictedResult | None]:
-    """The full MIP on a worker thread (OR-Tools releases the GIL) and the LP-guided search on
-    this one; the search stops as soon as the full MIP is proven (optimal or infeasible)."""
-    outcome: dict[str, Any] = {}
-
-    def full() -> None:
-        try:
-            outcome["code"] = solver.Solve(params)
-        except BaseException as exc:  # re-raised on the calling thread
-            outcome["error"] = exc
-        finally:
-            proven = outcome.get("code") in (pywraplp.Solver.OPTIMAL, pywraplp.Solver.INFEASIBLE)
-            if proven or "error" in outcome:
-                search.interrupt()
-
-    worker = threading.Thread(target=full, name="fleet-mip-full", daemon=True)
-    worker.start()
-    try:
-        restricted = search.run(time_limit_s)
-    finally:
-        worker.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    return int(outcome["code"]), restricted

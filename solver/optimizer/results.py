@@ -158,7 +158,8 @@ class UnservableWorkload:
 @dataclass(frozen=True, slots=True)
 class CapRelaxation:
     cap: str
-    """``capex_budget`` / ``monthly_opex_cap`` / ``power_cap_kw`` / ``rack_units_cap`` / ``count:<gpu>``."""
+    """A ``caps.Cap`` (``capex_budget``, ``monthly_opex_cap``, ``power_cap_kw``, ``rack_units_cap``) or
+    ``caps.count_cap(gpu)`` (``count:<gpu>``)."""
     limit: float
     needed: float
     """The cap's usage in the cheapest plan with this cap removed."""
@@ -217,12 +218,24 @@ class FleetSolution:
         return Fleet(items=tuple(items)) if items else None
 
 
+class ViolationKind(StrEnum):
+    """The constraint family a failed check belongs to (``solver.optimizer.evaluate``)."""
+
+    DEMAND = "demand"
+    CAPACITY = "capacity"
+    GPUS = "gpus"
+    """Replicas do not fit the plan's GPUs, or a TP group fits no NVLink/P2P domain."""
+    SERVERS = "servers"
+    CAP = "cap"
+    COUNT = "count"
+    TRAINING = "training"
+
+
 @dataclass(frozen=True, slots=True)
 class Violation:
     """One failed check of the independent evaluator."""
 
-    kind: str
-    """``demand``, ``gpus``, ``tp_domain``, ``cap``, ``training``, ``count``, ``servers``, ``capacity``."""
+    kind: ViolationKind
     subject: str
     message: str
 

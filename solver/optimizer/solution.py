@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
+from dataclasses import dataclass
 
+from solver.optimizer.caps import Cap
 from solver.optimizer.instance import FleetInstance, is_on_site, is_rental_on_demand
 from solver.optimizer.model import MipResult, MipValues, usable_candidates
 from solver.optimizer.results import (
@@ -34,6 +36,48 @@ def build_solution(instance: FleetInstance, mip: MipResult) -> FleetSolution:
     values = mip.values
     if values is None:
         return empty_solution(instance, mip.stats)
+    months = instance.horizon_months
+    totals = _Totals()
+    chosen = _chosen_options(instance, values, totals)
+    return FleetSolution(
+        status=mip.stats.status,
+        stats=mip.stats,
+        currency=instance.currency,
+        horizon_months=months,
+        buckets=instance.buckets,
+        options=tuple(chosen),
+        assignments=_assignments(instance, values),
+        training=_training_allocations(instance, values),
+        cost=CostSplit(
+            capex=totals.capex,
+            residual=totals.residual,
+            fixed_monthly=totals.fixed,
+            busy_monthly=totals.busy,
+            horizon_months=months,
+        ),
+        usage={
+            Cap.CAPEX_BUDGET.usage_key: totals.capex,
+            Cap.MONTHLY_OPEX.usage_key: totals.fixed + totals.busy,
+            Cap.POWER_KW.usage_key: totals.power,
+            Cap.RACK_UNITS.usage_key: totals.racks,
+        },
+    )
+
+
+@dataclass(slots=True)
+class _Totals:
+    """The plan's costs and site use, summed over its options."""
+
+    capex: float = 0.0
+    residual: float = 0.0
+    fixed: float = 0.0
+    busy: float = 0.0
+    power: float = 0.0
+    racks: float = 0.0
+
+
+def _chosen_options(instance: FleetInstance, values: MipValues, totals: _Totals) -> list[ChosenOption]:
+    """Every option the plan uses, with its horizon cost; adds their costs to ``totals``."""
     hours = [b.hours_per_day for b in instance.buckets]
     months = instance.horizon_months
     busy_hours_train: dict[str, float] = defaultdict(float)
@@ -43,16 +87,12 @@ def build_solution(instance: FleetInstance, mip: MipResult) -> FleetSolution:
         gpu = instance.option(o_id).gpu
         busy_hours_train[o_id] += share * _training_hours(instance, t_name, gpu)[0]
     chosen: list[ChosenOption] = []
-    capex = residual = fixed = busy = 0.0
-    power = racks = 0.0
     for o in instance.options:
         gpus = values.n.get(o.id, 0)
         servers = values.s.get(o.id, 0)
         on_demand = values.d.get(o.id, ())
-        if is_rental_on_demand(o):
-            busy_hours = sum(DAYS_PER_MONTH * hours[b] * on_demand[b] for b in range(len(hours)))
-        else:
-            busy_hours = sum(DAYS_PER_MONTH * hours[b] * values.u[o.id][b] for b in range(len(hours)))
+        in_use = on_demand if is_rental_on_demand(o) else values.u[o.id]
+        busy_hours = sum(DAYS_PER_MONTH * hours[b] * in_use[b] for b in range(len(hours)))
         busy_hours += busy_hours_train.get(o.id, 0.0)
         if gpus == 0 and servers == 0 and not any(on_demand) and busy_hours <= 1e-9:
             continue
@@ -60,13 +100,13 @@ def build_solution(instance: FleetInstance, mip: MipResult) -> FleetSolution:
         o_residual = 0.0 if o.owned else o_capex * o.residual_fraction
         o_fixed = o.fixed_monthly_per_gpu * gpus + o.fixed_monthly_per_server * servers
         o_busy = o.busy_hourly_per_gpu * busy_hours
-        capex += o_capex
-        residual += o_residual
-        fixed += o_fixed
-        busy += o_busy
+        totals.capex += o_capex
+        totals.residual += o_residual
+        totals.fixed += o_fixed
+        totals.busy += o_busy
         if is_on_site(o):
-            power += o.power_kw_per_gpu * gpus + o.power_kw_per_server * servers
-            racks += o.rack_units_per_server * servers
+            totals.power += o.power_kw_per_gpu * gpus + o.power_kw_per_server * servers
+            totals.racks += o.rack_units_per_server * servers
         chosen.append(
             ChosenOption(
                 option_id=o.id,
@@ -80,7 +120,10 @@ def build_solution(instance: FleetInstance, mip: MipResult) -> FleetSolution:
                 horizon_cost=o_capex - o_residual + (o_fixed + o_busy) * months,
             )
         )
-    assignments = _assignments(instance, values)
+    return chosen
+
+
+def _training_allocations(instance: FleetInstance, values: MipValues) -> tuple[TrainingAllocation, ...]:
     training = []
     for t in instance.training:
         train_gpu = values.train_gpu.get(t.name)
@@ -102,20 +145,7 @@ def build_solution(instance: FleetInstance, mip: MipResult) -> FleetSolution:
                 hours_per_run=per_run,
             )
         )
-    return FleetSolution(
-        status=mip.stats.status,
-        stats=mip.stats,
-        currency=instance.currency,
-        horizon_months=months,
-        buckets=instance.buckets,
-        options=tuple(chosen),
-        assignments=assignments,
-        training=tuple(training),
-        cost=CostSplit(
-            capex=capex, residual=residual, fixed_monthly=fixed, busy_monthly=busy, horizon_months=months
-        ),
-        usage={"capex": capex, "monthly_opex": fixed + busy, "power_kw": power, "rack_units": racks},
-    )
+    return tuple(training)
 
 
 def _assignments(instance: FleetInstance, values: MipValues) -> tuple[Assignment, ...]:

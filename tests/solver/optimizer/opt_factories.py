@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import random
 
-from solver.domain import AcquisitionMode, Precision
-from solver.optimizer.instance import Bucket, Candidate, FleetInstance, InferenceDemand
+from solver.domain import AcquisitionMode, Fleet, FleetItem, InferenceWorkload, ModelRef, Precision, Sla
+from solver.optimizer.api import solve
+from solver.optimizer.instance import Bucket, Candidate, Caps, FleetInstance, InferenceDemand
+from solver.optimizer.results import FleetSolution, SolveStatus
 from solver.pricing.options import AcquisitionOption
 
 ALL_DAY = (Bucket(index=0, hours=tuple(range(24))),)
@@ -105,4 +107,59 @@ def random_portfolio(seed: int, workloads: int = 8) -> FleetInstance:
         options=tuple(options),
         inference=tuple(demands),
         candidates=tuple(cands),
+    )
+
+
+def two_gpu_instance(rate: float, caps: Caps | None = None, redundancy: int = 0) -> FleetInstance:
+    # GPU "a": 100 per GPU, 10 req/s per replica; GPU "b": 250 per GPU, 30 req/s per replica.
+    return FleetInstance(
+        currency="USD",
+        horizon_months=36,
+        buckets=ALL_DAY,
+        options=(
+            option("a", capex=100, power_kw=1.0, rack_units=2),
+            option("b", capex=250, power_kw=2.0, rack_units=2),
+        ),
+        inference=(flat_demand("chat", rate, redundancy),),
+        candidates=(candidate("chat", "a", 10.0), candidate("chat", "b", 30.0)),
+        caps=caps or Caps(),
+    )
+
+
+def fixed_fleet_instance(count_a: int, rate: float = 55.0) -> FleetInstance:
+    """``count_a`` GPUs "a" bought (fixed counts): 100 per GPU, 10 req/s per replica (the numbers of
+    ``two_gpu_instance``)."""
+    return FleetInstance(
+        currency="USD",
+        horizon_months=36,
+        buckets=ALL_DAY,
+        options=(option("a", capex=100),),
+        inference=(flat_demand("chat", rate),),
+        candidates=(candidate("chat", "a", 10.0),),
+        fixed_counts={"a/buy": count_a},
+    )
+
+
+def fleet_of_a(count: int) -> Fleet:
+    return Fleet(items=(FleetItem(gpu="a", mode=AcquisitionMode.BUY, count=count),))
+
+
+def proven_plan(seed: int, workloads: int) -> tuple[FleetInstance, FleetSolution]:
+    """A random portfolio and its plan, proven optimal (no explanations)."""
+    inst = random_portfolio(seed, workloads=workloads)
+    sol = solve(inst, time_limit_s=30, relative_gap=1e-9, explain=False)
+    assert sol.status is SolveStatus.OPTIMAL
+    return inst, sol
+
+
+def chat_workload(rate: float, *, tpot_ms: float = 50.0) -> InferenceWorkload:
+    """Qwen3-8B at FP8 serving ``rate`` chat requests/s (1 500 tokens in, 300 out, p95 TTFT 2 s)."""
+    return InferenceWorkload(
+        name="chat",
+        model=ModelRef(model_id="Qwen/Qwen3-8B"),
+        precision=Precision.FP8,
+        input_tokens=1500,
+        output_tokens=300,
+        peak_request_rate_per_s=rate,
+        sla=Sla(ttft_p95_ms=2000, tpot_p95_ms=tpot_ms),
     )

@@ -1,34 +1,37 @@
-"""The MIP on hand-built instances whose optimum is derived by hand in each test."""
+"""The MIP's formulation on hand-built instances whose optimum is derived by hand in each test,
+and the exact reductions (same optimum with and without them on random instances)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import random
 from fractions import Fraction
 
 import pytest
-from opt_factories import ALL_DAY, candidate, flat_demand, option
+from opt_factories import (
+    ALL_DAY,
+    candidate,
+    flat_demand,
+    option,
+    proven_plan,
+    two_gpu_instance,
+)
 
 from solver.domain import AcquisitionMode
-from solver.errors import PlanVerificationError, SolveCancelled
-from solver.optimizer import CancelToken, Caps, FleetInstance, SolveStatus, check_solution, solve
+from solver.optimizer import Caps, FleetInstance, SolveStatus, check_solution, solve
+from solver.optimizer.driver import solve_mip
 from solver.optimizer.instance import Bucket, CountLimit, InferenceDemand, TrainingChoice, TrainingDemand
-from solver.optimizer.model import cheapest_cost_per_gpu, cost_alone
-
-
-def two_gpu_instance(rate: float, caps: Caps | None = None, redundancy: int = 0) -> FleetInstance:
-    # GPU "a": 100 per GPU, 10 req/s per replica; GPU "b": 250 per GPU, 30 req/s per replica.
-    return FleetInstance(
-        currency="USD",
-        horizon_months=36,
-        buckets=ALL_DAY,
-        options=(
-            option("a", capex=100, power_kw=1.0, rack_units=2),
-            option("b", capex=250, power_kw=2.0, rack_units=2),
-        ),
-        inference=(flat_demand("chat", rate, redundancy),),
-        candidates=(candidate("chat", "a", 10.0), candidate("chat", "b", 30.0)),
-        caps=caps or Caps(),
-    )
+from solver.optimizer.model import (
+    Relaxation,
+    _reserved_dominated_by_on_demand,
+    _small_server_limits,
+    cheapest_cost_per_gpu,
+    cost_alone,
+)
+from solver.optimizer.solution import build_solution
+from solver.pricing.options import AcquisitionOption
+from solver.units import DAYS_PER_MONTH
 
 
 def test_cheapest_mix_covers_demand() -> None:
@@ -50,27 +53,6 @@ def test_redundancy_adds_spare_replica_of_the_largest_used() -> None:
     assert sol.cost is not None
     assert sol.cost.total == pytest.approx(700)
     assert sol.gpu_counts() == {"a": 7}
-
-
-def test_budget_cap_diagnosis_names_smallest_budget() -> None:
-    # Cheapest plan costs 500, so a 450 budget is short by exactly 50.
-    sol = solve(two_gpu_instance(55.0, Caps(capex_budget=450)), time_limit_s=10)
-    assert sol.status is SolveStatus.INFEASIBLE
-    assert sol.diagnosis is not None
-    (relax,) = sol.diagnosis.binding_caps
-    assert relax.cap == "capex_budget"
-    assert relax.needed == pytest.approx(500)
-    assert relax.shortfall == pytest.approx(50)
-    assert "short by 50" in relax.message
-
-
-def test_power_cap_smallest_relaxation_may_differ_from_cheapest_plan() -> None:
-    # Power: a 1 kW, b 2 kW. 55 req/s: b×2 = 4 kW; a×6 = 6 kW; b×1+a×3 = 5 kW. Cap 3 kW → needs 4 kW.
-    sol = solve(two_gpu_instance(55.0, Caps(power_cap_kw=3.0)), time_limit_s=10)
-    assert sol.diagnosis is not None
-    (relax,) = sol.diagnosis.binding_caps
-    assert relax.needed == pytest.approx(4.0)
-    assert "power cap 3.0 kW is short by 1.0 kW" in relax.message
 
 
 def test_binding_rack_cap_changes_the_mix() -> None:
@@ -175,33 +157,6 @@ def test_training_uses_idle_hours_of_serving_gpus() -> None:
     assert solve(inst2, time_limit_s=5).gpu_counts() == {"g": 2}
 
 
-def test_evaluator_rejects_a_tampered_plan() -> None:
-    inst = two_gpu_instance(55.0)
-    sol = solve(inst, time_limit_s=5)
-    weaker = two_gpu_instance(65.0)  # same plan (60 req/s) cannot serve 65 req/s
-    violations = check_solution(weaker, sol)
-    assert any(v.kind == "demand" for v in violations)
-
-
-def test_solve_raises_when_evaluator_capacity_disagrees() -> None:
-    inst = two_gpu_instance(55.0)
-    with pytest.raises(PlanVerificationError):
-        solve(inst, time_limit_s=5, capacity_of=lambda c: c.capacity_req_s / 2)
-
-
-def test_cancelled_token_stops_the_solve() -> None:
-    token = CancelToken()
-    token.cancel()
-    with pytest.raises(SolveCancelled):
-        solve(two_gpu_instance(55.0), time_limit_s=5, cancel=token)
-
-
-def test_same_instance_same_plan() -> None:
-    a = solve(two_gpu_instance(123.0), time_limit_s=5, explain=False)
-    b = solve(two_gpu_instance(123.0), time_limit_s=5, explain=False)
-    assert a.options == b.options and a.assignments == b.assignments
-
-
 def test_tp_group_never_straddles_two_options() -> None:
     # One bought GPU is forced (min count 1); a TP2 replica cannot use it plus one rented GPU.
     # Options: buy 100 per GPU; rent 0.005 per GPU-hour = 0.005 × 8760 = 43.8 per GPU-year.
@@ -250,54 +205,6 @@ def test_extreme_demand_scales(rate: float, expected: dict[str, int]) -> None:
     sol = solve(two_gpu_instance(rate), time_limit_s=10)
     assert sol.status is SolveStatus.OPTIMAL
     assert sol.gpu_counts() == expected
-
-
-def _tie_instance(
-    workloads: dict[str, tuple[tuple[str, float], ...]], prices: dict[str, float]
-) -> FleetInstance:
-    return FleetInstance(
-        currency="USD",
-        horizon_months=36,
-        buckets=ALL_DAY,
-        options=tuple(option(g, capex=p) for g, p in prices.items()),
-        inference=tuple(flat_demand(w, 1.0) for w in workloads),
-        candidates=tuple(candidate(w, g, cap) for w, cands in workloads.items() for g, cap in cands),
-    )
-
-
-def test_ties_go_to_fewer_gpu_types() -> None:
-    # Three GPU types at one price; each workload can use two of them, all can use "x". Every
-    # assignment costs 300 with 3 GPUs; the plan must use one type. (The main MIP alone returns
-    # one GPU of each type here: its GPU-count tie-break cannot see types.)
-    inst = _tie_instance(
-        {"w0": (("y", 1.0), ("x", 1.0)), "w1": (("x", 1.0), ("y", 1.0)), "w2": (("z", 1.0), ("x", 1.0))},
-        {"x": 100, "y": 100, "z": 100},
-    )
-    sol = solve(inst, time_limit_s=10)
-    assert sol.status is SolveStatus.OPTIMAL
-    assert sol.cost is not None and sol.cost.total == pytest.approx(300)
-    assert sol.gpu_counts() == {"x": 3}
-
-
-def test_ties_go_to_fewer_gpus_before_fewer_types() -> None:
-    # "big" serves 2 req/s for 200, "small" 1 req/s for 100. "pair" needs 2 req/s (big ×1 or
-    # small ×2, both 200); "solo" runs on small only. Same TCO (300) either way: big + small is
-    # 2 GPUs of 2 types, small ×3 is 3 GPUs of 1 type — fewer GPUs wins.
-    inst = FleetInstance(
-        currency="USD",
-        horizon_months=36,
-        buckets=ALL_DAY,
-        options=(option("big", capex=200), option("small", capex=100)),
-        inference=(flat_demand("pair", 2.0), flat_demand("solo", 1.0)),
-        candidates=(
-            candidate("pair", "big", 2.0),
-            candidate("pair", "small", 1.0),
-            candidate("solo", "small", 1.0),
-        ),
-    )
-    sol = solve(inst, time_limit_s=10)
-    assert sol.cost is not None and sol.cost.total == pytest.approx(300)
-    assert sol.gpu_counts() == {"big": 1, "small": 1}
 
 
 def _physical_gpus_for(halves: int, sevenths: int) -> int:
@@ -359,9 +266,115 @@ def test_cost_alone_sees_the_idle_part_of_a_large_replica() -> None:
     assert cost_alone(large, demand, ALL_DAY, per_gpu) == pytest.approx(800.0)
 
 
-def test_reported_objective_is_the_plans_tco_without_the_tie_break_term() -> None:
-    # The MIP adds 1e-7 cost units per GPU to break ties; the plan's statistics must not show it.
-    sol = solve(two_gpu_instance(25.0), time_limit_s=10)
-    assert sol.status is SolveStatus.OPTIMAL and sol.cost is not None
-    assert sol.stats.objective == sol.cost.total
-    assert sol.stats.best_bound == sol.cost.total
+TWO_BUCKETS = (Bucket(index=0, hours=tuple(range(8))), Bucket(index=1, hours=tuple(range(8, 24))))
+
+
+def _gpu_options(rng: random.Random, gpu: str) -> list[AcquisitionOption]:
+    """A 4-GPU and an 8-GPU chassis (the 8-GPU one no dearer per slot), a reservation and an
+    on-demand rental whose round-the-clock price is drawn either side of the reservation's."""
+    capex = rng.uniform(1_000, 30_000)
+    chassis = rng.uniform(5_000, 40_000)
+    colo = rng.uniform(300, 1_500)
+    small = dataclasses.replace(
+        option(gpu, capex=capex, per_server=4, domain=rng.choice((2, 4))),
+        id=f"{gpu}/buy/4gpu",
+        capex_per_server=chassis,
+        fixed_monthly_per_server=colo,
+        rack_units_per_server=2,
+    )
+    big = dataclasses.replace(
+        option(gpu, capex=capex, per_server=8, domain=8),
+        id=f"{gpu}/buy/8gpu",
+        capex_per_server=2 * chassis * rng.uniform(0.9, 1.0),
+        fixed_monthly_per_server=2 * colo * rng.uniform(0.9, 1.0),
+        rack_units_per_server=4,
+    )
+    reserved_monthly = rng.uniform(500, 3_000)
+    reserved = option(
+        gpu, mode=AcquisitionMode.RESERVED, per_server=8, domain=8, fixed_monthly=reserved_monthly
+    )
+    od_hourly = reserved_monthly / (24 * DAYS_PER_MONTH) * rng.uniform(0.7, 1.3)
+    on_demand = option(gpu, mode=AcquisitionMode.ON_DEMAND, per_server=8, domain=8, busy_hourly=od_hourly)
+    return [small, big, reserved, on_demand]
+
+
+def random_instance(seed: int) -> FleetInstance:
+    rng = random.Random(seed)
+    gpus = ("g1", "g2")
+    options = [o for g in gpus for o in _gpu_options(rng, g)]
+    demands = []
+    cands = []
+    for i in range(3):
+        name = f"w{i}"
+        peak = rng.uniform(0.5, 40.0)
+        demands.append(
+            InferenceDemand(
+                name=name,
+                rate_req_s=(peak * rng.uniform(0.1, 1.0), peak),
+                redundancy=rng.choice((0, 0, 1)),
+            )
+        )
+        for g in gpus:
+            cands.append(candidate(name, g, rng.uniform(1.0, 10.0)))
+            cands.append(candidate(name, g, rng.uniform(2.0, 25.0), tp=2))
+    return FleetInstance(
+        currency="USD",
+        horizon_months=36,
+        buckets=TWO_BUCKETS,
+        options=tuple(options),
+        inference=tuple(demands),
+        candidates=tuple(cands),
+    )
+
+
+REDUCTION_SEEDS = tuple(range(8))
+
+
+def test_random_instances_exercise_the_reductions() -> None:
+    """Guard: the comparison below is only meaningful if the reductions fire on these instances."""
+    dominated = [_reserved_dominated_by_on_demand(random_instance(s), Relaxation()) for s in REDUCTION_SEEDS]
+    limits = [_small_server_limits(random_instance(s)) for s in REDUCTION_SEEDS]
+    assert sum(len(d) for d in dominated) >= 3  # some reservations dominated…
+    assert any(len(d) < 2 for d in dominated)  # …and some not
+    # Every 8-GPU chassis costs at most two 4-GPU ones here, so one 4-GPU server at most.
+    assert all(lim == {"g1/buy/4gpu": 1, "g2/buy/4gpu": 1} for lim in limits)
+
+
+@pytest.mark.parametrize("seed", REDUCTION_SEEDS)
+def test_same_optimum_with_and_without_reductions(seed: int) -> None:
+    inst = random_instance(seed)
+    fast = solve_mip(inst, time_limit_s=20, relative_gap=1e-9)
+    plain = solve_mip(inst, time_limit_s=20, relative_gap=1e-9, exact_reductions=False)
+    assert fast.stats.status is SolveStatus.OPTIMAL
+    assert plain.stats.status is SolveStatus.OPTIMAL
+    assert fast.stats.objective is not None and plain.stats.objective is not None
+    assert fast.stats.objective == pytest.approx(plain.stats.objective, rel=1e-6)
+
+
+def test_minimum_count_keeps_the_reservation() -> None:
+    """A minimum count is met by held GPUs only, so a dominated reservation must stay usable."""
+    inst = next(
+        random_instance(s)
+        for s in REDUCTION_SEEDS
+        if _reserved_dominated_by_on_demand(random_instance(s), Relaxation())
+    )
+    base = _reserved_dominated_by_on_demand(inst, Relaxation())
+    gpu = inst.option(next(iter(base))).gpu
+    limited = dataclasses.replace(inst, count_limits=(CountLimit(gpu, min_count=1),))
+    assert not any(inst.option(o).gpu == gpu for o in _reserved_dominated_by_on_demand(limited, Relaxation()))
+
+
+PLAN_SEEDS = (0, 1, 2)
+
+
+@pytest.mark.parametrize("seed", PLAN_SEEDS)
+def test_fixing_every_planned_replica_reproduces_the_plan_cost(seed: int) -> None:
+    inst, sol = proven_plan(seed, 6)
+    assert sol.cost is not None
+    fixed = tuple((u.candidate.id, u.replicas) for a in sol.assignments for u in a.uses)
+    used = {cid for cid, _ in fixed}
+    only_used = dataclasses.replace(inst, candidates=tuple(c for c in inst.candidates if c.id in used))
+    again = solve_mip(only_used, time_limit_s=20, relative_gap=1e-9, relax=Relaxation(fixed_replicas=fixed))
+    rebuilt = build_solution(only_used, again)
+    assert rebuilt.cost is not None
+    assert rebuilt.cost.total == pytest.approx(sol.cost.total, rel=1e-6)

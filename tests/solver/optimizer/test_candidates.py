@@ -1,17 +1,16 @@
-"""A per-run GPU limit (``max_gpus_per_run``) turns GPU types away with the reason in words."""
+"""Candidates and training choices built from a request (pricebook + performance model)."""
 
 from __future__ import annotations
 
 from pricebook import catalog
-from pricebook.loader import load_default
+from pricebook.schema import Pricebook
 from solver.domain import ModelRef, TrainingMethod, TrainingWorkload
 from solver.optimizer.candidates import training_demand
 from solver.perf import resolve_model
 from solver.perf.training import min_gpus_to_fit
 
 
-def test_a_run_that_needs_more_gpus_to_fit_than_allowed_is_rejected() -> None:
-    book = load_default()
+def test_a_run_that_needs_more_gpus_to_fit_than_allowed_is_rejected(book: Pricebook) -> None:
     h100 = catalog.gpu(book, "h100-sxm")
     run = TrainingWorkload(
         name="full-70b",
@@ -29,8 +28,7 @@ def test_a_run_that_needs_more_gpus_to_fit_than_allowed_is_rejected() -> None:
     assert f"needs {needed} × h100-sxm to fit" in rejection.reason and "limited to 1 GPU" in rejection.reason
 
 
-def test_without_a_limit_the_same_run_gets_a_choice() -> None:
-    book = load_default()
+def test_without_a_limit_the_same_run_gets_a_choice(book: Pricebook) -> None:
     h100 = catalog.gpu(book, "h100-sxm")
     run = TrainingWorkload(
         name="full-70b",

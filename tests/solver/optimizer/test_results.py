@@ -1,0 +1,52 @@
+"""Result types: the cost split's total, peak GPU counts, the plan as a fleet."""
+
+from __future__ import annotations
+
+import pytest
+from opt_factories import ALL_DAY
+
+from solver.domain import AcquisitionMode
+from solver.optimizer.results import (
+    ChosenOption,
+    CostSplit,
+    FleetSolution,
+    LimitFired,
+    SolverStats,
+    SolveStatus,
+)
+
+TWO_BUCKETS = ALL_DAY * 2
+
+
+def _plan(*options: ChosenOption) -> FleetSolution:
+    stats = SolverStats("scip", SolveStatus.OPTIMAL, 1.0, 1.0, 0.0, 0.1, LimitFired.NONE, 1, 1)
+    return FleetSolution(
+        status=SolveStatus.OPTIMAL,
+        stats=stats,
+        currency="USD",
+        horizon_months=12,
+        buckets=TWO_BUCKETS,
+        options=options,
+    )
+
+
+def test_cost_split_total_is_capex_less_residual_plus_the_months() -> None:
+    split = CostSplit(capex=1000.0, residual=200.0, fixed_monthly=10.0, busy_monthly=5.0, horizon_months=12)
+    assert split.total == pytest.approx(1000 - 200 + 15 * 12)
+
+
+def test_gpu_counts_and_fleet_take_on_demand_at_its_peak_bucket() -> None:
+    plan = _plan(
+        ChosenOption("a/buy", "a", AcquisitionMode.BUY, owned=False, gpus=2, servers=2),
+        ChosenOption(
+            "a/od", "a", AcquisitionMode.ON_DEMAND, owned=False, gpus=0, servers=0, on_demand_gpus=(1, 3)
+        ),
+    )
+    assert plan.has_plan
+    assert plan.gpu_counts() == {"a": 5}
+    fleet = plan.fleet()
+    assert fleet is not None
+    assert [(i.mode, i.count) for i in fleet.items] == [
+        (AcquisitionMode.BUY, 2),
+        (AcquisitionMode.ON_DEMAND, 3),
+    ]
