@@ -6,7 +6,7 @@ catalogue's models, with a mix of batch and interactive SLAs and daily volumes f
 10^11 tokens. Writes ``bench/results/solver_scaling.json`` and prints a table.
 
     .venv/bin/python -m bench.solver_scaling                 # SCIP (the default backend)
-    .venv/bin/python -m bench.solver_scaling --backends scip highs cp_sat --sizes 5 20 50
+    .venv/bin/python -m bench.solver_scaling --backends scip highs --sizes 5 20 50
 
 Targets (2 cores): 100 workloads proven optimal (gap ≤ 0.1 %) in ≤ 5 s; 200 within 1 % in ≤ 20 s.
 """

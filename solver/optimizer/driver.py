@@ -36,7 +36,8 @@ from solver.optimizer.results import LimitFired, SolverStats, SolveStatus
 
 log = structlog.get_logger(__name__)
 
-BACKENDS: Mapping[str, str] = {"scip": "SCIP", "highs": "HIGHS", "cp_sat": "CP_SAT", "cbc": "CBC"}
+BACKENDS: Mapping[str, str] = {"scip": "SCIP", "highs": "HIGHS"}
+"""The offered backends (docs/optimizer.md says why CP-SAT and CBC are not among them)."""
 DEFAULT_BACKEND = "scip"
 MAX_THREADS = 2
 SCIP_PARAMETERS = "randomization/randomseedshift = 0\n"
@@ -178,10 +179,6 @@ def _set_parameters(
         _set_replica_hint(builder, replica_hint)
     elif backend == "highs":
         solver.SetSolverSpecificParametersAsString("output_flag=false\nlog_to_console=false\nrandom_seed=0\n")
-    elif backend == "cp_sat":
-        solver.SetSolverSpecificParametersAsString(
-            f"random_seed:0 num_workers:{max(1, min(MAX_THREADS, threads))}"
-        )
 
 
 def _lp_guided_applies(builder: ModelBuilder, backend: str, relax: Relaxation) -> bool:

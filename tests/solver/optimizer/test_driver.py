@@ -95,7 +95,7 @@ def test_ties_go_to_fewer_gpus_before_fewer_types() -> None:
 
 def test_solver_writes_nothing_to_stdout(capfd: pytest.CaptureFixture[str]) -> None:
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
-    for backend in ("scip", "highs", "cp_sat"):
+    for backend in ("scip", "highs"):
         solve(fixed_fleet_instance(6), time_limit_s=5, backend=backend, explain=False)
     out, err = capfd.readouterr()
     assert out == "" and err == ""
