@@ -19,8 +19,8 @@ from pricebook import catalog
 from pricebook.schema import ModelArch, Pricebook
 from solver.domain import AcquisitionMode, PlanRequest, Sla
 from solver.optimizer.caps import Cap
-from solver.optimizer.instance import Candidate, FleetInstance, InferenceDemand
-from solver.optimizer.results import Assignment, FleetSolution, Violation, ViolationKind
+from solver.optimizer.instance import Candidate, FleetInstance, InferenceDemand, owned_host_of
+from solver.optimizer.results import Assignment, ChosenOption, FleetSolution, Violation, ViolationKind
 from solver.perf import Capacity, Deployment, WorkloadShape, resolve_model
 from solver.perf import capacity as perf_capacity
 from solver.perf import inference as perf_inference
@@ -229,20 +229,34 @@ def _domains_of(gpu: str, b: int, solution: FleetSolution, fleet: _Fleet) -> lis
 # 4 and 9: options on offer, whole servers
 def check_servers(instance: FleetInstance, solution: FleetSolution, fleet: _Fleet) -> list[Violation]:
     out = []
+    chosen = {c.option_id: c for c in solution.options}
     for c in solution.options:
         o = fleet.options.get(c.option_id)
         if o is None:
             out.append(Violation(ViolationKind.COUNT, c.option_id, "option not offered"))
             continue
         if o.mode is AcquisitionMode.BUY or o.owned:
-            k = max(1, o.gpus_per_server)
-            if (o.server_must_be_full and c.gpus != k * c.servers) or c.gpus > k * c.servers:
-                out.append(
-                    Violation(
-                        ViolationKind.SERVERS, c.option_id, f"{c.gpus} GPUs in {c.servers} servers of {k}"
-                    )
-                )
+            problem = _server_problem(o, c, fleet, chosen)
+            if problem:
+                out.append(Violation(ViolationKind.SERVERS, c.option_id, problem))
     return out
+
+
+def _server_problem(
+    o: AcquisitionOption, c: ChosenOption, fleet: _Fleet, chosen: dict[str, ChosenOption]
+) -> str:
+    """Why ``c``'s GPUs do not fit its servers ("" when they do)."""
+    k = max(1, o.gpus_per_server)
+    gpus, slots = c.gpus, k * c.servers
+    host = owned_host_of(o, list(fleet.options.values()))
+    if host is not None and host.id in chosen:
+        gpus += chosen[host.id].gpus
+        slots += k * chosen[host.id].servers
+    if o.owned and c.gpus < k * c.servers - (k - 1):
+        return f"{c.gpus} owned GPUs spread over {c.servers} owned servers of {k}"
+    if (o.server_must_be_full and not o.owned and c.gpus != slots) or gpus > slots:
+        return f"{gpus} GPUs in {slots // k} servers of {k}"
+    return ""
 
 
 # 5–8: caps, recomputed from the option prices and the counts
@@ -271,7 +285,7 @@ def check_counts(instance: FleetInstance, solution: FleetSolution, fleet: _Fleet
     out = []
     for g, owned in instance.owned_counts.items():
         have = sum(c.gpus for c in solution.options if c.gpu == g and c.owned)
-        if have != owned:
+        if have > owned:
             out.append(Violation(ViolationKind.COUNT, g, f"{have} owned GPUs in the plan, {owned} owned"))
     for cl in instance.count_limits:
         held = fleet.held.get(cl.gpu, 0)
@@ -314,9 +328,10 @@ def check_training(instance: FleetInstance, solution: FleetSolution, fleet: _Fle
                 Violation(ViolationKind.TRAINING, t.name, f"{alloc.gpu} is not a GPU this training fits on")
             )
             continue
-        has_od = any(o.gpu == alloc.gpu and o.mode is AcquisitionMode.ON_DEMAND for o in instance.options)
         held = fleet.held.get(alloc.gpu, 0)
-        if not has_od and held < choice.min_gpus:
+        held_part = choice.gpu_hours_per_month - alloc.on_demand_gpu_hours_per_month
+        # Runs on held GPUs need all of a run's GPUs at once; only fully rented runs need none.
+        if held_part > 1e-6 and held < choice.min_gpus:
             out.append(
                 Violation(
                     ViolationKind.TRAINING,
@@ -324,7 +339,6 @@ def check_training(instance: FleetInstance, solution: FleetSolution, fleet: _Fle
                     f"needs {choice.min_gpus} {alloc.gpu} at once for its deadline, fleet holds {held}",
                 )
             )
-        held_part = choice.gpu_hours_per_month - alloc.on_demand_gpu_hours_per_month
         if held_part > 1e-6:
             need[alloc.gpu] += held_part
     serving = _serving_hours_on_held(instance, solution, fleet)

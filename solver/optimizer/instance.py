@@ -205,6 +205,21 @@ def is_on_site(option: AcquisitionOption) -> bool:
     return option.mode is AcquisitionMode.BUY or option.owned
 
 
+def owned_host_of(
+    option: AcquisitionOption, options: Sequence[AcquisitionOption]
+) -> AcquisitionOption | None:
+    """The owned option whose servers a bought option's GPUs may share: the same GPU type and
+    server model, the bought GPUs not sold as whole baseboards. Owned GPUs come with the hosts they
+    sit in, so free slots of an owned host take bought cards without a new host."""
+    if option.owned or option.mode is not AcquisitionMode.BUY or option.server_must_be_full:
+        return None
+    if option.server_id is None:
+        return None
+    return next(
+        (o for o in options if o.owned and o.gpu == option.gpu and o.server_id == option.server_id), None
+    )
+
+
 def tp_domain(option: AcquisitionOption) -> int:
     """Largest TP group one option can host inside a single NVLink/P2P domain of one server."""
     return max(1, min(option.scale_up_domain_size, option.gpus_per_server))

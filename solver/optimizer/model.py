@@ -42,14 +42,18 @@ Constraints (numbers match ``ModelBuilder`` method comments and the evaluator's 
    out largest first in one option's GPUs never straddle a domain or server boundary, so this
    is exactly "every TP group inside one NVLink/P2P domain of one server". Candidates whose TP
    exceeds every domain of their GPU are rejected before the model.
-4. Whole servers, ∀o bought/owned: n_o ≤ k_o · s_o  (n_o = k_o · s_o for fixed boards).
+4. Whole servers, ∀o bought/owned: n_o ≤ k_o · s_o  (n_o = k_o · s_o for bought fixed boards).
+   Owned GPUs sit densely in owned hosts: n_o ≥ k_o · s_o − (k_o − 1). A bought option b of the
+   same GPU and server model as an owned option o (b not a fixed board) shares o's free slots:
+   n_b + n_o ≤ k (s_b + s_o) replaces n_b ≤ k · s_b (``instance.owned_host_of``).
 5. Capex: Σ_o capex_gpu_o · n_o + capex_srv_o · s_o ≤ BUD.
 6. Monthly opex: Σ_o fix_gpu_o n_o + fix_srv_o s_o + DAYS Σ_b h_b (Σ busy_o u_ob + Σ busy_o d_ob)
    + Σ_{t,o} busy_o · G_{t,g(o)} · f_to ≤ OPX.
 7. Power: Σ_{o on site} pw_gpu_o · n_o + pw_srv_o · s_o ≤ PWR   (rentals use the cloud's power).
 8. Rack units: Σ_{o on site} ru_o · s_o ≤ RU.
 9. Allowed GPUs/modes are the options given (economics filters them); owned:
-   Σ_{o owned, g(o)=g} n_o = own_g (their capex is 0: sunk); counts, ∀g, b:
+   Σ_{o owned, g(o)=g} n_o ≤ own_g (capex 0: sunk; one owned option per server model, and some
+   may stay unused, so owning more GPUs never raises the optimum); counts, ∀g, b:
    lo_g ≤ Σ_{O_held(g)} n_o  and  Σ_{O_held(g)} n_o + Σ_{O_od(g)} d_ob ≤ hi_g.
 10. N+R redundancy, ∀w with R_w > 0, c ∈ C_w, b with λ_wb > 0:
     Σ_{c'∈C_w} cap_c' r_c'b ≥ λ_wb + R_w · cap_c · y_c,  r_cb ≤ M · y_c
@@ -57,7 +61,8 @@ Constraints (numbers match ``ModelBuilder`` method comments and the evaluator's 
 11. Training, ∀t: Σ_g z_tg = 1;  ∀g: Σ_{o on g} f_to = z_tg.
     Idle hours, ∀o ∈ O_held: Σ_t G_{t,g(o)} f_to ≤ DAYS · Σ_b h_b (n_o − u_ob)
     (off-peak hours of serving GPUs count). Deadline, ∀t, g without an on-demand option:
-    Σ_{O_held(g)} n_o ≥ m_tg · z_tg (with on-demand, the run's GPUs are rented for it).
+    Σ_{O_held(g)} n_o ≥ m_tg · z_tg. With one, runs either rent their m_tg GPUs on demand or run
+    on held GPUs: q_tg ∈ {0,1}, Σ_{o∈O_held(g)} f_to ≤ q_tg, Σ_{O_held(g)} n_o ≥ m_tg · q_tg.
 
 Exact reductions (``ModelBuilder(reduce=True)``; ``tests/solver/optimizer/test_model.py``
 checks the optimum is unchanged on random instances)
@@ -107,6 +112,7 @@ from solver.optimizer.instance import (
     InferenceDemand,
     is_on_site,
     is_rental_on_demand,
+    owned_host_of,
     tp_domain,
 )
 from solver.optimizer.results import SolverStats
@@ -520,10 +526,17 @@ class ModelBuilder:
             if o.id not in self.s:
                 continue
             k = max(1, o.gpus_per_server)
-            if o.server_must_be_full:
-                slv.Add(self.n[o.id] == k * self.s[o.id], f"servers[{o.id}]")
+            n, s = self.n[o.id], self.s[o.id]
+            host = owned_host_of(o, self.inst.options)
+            if o.owned:
+                slv.Add(n <= k * s, f"servers[{o.id}]")
+                slv.Add(n >= k * s - (k - 1), f"owned_hosts[{o.id}]")
+            elif o.server_must_be_full:
+                slv.Add(n == k * s, f"servers[{o.id}]")
+            elif host is not None and host.id in self.s:
+                slv.Add(n + self.n[host.id] <= k * (s + self.s[host.id]), f"servers[{o.id}]")
             else:
-                slv.Add(self.n[o.id] <= k * self.s[o.id], f"servers[{o.id}]")
+                slv.Add(n <= k * s, f"servers[{o.id}]")
 
     def _monthly_busy(self) -> Any:
         expr: Any = 0
@@ -597,7 +610,9 @@ class ModelBuilder:
                 self.n[o.id] for o in self.inst.options if o.gpu == g and o.owned and o.id in self.n
             ]
             if owned_vars:
-                slv.Add(sum(owned_vars) == count, f"owned[{g}]")
+                # At most: owned GPUs are sunk, and leaving some unused must stay possible so that
+                # owning more GPUs can never make the optimum dearer.
+                slv.Add(sum(owned_vars) <= count, f"owned[{g}]")
         for lim in self.inst.count_limits:
             if count_cap(lim.gpu) in self.relax.drop_caps:
                 continue
@@ -623,16 +638,28 @@ class ModelBuilder:
                 self.z[(t.name, ch.gpu)] = z
                 zs.append(z)
                 shares = []
+                fixed = self.inst.fixed_counts
                 for o in opts:
-                    f = slv.NumVar(0, 1, f"f[{t.name},{o.id}]")
+                    # A given fleet rents at most its on-demand count at once: too few for a run.
+                    rentable = fixed.get(o.id, 0) if fixed is not None else ch.min_gpus
+                    too_few = is_rental_on_demand(o) and rentable < ch.min_gpus
+                    f = slv.NumVar(0, 0 if too_few else 1, f"f[{t.name},{o.id}]")
                     self.f[(t.name, o.id)] = f
                     shares.append(f)
                     if o.id in self.n:
                         idle_use[o.id] += ch.gpu_hours_per_month * f
                 slv.Add(sum(shares) == z)
+                held_opts = [o for o in opts if o.id in self.n]
                 if not any(is_rental_on_demand(o) for o in opts):
-                    held = [self.n[o.id] for o in opts if o.id in self.n]
+                    held = [self.n[o.id] for o in held_opts]
                     slv.Add(sum(held) >= ch.min_gpus * z, f"train_deadline[{t.name},{ch.gpu}]")
+                elif held_opts:
+                    # Runs on held GPUs need the run's GPUs at once, rented runs rent them all:
+                    # q = some of the runs use held GPUs.
+                    q = slv.BoolVar(f"q[{t.name},{ch.gpu}]")
+                    slv.Add(sum(self.f[(t.name, o.id)] for o in held_opts) <= q)
+                    held = [self.n[o.id] for o in held_opts]
+                    slv.Add(sum(held) >= ch.min_gpus * q, f"train_deadline[{t.name},{ch.gpu}]")
             slv.Add(sum(zs) == 1 if zs else slv.Sum([]) == 1, f"train_choice[{t.name}]")
         for o_id, used in idle_use.items():
             idle = sum(

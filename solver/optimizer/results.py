@@ -62,13 +62,16 @@ class ChosenOption:
     servers: int
     on_demand_gpus: tuple[int, ...] = ()
     """On-demand GPUs rented in each bucket (on-demand options only)."""
+    training_gpus: int = 0
+    """On-demand GPUs rented at once for training runs (each run rents all of its GPUs)."""
     busy_gpu_hours_per_month: float = 0.0
     """GPU-hours per month in use (serving + training), which the busy hourly cost applies to."""
     horizon_cost: float = 0.0
 
     @property
     def peak_gpus(self) -> int:
-        return max((self.gpus, *self.on_demand_gpus))
+        """Most GPUs held or rented at once (a training run may coincide with the peak hour)."""
+        return max(self.gpus, max(self.on_demand_gpus, default=0) + self.training_gpus)
 
 
 @dataclass(frozen=True, slots=True)

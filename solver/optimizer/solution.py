@@ -81,11 +81,15 @@ def _chosen_options(instance: FleetInstance, values: MipValues, totals: _Totals)
     hours = [b.hours_per_day for b in instance.buckets]
     months = instance.horizon_months
     busy_hours_train: dict[str, float] = defaultdict(float)
+    rented_for_training: dict[str, int] = defaultdict(int)
     for (t_name, o_id), share in values.train_share.items():
         if share <= 1e-9:
             continue
         gpu = instance.option(o_id).gpu
-        busy_hours_train[o_id] += share * _training_hours(instance, t_name, gpu)[0]
+        gpu_hours, run_gpus, _ = _training_hours(instance, t_name, gpu)
+        busy_hours_train[o_id] += share * gpu_hours
+        if is_rental_on_demand(instance.option(o_id)):
+            rented_for_training[o_id] += run_gpus
     chosen: list[ChosenOption] = []
     for o in instance.options:
         gpus = values.n.get(o.id, 0)
@@ -116,6 +120,7 @@ def _chosen_options(instance: FleetInstance, values: MipValues, totals: _Totals)
                 gpus=gpus,
                 servers=servers,
                 on_demand_gpus=tuple(on_demand),
+                training_gpus=rented_for_training.get(o.id, 0),
                 busy_gpu_hours_per_month=busy_hours,
                 horizon_cost=o_capex - o_residual + (o_fixed + o_busy) * months,
             )
