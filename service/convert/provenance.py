@@ -10,6 +10,22 @@ from pricebook.schema import Pricebook
 from solver import planner
 
 
+def _provenance(
+    version: str,
+    content_hash: str,
+    overrides_applied: Sequence[str],
+    performance_model_version: str,
+    server_version: str,
+) -> common_pb2.Provenance:
+    return common_pb2.Provenance(
+        pricebook_version=version,
+        pricebook_content_hash=content_hash,
+        performance_model_version=performance_model_version,
+        server_version=server_version,
+        overrides_applied=list(overrides_applied),
+    )
+
+
 def provenance_to_proto(
     book: Pricebook,
     *,
@@ -17,12 +33,8 @@ def provenance_to_proto(
     performance_model_version: str = "",
     server_version: str = "",
 ) -> common_pb2.Provenance:
-    return common_pb2.Provenance(
-        pricebook_version=book.version,
-        pricebook_content_hash=book.content_hash,
-        performance_model_version=performance_model_version,
-        server_version=server_version,
-        overrides_applied=list(overrides_applied),
+    return _provenance(
+        book.version, book.content_hash, overrides_applied, performance_model_version, server_version
     )
 
 
@@ -30,10 +42,10 @@ def plan_provenance(
     result: planner.PlanResult, *, performance_model_version: str = "", server_version: str = ""
 ) -> common_pb2.Provenance:
     """Provenance of a plan: the pricebook *after* the request's overrides (version + hash)."""
-    return common_pb2.Provenance(
-        pricebook_version=result.pricebook_version,
-        pricebook_content_hash=result.pricebook_hash,
-        performance_model_version=performance_model_version,
-        server_version=server_version,
-        overrides_applied=list(result.overrides_applied),
+    return _provenance(
+        result.pricebook_version,
+        result.pricebook_hash,
+        result.overrides_applied,
+        performance_model_version,
+        server_version,
     )

@@ -24,6 +24,16 @@ def chat(name: str = "chat", **inference: Any) -> scenario_pb2.Workload:
     return scenario_pb2.Workload(name=name, inference=scenario_pb2.InferenceWorkload(**fields))
 
 
+def lora(name: str = "ft", **training: Any) -> scenario_pb2.Workload:
+    fields: dict[str, Any] = {
+        "model": common_pb2.ModelRef(model_id="Qwen/Qwen2.5-14B-Instruct"),
+        "method": common_pb2.TRAINING_METHOD_LORA,
+        "tokens_per_run": 1e8,
+    }
+    fields.update(training)
+    return scenario_pb2.Workload(name=name, training=scenario_pb2.TrainingWorkload(**fields))
+
+
 def violations(request: api.PlanFleetRequest, book: Pricebook) -> dict[str, str]:
     """Field path → reason of every violation converting ``request`` raises."""
     with pytest.raises(InvalidRequest) as info:

@@ -3,7 +3,7 @@ reasons; every proto field reaches the domain."""
 
 from __future__ import annotations
 
-from convert_support import chat, violations
+from convert_support import chat, lora, violations
 
 from api.fleetplan.v1 import common_pb2, scenario_pb2
 from api.fleetplan.v1 import fleet_planner_pb2 as api
@@ -41,15 +41,7 @@ def test_every_bad_field_is_reported_at_once_with_its_own_path(book: Pricebook) 
 
 
 def test_training_and_name_paths_keep_the_proto_workload_index(book: Pricebook) -> None:
-    training = scenario_pb2.Workload(
-        name="",
-        training=scenario_pb2.TrainingWorkload(
-            model=common_pb2.ModelRef(model_id="Qwen/Qwen2.5-14B-Instruct"),
-            method=common_pb2.TRAINING_METHOD_LORA,
-            tokens_per_run=-1.0,
-        ),
-    )
-    found = violations(api.PlanFleetRequest(workloads=[chat("a"), training]), book)
+    found = violations(api.PlanFleetRequest(workloads=[chat("a"), lora("", tokens_per_run=-1.0)]), book)
     assert set(found) == {"workloads[1].name", "workloads[1].training.tokens_per_run"}
 
 
@@ -60,16 +52,7 @@ def test_a_name_over_the_domain_cap_names_the_field(book: Pricebook) -> None:
 
 
 def test_gpus_per_run_limit_must_be_positive(book: Pricebook) -> None:
-    training = scenario_pb2.Workload(
-        name="ft",
-        training=scenario_pb2.TrainingWorkload(
-            model=common_pb2.ModelRef(model_id="Qwen/Qwen2.5-14B-Instruct"),
-            method=common_pb2.TRAINING_METHOD_LORA,
-            tokens_per_run=1e8,
-            max_gpus_per_run=0,
-        ),
-    )
-    found = violations(api.PlanFleetRequest(workloads=[training]), book)
+    found = violations(api.PlanFleetRequest(workloads=[lora(max_gpus_per_run=0)]), book)
     assert list(found) == ["workloads[0].training.max_gpus_per_run"]
 
 
@@ -113,15 +96,7 @@ def test_proto_fields_reach_the_domain(book: Pricebook) -> None:
 
 
 def test_unset_optional_fields_keep_the_domain_defaults(book: Pricebook) -> None:
-    training = scenario_pb2.Workload(
-        name="ft",
-        training=scenario_pb2.TrainingWorkload(
-            model=common_pb2.ModelRef(model_id="Qwen/Qwen2.5-14B-Instruct"),
-            method=common_pb2.TRAINING_METHOD_LORA,
-            tokens_per_run=1e8,
-        ),
-    )
-    converted = plan_request_from_proto(api.PlanFleetRequest(workloads=[chat(), training]), book)
+    converted = plan_request_from_proto(api.PlanFleetRequest(workloads=[chat(), lora()]), book)
     assert converted.training[0].seq_len == domain.TrainingWorkload.model_fields["seq_len"].default
     assert converted.options == domain.SolverOptions()
     assert converted.constraints == domain.Constraints()
