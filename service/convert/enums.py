@@ -12,20 +12,21 @@ two sides cannot drift apart.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 from api.fleetplan.v1 import catalog_pb2, common_pb2, performance_pb2, scenario_pb2
 from pricebook import catalog as pb_catalog
 from pricebook.schema import OfferKind
 from solver import domain
+from solver.perf import cases as perf_cases
 
 _K = TypeVar("_K")
 _V = TypeVar("_V")
 
-SOLVER_BACKENDS = ("scip", "highs", "cp_sat")
-"""``domain.SolverOptions.backend`` values with a proto name; "auto" is SOLVER_BACKEND_UNSPECIFIED."""
-ESTIMATE_MODES = ("infer", "train")
-"""``solver.perf.cases.EstimateCase.mode`` values."""
+SOLVER_BACKENDS: tuple[str, ...] = get_args(domain.SolverOptions.model_fields["backend"].annotation)
+"""``domain.SolverOptions.backend`` values; "auto" is SOLVER_BACKEND_UNSPECIFIED, the others have a name."""
+ESTIMATE_MODES: tuple[str, ...] = get_args(perf_cases.EstimateCase.model_fields["mode"].annotation)
+"""``solver.perf.cases.EstimateCase.mode`` values; UNSPECIFIED is "infer"."""
 
 
 def by_name(proto_enum: Any, prefix: str, values: Iterable[_V]) -> dict[Any, _V]:
@@ -61,7 +62,7 @@ OFFER_KIND_FROM_PROTO: dict[scenario_pb2.OfferKind.ValueType, OfferKind] = by_na
 OFFER_KIND_TO_PROTO: dict[OfferKind, scenario_pb2.OfferKind.ValueType] = inverted(OFFER_KIND_FROM_PROTO)
 BACKEND_FROM_PROTO: dict[scenario_pb2.SolverBackend.ValueType, str] = {
     scenario_pb2.SOLVER_BACKEND_UNSPECIFIED: "auto",
-    **by_name(scenario_pb2.SolverBackend, "SOLVER_BACKEND", SOLVER_BACKENDS),
+    **by_name(scenario_pb2.SolverBackend, "SOLVER_BACKEND", (b for b in SOLVER_BACKENDS if b != "auto")),
 }
 BACKEND_TO_PROTO: dict[str, scenario_pb2.SolverBackend.ValueType] = inverted(BACKEND_FROM_PROTO)
 CATALOG_KIND_FROM_PROTO: dict[catalog_pb2.CatalogKind.ValueType, str] = by_name(
