@@ -26,6 +26,7 @@ from api.fleetplan.v1 import catalog_pb2, performance_pb2
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
 from clients.scenario import CASE_KEYS, case_from_json
+from service.convert.encode import fleet_to_proto, plan_request_to_proto
 from solver import domain
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -119,8 +120,6 @@ def _case_proto(
 def _plan_proto(request: domain.PlanRequest | api.PlanFleetRequest) -> api.PlanFleetRequest:
     if isinstance(request, api.PlanFleetRequest):
         return request
-    from service.converters import plan_request_to_proto  # noqa: PLC0415 - the one proto ↔ domain module, only for domain inputs
-
     return plan_request_to_proto(request)
 
 
@@ -196,8 +195,6 @@ class FleetPlannerClient:
         request_id: str | None = None,
     ) -> api.EvaluateFleetResponse:
         if not isinstance(request, api.EvaluateFleetRequest):
-            from service.converters import fleet_to_proto  # noqa: PLC0415 - the one proto ↔ domain module, only for domain inputs
-
             if fleet is None:
                 msg = "evaluate_fleet needs a fleet with a domain request"
                 raise TypeError(msg)

@@ -31,7 +31,7 @@ from pydantic import ValidationError
 
 from pricebook.errors import UnknownEntryError
 from service.calls import current_call
-from service.converters import violations_from
+from service.convert.violations import violations_from
 from solver.errors import DeadlineExceeded, FieldViolation, InvalidRequest, SolveCancelled
 
 ERROR_DOMAIN = "fleetplan.v1"

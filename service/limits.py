@@ -82,7 +82,7 @@ class RequestLimits:
     max_fleet_items: int = 1000
     max_list_items: int = 1000
     """allowed GPUs, owned GPUs, count bounds, offer overrides, site assumptions, catalogue kinds."""
-    max_name_chars: int = 256
+    max_name_chars: int = domain.MAX_NAME_CHARS
 
 
 def _too_many(field: str, what: str, limit_name: str, limit: int, got: int) -> FieldViolation:

@@ -23,8 +23,17 @@ import structlog
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
 from pricebook.schema import Pricebook
-from service import converters, domain_calls
+from service import domain_calls
 from service.calls import current_call
+from service.convert.break_even import break_even_analysis_to_proto, break_even_request_from_proto
+from service.convert.catalog import catalog_kinds_from_proto, catalog_to_proto
+from service.convert.evaluate import evaluate_request_from_proto, evaluation_to_proto
+from service.convert.paths import PathMap, domain_violations_to_proto, path_map
+from service.convert.performance import performance_cases_from_proto, performance_results_to_proto
+from service.convert.plan import plan_to_proto
+from service.convert.provenance import plan_provenance, provenance_to_proto
+from service.convert.scenario import plan_request_from_proto
+from service.convert.sweep import frontier_to_proto, sweep_point_to_proto, sweep_request_from_proto
 from service.errors import grpc_errors
 from service.limits import SolveGate, require_plan_within_deadline, solve_budget_s
 from service.plan_cache import PlanCache, request_key
@@ -61,12 +70,12 @@ def _time_budget_s(context: grpc.aio.ServicerContext, settings: ServerSettings) 
 
 
 @contextlib.contextmanager
-def _proto_paths(paths: converters.PathMap) -> Iterator[None]:
+def _proto_paths(paths: PathMap) -> Iterator[None]:
     """Bad input the domain finds only while solving is still reported with proto field paths."""
     try:
         yield
     except InvalidRequest as exc:
-        raise converters.domain_violations_to_proto(exc, paths) from exc
+        raise domain_violations_to_proto(exc, paths) from exc
 
 
 def _record_solver(stats: dict[str, Any]) -> None:
@@ -98,11 +107,11 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         self, request: api.PlanFleetRequest, context: grpc.aio.ServicerContext
     ) -> api.PlanFleetResponse:
         book = self._state.book
-        plan_request = converters.plan_request_from_proto(request, book)
+        plan_request = plan_request_from_proto(request, book)
 
         async def solve() -> planner.PlanResult:
             limit = _time_budget_s(context, self._state.settings)
-            with _proto_paths(converters.path_map(request.workloads)):
+            with _proto_paths(path_map(request.workloads)):
                 return await self._gate.run(
                     lambda cancel: domain_calls.plan(plan_request, book, limit, cancel), context
                 )
@@ -113,18 +122,18 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         _record_solver({**domain_calls.log_stats(result.solution), "reused": reused})
         require_plan_within_deadline(result.solution, plan_request.options.time_limit_s,
                                      has_deadline=context.time_remaining() is not None)
-        provenance = converters.plan_provenance(result, **self._versions())
+        provenance = plan_provenance(result, **self._versions())
         provenance.reused_identical_request = reused
-        return api.PlanFleetResponse(plan=converters.plan_to_proto(result, book), provenance=provenance)
+        return api.PlanFleetResponse(plan=plan_to_proto(result, book), provenance=provenance)
 
     @grpc_errors
     async def EvaluateFleet(
         self, request: api.EvaluateFleetRequest, context: grpc.aio.ServicerContext
     ) -> api.EvaluateFleetResponse:
         book = self._state.book
-        fleet, plan_request = converters.evaluate_request_from_proto(request, book)
+        fleet, plan_request = evaluate_request_from_proto(request, book)
         limit = _time_budget_s(context, self._state.settings)
-        with _proto_paths(converters.path_map(request.workloads)):
+        with _proto_paths(path_map(request.workloads)):
             result = await self._gate.run(
                 lambda cancel: domain_calls.evaluate(
                     fleet,
@@ -137,8 +146,8 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
                 context,
             )
         _record_solver(domain_calls.log_stats(result.plan.solution))
-        response = converters.evaluation_to_proto(result, book)
-        response.provenance.CopyFrom(converters.plan_provenance(result.plan, **self._versions()))
+        response = evaluation_to_proto(result, book)
+        response.provenance.CopyFrom(plan_provenance(result.plan, **self._versions()))
         return response
 
     @grpc_errors
@@ -146,11 +155,11 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         self, request: api.EstimatePerformanceRequest, context: grpc.aio.ServicerContext
     ) -> api.EstimatePerformanceResponse:
         book = self._state.book
-        cases = converters.performance_cases_from_proto(request, book)
+        cases = performance_cases_from_proto(request, book)
         valid = [c for c in cases if isinstance(c, dict)]
         results = await asyncio.to_thread(domain_calls.estimate_cases, valid, book) if valid else []
-        response = converters.performance_results_to_proto(request, cases, results)
-        response.provenance.CopyFrom(converters.provenance_to_proto(book, **self._versions()))
+        response = performance_results_to_proto(request, cases, results)
+        response.provenance.CopyFrom(provenance_to_proto(book, **self._versions()))
         return response
 
     @grpc_errors
@@ -158,9 +167,9 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         self, request: api.AnalyzeBreakEvenRequest, context: grpc.aio.ServicerContext
     ) -> api.AnalyzeBreakEvenResponse:
         book = self._state.book
-        query = converters.break_even_request_from_proto(request, book)
+        query = break_even_request_from_proto(request, book)
         limit = _time_budget_s(context, self._state.settings)
-        with _proto_paths(converters.path_map(request.workloads)):
+        with _proto_paths(path_map(request.workloads)):
             result = await self._gate.run(
                 lambda cancel: domain_calls.break_even(
                     query.request,
@@ -174,17 +183,17 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
                 context,
             )
         _record_solver(domain_calls.log_stats(result.plan.solution))
-        response = converters.break_even_analysis_to_proto(result, book)
-        response.provenance.CopyFrom(converters.plan_provenance(result.plan, **self._versions()))
+        response = break_even_analysis_to_proto(result, book)
+        response.provenance.CopyFrom(plan_provenance(result.plan, **self._versions()))
         return response
 
     @grpc_errors
     async def ListCatalog(
         self, request: api.ListCatalogRequest, context: grpc.aio.ServicerContext
     ) -> api.ListCatalogResponse:
-        kinds = converters.catalog_kinds_from_proto(request)
-        response = converters.catalog_to_proto(self._state.book, kinds)
-        response.provenance.CopyFrom(converters.provenance_to_proto(self._state.book, **self._versions()))
+        kinds = catalog_kinds_from_proto(request)
+        response = catalog_to_proto(self._state.book, kinds)
+        response.provenance.CopyFrom(provenance_to_proto(self._state.book, **self._versions()))
         return response
 
     @grpc_errors
@@ -192,7 +201,7 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         self, request: api.SweepPlansRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[api.SweepPlansResponse]:
         book = self._state.book
-        sweep = converters.sweep_request_from_proto(request, book)
+        sweep = sweep_request_from_proto(request, book)
         total = len(sweep.values)
         limit = _time_budget_s(context, self._state.settings)
         # Points run two at a time; each gets its share of the caller's time limit.
@@ -200,8 +209,8 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         started = time.perf_counter()
         yield api.SweepPlansResponse(progress=api.SweepProgress(points_done=0, points_total=total))
         points = 0
-        provenance = converters.provenance_to_proto(book, **self._versions())
-        with _proto_paths(converters.path_map(request.base.workloads, prefix="base")):
+        provenance = provenance_to_proto(book, **self._versions())
+        with _proto_paths(path_map(request.base.workloads, prefix="base")):
             async for item in self._gate.stream(
                 lambda cancel: domain_calls.sweep(
                     sweep.request,
@@ -217,8 +226,8 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
                 if isinstance(item, planner.SweepPoint):
                     points += 1
                     # The points' pricebook: the request's overrides applied (same for every point).
-                    provenance = converters.plan_provenance(item.plan, **self._versions())
-                    yield converters.sweep_point_to_proto(item)
+                    provenance = plan_provenance(item.plan, **self._versions())
+                    yield sweep_point_to_proto(item)
                     yield api.SweepPlansResponse(
                         progress=api.SweepProgress(
                             points_done=item.points_done, points_total=item.points_total
@@ -227,6 +236,6 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
                 else:
                     _record_solver({"points": points, "seconds": round(time.perf_counter() - started, 3)})
                     yield api.SweepPlansResponse(
-                        frontier=converters.frontier_to_proto(item),
+                        frontier=frontier_to_proto(item),
                         provenance=provenance,
                     )

@@ -24,6 +24,8 @@ from solver.units import HOURS_PER_DAY, SECONDS_PER_DAY, SECONDS_PER_HOUR
 MAX_WORKLOADS = 500
 MAX_HORIZON_MONTHS = 120
 MAX_DAILY_TOKENS = 10**15
+MAX_NAME_CHARS = 128
+"""Longest workload name (the service's request limits refuse longer ones before conversion)."""
 
 
 class _Frozen(BaseModel):
@@ -110,7 +112,7 @@ class Sla(_Frozen):
 
 
 class InferenceWorkload(_Frozen):
-    name: str = Field(min_length=1, max_length=128)
+    name: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
     model: ModelRef
     precision: Precision | None = None
     """Weight precision; None lets the planner choose among those the GPU runs well."""
@@ -191,7 +193,7 @@ class ReferenceGpuHours(_Frozen):
 
 
 class TrainingWorkload(_Frozen):
-    name: str = Field(min_length=1, max_length=128)
+    name: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
     model: ModelRef
     method: TrainingMethod
     tokens_per_run: Annotated[float, Field(gt=0, le=1e15)] | None = None

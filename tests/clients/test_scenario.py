@@ -13,7 +13,7 @@ from bench.solver_scaling import seed_500m_krw_request
 from clients.scenario import ScenarioError, load_scenario
 from pricebook import load_default
 from pricebook.catalog import resolve_gpu_id
-from service import converters
+from service.convert.scenario import plan_request_from_proto
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.yaml"))
 
@@ -109,14 +109,14 @@ def test_the_five_seed_examples_are_shipped() -> None:
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
 def test_every_example_is_a_valid_plan_request(example: Path) -> None:
     request = load_scenario(example, api.PlanFleetRequest)
-    domain_request = converters.plan_request_from_proto(request, load_default())
+    domain_request = plan_request_from_proto(request, load_default())
     assert domain_request.inference or domain_request.training
 
 
 def test_the_500m_krw_example_is_the_optimizers_seed_portfolio() -> None:
     """`make demo` plans the same portfolio the golden test and the solver benchmark use."""
     book = load_default()
-    example = converters.plan_request_from_proto(
+    example = plan_request_from_proto(
         load_scenario(EXAMPLES[0].parent / "500m_krw_portfolio.yaml", api.PlanFleetRequest), book
     )
     reference = seed_500m_krw_request()

@@ -22,7 +22,7 @@ from grpc_status import rpc_status
 
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from clients.scenario import load_scenario
-from service.converters import plan_request_to_proto
+from service.convert.encode import plan_request_to_proto
 from service.server import ThreadedServer, start_in_thread
 from service.settings import ServerSettings
 from solver.domain import InferenceWorkload, ModelRef, PlanRequest, Sla, SolverOptions

@@ -15,7 +15,7 @@ from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
 from api.fleetplan.v1 import plan_pb2
 from bench.solver_scaling import portfolio
-from service.converters import plan_request_to_proto
+from service.convert.encode import plan_request_to_proto
 
 GRACE_S = 4.0
 

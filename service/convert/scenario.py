@@ -1,0 +1,304 @@
+"""Scenario messages → domain requests: workloads, constraints, pricebook overrides, solver options
+and fleets, shared by every RPC that carries a scenario.
+
+Proto → plain dicts in the shape of ``solver.domain`` → pydantic validation, with every violation
+reported at once under its proto path; then the pricebook references are checked and resolved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from google.protobuf import json_format
+from google.protobuf.message import Message
+
+from api.fleetplan.v1 import common_pb2, scenario_pb2
+from api.fleetplan.v1 import fleet_planner_pb2 as api
+from pricebook.schema import Pricebook
+from service.convert.enums import (
+    BACKEND_FROM_PROTO,
+    ENGINE_FROM_PROTO,
+    METHOD_FROM_PROTO,
+    MODE_FROM_PROTO,
+    OFFER_KIND_FROM_PROTO,
+    PRECISION_FROM_PROTO,
+)
+from service.convert.fields import optional, put
+from service.convert.money import money_to_dict
+from service.convert.paths import PathMap, join_path, renamed
+from service.convert.references import Refs, override_violations, resolve_references
+from service.convert.violations import Collector, raise_if, validate
+from solver import domain
+
+_SPEC_FIELDS = (
+    "active_params_b",
+    "layers",
+    "hidden",
+    "intermediate",
+    "heads",
+    "kv_heads",
+    "head_dim",
+    "vocab",
+    "experts",
+    "experts_per_token",
+    "kv_lora_rank",
+    "max_context",
+)
+"""Optional ``ModelSpec`` fields copied as given (``params_b`` is required and checked finite)."""
+_SLA_FIELDS = ("ttft_p95_ms", "tpot_p95_ms", "min_per_user_tok_s")
+
+
+def model_ref(ref: common_pb2.ModelRef, col: Collector, path: str) -> dict[str, Any]:
+    which = ref.WhichOneof("source")
+    if which == "model_id":
+        return {"model_id": ref.model_id}
+    if which == "spec":
+        spec = ref.spec
+        out: dict[str, Any] = {"params_b": col.number(spec.params_b, join_path(path, "spec", "params_b"))}
+        for name in _SPEC_FIELDS:
+            put(out, name, optional(spec, name))
+        return {"spec": out}
+    return {}
+
+
+def _inference_demand(
+    msg: scenario_pb2.InferenceWorkload, col: Collector, path: str, out: dict[str, Any]
+) -> None:
+    demand = msg.WhichOneof("demand")
+    if demand == "daily_tokens":
+        out["daily_tokens"] = msg.daily_tokens
+    elif demand == "peak_request_rate_per_s":
+        out["peak_request_rate_per_s"] = col.number(
+            msg.peak_request_rate_per_s, join_path(path, "peak_request_rate_per_s")
+        )
+    put(out, "peak_to_average", optional(msg, "peak_to_average"))
+    if msg.hourly_profile:
+        out["hourly_profile"] = tuple(
+            col.number(v, join_path(path, "hourly_profile", i)) for i, v in enumerate(msg.hourly_profile)
+        )
+
+
+def _sla(msg: scenario_pb2.Sla, col: Collector, path: str) -> dict[str, Any]:
+    sla: dict[str, Any] = {}
+    for name in _SLA_FIELDS:
+        value = optional(msg, name)
+        put(sla, name, None if value is None else col.number(value, join_path(path, name)))
+    return sla
+
+
+def _serving_kind(
+    msg: scenario_pb2.InferenceWorkload, col: Collector, path: str, out: dict[str, Any]
+) -> None:
+    kind = msg.serving_kind
+    if kind == scenario_pb2.SERVING_KIND_BATCH:
+        out["interactive"] = False
+    elif kind not in (scenario_pb2.SERVING_KIND_UNSPECIFIED, scenario_pb2.SERVING_KIND_INTERACTIVE):
+        col.add(join_path(path, "serving_kind"), f"unknown value {kind}")
+
+
+def _inference(msg: scenario_pb2.InferenceWorkload, col: Collector, path: str) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "input_tokens": msg.input_tokens,
+        "output_tokens": msg.output_tokens,
+        "prefix_cache_hit_rate": col.number(
+            msg.prefix_cache_hit_rate, join_path(path, "prefix_cache_hit_rate")
+        ),
+        "redundancy": msg.redundancy,
+    }
+    if msg.HasField("model"):
+        out["model"] = model_ref(msg.model, col, join_path(path, "model"))
+    put(out, "precision", col.enum(PRECISION_FROM_PROTO, msg.precision, join_path(path, "precision")))
+    put(
+        out, "kv_precision", col.enum(PRECISION_FROM_PROTO, msg.kv_precision, join_path(path, "kv_precision"))
+    )
+    put(out, "engine", col.enum(ENGINE_FROM_PROTO, msg.engine, join_path(path, "engine")))
+    _inference_demand(msg, col, path, out)
+    if msg.HasField("sla"):
+        out["sla"] = _sla(msg.sla, col, join_path(path, "sla"))
+    _serving_kind(msg, col, path, out)
+    return out
+
+
+def _training(msg: scenario_pb2.TrainingWorkload, col: Collector, path: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if msg.HasField("model"):
+        out["model"] = model_ref(msg.model, col, join_path(path, "model"))
+    method = col.enum(METHOD_FROM_PROTO, msg.method, join_path(path, "method"), required=True)
+    put(out, "method", method)
+    demand = msg.WhichOneof("demand")
+    if demand == "tokens_per_run":
+        out["tokens_per_run"] = col.number(msg.tokens_per_run, join_path(path, "tokens_per_run"))
+    elif demand == "reference_gpu_hours":
+        ref = msg.reference_gpu_hours
+        out["reference"] = {
+            "gpu": ref.gpu_id,
+            "gpu_hours_per_month": col.number(
+                ref.gpu_hours_per_month, join_path(path, "reference_gpu_hours", "gpu_hours_per_month")
+            ),
+        }
+    for name in ("runs_per_month", "seq_len", "deadline_hours", "max_gpus_per_run"):
+        put(out, name, optional(msg, name))
+    return out
+
+
+def _count_bound(msg: scenario_pb2.CountBound) -> dict[str, Any]:
+    bound: dict[str, Any] = {"gpu": msg.gpu_id}
+    put(bound, "min_count", optional(msg, "min_count"))
+    put(bound, "max_count", optional(msg, "max_count"))
+    return bound
+
+
+def _constraints(msg: scenario_pb2.Constraints, col: Collector, path: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"include_vat": msg.include_vat}
+    if msg.currency_code:
+        out["currency"] = msg.currency_code.strip().upper()
+    put(out, "horizon_months", optional(msg, "horizon_months"))
+    for name in ("capex_budget", "monthly_opex_cap"):
+        if msg.HasField(name):
+            out[name] = money_to_dict(getattr(msg, name))
+    put(out, "power_cap_kw", optional(msg, "power_cap_kw"))
+    put(out, "rack_units_cap", optional(msg, "rack_units_cap"))
+    if msg.allowed_gpu_ids:
+        out["allowed_gpus"] = tuple(msg.allowed_gpu_ids)
+    if msg.allowed_modes:
+        modes = [
+            col.enum(MODE_FROM_PROTO, m, join_path(path, "allowed_modes", i), required=True)
+            for i, m in enumerate(msg.allowed_modes)
+        ]
+        out["allowed_modes"] = tuple(m for m in modes if m is not None)
+    out["owned"] = tuple({"gpu": o.gpu_id, "count": o.count} for o in msg.owned_gpus)
+    out["count_bounds"] = tuple(_count_bound(b) for b in msg.count_bounds)
+    put(out, "include_host_costs", optional(msg, "include_host_costs"))
+    return out
+
+
+def _offer(msg: scenario_pb2.OfferOverride, col: Collector, path: str) -> dict[str, Any]:
+    offer: dict[str, Any] = {"offer_id": msg.offer_id, "term_months": msg.term_months}
+    put(offer, "kind", col.enum(OFFER_KIND_FROM_PROTO, msg.kind, join_path(path, "kind")))
+    put(offer, "gpu", msg.gpu_id or None)
+    put(offer, "server", msg.server_id or None)
+    put(offer, "provider", msg.provider or None)
+    if msg.HasField("price"):
+        offer["price"] = money_to_dict(msg.price)
+    return offer
+
+
+def _overrides(msg: scenario_pb2.PricebookOverrides, col: Collector, path: str) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "offers": tuple(_offer(o, col, join_path(path, "offers", i)) for i, o in enumerate(msg.offers))
+    }
+    if msg.HasField("site_assumptions"):
+        out["site"] = json_format.MessageToDict(msg.site_assumptions)
+    put(out, "fx_usd_krw", optional(msg, "fx_usd_krw"))
+    return out
+
+
+def _options(msg: scenario_pb2.SolverOptions, col: Collector, path: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name in ("time_limit_s", "relative_gap", "compute_baselines", "compute_sensitivity"):
+        put(out, name, optional(msg, name))
+    backend = BACKEND_FROM_PROTO.get(msg.backend)
+    if backend is None:
+        col.add(join_path(path, "backend"), f"unknown value {msg.backend}")
+    else:
+        out["backend"] = backend
+    return out
+
+
+_SCENARIO_PARTS: tuple[tuple[str, str, Callable[[Any, Collector, str], dict[str, Any]]], ...] = (
+    ("constraints", "constraints", _constraints),
+    ("pricebook_overrides", "overrides", _overrides),
+    ("solver_options", "options", _options),
+)
+"""Optional scenario sub-messages: proto field, ``PlanRequest`` field, converter."""
+
+
+def _workloads(
+    workloads: Sequence[scenario_pb2.Workload], col: Collector, prefix: str
+) -> tuple[dict[str, Any], PathMap]:
+    inference: list[dict[str, Any]] = []
+    training: list[dict[str, Any]] = []
+    inference_at: list[int] = []
+    training_at: list[int] = []
+    for index, workload in enumerate(workloads):
+        path = join_path(prefix, "workloads", index)
+        kind = workload.WhichOneof("kind")
+        if kind == "inference":
+            item = _inference(workload.inference, col, join_path(path, "inference"))
+            inference.append({**item, "name": workload.name})
+            inference_at.append(index)
+        elif kind == "training":
+            item = _training(workload.training, col, join_path(path, "training"))
+            training.append({**item, "name": workload.name})
+            training_at.append(index)
+        else:
+            col.add(path, "set exactly one of inference and training")
+    data = {"inference": tuple(inference), "training": tuple(training)}
+    return data, PathMap(tuple(inference_at), tuple(training_at), prefix)
+
+
+ScenarioMessage = api.PlanFleetRequest | api.EvaluateFleetRequest | api.AnalyzeBreakEvenRequest
+"""Requests that carry a scenario: workloads, constraints, pricebook overrides (and solver options,
+except AnalyzeBreakEvenRequest)."""
+
+
+def _set_part(message: Message, name: str) -> Any:
+    """The sub-message ``name`` of ``message`` when the message type has it and it is set."""
+    has_field = name in message.DESCRIPTOR.fields_by_name and message.HasField(name)
+    return getattr(message, name) if has_field else None
+
+
+def _scenario(message: ScenarioMessage, col: Collector, prefix: str) -> tuple[dict[str, Any], PathMap]:
+    """The ``PlanRequest`` dict of the scenario in ``message``."""
+    data, paths = _workloads(message.workloads, col, prefix)
+    for proto_name, domain_name, convert in _SCENARIO_PARTS:
+        part = _set_part(message, proto_name)
+        if part is not None:
+            data[domain_name] = convert(part, col, join_path(prefix, proto_name))
+    return data, paths
+
+
+def scenario_request(message: ScenarioMessage, book: Pricebook, prefix: str = "") -> domain.PlanRequest:
+    """A validated ``PlanRequest`` from the scenario fields of ``message``; raises ``InvalidRequest``
+    with proto field paths (under ``prefix``)."""
+    col = Collector()
+    data, paths = _scenario(message, col, prefix)
+    violations = list(col.violations)
+    request = validate(domain.PlanRequest, data, paths.to_proto, violations)
+    if request is not None and not violations:
+        request = resolve_references(request, paths, book, violations)
+    if request is not None and not violations:
+        violations.extend(override_violations(request, paths, book))
+    raise_if(violations)
+    assert request is not None  # no violations ⇒ validated
+    return request
+
+
+def plan_request_from_proto(
+    message: api.PlanFleetRequest, book: Pricebook, prefix: str = ""
+) -> domain.PlanRequest:
+    """A validated ``PlanRequest``; raises ``InvalidRequest`` with proto field paths."""
+    return scenario_request(message, book, prefix)
+
+
+def fleet_from_proto(message: scenario_pb2.Fleet, book: Pricebook, path: str = "fleet") -> domain.Fleet:
+    col = Collector()
+    items = []
+    refs = Refs(book)
+    for i, item in enumerate(message.items):
+        entry: dict[str, Any] = {
+            "gpu": refs.gpu(item.gpu_id, join_path(path, "items", i, "gpu_id")) if item.gpu_id else "",
+            "count": item.count,
+            "owned": item.owned,
+        }
+        mode = col.enum(MODE_FROM_PROTO, item.mode, join_path(path, "items", i, "mode"), required=True)
+        put(entry, "mode", mode)
+        items.append(entry)
+    violations = [*col.violations, *refs.violations]
+    fleet = validate(
+        domain.Fleet, {"items": tuple(items)}, lambda loc: join_path(path, *renamed(loc)), violations
+    )
+    raise_if(violations)
+    assert fleet is not None
+    return fleet
