@@ -1,7 +1,7 @@
 """Domain objects of a planning request: workloads, SLAs, constraints, fleets, overrides.
 
 These pydantic models are the validated form of the ``fleetplan.v1`` request messages; the
-service converts protobuf to them in one place (``service.converters``) and everything in
+service converts protobuf to them in one place (``service.convert``) and everything in
 ``solver`` works only with them. They are frozen: nothing downstream mutates a request.
 
 Units are in the field names (``_ms``, ``_tok_s``, ``_kw``). Validation errors raised here carry
