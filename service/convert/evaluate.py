@@ -46,6 +46,7 @@ def evaluation_to_proto(
                 workload_name=f.workload,
                 served_fraction=finite(f.served_fraction),
                 headroom_fraction=finite(f.headroom_fraction),
+                message=f.message,
             )
             for f in result.fits
         ],

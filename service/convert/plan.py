@@ -107,6 +107,13 @@ def _deployment(
     assignment: Assignment, solution: FleetSolution, currency: str, rejected: Sequence[str] = ()
 ) -> plan_pb2.WorkloadDeployment:
     peak = assignment.peak_bucket
+    if not assignment.uses:  # a given fleet with no replica for this workload (EvaluateFleet)
+        return plan_pb2.WorkloadDeployment(
+            workload_name=assignment.workload,
+            demand_req_s=finite(assignment.demand_req_s[peak]),
+            runner_up_note=assignment.runner_up_note,
+            rejected_deployments=rejected,
+        )
     primary = assignment.primary.candidate
     groups = [
         plan_pb2.ReplicaGroup(

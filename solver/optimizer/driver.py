@@ -274,7 +274,9 @@ def _outcome(builder: ModelBuilder, run: _Run, relative_gap: float) -> _Outcome:
         return _Outcome()
     objective = objective_units * builder.unit
     bound = (bound_units if bound_units is not None else objective_units) * builder.unit
-    bound = min(bound, objective)  # the full MIP's bound may exceed a plan by rounding only
+    # The bound may pass the plan's objective by rounding only: clamp it on the right side.
+    maximizing = builder.solver.Objective().maximization()
+    bound = max(bound, objective) if maximizing else min(bound, objective)
     gap = abs(objective - bound) / abs(objective) if objective else 0.0
     if run.code == pywraplp.Solver.OPTIMAL and gap > relative_gap:
         gap = relative_gap  # proven within the requested gap; the bound is reported as given

@@ -380,7 +380,7 @@ class _LocalRunnerUp:
     def runner_up_of(self, a: Assignment) -> Assignment | None:
         """``a`` with its local runner-up (or a note why there is none); None = not computed."""
         left = self.deadline - time.perf_counter()
-        if left <= 0.05 or (self.cancel is not None and self.cancel.expired):
+        if not a.uses or left <= 0.05 or (self.cancel is not None and self.cancel.expired):
             return None
         gpu = a.primary.candidate.gpu
         local = dataclasses.replace(

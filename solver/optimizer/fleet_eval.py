@@ -17,7 +17,7 @@ from solver.optimizer.cancel import CancelToken
 from solver.optimizer.caps import CapKey
 from solver.optimizer.driver import solve_mip
 from solver.optimizer.evaluate import CapacityOf, check_solution
-from solver.optimizer.instance import FleetInstance
+from solver.optimizer.instance import FleetInstance, InferenceDemand
 from solver.optimizer.model import MipValues, Relaxation
 from solver.optimizer.results import FleetEvaluation, FleetSolution, SolveStatus, WorkloadFit
 from solver.optimizer.solution import build_solution
@@ -48,25 +48,23 @@ def evaluate_fixed_fleet(
     )
     solution = build_solution(instance, elastic)
     if elastic.values is None:
-        fits = tuple(WorkloadFit(w.name, 0.0, -1.0) for w in instance.inference)
         why = "the fleet cannot run the training workloads (GPU type, count or idle hours)"
+        fits = tuple(WorkloadFit(w.name, 0.0, -1.0, f"not evaluated: {why}") for w in instance.inference)
         return FleetEvaluation(feasible=False, solution=solution, fits=fits, tco=None, messages=(why,))
     served = _served_fractions(instance, elastic.values)
-    headroom = _headroom(instance, time_limit_s / 2, cancel, backend, caps)
+    feasible = all(f >= 1.0 for f in served.values())
+    # Headroom means spare capacity once everything is served; a shortfall is its own headroom.
+    headroom = _headroom(instance, time_limit_s / 2, cancel, backend, caps) if feasible else {}
     fits = tuple(
         WorkloadFit(
             workload=w.name,
             served_fraction=served[w.name],
             headroom_fraction=headroom.get(w.name, served[w.name] - 1.0),
+            message=_shortfall(w, served[w.name], elastic.values),
         )
         for w in instance.inference
     )
-    messages = [
-        f"{f.workload}: the fleet serves {f.served_fraction:.1%} of its peak demand at the SLA"
-        for f in fits
-        if f.served_fraction < 1.0
-    ]
-    feasible = all(f >= 1.0 for f in served.values())
+    messages = [f"{f.workload}: {f.message}" for f in fits if f.message]
     if feasible:
         violations = check_solution(instance, solution, capacity_of)
         if violations:
@@ -98,6 +96,19 @@ def _served_fractions(instance: FleetInstance, values: MipValues) -> dict[str, f
                 worst = min(worst, max(0.0, 1.0 - short[b] / lam))
         served[w.name] = 1.0 if worst > 1 - 1e-6 else worst
     return served
+
+
+def _shortfall(demand: InferenceDemand, served: float, values: MipValues) -> str:
+    """What the fleet leaves unserved of one workload, in words ("" when it serves everything)."""
+    if served >= 1.0:
+        return ""
+    short = values.unserved.get(demand.name, ())
+    peak_short = max(short, default=0.0)
+    spares = f" with {demand.redundancy} spare replica(s)" if demand.redundancy else ""
+    return (
+        f"the fleet serves {served:.1%} of its peak demand at the SLA{spares}: "
+        f"{peak_short:.4g} req/s short at the worst hour (more GPUs of a type that fits are needed)"
+    )
 
 
 def _caps_exceeded(instance: FleetInstance, solution: FleetSolution) -> list[str]:

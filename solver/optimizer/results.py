@@ -250,6 +250,8 @@ class WorkloadFit:
     """Share of peak demand the fleet serves at the SLA (1.0 = fully served)."""
     headroom_fraction: float
     """Spare capacity over demand at peak (capacity/demand − 1; negative = shortfall)."""
+    message: str = ""
+    """What is short, in words ("" when the workload is fully served)."""
 
 
 @dataclass(frozen=True, slots=True)

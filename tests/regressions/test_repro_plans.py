@@ -158,7 +158,6 @@ def test_owned_gpus_that_do_not_fill_a_board_are_used_or_refused_by_name(client:
 # 06 -----------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(reason="issue 14, not fixed yet: INTERNAL on an unservable fleet", strict=True)
 def test_evaluating_a_fleet_too_small_for_redundancy_is_an_answer(client: FleetPlannerClient) -> None:
     data = repro("06-evaluate-internal-error.json")["request"]
     evaluation = client.evaluate_fleet(json_format.ParseDict(data, api.EvaluateFleetRequest()))
