@@ -19,6 +19,7 @@ from pricebook.schema import GpuId
 from solver.domain import AcquisitionMode, Precision
 from solver.optimizer.caps import Cap
 from solver.pricing.options import AcquisitionOption
+from solver.units import HOURS_PER_DAY
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,43 +226,22 @@ def tp_domain(option: AcquisitionOption) -> int:
     return max(1, min(option.scale_up_domain_size, option.gpus_per_server))
 
 
-MAX_BUCKETS = 6
-"""Most demand buckets the MIP gets. Exact hour grouping when the day has at most this many
-distinct demand patterns; otherwise hours are clustered (conservatively, see below). Measured:
-24 buckets make the 20-workload benchmark portfolio ~30 % from its bound after 20 s, 6 keep it
-solvable (``bench/solver_scaling.py``)."""
-
-
 def buckets_from_rates(
-    hourly_rates: Sequence[Sequence[float]], max_buckets: int = MAX_BUCKETS
+    hourly_rates: Sequence[Sequence[float]],
 ) -> tuple[tuple[Bucket, ...], list[list[float]]]:
-    """Group the 24 hours into demand buckets.
+    """Group the 24 hours into demand buckets: hours with the same rate for every workload.
 
     ``hourly_rates[w][h]`` is workload w's request rate in hour h. Hours with the same rate for
-    every workload need the same fleet, so merging them is exact. When that leaves more than
-    ``max_buckets`` groups, hours are sorted by their total demand relative to each workload's
-    peak and cut into ``max_buckets`` runs of (nearly) equal length, and each bucket's rate is the
-    *largest* hour's rate in it: the plan then covers every hour (conservative), at the price of
-    renting on-demand GPUs for the bucket's busiest hour. Returns the buckets (first hour order)
+    every workload need the same fleet, so merging them is exact; nothing else is merged (grouping
+    unequal hours at their busiest one made plans up to 14 % dearer than the request needs, and
+    "optimal" for a different request: docs/optimizer.md). Returns the buckets (first hour order)
     and, per workload, the rate in each bucket.
     """
     groups: dict[tuple[float, ...], list[int]] = {}
-    for hour in range(24):
+    for hour in range(HOURS_PER_DAY):
         key = tuple(rates[hour] for rates in hourly_rates)
         groups.setdefault(key, []).append(hour)
-    if len(groups) <= max_buckets:
-        hour_groups = list(groups.values())
-    else:
-        peaks = [max(rates) or 1.0 for rates in hourly_rates]
-
-        def load(hour: int) -> float:
-            return sum(rates[hour] / peak for rates, peak in zip(hourly_rates, peaks, strict=True))
-
-        order = sorted(range(24), key=lambda h: (load(h), h))
-        hour_groups = [
-            sorted(order[i * 24 // max_buckets : (i + 1) * 24 // max_buckets]) for i in range(max_buckets)
-        ]
-        hour_groups.sort(key=lambda hours: hours[0])
+    hour_groups = list(groups.values())
     buckets = tuple(Bucket(index=i, hours=tuple(hours)) for i, hours in enumerate(hour_groups))
-    per_workload = [[max(rates[h] for h in b.hours) for b in buckets] for rates in hourly_rates]
+    per_workload = [[rates[b.hours[0]] for b in buckets] for rates in hourly_rates]
     return buckets, per_workload

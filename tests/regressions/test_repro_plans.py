@@ -199,7 +199,6 @@ def test_a_portfolio_is_never_dearer_than_its_halves_planned_apart(client: Fleet
     assert tco(whole) <= sum(tco(p) for p in parts) + Decimal(str(data["tolerance"]))
 
 
-@pytest.mark.xfail(reason="issue 14, not fixed yet: hour buckets group unequal hours", strict=True)
 def test_hour_buckets_are_exact_for_two_interactive_profiles(client: FleetPlannerClient) -> None:
     """The reproduction's second workload as interactive work: both workloads keep their own hourly
     shapes (a batch workload is now sized at its daily average), which is what grouping hours into

@@ -7,7 +7,6 @@ from opt_factories import option, two_gpu_instance
 
 from solver.domain import AcquisitionMode
 from solver.optimizer.instance import (
-    MAX_BUCKETS,
     buckets_from_rates,
     is_on_site,
     is_rental_on_demand,
@@ -23,14 +22,14 @@ def test_hours_with_the_same_rates_share_a_bucket() -> None:
     assert rates == [[1.0, 3.0], [2.0, 0.0]]
 
 
-def test_too_many_patterns_are_clustered_conservatively() -> None:
+def test_every_distinct_hour_keeps_its_own_bucket() -> None:
+    """No clustering: 24 different hours are 24 buckets, each at its own rate (exact)."""
     rates = [float(h) for h in range(24)]
     buckets, per_bucket = buckets_from_rates([rates])
-    assert len(buckets) == MAX_BUCKETS
+    assert len(buckets) == 24
     assert sorted(h for b in buckets for h in b.hours) == list(range(24))
-    # Each bucket is served at its busiest hour.
     for b, rate in zip(buckets, per_bucket[0], strict=True):
-        assert rate == max(rates[h] for h in b.hours)
+        assert [rates[h] for h in b.hours] == [rate]
 
 
 def test_option_predicates_and_tp_domain() -> None:
