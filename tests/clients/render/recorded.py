@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
@@ -85,7 +86,7 @@ def main() -> None:
         changed += 1
         if args.write:
             path.write_text(text, encoding="utf-8")
-        print(f"{'wrote' if args.write else 'differs'}: {path.relative_to(TESTS.parent)}")
+        sys.stdout.write(f"{'wrote' if args.write else 'differs'}: {path.relative_to(TESTS.parent)}\n")
     if changed and not args.write:
         raise SystemExit(1)
 
