@@ -9,7 +9,7 @@ combines its layers: global factors × per-engine multipliers × per-GPU-archite
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -72,9 +72,6 @@ class EfficiencyFactors:
                 value = min(value, 1.0)
             changes[name] = value
         return replace(self, **changes)
-
-
-FACTOR_NAMES = tuple(f.name for f in fields(EfficiencyFactors))
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,8 +49,12 @@ from solver.perf.training import estimate_training
 log = structlog.get_logger(__name__)
 
 DATA_DIR = Path(__file__).with_name("calibration_data")
-DATA_FILES = ("seed_measurements.csv", "public_calibration.csv", "seed002_a100_h100_b200.csv",
-              "assumed_lengths.csv")
+DATA_FILES = (
+    "seed_measurements.csv",
+    "public_calibration.csv",
+    "seed002_a100_h100_b200.csv",
+    "assumed_lengths.csv",
+)
 ASSUMED_LENGTHS = "assumed_lengths.csv"
 """Our estimates of lengths a source did not publish (with the reasoning): such rows are evaluation
 points only, never fit targets."""
@@ -186,8 +190,13 @@ def load_points(book: Pricebook) -> tuple[list[CalibrationPoint], list[SkippedRo
                 continue
             model = _model(book, r["model"], r["params_b"], r["active_params_b"])
             common: dict[str, Any] = {
-                "id": r["id"], "source": r["source"], "kind": "measured", "metric": r["metric"],
-                "value": float(r["value"]), "gpu": gpu, "model": model,
+                "id": r["id"],
+                "source": r["source"],
+                "kind": "measured",
+                "metric": r["metric"],
+                "value": float(r["value"]),
+                "gpu": gpu,
+                "model": model,
                 "precision": _precision(r["precision"]),
             }
             precision = common["precision"]
@@ -465,10 +474,25 @@ def _fit(
     start = x0
     previous_cost = math.inf
     for restart in range(FIT_RESTARTS):
-        result = least_squares(residuals, start, bounds=(lower, upper), method="trf", x_scale=1.0,
-                               diff_step=1e-2, max_nfev=600, xtol=1e-10, ftol=1e-10)
-        log.info("calibration.fit", restart=restart, status=int(result.status), nfev=int(result.nfev),
-                 cost=float(result.cost), message=str(result.message))
+        result = least_squares(
+            residuals,
+            start,
+            bounds=(lower, upper),
+            method="trf",
+            x_scale=1.0,
+            diff_step=1e-2,
+            max_nfev=600,
+            xtol=1e-10,
+            ftol=1e-10,
+        )
+        log.info(
+            "calibration.fit",
+            restart=restart,
+            status=int(result.status),
+            nfev=int(result.nfev),
+            cost=float(result.cost),
+            message=str(result.message),
+        )
         if result.cost > previous_cost * (1 - 1e-3):
             break
         previous_cost, start = result.cost, result.x
@@ -511,7 +535,7 @@ def fit_calibration(
     data["band"] = {k: v for k, v in band.items() if not k.endswith("_n")}
     data["band_basis"] = {
         cls: f"{band.get(f'{cls}_n', 0)} {'held-out' if held_out_band else 'in-sample'} ratios, "
-             f"central {BAND_COVERAGE:.0%}"
+        f"central {BAND_COVERAGE:.0%}"
         for cls in ("throughput", "latency")
     }
     data["fit_date"] = fit_date
@@ -555,13 +579,25 @@ def data_provenance(points: Sequence[CalibrationPoint]) -> dict[str, Any]:
     """Hashes of every input of the fit: the data files and the specs of the GPUs and models used
     (not the whole pricebook: offers and prices do not move the calibration)."""
     digests = {name: hashlib.sha256((DATA_DIR / name).read_bytes()).hexdigest() for name in DATA_FILES}
-    descriptive = {"source", "as_of", "field_sources", "estimated_fields", "notes", "aliases", "name",
-                   "servers"}
+    descriptive = {
+        "source",
+        "as_of",
+        "field_sources",
+        "estimated_fields",
+        "notes",
+        "aliases",
+        "name",
+        "servers",
+    }
     specs = {p.gpu.id: p.gpu.model_dump(mode="json", exclude=descriptive) for p in points}
     specs.update({p.model.id: p.model.model_dump(mode="json", exclude=descriptive) for p in points})
     canonical = json.dumps(specs, sort_keys=True).encode()
-    return {"data_sha256": digests, "specs_sha256": hashlib.sha256(canonical).hexdigest(),
-            "gpus": sorted({p.gpu.id for p in points}), "models": sorted({p.model.id for p in points})}
+    return {
+        "data_sha256": digests,
+        "specs_sha256": hashlib.sha256(canonical).hexdigest(),
+        "gpus": sorted({p.gpu.id for p in points}),
+        "models": sorted({p.model.id for p in points}),
+    }
 
 
 def run(write: Callable[[str], None] | None = None, fit_date: str | None = None) -> dict[str, Any]:
@@ -581,7 +617,6 @@ def main() -> None:
 
     data = run(write=write)
     log.info("calibration.written", path=str(CALIBRATION_PATH), fit_date=data["fit_date"])
-
 
 
 # --------------------------------------------------------------------------------------------

@@ -250,13 +250,6 @@ class ModelPhysics:
             kv_precision
         )
 
-    def kv_bytes_for_context(self, context_tokens: float, kv_precision: Precision) -> float:
-        """KV bytes of one sequence holding ``context_tokens`` (window layers stop growing)."""
-        window_tokens = min(context_tokens, self.window) if self.window else context_tokens
-        elements = self.kv_elements_full_per_token * context_tokens
-        elements += self.kv_elements_window_per_token * window_tokens
-        return elements * bytes_per_element(kv_precision)
-
     def weight_bytes(self, precision: Precision) -> float:
         """Bytes of all weights held in memory (every expert of an MoE)."""
         return self.params * bytes_per_element(precision)
