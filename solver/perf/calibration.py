@@ -1,6 +1,6 @@
 """Calibrated efficiency factors: how far real engines stay below the datasheet.
 
-The numbers live in ``solver/perf/calibration.json``, written only by ``python -m solver.perf.fit``
+The numbers live in ``solver/perf/calibration.json``, written only by ``python -m tools.calibration.fit``
 from the measurements in ``solver/perf/calibration_data/``. This module reads that file and
 combines its layers: global factors × per-engine multipliers × per-GPU-architecture multipliers
 (the latter fitted with a pull towards 1, so a family with little data stays near the global fit).

@@ -31,7 +31,7 @@ BYTES_PER_ELEMENT: dict[Precision, float] = {
 }
 
 # Fixed latency of one small (decode-sized, 8-64 KB) all-reduce per link class, in seconds: the
-# PRIOR of the fit (``solver.perf.fit`` fits a link's value where measured TP data on that link
+# PRIOR of the fit (``tools.calibration.fit`` fits a link's value where measured TP data on that link
 # exists; the fitted value lives in calibration.json, ``EfficiencyFactors.allreduce_latency_s``).
 # Small messages are latency-bound: NCCL's LL protocol needs one launch, a handshake per ring hop
 # and a flag poll per rank, and inside a serving step every all-reduce is also a barrier that

@@ -8,7 +8,7 @@
 * Throughput: model FLOPs per token (6·N full: forward 2N + backward 4N; LoRA 4N: the backward
   still propagates activation gradients but computes no base-weight gradients) plus attention,
   over peak × MFU, scaled by how well the interconnect hides ZeRO-3 traffic.
-* MFU is fitted (``solver.perf.fit``) to published training runs; LoRA/QLoRA factors are priors
+* MFU is fitted (``tools.calibration.fit``) to published training runs; LoRA/QLoRA factors are priors
   (no measured LoRA data in the calibration set) and the answer says so.
 """
 
