@@ -24,7 +24,6 @@ from pricebook import catalog
 from pricebook.loader import load_default
 from solver.domain import ModelRef, ModelSpec, Precision, TrainingMethod
 from solver.perf.calibration import CALIBRATION_PATH, Calibration, load_calibration
-from solver.perf.fit import DATA_DIR, PointResult, evaluate, leave_one_source_out, load_points
 from solver.perf.inference import (
     ClosedLoop,
     Deployment,
@@ -35,6 +34,8 @@ from solver.perf.inference import (
 )
 from solver.perf.models import resolve_model
 from solver.perf.training import estimate_training
+from tools.calibration.fit import leave_one_source_out
+from tools.calibration.points import DATA_DIR, PointResult, evaluate, load_points
 
 RESULTS = Path(__file__).with_name("results") / "calibration_report.json"
 

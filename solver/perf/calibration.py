@@ -1,6 +1,6 @@
 """Calibrated efficiency factors: how far real engines stay below the datasheet.
 
-The numbers live in ``solver/perf/calibration.json``, written only by ``python -m solver.perf.fit``
+The numbers live in ``solver/perf/calibration.json``, written only by ``python -m tools.calibration.fit``
 from the measurements in ``solver/perf/calibration_data/``. This module reads that file and
 combines its layers: global factors × per-engine multipliers × per-GPU-architecture multipliers
 (the latter fitted with a pull towards 1, so a family with little data stays near the global fit).
@@ -9,7 +9,7 @@ combines its layers: global factors × per-engine multipliers × per-GPU-archite
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -72,9 +72,6 @@ class EfficiencyFactors:
                 value = min(value, 1.0)
             changes[name] = value
         return replace(self, **changes)
-
-
-FACTOR_NAMES = tuple(f.name for f in fields(EfficiencyFactors))
 
 
 @dataclass(frozen=True, slots=True)

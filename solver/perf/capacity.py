@@ -20,12 +20,12 @@ from solver.perf.inference import (
     Deployment,
     MemoryBreakdown,
     Replica,
+    Timing,
     WorkloadShape,
-    _offline,
-    _replica,
-    _Timing,
+    build_replica,
     infeasibility_reason,
     memory_breakdown,
+    offline_timing,
     open_loop_timing,
 )
 
@@ -66,11 +66,11 @@ def capacity_at_sla(
     calibration: Calibration | None = None,
 ) -> Capacity:
     """The largest sustainable load of one replica that meets ``sla``, or why there is none."""
-    replica = _replica(model, deployment, calibration)
+    replica = build_replica(model, deployment, calibration)
     return _capacity(replica, shape, sla, deployment.describe())
 
 
-def _meets(timing: _Timing, sla: Sla) -> str:
+def _meets(timing: Timing, sla: Sla) -> str:
     """Empty when ``timing`` meets every target, else the first violated target in words."""
     if sla.ttft_p95_ms is not None and timing.ttft_p95_s * 1e3 > sla.ttft_p95_ms:
         return f"p95 TTFT {timing.ttft_p95_s * 1e3:.0f} ms exceeds the {sla.ttft_p95_ms:g} ms target"
@@ -89,7 +89,7 @@ def _capacity(replica: Replica, shape: WorkloadShape, sla: Sla, where: str) -> C
     reason = infeasibility_reason(replica, shape, where)
     if reason:
         return _infeasible(replica, memory, reason, Bottleneck.KV_CAPACITY)
-    offline = _offline(replica, shape)
+    offline = offline_timing(replica, shape)
     if sla.is_batch:
         return _result(replica, shape, memory, offline, offline.bottleneck)
 
@@ -119,7 +119,7 @@ def _capacity(replica: Replica, shape: WorkloadShape, sla: Sla, where: str) -> C
     return _result(replica, shape, memory, low_timing, binding)
 
 
-def _binding(replica: Replica, timing: _Timing | None, sla: Sla) -> Bottleneck:
+def _binding(replica: Replica, timing: Timing | None, sla: Sla) -> Bottleneck:
     """What failed just above capacity: KV/scheduler saturation, or the resource behind the SLA."""
     if timing is None:
         return (
@@ -131,10 +131,9 @@ def _binding(replica: Replica, timing: _Timing | None, sla: Sla) -> Bottleneck:
 
 
 def _result(
-    replica: Replica, shape: WorkloadShape, memory: MemoryBreakdown, timing: _Timing, bottleneck: Bottleneck
+    replica: Replica, shape: WorkloadShape, memory: MemoryBreakdown, timing: Timing, bottleneck: Bottleneck
 ) -> Capacity:
-    low, high, _, _ = replica.band
-    widen = 1.15 if replica.model.assumed else 1.0
+    low, high = replica.throughput_band
     return Capacity(
         feasible=True,
         reason="",
@@ -146,8 +145,8 @@ def _result(
         tpot_ms=timing.tpot_s * 1e3,
         per_user_tok_s=1.0 / timing.tpot_s if timing.tpot_s > 0 else 0.0,
         bottleneck=bottleneck,
-        band_low=low / widen,
-        band_high=high * widen,
+        band_low=low,
+        band_high=high,
         gpus=replica.tp,
         memory=memory,
         assumed_architecture=replica.model.assumed,

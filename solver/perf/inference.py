@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property, lru_cache
 
-from pricebook.schema import GpuSpec, ModelArch
+from pricebook.schema import AttentionType, GpuSpec, ModelArch
 from solver.domain import Engine, Precision
 from solver.perf.calibration import Calibration, EfficiencyFactors, load_calibration
 from solver.perf.engines import EngineLimits, engine_limits
@@ -36,6 +36,10 @@ from solver.perf.physics import (
 )
 
 P95_TAIL = 0.05
+
+ASSUMED_ARCHITECTURE_WIDENING = 1.15
+"""Extra throughput band width (× on the high side, ÷ on the low side) when the architecture was
+synthesised from a parameter count."""
 
 
 class Bottleneck(StrEnum):
@@ -219,9 +223,17 @@ class Replica:
     """Why the requested MIG slice does not exist on this GPU (empty when it does or none asked)."""
 
     @cached_property
+    def throughput_band(self) -> tuple[float, float]:
+        """(low, high) throughput factors, widened when the architecture was assumed."""
+        low, high, _, _ = self.band
+        if not self.model.assumed:
+            return low, high
+        return low / ASSUMED_ARCHITECTURE_WIDENING, high * ASSUMED_ARCHITECTURE_WIDENING
+
+    @cached_property
     def kv_replication(self) -> float:
         """How many copies of each KV head the TP group stores (heads can't be split below 1)."""
-        if self.model.attention.value == "mla":
+        if self.model.attention is AttentionType.MLA:
             return float(self.tp)  # the latent is not split by head: every rank keeps it all
         return self.tp / min(self.tp, self.model.kv_heads)
 
@@ -345,7 +357,7 @@ def prefill_seen_context(shape: WorkloadShape) -> float:
     return shape.input_tokens - uncached + uncached / 2.0
 
 
-def _replica(model: ModelArch, deployment: Deployment, calibration: Calibration | None) -> Replica:
+def build_replica(model: ModelArch, deployment: Deployment, calibration: Calibration | None) -> Replica:
     cal = calibration or load_calibration()
     gpu = (
         GpuPhysics.mig_instance(deployment.gpu, deployment.mig_slice)
@@ -452,7 +464,7 @@ def infeasibility_reason(replica: Replica, shape: WorkloadShape, where: str) -> 
 
 
 @dataclass(frozen=True, slots=True)
-class _Timing:
+class Timing:
     ttft_s: float
     ttft_p95_s: float
     tpot_s: float
@@ -464,7 +476,7 @@ class _Timing:
     """Only where it differs from the mean (open loop); NaN = the mean."""
 
 
-def _burst(replica: Replica, shape: WorkloadShape, users: int) -> _Timing:
+def _burst(replica: Replica, shape: WorkloadShape, users: int) -> Timing:
     """N requests arriving together; they run in waves of as many as the KV cache admits.
 
     Inside a wave of n: the prompts are prefilled in FCFS chunks (prompt i finishes after i·P/C
@@ -531,7 +543,7 @@ def _burst(replica: Replica, shape: WorkloadShape, users: int) -> _Timing:
     # Waits grow along the line, so its p95 is never below its mean; the two closed forms above
     # round fractional waves differently, which can leave p95 a hair under the mean.
     ttft_p95 = max(ttft_p95, ttft_mean)
-    return _Timing(
+    return Timing(
         ttft_s=ttft_mean,
         ttft_p95_s=ttft_p95,
         tpot_s=tpot,
@@ -542,7 +554,7 @@ def _burst(replica: Replica, shape: WorkloadShape, users: int) -> _Timing:
     )
 
 
-def _offline(replica: Replica, shape: WorkloadShape) -> _Timing:
+def offline_timing(replica: Replica, shape: WorkloadShape) -> Timing:
     """Steady state with the largest batch the KV cache, the scheduler and the token budget admit.
 
     Every iteration carries one token for each of n decoding sequences plus prefill tokens of
@@ -568,7 +580,7 @@ def _offline(replica: Replica, shape: WorkloadShape) -> _Timing:
     # An offline queue: a request waits between nothing and one batch lifetime (n / rate),
     # uniformly — mean half of it, p95 95% of it.
     lifetime = n / rate
-    return _Timing(
+    return Timing(
         ttft_s=prefill_s + lifetime / 2.0,
         ttft_p95_s=prefill_s + (1.0 - P95_TAIL) * lifetime,
         tpot_s=step_s,
@@ -579,7 +591,7 @@ def _offline(replica: Replica, shape: WorkloadShape) -> _Timing:
     )
 
 
-def _steady_closed_loop(replica: Replica, shape: WorkloadShape, users: int) -> _Timing:
+def _steady_closed_loop(replica: Replica, shape: WorkloadShape, users: int) -> Timing:
     """N users cycling without pause: λ = n / (TTFT + (L_out − 1)·TPOT) for the n that run at once.
 
     The latencies at rate λ come from the open-loop model; λ solves the cycle equation by
@@ -587,7 +599,7 @@ def _steady_closed_loop(replica: Replica, shape: WorkloadShape, users: int) -> _
     budget admit wait in line, (N − n)/λ each by Little's law.
     """
     lout = float(shape.output_tokens)
-    offline = _offline(replica, shape)
+    offline = offline_timing(replica, shape)
     running = min(float(users), offline.concurrency)
     low, high = 0.0, offline.req_s
     best = open_loop_timing(replica, shape, offline.req_s * 1e-6)
@@ -609,14 +621,18 @@ def _steady_closed_loop(replica: Replica, shape: WorkloadShape, users: int) -> _
     if in_service < running * (1.0 - 1e-3):
         running = in_service
     queued_wait = max(0.0, users - running) / rate
-    return _Timing(
-        ttft_s=best.ttft_s + queued_wait, ttft_p95_s=best.ttft_p95_s + queued_wait, tpot_s=best.tpot_s,
-        req_s=rate, concurrency=running, decode_step_s=best.decode_step_s,
+    return Timing(
+        ttft_s=best.ttft_s + queued_wait,
+        ttft_p95_s=best.ttft_p95_s + queued_wait,
+        tpot_s=best.tpot_s,
+        req_s=rate,
+        concurrency=running,
+        decode_step_s=best.decode_step_s,
         bottleneck=offline.bottleneck if users > running else best.bottleneck,
     )
 
 
-def open_loop_timing(replica: Replica, shape: WorkloadShape, rate: float) -> _Timing | None:
+def open_loop_timing(replica: Replica, shape: WorkloadShape, rate: float) -> Timing | None:
     """Poisson arrivals at ``rate`` req/s; None when the replica cannot sustain it.
 
     Decode concurrency follows Little's law (n = λ × time in system) and decode iterations
@@ -681,7 +697,7 @@ def open_loop_timing(replica: Replica, shape: WorkloadShape, rate: float) -> _Ti
     ttft_p95 = prefill_s + p95_wait + block
     if share > 0.5 and dominant is Bottleneck.MEMORY_BANDWIDTH:
         dominant = Bottleneck.COMPUTE
-    return _Timing(
+    return Timing(
         ttft_s=ttft,
         ttft_p95_s=ttft_p95,
         tpot_s=tpot,
@@ -695,7 +711,7 @@ def open_loop_timing(replica: Replica, shape: WorkloadShape, rate: float) -> _Ti
 
 def saturation_rate(replica: Replica, shape: WorkloadShape) -> float:
     """An upper bound on sustainable req/s (offline max throughput)."""
-    return _offline(replica, shape).req_s
+    return offline_timing(replica, shape).req_s
 
 
 # --------------------------------------------------------------------------------------------
@@ -712,7 +728,7 @@ def estimate_inference(
     calibration: Calibration | None = None,
 ) -> InferenceEstimate:
     """Latency, throughput, memory and bottleneck of one replica under ``load``."""
-    replica = _replica(model, deployment, calibration)
+    replica = build_replica(model, deployment, calibration)
     return _estimate(replica, shape, load, deployment.describe())
 
 
@@ -722,7 +738,7 @@ def _estimate(replica: Replica, shape: WorkloadShape, load: Load, where: str) ->
     reason = infeasibility_reason(replica, shape, where)
     if reason:
         return _not_fitting(replica, memory, reason)
-    timing: _Timing | None
+    timing: Timing | None
     if isinstance(load, ClosedLoop) and load.steady_state:
         timing = _steady_closed_loop(replica, shape, max(1, load.concurrency))
     elif isinstance(load, ClosedLoop):
@@ -738,9 +754,9 @@ def _estimate(replica: Replica, shape: WorkloadShape, load: Load, where: str) ->
                 bottleneck=Bottleneck.KV_CAPACITY,
             )
     else:
-        timing = _offline(replica, shape)
+        timing = offline_timing(replica, shape)
     output_tok_s = timing.req_s * shape.output_tokens
-    low, high, _, _ = replica.band
+    low, high = replica.throughput_band
     return InferenceEstimate(
         fits=True,
         reason="",
@@ -756,22 +772,12 @@ def _estimate(replica: Replica, shape: WorkloadShape, load: Load, where: str) ->
         max_concurrency=memory.max_concurrency,
         memory=memory,
         bottleneck=timing.bottleneck,
-        output_tok_s_low=output_tok_s * low * _assumed_widening(replica, low=True),
-        output_tok_s_high=output_tok_s * high * _assumed_widening(replica, low=False),
+        output_tok_s_low=output_tok_s * low,
+        output_tok_s_high=output_tok_s * high,
         decode_step_ms=timing.decode_step_s * 1e3,
         assumed_architecture=replica.model.assumed,
         ttft_median_ms=(timing.ttft_s if math.isnan(timing.ttft_median_s) else timing.ttft_median_s) * 1e3,
     )
-
-
-ASSUMED_ARCHITECTURE_WIDENING = 1.15
-"""Extra band width when the architecture was synthesised from a parameter count."""
-
-
-def _assumed_widening(replica: Replica, *, low: bool) -> float:
-    if not replica.model.assumed:
-        return 1.0
-    return 1.0 / ASSUMED_ARCHITECTURE_WIDENING if low else ASSUMED_ARCHITECTURE_WIDENING
 
 
 def _not_fitting(

@@ -31,7 +31,7 @@ BYTES_PER_ELEMENT: dict[Precision, float] = {
 }
 
 # Fixed latency of one small (decode-sized, 8-64 KB) all-reduce per link class, in seconds: the
-# PRIOR of the fit (``solver.perf.fit`` fits a link's value where measured TP data on that link
+# PRIOR of the fit (``tools.calibration.fit`` fits a link's value where measured TP data on that link
 # exists; the fitted value lives in calibration.json, ``EfficiencyFactors.allreduce_latency_s``).
 # Small messages are latency-bound: NCCL's LL protocol needs one launch, a handshake per ring hop
 # and a flag poll per rank, and inside a serving step every all-reduce is also a barrier that
@@ -249,13 +249,6 @@ class ModelPhysics:
         return (self.kv_elements_full_per_token + self.kv_elements_window_per_token) * bytes_per_element(
             kv_precision
         )
-
-    def kv_bytes_for_context(self, context_tokens: float, kv_precision: Precision) -> float:
-        """KV bytes of one sequence holding ``context_tokens`` (window layers stop growing)."""
-        window_tokens = min(context_tokens, self.window) if self.window else context_tokens
-        elements = self.kv_elements_full_per_token * context_tokens
-        elements += self.kv_elements_window_per_token * window_tokens
-        return elements * bytes_per_element(kv_precision)
 
     def weight_bytes(self, precision: Precision) -> float:
         """Bytes of all weights held in memory (every expert of an MoE)."""

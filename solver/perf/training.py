@@ -8,7 +8,7 @@
 * Throughput: model FLOPs per token (6·N full: forward 2N + backward 4N; LoRA 4N: the backward
   still propagates activation gradients but computes no base-weight gradients) plus attention,
   over peak × MFU, scaled by how well the interconnect hides ZeRO-3 traffic.
-* MFU is fitted (``solver.perf.fit``) to published training runs; LoRA/QLoRA factors are priors
+* MFU is fitted (``tools.calibration.fit``) to published training runs; LoRA/QLoRA factors are priors
   (no measured LoRA data in the calibration set) and the answer says so.
 """
 
@@ -137,51 +137,27 @@ def estimate_training(  # noqa: PLR0917 - positional order is the documented con
     per_gpu = sharded + unsharded if replicated else sharded / num_gpus + unsharded
     needed = min_gpus_to_fit(model, gpu, method, seq_len)
     fits = per_gpu <= usable
-    reason = "" if fits else (
-        f"{method.value} training of {model.id} needs {per_gpu / GB:.0f} GB per GPU "
-        f"on {num_gpus} × {gpu.id} ({usable / GB:.0f} GB usable); "
-        + (f"at least {needed} GPUs are needed" if needed else "one sequence's activations do not fit")
+    reason = (
+        ""
+        if fits
+        else _does_not_fit(
+            model, gpu, method, num_gpus=num_gpus, per_gpu=per_gpu, usable=usable, needed=needed
+        )
     )
-    # Sequences per micro-step: as many as the memory left after the states holds, up to the
-    # target; ZeRO-3 traffic is paid once per micro-step, so small micro-batches expose it.
-    activations_per_sequence = unsharded - TRAINING_RESERVE_BYTES
-    spare = usable - per_gpu
-    sequences = 1 + max(0, int(spare // activations_per_sequence)) if activations_per_sequence > 0 else 1
-    tokens_per_micro_step = max(float(seq_len), min(MICRO_BATCH_TOKENS_TARGET, sequences * seq_len))
-
-    # FLOPs per token: linear layers + attention (QKᵀ and AV: 2 GEMMs × 2 FLOPs per MAC over the
-    # sequence, counted without the causal half as MFU conventions do: 6N + 12·L·h·s in total).
-    attention_forward = 4.0 * m.layers * m.heads * m.head_dim * seq_len
-    if method is TrainingMethod.FULL:
-        flops_per_token = 3.0 * (m.linear_flops_per_token() + attention_forward)
-    else:
-        flops_per_token = 2.0 * (m.linear_flops_per_token() + attention_forward)
-    peak = phys_gpu.peak_flops(precision)
-    t = cal.training
     mfu = _mfu(cal, gpu.architecture, precision)
     if method is not TrainingMethod.FULL:
-        mfu *= t.lora_mfu_fraction
-    compute_s_per_token = flops_per_token / (peak * mfu)
-
-    # Data-parallel traffic per micro-step per GPU (bf16): ZeRO-3/FSDP all-gathers the sharded
-    # weights for forward and backward and reduce-scatters gradients (3 × 2 B × N for full
-    # training; 2 × the base for sharded LoRA); replicated LoRA all-reduces only adapter grads.
-    adapter_bytes = 2.0 * _adapter_params(m, model.intermediate)
-    if method is TrainingMethod.FULL:
-        traffic = 3 * 2.0 * m.params
-    elif replicated:
-        traffic = 2.0 * adapter_bytes
-    else:
-        base_bytes = (BASE_BYTES_LORA if method is TrainingMethod.LORA else BASE_BYTES_QLORA) * m.params
-        traffic = 2.0 * base_bytes + 2.0 * adapter_bytes
-    tokens_per_gpu_step = tokens_per_micro_step
+        mfu *= cal.training.lora_mfu_fraction
+    compute_s_per_token = _flops_per_token(m, method, seq_len) / (phys_gpu.peak_flops(precision) * mfu)
     link_name, link_bw = _dp_link(phys_gpu, num_gpus, per_server)
     comm_s_per_token = 0.0
     if num_gpus > 1:
-        comm_s_per_token = traffic * (num_gpus - 1) / num_gpus / link_bw / tokens_per_gpu_step
+        traffic = _dp_traffic_bytes(m, model, method, replicated=replicated)
+        micro_step = _tokens_per_micro_step(unsharded, usable - per_gpu, seq_len)
+        comm_s_per_token = traffic * (num_gpus - 1) / num_gpus / link_bw / micro_step
     exposed = max(0.0, comm_s_per_token - COMM_OVERLAP * compute_s_per_token) if comm_s_per_token else 0.0
     if method is TrainingMethod.QLORA:
-        compute_s_per_token *= t.qlora_dequant_overhead
+        # Dequantisation slows the compute but not the overlap window the traffic hides behind.
+        compute_s_per_token *= cal.training.qlora_dequant_overhead
     s_per_token = compute_s_per_token + exposed
     scaling = compute_s_per_token / s_per_token
     per_gpu_tok_s = 1.0 / s_per_token
@@ -204,6 +180,55 @@ def estimate_training(  # noqa: PLR0917 - positional order is the documented con
         link=link_name,
         calibrated=method is TrainingMethod.FULL,
     )
+
+
+def _does_not_fit(
+    model: ModelArch,
+    gpu: GpuSpec,
+    method: TrainingMethod,
+    *,
+    num_gpus: int,
+    per_gpu: float,
+    usable: float,
+    needed: int,
+) -> str:
+    return (
+        f"{method.value} training of {model.id} needs {per_gpu / GB:.0f} GB per GPU "
+        f"on {num_gpus} × {gpu.id} ({usable / GB:.0f} GB usable); "
+        + (f"at least {needed} GPUs are needed" if needed else "one sequence's activations do not fit")
+    )
+
+
+def _tokens_per_micro_step(unsharded: float, spare: float, seq_len: int) -> float:
+    """Sequences per micro-step: as many as the memory left after the states holds, up to the
+    target; ZeRO-3 traffic is paid once per micro-step, so small micro-batches expose it."""
+    activations_per_sequence = unsharded - TRAINING_RESERVE_BYTES
+    sequences = 1 + max(0, int(spare // activations_per_sequence)) if activations_per_sequence > 0 else 1
+    return max(float(seq_len), min(MICRO_BATCH_TOKENS_TARGET, sequences * seq_len))
+
+
+def _flops_per_token(m: ModelPhysics, method: TrainingMethod, seq_len: int) -> float:
+    """Linear layers + attention (QKᵀ and AV: 2 GEMMs × 2 FLOPs per MAC over the sequence, counted
+    without the causal half as MFU conventions do: 6N + 12·L·h·s in total); adapters-only training
+    skips the base's weight gradients (4N instead of 6N)."""
+    attention_forward = 4.0 * m.layers * m.heads * m.head_dim * seq_len
+    passes = 3.0 if method is TrainingMethod.FULL else 2.0
+    return passes * (m.linear_flops_per_token() + attention_forward)
+
+
+def _dp_traffic_bytes(
+    m: ModelPhysics, model: ModelArch, method: TrainingMethod, *, replicated: bool
+) -> float:
+    """Data-parallel traffic per micro-step per GPU (bf16): ZeRO-3/FSDP all-gathers the sharded
+    weights for forward and backward and reduce-scatters gradients (3 × 2 B × N for full
+    training; 2 × the base for sharded LoRA); replicated LoRA all-reduces only adapter grads."""
+    adapter_bytes = 2.0 * _adapter_params(m, model.intermediate)
+    if method is TrainingMethod.FULL:
+        return 3 * 2.0 * m.params
+    if replicated:
+        return 2.0 * adapter_bytes
+    base_bytes = (BASE_BYTES_LORA if method is TrainingMethod.LORA else BASE_BYTES_QLORA) * m.params
+    return 2.0 * base_bytes + 2.0 * adapter_bytes
 
 
 def _mfu(cal: Calibration, architecture: Architecture, precision: Precision) -> float:

@@ -12,7 +12,7 @@ from pricebook.schema import AttentionType, ScaleUpLink
 from solver.domain import ModelSpec, Precision
 from solver.perf import decode_upper_bound_tok_s
 from solver.perf.calibration import Calibration, calibration_from_dict, load_calibration
-from solver.perf.inference import Deployment, _replica
+from solver.perf.inference import Deployment, build_replica
 from solver.perf.models import model_from_spec
 from solver.perf.physics import (
     ALLREDUCE_LATENCY_PRIOR_S,
@@ -45,14 +45,6 @@ def test_mla_kv_bytes_per_token_is_the_compressed_rank() -> None:
     assert ModelPhysics.of(deepseek).kv_bytes_per_token(Precision.BF16) == 576 * 61 * 2
     # a GQA reading of the same config would have been 2 × 61 × 128 × 192 × 2 bytes: 53× more
     assert 2 * 61 * 128 * 192 * 2 / (576 * 61 * 2) > 50
-
-
-def test_sliding_window_layers_stop_growing_at_the_window() -> None:
-    gemma_like = make_model(layers=6, full_attention_layers=1, sliding_window=1024, kv_heads=4, head_dim=256)
-    physics = ModelPhysics.of(gemma_like)
-    per_layer = 2 * 4 * 256 * 2  # bytes per token per layer at bf16
-    at_8k = physics.kv_bytes_for_context(8192, Precision.BF16)
-    assert at_8k == per_layer * (1 * 8192 + 5 * 1024)
 
 
 def test_weight_bytes_are_params_times_bytes_per_element() -> None:
@@ -113,8 +105,8 @@ def test_tp_over_nvlink_at_batch_1_pays_two_allreduce_latencies_per_layer(nvlink
                        hidden=8192, intermediate=28672 // tp, heads=64 // tp, kv_heads=8 // tp, head_dim=128,
                        full_attention_layers=layers)
     gpu = make_gpu()
-    tp4 = _replica(full, Deployment(gpu, tp, Precision.BF16), cal)
-    tp1 = _replica(shard, Deployment(gpu, 1, Precision.BF16), cal)
+    tp4 = build_replica(full, Deployment(gpu, tp, Precision.BF16), cal)
+    tp1 = build_replica(shard, Deployment(gpu, 1, Precision.BF16), cal)
     extra_s = tp4.step(1, 500)[0] - tp1.step(1, 500)[0]
     # two all-reduces (after attention, after the MLP) per layer, each at least its fixed latency
     assert extra_s >= 2 * layers * nvlink_s

@@ -1,49 +1,16 @@
-"""clients.render: deployments of several kinds, runner-up remarks, buy-vs-rent and API break-even cells."""
+"""clients.render.break_even: buy-vs-rent and API break-even cells, the answer's first line, verdicts."""
 
 from __future__ import annotations
 
 from api.fleetplan.v1 import common_pb2, plan_pb2
 from api.fleetplan.v1 import fleet_planner_pb2 as api
-from clients.render import (
-    _deployment_columns,
-    _runner_up_remarks,
+from clients.render.break_even import (
     api_break_even,
     has_on_demand,
     payback,
     render_break_even,
     render_break_even_answer,
-    swept_value,
 )
-
-
-def _group(tp: int, replicas: int, mig_slice: int = 0) -> plan_pb2.ReplicaGroup:
-    return plan_pb2.ReplicaGroup(
-        gpu_id="h200-sxm", tp=tp, precision=common_pb2.PRECISION_FP8, replicas=replicas, mig_slice=mig_slice
-    )
-
-
-def test_mixed_tp_groups_are_listed_side_by_side() -> None:
-    groups = [_group(1, 2), _group(2, 1)]
-    d = plan_pb2.WorkloadDeployment(gpu_id="h200-sxm", tp=2, replicas=3, replica_groups=groups)
-    assert _deployment_columns(d) == ["h200-sxm", "1 + 2", "fp8", "2 + 1"]
-
-
-def test_a_mig_slice_is_named_as_such() -> None:
-    groups = [_group(1, 2, mig_slice=4)]
-    d = plan_pb2.WorkloadDeployment(gpu_id="h200-sxm", tp=1, replicas=2, replica_groups=groups)
-    assert _deployment_columns(d) == ["h200-sxm", "MIG 1/4", "fp8", "2"]
-
-
-def test_runner_up_remarks_name_their_workloads_once_per_remark() -> None:
-    local = "other workloads kept as planned; a full re-plan can only be cheaper"
-    runner_up = plan_pb2.RunnerUp(gpu_id="b200", tp=1)
-    deployments = [
-        plan_pb2.WorkloadDeployment(workload_name=f"w{i}", runner_up=runner_up, runner_up_note=local)
-        for i in range(8)
-    ]
-    deployments.append(plan_pb2.WorkloadDeployment(workload_name="solo", runner_up_note="no demand"))
-    deployments.append(plan_pb2.WorkloadDeployment(workload_name="plain", runner_up=runner_up))
-    assert _runner_up_remarks(deployments) == [f"runner-ups of w0, w1, w2, w3, w4, w5 and 2 more: {local}"]
 
 
 def test_buy_vs_rent_without_an_on_demand_offer_shows_no_break_even_or_payback() -> None:
@@ -97,13 +64,3 @@ def test_break_even_verdicts_are_bullets_under_the_tables_not_a_column() -> None
     markdown = render_break_even(analysis, markdown=True).splitlines()
     first_bullet = markdown.index(f"- {verdict}")
     assert markdown[first_bullet - 1] == ""  # the list does not run into the table
-
-
-def test_swept_values_read_as_typed() -> None:
-    assert [swept_value(v) for v in (0.5, 1.0, 1.5, 30.0, 500_000_000.0)] == [
-        "0.5",
-        "1",
-        "1.5",
-        "30",
-        "500,000,000",
-    ]

@@ -1,0 +1,127 @@
+"""The commands ``serve``, ``plan``, ``evaluate``, ``breakeven`` and ``catalog`` (``estimate`` and
+``sweep`` have their own modules)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any, TextIO
+
+from api.fleetplan.v1 import catalog_pb2, common_pb2, scenario_pb2
+from api.fleetplan.v1 import fleet_planner_pb2 as api
+from clients import render
+from clients.cli.connection import connect
+from clients.cli.exits import EXIT_NO_PLAN, EXIT_OK, plan_status_exit
+from clients.cli.output import emit
+from clients.scenario import ScenarioError, load_scenario, load_yaml, parse_scenario
+from service.interceptors import configure_logging
+from service.server import serve
+from service.settings import ServerSettings
+
+SERVE_SETTINGS = (
+    "pricebook_dir",
+    "grace_period_s",
+    "tls_cert_file",
+    "tls_key_file",
+    "tls_client_ca_file",
+    "token_file",
+    "solve_slots",
+    "max_queued_solves",
+    "plan_cache_entries",
+)
+"""``serve`` flags that are server settings of the same name (unset ones keep the settings' default)."""
+
+
+def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
+    overrides: dict[str, Any] = {"address": args.address}
+    for key in SERVE_SETTINGS:
+        value = getattr(args, key, None)
+        if value is not None:
+            overrides[key] = value
+    settings = ServerSettings(**overrides)
+    configure_logging(json=settings.log_json)
+    serve(settings)
+    return EXIT_OK
+
+
+def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
+    request = load_scenario(Path(args.scenario), api.PlanFleetRequest)
+    with connect(args) as client:
+        response = client.plan_fleet(request)
+    emit(args, response, render.render_plan(response.plan, response.provenance, markdown=args.markdown), out)
+    return plan_status_exit(response.plan)
+
+
+def _mode_names() -> dict[str, common_pb2.AcquisitionMode.ValueType]:
+    return {name: common_pb2.AcquisitionMode.Value(name) for name in common_pb2.AcquisitionMode.keys()[1:]}
+
+
+_MODE_NAMES = _mode_names()
+
+
+def parse_fleet(spec: str) -> scenario_pb2.Fleet:
+    """``h200-sxm:4[:buy],rtx-pro-6000-server:16`` → Fleet."""
+    fleet = scenario_pb2.Fleet()
+    for part in filter(None, (p.strip() for p in spec.split(","))):
+        pieces = part.split(":")
+        if len(pieces) not in (2, 3) or not pieces[1].isdigit():
+            raise ScenarioError("--fleet", part, "expected GPU:COUNT[:MODE], e.g. h200-sxm:4:buy")
+        mode = pieces[2] if len(pieces) == 3 else "buy"
+        owned = mode == "owned"
+        enum_name = f"ACQUISITION_MODE_{'BUY' if owned else mode.upper().replace('-', '_')}"
+        if enum_name not in _MODE_NAMES:
+            raise ScenarioError(
+                "--fleet", part, f"unknown mode {mode!r}; use buy, reserved, on_demand or owned"
+            )
+        fleet.items.append(
+            scenario_pb2.FleetItem(
+                gpu_id=pieces[0], count=int(pieces[1]), mode=_MODE_NAMES[enum_name], owned=owned
+            )
+        )
+    return fleet
+
+
+def cmd_evaluate(args: argparse.Namespace, out: TextIO) -> int:
+    path = Path(args.scenario)
+    data = load_yaml(path)
+    request = parse_scenario(data, api.EvaluateFleetRequest, str(path))
+    if args.fleet:
+        request.fleet.CopyFrom(parse_fleet(args.fleet))
+    request.compare_with_optimal = not args.no_compare
+    with connect(args) as client:
+        response = client.evaluate_fleet(request)
+    emit(args, response, render.render_evaluation(response, markdown=args.markdown), out)
+    return EXIT_OK if response.feasible else EXIT_NO_PLAN
+
+
+def cmd_breakeven(args: argparse.Namespace, out: TextIO) -> int:
+    path = Path(args.scenario)
+    data = load_yaml(path)
+    if isinstance(data, dict):
+        # A plan scenario works as is: its solver options do not apply to a break-even analysis.
+        data = {k: v for k, v in data.items() if k != "solver_options"}
+    request = parse_scenario(data, api.AnalyzeBreakEvenRequest, str(path))
+    if args.gpu:
+        request.gpu_id = args.gpu
+    if args.utilization is not None:
+        request.utilization = args.utilization
+    with connect(args) as client:
+        response = client.analyze_break_even(request)
+    text = render.render_break_even_answer(response, markdown=args.markdown)
+    emit(args, response, text + render.render_provenance(response.provenance), out)
+    return EXIT_OK
+
+
+def cmd_catalog(args: argparse.Namespace, out: TextIO) -> int:
+    kinds = []
+    for kind in args.kind or ():
+        name = f"CATALOG_KIND_{kind.upper()}"
+        if name not in catalog_pb2.CatalogKind.DESCRIPTOR.values_by_name:
+            raise ScenarioError(
+                "--kind", kind, "unknown kind; use gpu, server, offer, api_price, model or site"
+            )
+        kinds.append(catalog_pb2.CatalogKind.Value(name))
+    with connect(args) as client:
+        response = client.list_catalog(kinds)
+    emit(args, response, render.render_catalog(response, markdown=args.markdown), out)
+    return EXIT_OK

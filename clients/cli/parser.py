@@ -1,0 +1,149 @@
+"""The ``fleetplan`` command line's arguments: one function per command."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from clients.cli.commands import cmd_breakeven, cmd_catalog, cmd_evaluate, cmd_plan, cmd_serve
+from clients.cli.estimate import cmd_estimate
+from clients.cli.sweep import cmd_sweep
+from clients.client import DEFAULT_TIMEOUT_S
+
+Subparsers = argparse._SubParsersAction  # the type argparse gives no public name
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fleetplan", description="Plan GPU fleets for LLM inference and training."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    _add_serve(sub)
+    _add_plan(sub)
+    _add_evaluate(sub)
+    _add_estimate(sub)
+    _add_breakeven(sub)
+    _add_catalog(sub)
+    _add_sweep(sub)
+    return parser
+
+
+def _client_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--target", help="server host:port (default: start one in-process on loopback)")
+    parser.add_argument("--timeout-s", type=float, default=DEFAULT_TIMEOUT_S, help="call deadline in seconds")
+    parser.add_argument("--pricebook", type=Path, help="pricebook directory for the in-process server")
+    parser.add_argument("--ca-file", help="CA certificate (PEM) to verify a TLS server")
+    parser.add_argument("--cert-file", help="client certificate (PEM) for mutual TLS")
+    parser.add_argument("--key-file", help="client private key (PEM) for mutual TLS")
+    parser.add_argument("--token-file", help="file holding a bearer token (default: $FLEETPLAN_TOKEN)")
+    parser.add_argument("--verbose", action="store_true", help="show the in-process server's log lines")
+    fmt = parser.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="protobuf JSON of the response (proto field names)")
+    fmt.add_argument("--markdown", action="store_true", help="Markdown tables")
+
+
+def _add_serve(sub: Subparsers[argparse.ArgumentParser]) -> None:
+    serve = sub.add_parser("serve", help="run the gRPC server")
+    serve.add_argument("--address", default="127.0.0.1:50051", help="host:port to listen on")
+    serve.add_argument(
+        "--pricebook", dest="pricebook_dir", type=Path, help="pricebook directory (default: embedded)"
+    )
+    serve.add_argument("--grace-period-s", type=float, help="shutdown grace period")
+    serve.add_argument("--tls-cert-file", type=Path)
+    serve.add_argument("--tls-key-file", type=Path)
+    serve.add_argument(
+        "--tls-client-ca-file", type=Path, help="require client certificates signed by this CA"
+    )
+    serve.add_argument("--token-file", type=Path, help="accepted bearer tokens, one per line")
+    serve.add_argument("--solve-slots", type=int, help="solves that run at once (default: from the cores)")
+    serve.add_argument("--max-queued-solves", type=int, help="solves that may wait for a slot")
+    serve.add_argument(
+        "--plan-cache-entries", type=int, help="complete answers kept for identical requests (0 = off)"
+    )
+    serve.set_defaults(func=cmd_serve)
+
+
+def _add_plan(sub: Subparsers[argparse.ArgumentParser]) -> None:
+    plan = sub.add_parser("plan", help="plan the cheapest fleet for a scenario file")
+    plan.add_argument("scenario", help="YAML with the shape of PlanFleetRequest")
+    _client_options(plan)
+    plan.set_defaults(func=cmd_plan)
+
+
+def _add_evaluate(sub: Subparsers[argparse.ArgumentParser]) -> None:
+    evaluate = sub.add_parser("evaluate", help="evaluate a given fleet against a scenario")
+    evaluate.add_argument(
+        "scenario", help="YAML with the shape of EvaluateFleetRequest (PlanFleetRequest + fleet)"
+    )
+    evaluate.add_argument(
+        "--fleet", help="GPU:COUNT[:MODE],… (mode buy|reserved|on_demand|owned; default buy)"
+    )
+    evaluate.add_argument(
+        "--no-compare", action="store_true", help="skip solving the optimal plan for comparison"
+    )
+    _client_options(evaluate)
+    evaluate.set_defaults(func=cmd_evaluate)
+
+
+def _add_estimate(sub: Subparsers[argparse.ArgumentParser]) -> None:
+    estimate = sub.add_parser("estimate", help="performance what-ifs (one case by flags, or a JSONL file)")
+    estimate.add_argument("--cases", help="JSONL file of cases (issue #4 field names)")
+    estimate.add_argument("--output", help="write JSONL results here (default stdout)")
+    estimate.add_argument("--mode", choices=["infer", "train"], default="infer")
+    estimate.add_argument("--gpu")
+    estimate.add_argument("--num-gpus", type=int)
+    estimate.add_argument("--tp", type=int)
+    estimate.add_argument("--model", help="catalogue model id or alias")
+    estimate.add_argument("--params-b", type=float, help="size-only model: total parameters (billions)")
+    estimate.add_argument(
+        "--active-params-b", type=float, help="size-only MoE model: active parameters (billions)"
+    )
+    estimate.add_argument("--precision")
+    estimate.add_argument("--kv-precision")
+    estimate.add_argument("--engine")
+    estimate.add_argument("--input-len", type=int)
+    estimate.add_argument("--output-len", type=int)
+    estimate.add_argument("--concurrency", help="closed-loop users, or 'max' for offline maximum throughput")
+    estimate.add_argument("--request-rate", type=float, help="open-loop requests per second")
+    estimate.add_argument("--prefix-hit-rate", type=float)
+    estimate.add_argument("--method", help="training: full, lora or qlora")
+    estimate.add_argument("--tokens", type=float, help="training tokens of one run")
+    estimate.add_argument("--seq-len", type=int)
+    _client_options(estimate)
+    estimate.set_defaults(func=cmd_estimate)
+
+
+def _add_breakeven(sub: Subparsers[argparse.ArgumentParser]) -> None:
+    breakeven = sub.add_parser("breakeven", help="buy vs rent vs API")
+    breakeven.add_argument(
+        "scenario", help="YAML with the shape of AnalyzeBreakEvenRequest (workloads, constraints)"
+    )
+    breakeven.add_argument("--gpu", help="analyse this GPU type instead of the optimal plan")
+    breakeven.add_argument("--utilization", type=float, help="utilization (0–1] to assume for buy vs rent")
+    _client_options(breakeven)
+    breakeven.set_defaults(func=cmd_breakeven)
+
+
+def _add_catalog(sub: Subparsers[argparse.ArgumentParser]) -> None:
+    catalog = sub.add_parser("catalog", help="list the pricebook with sources and dates")
+    catalog.add_argument(
+        "--kind", action="append", help="gpu, server, offer, api_price, model, site (repeatable)"
+    )
+    _client_options(catalog)
+    catalog.set_defaults(func=cmd_catalog)
+
+
+def _add_sweep(sub: Subparsers[argparse.ArgumentParser]) -> None:
+    sweep = sub.add_parser("sweep", help="solve a scenario over a range of budgets, SLAs or demand")
+    sweep.add_argument("scenario", help="YAML with the shape of PlanFleetRequest")
+    sweep.add_argument(
+        "--dimension",
+        required=True,
+        help="capex_budget, demand_multiplier, tpot_p95_ms, ttft_p95_ms or min_per_user_tok_s",
+    )
+    sweep.add_argument("--values", help="comma-separated values")
+    sweep.add_argument("--range", help="START:STOP:POINTS")
+    sweep.add_argument("--workload", help="for SLA dimensions: the workload to vary (default all)")
+    sweep.add_argument("--csv", help="also write the frontier as CSV")
+    _client_options(sweep)
+    sweep.set_defaults(func=cmd_sweep)

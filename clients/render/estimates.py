@@ -1,0 +1,94 @@
+"""Performance estimates: one table of serving cases, one of training cases, then the cases in error."""
+
+from __future__ import annotations
+
+from api.fleetplan.v1 import fleet_planner_pb2 as api
+from api.fleetplan.v1 import performance_pb2
+from clients.render.tables import Cell, table
+from clients.render.values import precision_name, render_provenance
+
+INFERENCE_HEADERS = [
+    "#",
+    "GPU",
+    "model",
+    "TP",
+    "prec",
+    "out tok/s",
+    "total tok/s",
+    "TTFT ms",
+    "TPOT ms",
+    "tok/s/user",
+    "max conc",
+    "fits",
+    "bottleneck",
+    "band out tok/s",
+]
+TRAINING_HEADERS = [
+    "#",
+    "GPU",
+    "model",
+    "train tok/s",
+    "per GPU",
+    "MFU",
+    "hours",
+    "GPU-hours",
+    "fits",
+    "min GPUs",
+]
+
+
+def render_estimates(r: api.EstimatePerformanceResponse, *, markdown: bool = False) -> str:
+    infer_rows = [_inference_row(res) for res in r.results if res.WhichOneof("outcome") == "inference"]
+    train_rows = [_training_row(res) for res in r.results if res.WhichOneof("outcome") == "training"]
+    out = []
+    if infer_rows:
+        out.append(table(INFERENCE_HEADERS, infer_rows, markdown=markdown))
+    if train_rows:
+        out.append(table(TRAINING_HEADERS, train_rows, markdown=markdown))
+    out += [
+        f"case {res.case_index}: {res.error.field}: {res.error.reason}"
+        for res in r.results
+        if res.WhichOneof("outcome") == "error"
+    ]
+    out.append(render_provenance(r.provenance))
+    return "\n".join(out)
+
+
+def _model(case: performance_pb2.PerformanceCase) -> str:
+    return case.model.model_id or f"{case.model.spec.params_b:g}B spec"
+
+
+def _inference_row(res: performance_pb2.PerformanceResult) -> list[Cell]:
+    c, e = res.case, res.inference
+    return [
+        res.case_index,
+        c.gpu_id,
+        _model(c),
+        e.tp,
+        precision_name(c.precision),
+        e.output_tok_s_total,
+        e.total_tok_s,
+        e.ttft_ms,
+        e.tpot_ms,
+        e.per_user_tok_s,
+        e.max_concurrency,
+        "yes" if e.fits else "no",
+        e.bottleneck,
+        f"{e.output_tok_s_low:,.0f}–{e.output_tok_s_high:,.0f}",
+    ]
+
+
+def _training_row(res: performance_pb2.PerformanceResult) -> list[Cell]:
+    c, t = res.case, res.training
+    return [
+        res.case_index,
+        c.gpu_id,
+        _model(c),
+        t.train_tok_s,
+        t.train_tok_s_per_gpu,
+        t.mfu,
+        t.hours,
+        t.gpu_hours,
+        "yes" if t.fits else "no",
+        t.min_gpus,
+    ]
