@@ -22,8 +22,7 @@ from solver.optimizer.caps import Cap
 from solver.optimizer.instance import Candidate, FleetInstance, InferenceDemand, owned_host_of
 from solver.optimizer.results import Assignment, ChosenOption, FleetSolution, Violation, ViolationKind
 from solver.perf import Capacity, Deployment, WorkloadShape, resolve_model
-from solver.perf import capacity as perf_capacity
-from solver.perf import inference as perf_inference
+from solver.perf.capacity import capacity_at_sla_afresh
 from solver.pricing.options import AcquisitionOption
 from solver.units import DAYS_PER_MONTH
 
@@ -38,10 +37,9 @@ def _stated_capacity(candidate: Candidate) -> float:
 
 
 def _fresh_capacity(model: ModelArch, deployment: Deployment, shape: WorkloadShape, sla: Sla) -> Capacity:
-    """``solver.perf.capacity_at_sla`` computed anew: the same physics, bypassing its lru_cache
-    (which the candidate builder fills), so the check does not read the builder's answers."""
-    replica = perf_inference._replica(model, deployment, None)
-    return perf_capacity._capacity.__wrapped__(replica, shape, sla, deployment.describe())
+    """``solver.perf.capacity_at_sla`` computed anew: the same physics, bypassing its cache (which
+    the candidate builder fills), so the check does not read the builder's answers."""
+    return capacity_at_sla_afresh(model, deployment, shape, sla)
 
 
 def perf_capacity_checker(request: PlanRequest, book: Pricebook) -> CapacityOf:

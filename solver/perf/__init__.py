@@ -5,7 +5,8 @@ Public API (see docs/ARCHITECTURE.md):
 * ``resolve_model(ref, book)`` — catalogue id/alias, inline spec, or size-only spec (assumed);
 * ``Deployment``, ``WorkloadShape``, loads ``ClosedLoop`` / ``OpenLoop`` / ``OfflineMax``;
 * ``estimate_inference(model, deployment, shape, load) -> InferenceEstimate``;
-* ``capacity_at_sla(model, deployment, shape, sla) -> Capacity`` (cached; what the optimizer uses);
+* ``capacity_at_sla(model, deployment, shape, sla) -> Capacity`` (cached; what the optimizer uses;
+  ``capacity.capacity_at_sla_afresh`` is the same without the cache, for the plan evaluator);
 * ``estimate_training(model, gpu, num_gpus, method, seq_len, tokens) -> TrainingEstimate``;
 * ``solver.perf.cases.estimate_cases(lines, book)`` — batch what-ifs (JSONL in, dicts out).
 """

@@ -70,6 +70,20 @@ def capacity_at_sla(
     return _capacity(replica, shape, sla, deployment.describe())
 
 
+def capacity_at_sla_afresh(
+    model: ModelArch,
+    deployment: Deployment,
+    shape: WorkloadShape,
+    sla: Sla,
+    *,
+    calibration: Calibration | None = None,
+) -> Capacity:
+    """``capacity_at_sla`` computed anew, not read from its cache: what an independent check of a
+    plan uses, so that it never sees the candidate builder's answers."""
+    replica = build_replica(model, deployment, calibration)
+    return _capacity.__wrapped__(replica, shape, sla, deployment.describe())
+
+
 def _meets(timing: Timing, sla: Sla) -> str:
     """Empty when ``timing`` meets every target, else the first violated target in words."""
     if sla.ttft_p95_ms is not None and timing.ttft_p95_s * 1e3 > sla.ttft_p95_ms:
