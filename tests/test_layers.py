@@ -10,6 +10,9 @@ api (generated stubs)    pricebook (data, loader, overrides)
                             clients (client, scenarios, rendering, the CLI)
 ```
 
+``tools/`` holds developer tools (the calibration fit, which needs scipy); they may use the solver
+and the pricebook, and nothing imports them.
+
 Checked on the source (every import statement, at module level or inside a function), so a
 cycle cannot hide behind a function-level import. Imports inside a function are refused for the
 project's own packages altogether: with the layers above there is no cycle to dodge.
@@ -24,15 +27,16 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("api", "pricebook", "solver", "service", "clients")
+PACKAGES = ("api", "pricebook", "solver", "service", "clients", "tools")
 GENERATED = REPO_ROOT / "api" / "fleetplan"
 
 FORBIDDEN: dict[str, frozenset[str]] = {
-    "api": frozenset({"pricebook", "solver", "service", "clients", "bench"}),
-    "pricebook": frozenset({"api", "solver", "service", "clients", "bench", "grpc"}),
-    "solver": frozenset({"api", "service", "clients", "bench", "grpc", "grpc_status", "google.rpc"}),
-    "service": frozenset({"clients", "bench"}),
-    "clients": frozenset({"bench"}),
+    "api": frozenset({"pricebook", "solver", "service", "clients", "bench", "tools"}),
+    "pricebook": frozenset({"api", "solver", "service", "clients", "bench", "tools", "grpc"}),
+    "solver": frozenset({"api", "service", "clients", "bench", "tools", "grpc", "grpc_status", "google.rpc"}),
+    "service": frozenset({"clients", "bench", "tools"}),
+    "clients": frozenset({"bench", "tools"}),
+    "tools": frozenset({"service", "clients", "api", "grpc"}),
 }
 """Top-level modules each package must not import."""
 
