@@ -34,6 +34,9 @@ from solver.domain import (
 )
 from solver.optimizer.evaluate import perf_capacity_checker
 from solver.optimizer.instance import (
+    CLUSTERED_BUCKETS,
+    EXACT_BUCKET_REPLICA_VARIABLES,
+    Bucket,
     Candidate,
     CandidateRejection,
     Caps,
@@ -49,7 +52,7 @@ from solver.perf import Deployment, WorkloadShape, capacity_at_sla, resolve_mode
 from solver.perf.training import estimate_training, min_gpus_to_fit
 from solver.pricing.costs import acquisition_options, to_currency
 from solver.pricing.options import AcquisitionOption
-from solver.units import SECONDS_PER_HOUR
+from solver.units import HOURS_PER_DAY, SECONDS_PER_HOUR
 
 __all__ = [
     "MIG_MAX_PARAMS_B",
@@ -272,6 +275,27 @@ def _fixed_counts(fleet: Fleet, options: list[AcquisitionOption], book: Priceboo
     return dict(fixed)
 
 
+def _demands(request: PlanRequest, candidates: int) -> tuple[tuple[Bucket, ...], list[InferenceDemand]]:
+    """The demand buckets and each workload's rate in them: hours grouped exactly when the model
+    stays small enough to solve (``EXACT_BUCKET_REPLICA_VARIABLES``), else clustered."""
+    rates = [w.hourly_request_rates() for w in request.inference] or [(0.0,) * HOURS_PER_DAY]
+    buckets, busiest, quietest = buckets_from_rates(rates)
+    if candidates * len(buckets) > EXACT_BUCKET_REPLICA_VARIABLES:
+        buckets, busiest, quietest = buckets_from_rates(rates, CLUSTERED_BUCKETS)
+    demands = [
+        InferenceDemand(
+            name=w.name,
+            rate_req_s=tuple(busy),
+            redundancy=w.redundancy,
+            tokens_per_request=w.tokens_per_request,
+            hourly_rate_req_s=tuple(w.hourly_request_rates()),
+            quietest_rate_req_s=tuple(quiet) if quiet != busy else (),
+        )
+        for w, busy, quiet in zip(request.inference, busiest, quietest, strict=False)
+    ]
+    return buckets, demands
+
+
 def build_instance(request: PlanRequest, book: Pricebook, *, fleet: Fleet | None = None) -> FleetInstance:
     """The MIP's input for ``request`` (on ``fleet`` when given: counts fixed)."""
     constraints = resolve_constraints(request.constraints, book)
@@ -285,25 +309,13 @@ def build_instance(request: PlanRequest, book: Pricebook, *, fleet: Fleet | None
     for o in options:
         max_tp[o.gpu] = max(max_tp[o.gpu], tp_domain(o))
     gpus = [catalog.gpu(book, g) for g in sorted(max_tp)]
-    rates = [w.hourly_request_rates() for w in request.inference]
-    buckets, per_bucket = buckets_from_rates(rates) if rates else buckets_from_rates([[0.0] * 24])
-    demands = []
     candidates: list[Candidate] = []
     rejections: list[CandidateRejection] = []
-    for w, bucket_rates in zip(request.inference, per_bucket, strict=False):
-        model = resolve_model(w.model, book)
-        demands.append(
-            InferenceDemand(
-                name=w.name,
-                rate_req_s=tuple(bucket_rates),
-                redundancy=w.redundancy,
-                tokens_per_request=w.tokens_per_request,
-                hourly_rate_req_s=tuple(w.hourly_request_rates()),
-            )
-        )
-        found, rejected = inference_candidates(w, model, gpus, max_tp)
+    for w in request.inference:
+        found, rejected = inference_candidates(w, resolve_model(w.model, book), gpus, max_tp)
         candidates += found
         rejections += rejected
+    buckets, demands = _demands(request, len(candidates))
     training = tuple(training_demand(t, book, gpus) for t in request.training)
     return FleetInstance(
         currency=constraints.currency,

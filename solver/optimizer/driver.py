@@ -79,6 +79,22 @@ def build_model(
     return builder
 
 
+def relaxation_bound(instance: FleetInstance, time_limit_s: float) -> float | None:
+    """The optimum of ``instance``'s LP relaxation (GLOP), in the request currency: a lower bound
+    of its MIP. None when the LP is not solved within ``time_limit_s``."""
+    builder = build_model(instance, DEFAULT_BACKEND)
+    model = linear_solver_pb2.MPModelProto()
+    builder.solver.ExportModelToProto(model)
+    lp = pywraplp.Solver.CreateSolver("GLOP")
+    if lp is None or lp.LoadModelFromProto(model):  # pragma: no cover - OR-Tools build issue
+        return None
+    lp.SuppressOutput()
+    lp.SetTimeLimit(max(1, int(time_limit_s * 1000)))
+    if lp.Solve() != pywraplp.Solver.OPTIMAL:
+        return None
+    return float(lp.Objective().Value()) * builder.unit
+
+
 @dataclass(frozen=True, slots=True)
 class _Run:
     """What one run of the full MIP (and the search beside it) returned."""

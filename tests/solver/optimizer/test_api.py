@@ -314,3 +314,42 @@ def test_relaxed_sla_never_raises_cost_with_real_models(
     assert not fewer.has_plan or (
         fewer.cost is not None and fewer.cost.total >= relaxed.cost.total * (1 - REL)
     )
+
+
+def _opposite_profiles_request() -> PlanRequest:
+    """Two workloads busy at opposite ends of the day, rented by the hour: clustering their hours
+    at the busiest one overpays."""
+    day = tuple(0.2 + (h if h < 12 else 24 - h) / 12 for h in range(24))
+    night = tuple(reversed(day))
+    chat = chat_workload(20.0)
+    return PlanRequest(
+        inference=(
+            chat.model_copy(update={"name": "day", "hourly_profile": day}),
+            chat.model_copy(update={"name": "night", "hourly_profile": night}),
+        ),
+        constraints=Constraints(
+            currency="USD", allowed_gpus=("h100-sxm", "l40s"), allowed_modes=(AcquisitionMode.ON_DEMAND,)
+        ),
+    )
+
+
+def test_clustered_hours_never_claim_an_optimum_they_cannot_prove(
+    book: Pricebook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    request = _opposite_profiles_request()
+    exact_instance = build_instance(request, book)
+    assert not exact_instance.hours_clustered
+    exact = solve(exact_instance, time_limit_s=30, relative_gap=0.0, explain=False)
+    assert exact.status is SolveStatus.OPTIMAL and exact.stats.objective is not None
+    monkeypatch.setattr("solver.optimizer.candidates.EXACT_BUCKET_REPLICA_VARIABLES", 0)
+    clustered_instance = build_instance(request, book)
+    assert clustered_instance.hours_clustered and len(clustered_instance.buckets) < len(exact_instance.buckets)
+    clustered = solve(clustered_instance, time_limit_s=30, relative_gap=0.0, explain=False)
+    stats = clustered.stats
+    assert stats.objective is not None and stats.best_bound is not None
+    # The clustered plan covers every hour, so it costs at least the exact optimum; the reported
+    # bound is a bound of the request itself, so it is at most the exact optimum.
+    assert stats.objective >= exact.stats.objective * (1 - 1e-9)
+    assert stats.best_bound <= exact.stats.objective * (1 + 1e-9)
+    assert stats.objective > exact.stats.objective * (1 + 1e-6), "this instance overpays when clustered"
+    assert clustered.status is SolveStatus.FEASIBLE and stats.gap is not None and stats.gap > 0

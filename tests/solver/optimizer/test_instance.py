@@ -17,19 +17,30 @@ from solver.optimizer.instance import (
 def test_hours_with_the_same_rates_share_a_bucket() -> None:
     day = [1.0] * 8 + [3.0] * 16
     night = [2.0] * 8 + [0.0] * 16
-    buckets, rates = buckets_from_rates([day, night])
+    buckets, busiest, quietest = buckets_from_rates([day, night])
     assert [b.hours_per_day for b in buckets] == [8, 16]
-    assert rates == [[1.0, 3.0], [2.0, 0.0]]
+    assert busiest == quietest == [[1.0, 3.0], [2.0, 0.0]]
 
 
 def test_every_distinct_hour_keeps_its_own_bucket() -> None:
     """No clustering: 24 different hours are 24 buckets, each at its own rate (exact)."""
     rates = [float(h) for h in range(24)]
-    buckets, per_bucket = buckets_from_rates([rates])
+    buckets, busiest, quietest = buckets_from_rates([rates])
     assert len(buckets) == 24
     assert sorted(h for b in buckets for h in b.hours) == list(range(24))
-    for b, rate in zip(buckets, per_bucket[0], strict=True):
+    for b, rate in zip(buckets, busiest[0], strict=True):
         assert [rates[h] for h in b.hours] == [rate]
+    assert quietest == busiest
+
+
+def test_clustered_hours_carry_their_busiest_and_quietest_rates() -> None:
+    rates = [float(h) for h in range(24)]
+    buckets, busiest, quietest = buckets_from_rates([rates], max_buckets=6)
+    assert len(buckets) == 6
+    assert sorted(h for b in buckets for h in b.hours) == list(range(24))
+    for b, high, low in zip(buckets, busiest[0], quietest[0], strict=True):
+        assert high == max(rates[h] for h in b.hours)
+        assert low == min(rates[h] for h in b.hours)
 
 
 def test_option_predicates_and_tp_domain() -> None:
