@@ -119,6 +119,7 @@ def acquisition_options(book: Pricebook, constraints: Constraints) -> list[Acqui
     id (``solver.resolve`` resolved the request's aliases).
     """
     allowed = set(constraints.allowed_gpus)
+    _require_catalogue_ids(book, allowed | {o.gpu for o in constraints.owned})
     options: list[AcquisitionOption] = []
     for gpu in book.gpus:
         if allowed and gpu.id not in allowed:
@@ -134,6 +135,15 @@ def acquisition_options(book: Pricebook, constraints: Constraints) -> list[Acqui
     for gpu_id in owned_gpus:
         options.extend(_owned_options(catalogue_gpu(book, gpu_id), book, constraints))
     return sorted(options, key=lambda o: o.id)
+
+
+def _require_catalogue_ids(book: Pricebook, gpus: set[str]) -> None:
+    """An alias or unknown GPU here is a bug (a request that skipped ``solver.resolve``), not user
+    input: raised, rather than silently pricing nothing for it."""
+    unknown = sorted(gpus - {g.id for g in book.gpus})
+    if unknown:
+        msg = f"not catalogue GPU ids: {', '.join(unknown)} (resolve the request first: solver.resolve)"
+        raise ValueError(msg)
 
 
 def servers_for(gpu: GpuSpec, book: Pricebook) -> list[ServerSpec]:
