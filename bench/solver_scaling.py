@@ -43,6 +43,7 @@ from solver.domain import (
 )
 from solver.optimizer.api import solve
 from solver.optimizer.candidates import build_instance
+from solver.resolve import resolve
 
 RESULTS = Path(__file__).parent / "results" / "solver_scaling.json"
 SIZES = (5, 20, 50, 100, 200)
@@ -153,7 +154,8 @@ def seed_500m_krw_request(allowed: tuple[str, ...] = SEED_500M_PAIR) -> PlanRequ
 
 
 def run_seed_500m(book: Pricebook) -> dict[str, Any]:
-    instance = build_instance(seed_500m_krw_request(), book)
+    # The seed names GPUs by alias; the optimizer takes catalogue ids.
+    instance = build_instance(resolve(seed_500m_krw_request(), book).request, book)
     sol = solve(instance, time_limit_s=10, explain=False)
     st = sol.stats
     return {

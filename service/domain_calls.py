@@ -1,8 +1,10 @@
 """The service's calls into the domain, run in worker threads.
 
-Each function takes validated domain objects and calls ``solver.planner`` (plan, evaluate,
-break-even, sweep) or ``solver.perf.cases`` (batch what-ifs). No protobuf here, and no physics
-or economics: only the call, the time limit and the solver statistics for the RPC's log line.
+Each function takes validated domain objects (requests already resolved: a
+``solver.resolve.ResolvedRequest`` or a ``planner.PreparedSweep``) and calls ``solver.planner``
+(plan, evaluate, break-even, sweep) or ``solver.perf.cases`` (batch what-ifs). No protobuf here,
+and no physics or economics: only the call, the time limit and the solver statistics for the
+RPC's log line.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from solver.optimizer.cancel import CancelToken
 from solver.optimizer.results import FleetSolution
 from solver.perf import cases as perf_cases
 from solver.perf.calibration import load_calibration
+from solver.resolve import ResolvedRequest
 
 
 def performance_model_version() -> str:
@@ -41,16 +44,13 @@ def log_stats(solution: FleetSolution) -> dict[str, Any]:
     }
 
 
-def plan(
-    request: domain.PlanRequest, book: Pricebook, time_limit_s: float, cancel: CancelToken
-) -> planner.PlanResult:
-    return planner.plan(request, book, time_limit_s=time_limit_s, cancel=cancel)
+def plan(resolved: ResolvedRequest, time_limit_s: float, cancel: CancelToken) -> planner.PlanResult:
+    return planner.plan(resolved, time_limit_s=time_limit_s, cancel=cancel)
 
 
 def evaluate(
     fleet: domain.Fleet,
-    request: domain.PlanRequest,
-    book: Pricebook,
+    resolved: ResolvedRequest,
     time_limit_s: float,
     cancel: CancelToken,
     *,
@@ -58,8 +58,7 @@ def evaluate(
 ) -> planner.EvaluationResult:
     return planner.evaluate(
         fleet,
-        request,
-        book,
+        resolved,
         time_limit_s=time_limit_s,
         cancel=cancel,
         compare_with_optimal=compare_with_optimal,
@@ -67,8 +66,7 @@ def evaluate(
 
 
 def break_even(
-    request: domain.PlanRequest,
-    book: Pricebook,
+    resolved: ResolvedRequest,
     time_limit_s: float,
     cancel: CancelToken,
     *,
@@ -77,29 +75,14 @@ def break_even(
     utilization: float | None,
 ) -> planner.BreakEvenAnalysis:
     return planner.analyze_break_even(
-        request, book, gpu=gpu, fleet=fleet, utilisation=utilization, time_limit_s=time_limit_s, cancel=cancel
+        resolved, gpu=gpu, fleet=fleet, utilisation=utilization, time_limit_s=time_limit_s, cancel=cancel
     )
 
 
 def sweep(
-    request: domain.PlanRequest,
-    book: Pricebook,
-    axis: planner.SweepAxis,
-    values: Sequence[float],
-    cancel: CancelToken,
-    *,
-    workload: str | None,
-    time_limit_s_per_point: float,
+    prepared: planner.PreparedSweep, cancel: CancelToken, *, time_limit_s_per_point: float
 ) -> Iterator[planner.SweepPoint | planner.SweepFrontier]:
-    return planner.sweep(
-        request,
-        book,
-        axis,
-        values,
-        cancel=cancel,
-        workload=workload,
-        time_limit_s_per_point=time_limit_s_per_point,
-    )
+    return planner.sweep(prepared, cancel=cancel, time_limit_s_per_point=time_limit_s_per_point)
 
 
 def estimate_cases(cases: Sequence[Mapping[str, Any]], book: Pricebook) -> list[dict[str, Any]]:

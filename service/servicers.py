@@ -32,7 +32,7 @@ from service.convert.paths import PathMap, domain_violations_to_proto, path_map
 from service.convert.performance import performance_cases_from_proto, performance_results_to_proto
 from service.convert.plan import plan_to_proto
 from service.convert.provenance import plan_provenance, provenance_to_proto
-from service.convert.scenario import plan_request_from_proto
+from service.convert.scenario import scenario_request
 from service.convert.sweep import frontier_to_proto, sweep_point_to_proto, sweep_request_from_proto
 from service.errors import grpc_errors
 from service.limits import SolveGate, require_plan_within_deadline, solve_budget_s
@@ -107,20 +107,20 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         self, request: api.PlanFleetRequest, context: grpc.aio.ServicerContext
     ) -> api.PlanFleetResponse:
         book = self._state.book
-        plan_request = plan_request_from_proto(request, book)
+        resolved = scenario_request(request, book)
 
         async def solve() -> planner.PlanResult:
             limit = _time_budget_s(context, self._state.settings)
             with _proto_paths(path_map(request.workloads)):
                 return await self._gate.run(
-                    lambda cancel: domain_calls.plan(plan_request, book, limit, cancel), context
+                    lambda cancel: domain_calls.plan(resolved, limit, cancel), context
                 )
 
         result, reused = await self._plan_cache.get_or_compute(
             request_key(request, book.content_hash), solve, reusable=lambda r: r.complete
         )
         _record_solver({**domain_calls.log_stats(result.solution), "reused": reused})
-        require_plan_within_deadline(result.solution, plan_request.options.time_limit_s,
+        require_plan_within_deadline(result.solution, resolved.request.options.time_limit_s,
                                      has_deadline=context.time_remaining() is not None)
         provenance = plan_provenance(result, **self._versions())
         provenance.reused_identical_request = reused
@@ -131,14 +131,13 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         self, request: api.EvaluateFleetRequest, context: grpc.aio.ServicerContext
     ) -> api.EvaluateFleetResponse:
         book = self._state.book
-        fleet, plan_request = evaluate_request_from_proto(request, book)
+        fleet, resolved = evaluate_request_from_proto(request, book)
         limit = _time_budget_s(context, self._state.settings)
         with _proto_paths(path_map(request.workloads)):
             result = await self._gate.run(
                 lambda cancel: domain_calls.evaluate(
                     fleet,
-                    plan_request,
-                    book,
+                    resolved,
                     limit,
                     cancel,
                     compare_with_optimal=request.compare_with_optimal,
@@ -173,7 +172,6 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
             result = await self._gate.run(
                 lambda cancel: domain_calls.break_even(
                     query.request,
-                    book,
                     limit,
                     cancel,
                     gpu=query.gpu,
@@ -205,22 +203,14 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         total = len(sweep.values)
         limit = _time_budget_s(context, self._state.settings)
         # Points run two at a time; each gets its share of the caller's time limit.
-        per_point = max(0.5, min(sweep.request.options.time_limit_s, 2.0 * limit / max(1, total)))
+        per_point = max(0.5, min(sweep.base.request.options.time_limit_s, 2.0 * limit / max(1, total)))
         started = time.perf_counter()
         yield api.SweepPlansResponse(progress=api.SweepProgress(points_done=0, points_total=total))
         points = 0
         provenance = provenance_to_proto(book, **self._versions())
         with _proto_paths(path_map(request.base.workloads, prefix="base")):
             async for item in self._gate.stream(
-                lambda cancel: domain_calls.sweep(
-                    sweep.request,
-                    book,
-                    sweep.axis,
-                    sweep.values,
-                    cancel,
-                    workload=sweep.workload,
-                    time_limit_s_per_point=per_point,
-                ),
+                lambda cancel: domain_calls.sweep(sweep, cancel, time_limit_s_per_point=per_point),
                 context,
             ):
                 if isinstance(item, planner.SweepPoint):

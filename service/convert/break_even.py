@@ -8,19 +8,20 @@ from api.fleetplan.v1 import fleet_planner_pb2 as api
 from pricebook.schema import Pricebook
 from service.convert.fields import optional
 from service.convert.plan import break_even_to_proto, plan_to_proto, unit_cost_to_proto
-from service.convert.references import Refs
 from service.convert.scenario import fleet_from_proto, scenario_request
 from service.convert.violations import raise_if
 from solver import domain, planner
 from solver.errors import FieldViolation, InvalidRequest
+from solver.resolve import References, ResolvedRequest
 
 
 @dataclass(frozen=True, slots=True)
 class BreakEvenQuery:
     """A validated AnalyzeBreakEven request."""
 
-    request: domain.PlanRequest
+    request: ResolvedRequest
     gpu: str | None
+    """A catalogue id."""
     fleet: domain.Fleet | None
     utilization: float | None
 
@@ -32,7 +33,7 @@ def _subject(
     gpu: str | None = None
     fleet: domain.Fleet | None = None
     if message.gpu_id:
-        refs = Refs(book)
+        refs = References(book)
         gpu = refs.gpu(message.gpu_id, "gpu_id")
         violations.extend(refs.violations)
     if message.HasField("fleet"):
@@ -47,7 +48,7 @@ def _subject(
 
 def break_even_request_from_proto(message: api.AnalyzeBreakEvenRequest, book: Pricebook) -> BreakEvenQuery:
     violations: list[FieldViolation] = []
-    request: domain.PlanRequest | None = None
+    request: ResolvedRequest | None = None
     try:
         request = scenario_request(message, book)
     except InvalidRequest as exc:

@@ -11,14 +11,15 @@ from service.convert.scenario import fleet_from_proto, scenario_request
 from service.convert.violations import raise_if
 from solver import domain, planner
 from solver.errors import FieldViolation, InvalidRequest
+from solver.resolve import ResolvedRequest
 
 
 def evaluate_request_from_proto(
     message: api.EvaluateFleetRequest, book: Pricebook
-) -> tuple[domain.Fleet, domain.PlanRequest]:
+) -> tuple[domain.Fleet, ResolvedRequest]:
     violations: list[FieldViolation] = []
     fleet: domain.Fleet | None = None
-    request: domain.PlanRequest | None = None
+    request: ResolvedRequest | None = None
     if not message.HasField("fleet") or not message.fleet.items:
         violations.append(FieldViolation("fleet.items", "a fleet needs at least one item"))
     else:

@@ -17,11 +17,11 @@ from service.convert.enums import (
 )
 from service.convert.fields import optional, put
 from service.convert.paths import join_path
-from service.convert.references import Refs
 from service.convert.scenario import model_ref
 from service.convert.violations import Collector
 from solver import domain
 from solver.errors import FieldViolation, InvalidRequest
+from solver.resolve import References
 
 TRAINING_SEQ_LEN: int = domain.TrainingWorkload.model_fields["seq_len"].default
 """``PerformanceCase.seq_len`` when absent: the planner's default training sequence length."""
@@ -144,7 +144,7 @@ def performance_cases_from_proto(
         col = Collector()
         path = join_path("cases", i)
         data = _case_dict(case, col, path)
-        refs = Refs(book)
+        refs = References(book)
         if case.gpu_id:
             data["gpu"] = refs.gpu(case.gpu_id, join_path(path, "gpu_id"))
         if "model" in data:

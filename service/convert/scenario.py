@@ -2,7 +2,8 @@
 and fleets, shared by every RPC that carries a scenario.
 
 Proto → plain dicts in the shape of ``solver.domain`` → pydantic validation, with every violation
-reported at once under its proto path; then the pricebook references are checked and resolved.
+reported at once under its proto path; then ``solver.resolve.resolve`` checks and resolves the
+pricebook references and applies the overrides (once), its domain paths mapped to proto paths.
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ from service.convert.enums import (
 )
 from service.convert.fields import optional, put
 from service.convert.money import money_to_dict
-from service.convert.paths import PathMap, join_path, renamed
-from service.convert.references import Refs, override_violations, resolve_references
+from service.convert.paths import PathMap, domain_violations_to_proto, join_path, renamed
 from service.convert.violations import Collector, raise_if, validate
 from solver import domain
+from solver.errors import InvalidRequest
+from solver.resolve import References, ResolvedRequest, resolve
 
 _SPEC_FIELDS = (
     "active_params_b",
@@ -259,33 +261,36 @@ def _scenario(message: ScenarioMessage, col: Collector, prefix: str) -> tuple[di
     return data, paths
 
 
-def scenario_request(message: ScenarioMessage, book: Pricebook, prefix: str = "") -> domain.PlanRequest:
-    """A validated ``PlanRequest`` from the scenario fields of ``message``; raises ``InvalidRequest``
-    with proto field paths (under ``prefix``)."""
+def scenario_request(message: ScenarioMessage, book: Pricebook, prefix: str = "") -> ResolvedRequest:
+    """The resolved request of the scenario fields of ``message`` (``solver.resolve``: aliases →
+    ids, references checked, overrides applied); raises ``InvalidRequest`` with proto field paths
+    (under ``prefix``)."""
     col = Collector()
     data, paths = _scenario(message, col, prefix)
     violations = list(col.violations)
     request = validate(domain.PlanRequest, data, paths.to_proto, violations)
-    if request is not None and not violations:
-        request = resolve_references(request, paths, book, violations)
-    if request is not None and not violations:
-        violations.extend(override_violations(request, paths, book))
     raise_if(violations)
     assert request is not None  # no violations ⇒ validated
-    return request
+    try:
+        return resolve(request, book)
+    except InvalidRequest as exc:
+        raise domain_violations_to_proto(exc, paths) from exc
 
 
 def plan_request_from_proto(
     message: api.PlanFleetRequest, book: Pricebook, prefix: str = ""
 ) -> domain.PlanRequest:
-    """A validated ``PlanRequest``; raises ``InvalidRequest`` with proto field paths."""
-    return scenario_request(message, book, prefix)
+    """The validated, resolved ``PlanRequest`` alone (for callers that only need the domain
+    request); raises ``InvalidRequest`` with proto field paths."""
+    return scenario_request(message, book, prefix).request
 
 
 def fleet_from_proto(message: scenario_pb2.Fleet, book: Pricebook, path: str = "fleet") -> domain.Fleet:
     col = Collector()
     items = []
-    refs = Refs(book)
+    # Checked here, not by ``solver.resolve.resolve_fleet``: an unknown GPU is reported together with
+    # the items' other problems, before a ``Fleet`` exists.
+    refs = References(book)
     for i, item in enumerate(message.items):
         entry: dict[str, Any] = {
             "gpu": refs.gpu(item.gpu_id, join_path(path, "items", i, "gpu_id")) if item.gpu_id else "",

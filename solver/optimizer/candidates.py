@@ -24,7 +24,6 @@ from pricebook.schema import GpuId, GpuSpec, ModelArch, Pricebook
 from solver.domain import (
     AcquisitionMode,
     Constraints,
-    CountBound,
     Fleet,
     InferenceWorkload,
     OwnedGpus,
@@ -62,7 +61,6 @@ __all__ = [
     "drop_dominated",
     "inference_candidates",
     "perf_capacity_checker",
-    "resolve_constraints",
     "supported_precisions",
     "training_demand",
 ]
@@ -82,19 +80,6 @@ def supported_precisions(gpu: GpuSpec) -> tuple[Precision, ...]:
     if gpu.fp4_tflops > 0:
         out.append(Precision.FP4)
     return tuple(out)
-
-
-def resolve_constraints(constraints: Constraints, book: Pricebook) -> Constraints:
-    """GPU aliases (``"RTX PRO 6000"``) replaced by catalogue ids throughout the constraints."""
-    allowed = tuple(dict.fromkeys(catalog.resolve_gpu_id(book, g) for g in constraints.allowed_gpus))
-    owned = tuple(
-        OwnedGpus(gpu=catalog.resolve_gpu_id(book, o.gpu), count=o.count) for o in constraints.owned
-    )
-    bounds = tuple(
-        CountBound(gpu=catalog.resolve_gpu_id(book, b.gpu), min_count=b.min_count, max_count=b.max_count)
-        for b in constraints.count_bounds
-    )
-    return constraints.model_copy(update={"allowed_gpus": allowed, "owned": owned, "count_bounds": bounds})
 
 
 def _deployments(
@@ -238,13 +223,13 @@ def _caps(constraints: Constraints, book: Pricebook) -> Caps:
     )
 
 
-def _fleet_constraints(constraints: Constraints, fleet: Fleet, book: Pricebook) -> Constraints:
-    gpus = tuple(dict.fromkeys(catalog.resolve_gpu_id(book, i.gpu) for i in fleet.items))
+def _fleet_constraints(constraints: Constraints, fleet: Fleet) -> Constraints:
+    gpus = tuple(dict.fromkeys(i.gpu for i in fleet.items))
     modes = tuple(dict.fromkeys(i.mode for i in fleet.items if not i.owned)) or (AcquisitionMode.BUY,)
     owned: dict[str, int] = defaultdict(int)
     for item in fleet.items:
         if item.owned:
-            owned[catalog.resolve_gpu_id(book, item.gpu)] += item.count
+            owned[item.gpu] += item.count
     return constraints.model_copy(
         update={
             "allowed_gpus": gpus,
@@ -255,11 +240,11 @@ def _fleet_constraints(constraints: Constraints, fleet: Fleet, book: Pricebook) 
     )
 
 
-def _fixed_counts(fleet: Fleet, options: list[AcquisitionOption], book: Pricebook) -> dict[str, int]:
+def _fixed_counts(fleet: Fleet, options: list[AcquisitionOption]) -> dict[str, int]:
     """Fleet items → option ids (the first option, by id, of that GPU and mode)."""
     fixed: dict[str, int] = defaultdict(int)
     for item in fleet.items:
-        gpu = catalog.resolve_gpu_id(book, item.gpu)
+        gpu = item.gpu
         matching = sorted(
             (
                 o
@@ -297,12 +282,13 @@ def _demands(request: PlanRequest, candidates: int) -> tuple[tuple[Bucket, ...],
 
 
 def build_instance(request: PlanRequest, book: Pricebook, *, fleet: Fleet | None = None) -> FleetInstance:
-    """The MIP's input for ``request`` (on ``fleet`` when given: counts fixed)."""
-    constraints = resolve_constraints(request.constraints, book)
+    """The MIP's input for ``request`` (on ``fleet`` when given: counts fixed). GPUs are named by
+    catalogue id throughout (``solver.resolve`` resolved the request's and the fleet's aliases)."""
+    constraints = request.constraints
     if fleet is not None:
-        constraints = _fleet_constraints(constraints, fleet, book)
+        constraints = _fleet_constraints(constraints, fleet)
     options = acquisition_options(book, constraints)
-    fixed = _fixed_counts(fleet, options, book) if fleet is not None else None
+    fixed = _fixed_counts(fleet, options) if fleet is not None else None
     if fixed is not None:
         options = [o for o in options if o.id in fixed]
     max_tp: dict[str, int] = defaultdict(int)

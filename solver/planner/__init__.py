@@ -1,27 +1,29 @@
 """The planner: what the service calls for PlanFleet, EvaluateFleet, AnalyzeBreakEven, SweepPlans.
 
 One module per pipeline, all answering with the frozen dataclasses of ``results`` (money is
-Decimal ``Money``):
+Decimal ``Money``). Every entry point takes a ``solver.resolve.ResolvedRequest`` (aliases → ids,
+overrides applied, references checked: once, by ``solver.resolve.resolve``); nothing here
+resolves or applies overrides again.
 
-``plan.plan(request, book, *, time_limit_s, cancel)`` — PlanFleet:
+``plan.plan(resolved, *, time_limit_s, cancel)`` — PlanFleet:
 
-1. apply the request's pricebook overrides (``pricebook.overrides.apply_overrides``);
-2. build the optimizer instance once (performance model → candidates, pricing → options);
-3. solve it (``solver.optimizer.api.solve``: verified plan, runner-ups, or an infeasibility diagnosis);
-4. ``assemble``: TCO breakdown, unit costs, the break-even section (``plan_break_even``: buy vs
+1. build the optimizer instance once (performance model → candidates, pricing → options);
+2. solve it (``solver.optimizer.api.solve``: verified plan, runner-ups, or an infeasibility diagnosis);
+3. ``assemble``: TCO breakdown, unit costs, the break-even section (``plan_break_even``: buy vs
    rent, self-host vs API), uncertainty band, what was turned away, ``summary`` text and warnings;
-5. ``baselines``: GPUs already owned + the best fleet of each allowed GPU type alone (or why none
+4. ``baselines``: GPUs already owned + the best fleet of each allowed GPU type alone (or why none
    exists), and the plan's saving over the best of them;
-6. ``sensitivity``: how far each planned GPU type's price (and the strongest alternative's), and
+5. ``sensitivity``: how far each planned GPU type's price (and the strongest alternative's), and
    total demand, must move before the mix changes (``solver.analysis.whatif``).
 
-Steps 5–6 re-solve the same instance with small changes, within the caller's time limit: the main
+Steps 4–5 re-solve the same instance with small changes, within the caller's time limit: the main
 solve gets up to ``plan.MAIN_SOLVE_SHARE`` of it, the rest is shared by baselines then
 sensitivity; what does not fit says so in the result.
 
 Also: ``evaluate.evaluate`` (EvaluateFleet: a given fleet vs the optimum),
 ``break_even.analyze_break_even`` (AnalyzeBreakEven: the break-even section for one GPU type, a
-fleet, or the optimal plan) and ``sweep.sweep`` (SweepPlans: one plan per value of a capex budget,
+fleet, or the optimal plan) and ``sweep.prepare_sweep`` + ``sweep.sweep`` (SweepPlans: the
+sweep checked and every point's request built once, then one plan per value of a capex budget,
 demand multiplier or SLA target, ≤ 2 solved at once, streamed with progress, then the Pareto
 frontier).
 
@@ -47,7 +49,15 @@ from solver.planner.results import (
     SweepPoint,
     UncertaintyBand,
 )
-from solver.planner.sweep import frontier, sweep, sweep_request, sweep_values
+from solver.planner.sweep import (
+    PreparedSweep,
+    frontier,
+    prepare_sweep,
+    sweep,
+    sweep_request,
+    sweep_values,
+    value_violations,
+)
 
 __all__ = [
     "Baseline",
@@ -58,6 +68,7 @@ __all__ = [
     "FrontierPoint",
     "PlanFleetLine",
     "PlanResult",
+    "PreparedSweep",
     "Sensitivity",
     "SweepAxis",
     "SweepFrontier",
@@ -67,7 +78,9 @@ __all__ = [
     "evaluate",
     "frontier",
     "plan",
+    "prepare_sweep",
     "sweep",
     "sweep_request",
     "sweep_values",
+    "value_violations",
 ]

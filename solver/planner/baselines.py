@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pricebook.catalog import gpu as catalogue_gpu
-from pricebook.schema import GpuId, Money, Pricebook
+from pricebook.schema import GpuId, Money
 from solver.analysis.tco import fleet_tco
 from solver.analysis.whatif import BaselineRun, Solve, describe_fleet, run_baselines
 from solver.domain import PlanRequest
@@ -15,14 +14,6 @@ from solver.optimizer.instance import FleetInstance
 from solver.optimizer.results import FleetSolution
 from solver.planner.assemble import fleet_lines, plan_fleet_lines
 from solver.planner.results import Baseline, BaselineSaving, PlanFleetLine
-
-
-def allowed_gpu_ids(request: PlanRequest, book: Pricebook) -> tuple[GpuId, ...]:
-    """The request's allowed GPU types as catalogue ids (every catalogue GPU when none is given)."""
-    keys = request.constraints.allowed_gpus
-    if not keys:
-        return tuple(sorted(g.id for g in book.gpus))
-    return tuple(dict.fromkeys(catalogue_gpu(book, key).id for key in keys))
 
 
 def solve_baselines(

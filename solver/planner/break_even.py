@@ -1,24 +1,23 @@
 """AnalyzeBreakEven: the plan's break-even section (``plan_break_even``) for one GPU type alone
 (a what-if), for a given fleet, or (neither) for the optimal plan, optionally at a utilisation the
-caller gives instead of the plan's own."""
+caller gives instead of the plan's own. The GPU type and the fleet's items are catalogue ids."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from pricebook.catalog import gpu as catalogue_gpu
-from pricebook.schema import GpuId, Pricebook
-from solver.domain import Fleet, PlanRequest
+from pricebook.schema import GpuId
+from solver.domain import Fleet
 from solver.optimizer.cancel import CancelToken
 from solver.planner.evaluate import evaluate
 from solver.planner.plan import plan_request
 from solver.planner.plan_break_even import buy_vs_rent_rows, comparison_options
 from solver.planner.results import BreakEvenAnalysis, PlanResult
+from solver.resolve import ResolvedRequest
 
 
 def analyze_break_even(
-    request: PlanRequest,
-    book: Pricebook,
+    resolved: ResolvedRequest,
     *,
     gpu: GpuId | None = None,
     fleet: Fleet | None = None,
@@ -29,18 +28,18 @@ def analyze_break_even(
     """Break-even for a single GPU type (what-if), a given fleet, or (neither) the optimal plan."""
     if fleet is not None:
         evaluation = evaluate(
-            fleet, request, book, time_limit_s=time_limit_s, cancel=cancel, compare_with_optimal=False
+            fleet, resolved, time_limit_s=time_limit_s, cancel=cancel, compare_with_optimal=False
         )
         result = evaluation.plan
         if utilisation is not None:
-            result = _at_utilisation(result, request, book, utilisation)
+            result = _at_utilisation(result, resolved, utilisation)
         return BreakEvenAnalysis(result.break_even, result.unit_costs, result)
     if gpu is not None:
-        constraints = request.constraints.model_copy(update={"allowed_gpus": (catalogue_gpu(book, gpu).id,)})
-        request = request.model_copy(update={"constraints": constraints})
+        request = resolved.request
+        constraints = request.constraints.model_copy(update={"allowed_gpus": (gpu,)})
+        resolved = resolved.with_request(request.model_copy(update={"constraints": constraints}))
     result = plan_request(
-        request,
-        book,
+        resolved,
         time_limit_s=time_limit_s,
         cancel=cancel,
         with_extras=False,
@@ -49,11 +48,10 @@ def analyze_break_even(
     return BreakEvenAnalysis(result.break_even, result.unit_costs, result)
 
 
-def _at_utilisation(
-    result: PlanResult, request: PlanRequest, book: Pricebook, utilisation: float
-) -> PlanResult:
+def _at_utilisation(result: PlanResult, resolved: ResolvedRequest, utilisation: float) -> PlanResult:
     """The result with its buy-vs-rent rows recomputed at ``utilisation``."""
-    comparison = comparison_options(request.constraints, book)
+    constraints = resolved.request.constraints
+    comparison = comparison_options(constraints, resolved.book)
     gpus = (row.gpu for row in result.break_even.buy_vs_rent)
-    rows = buy_vs_rent_rows(gpus, comparison, request.constraints, lambda _gpu: utilisation)
+    rows = buy_vs_rent_rows(gpus, comparison, constraints, lambda _gpu: utilisation)
     return replace(result, break_even=replace(result.break_even, buy_vs_rent=rows))

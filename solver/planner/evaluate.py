@@ -1,26 +1,28 @@
 """EvaluateFleet: how a given fleet serves the workloads, what it costs, and how much cheaper the
-optimal plan of the same request is (both priced by the same rounded TCO report)."""
+optimal plan of the same request is (both priced by the same rounded TCO report).
+
+The fleet's items name catalogue ids (``solver.resolve.resolve_fleet``, or the service's fleet
+conversion)."""
 
 from __future__ import annotations
 
 import time
 
-from pricebook.schema import Currency, Money, Pricebook
+from pricebook.schema import Currency, Money
 from solver.analysis.tco import fleet_tco
-from solver.domain import Fleet, PlanRequest
+from solver.domain import Fleet
 from solver.optimizer.api import evaluate_fleet
 from solver.optimizer.cancel import CancelToken
 from solver.optimizer.candidates import build_instance
 from solver.optimizer.results import FleetEvaluation
 from solver.planner.assemble import Extras, assemble_result, fleet_lines
-from solver.planner.plan import with_overrides
 from solver.planner.results import EvaluationResult
+from solver.resolve import ResolvedRequest
 
 
 def evaluate(
     fleet: Fleet,
-    request: PlanRequest,
-    book: Pricebook,
+    resolved: ResolvedRequest,
     *,
     time_limit_s: float | None = None,
     cancel: CancelToken | None = None,
@@ -28,7 +30,7 @@ def evaluate(
 ) -> EvaluationResult:
     """How a given fleet serves the workloads, what it costs, and how much cheaper the optimum is."""
     started = time.monotonic()
-    book, applied = with_overrides(request, book)
+    request, book = resolved.request, resolved.book
     limit = time_limit_s if time_limit_s is not None else request.options.time_limit_s
     evaluation = evaluate_fleet(
         fleet, request, book, time_limit_s=limit, cancel=cancel, compare_optimal=compare_with_optimal
@@ -40,7 +42,7 @@ def evaluate(
         instance,
         evaluation.solution,
         extras=Extras(warnings=tuple(evaluation.messages)),
-        overrides_applied=applied,
+        overrides_applied=resolved.overrides_applied,
         started=started,
     )
     currency = request.constraints.currency

@@ -12,7 +12,6 @@ import time
 
 import structlog
 
-from pricebook.overrides import apply_overrides
 from pricebook.schema import Pricebook
 from solver.analysis.whatif import BaselineRun
 from solver.domain import PlanRequest
@@ -22,9 +21,10 @@ from solver.optimizer.candidates import build_instance, perf_capacity_checker
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.results import FleetSolution, LimitFired, SolveStatus
 from solver.planner.assemble import Extras, assemble_result
-from solver.planner.baselines import allowed_gpu_ids, price_baselines, solve_baselines
+from solver.planner.baselines import price_baselines, solve_baselines
 from solver.planner.results import Baseline, BaselineSaving, PlanResult, Sensitivity
 from solver.planner.sensitivity import cut_short, sensitivity_rows
+from solver.resolve import ResolvedRequest
 
 log = structlog.get_logger(__name__)
 
@@ -41,14 +41,13 @@ REQUEST_LOG_CHARS = 2000
 
 
 def plan(
-    request: PlanRequest,
-    book: Pricebook,
+    resolved: ResolvedRequest,
     *,
     time_limit_s: float,
     cancel: CancelToken | None = None,
 ) -> PlanResult:
-    """The cheapest verified fleet for ``request``, with its economics, baselines and sensitivity."""
-    result = plan_request(request, book, time_limit_s=time_limit_s, cancel=cancel, with_extras=True)
+    """The cheapest verified fleet for the request, with its economics, baselines and sensitivity."""
+    result = plan_request(resolved, time_limit_s=time_limit_s, cancel=cancel, with_extras=True)
     log.info(
         "plan_done",
         status=result.status.value,
@@ -63,35 +62,25 @@ def plan(
 
 
 def plan_request(
-    request: PlanRequest,
-    book: Pricebook,
+    resolved: ResolvedRequest,
     *,
     time_limit_s: float,
     cancel: CancelToken | None,
     with_extras: bool,
     utilisation_override: float | None = None,
 ) -> PlanResult:
-    """Overrides applied, the instance built, then ``plan_instance``: all within ``time_limit_s``."""
+    """The instance built, then ``plan_instance``: all within ``time_limit_s``."""
     started = time.monotonic()
-    book, applied = with_overrides(request, book)
-    instance = build_instance(request, book)
+    instance = build_instance(resolved.request, resolved.book)
     return plan_instance(
-        request,
-        book,
+        resolved,
         instance,
         time_limit_s=time_limit_s,
         cancel=cancel,
-        overrides_applied=applied,
         started=started,
         with_extras=with_extras,
         utilisation_override=utilisation_override,
     )
-
-
-def with_overrides(request: PlanRequest, book: Pricebook) -> tuple[Pricebook, tuple[str, ...]]:
-    """The book with the request's overrides (a new content hash) and what was applied, in words."""
-    new_book, applied = apply_overrides(book, request.overrides)
-    return new_book, tuple(applied)
 
 
 class ReSolver:
@@ -117,20 +106,19 @@ class ReSolver:
 
 
 def plan_instance(
-    request: PlanRequest,
-    book: Pricebook,
+    resolved: ResolvedRequest,
     instance: FleetInstance,
     *,
     time_limit_s: float,
     cancel: CancelToken | None,
-    overrides_applied: tuple[str, ...],
     started: float,
     with_extras: bool,
     utilisation_override: float | None = None,
 ) -> PlanResult:
-    """Solve ``instance`` (and, ``with_extras``, its baselines and sensitivity) and assemble the
-    answer; ``started`` (``time.monotonic()``) is when the call began: building the instance
-    already used part of ``time_limit_s``."""
+    """Solve ``instance`` (built from ``resolved``; and, ``with_extras``, its baselines and
+    sensitivity) and assemble the answer; ``started`` (``time.monotonic()``) is when the call
+    began: building the instance already used part of ``time_limit_s``."""
+    request, book = resolved.request, resolved.book
     remaining_s = max(MIN_SOLVE_LIMIT_S, time_limit_s - (time.monotonic() - started))
     main_limit = min(request.options.time_limit_s, remaining_s * (MAIN_SOLVE_SHARE if with_extras else 1.0))
     solution = _solve_main(request, book, instance, main_limit, cancel)
@@ -138,7 +126,7 @@ def plan_instance(
     runs: tuple[BaselineRun, ...] = ()
     if with_extras and solution.has_plan:
         deadline = started + time_limit_s * EXTRAS_DEADLINE_SHARE
-        extras, runs = _extras(request, book, instance, solution, cancel=cancel, deadline=deadline)
+        extras, runs = _extras(resolved, instance, solution, cancel=cancel, deadline=deadline)
     complete = (
         solution.stats.status is SolveStatus.OPTIMAL
         and solution.stats.limit_fired is LimitFired.NONE
@@ -152,7 +140,7 @@ def plan_instance(
         instance,
         solution,
         extras=extras,
-        overrides_applied=overrides_applied,
+        overrides_applied=resolved.overrides_applied,
         started=started,
         utilisation_override=utilisation_override,
         complete=complete,
@@ -160,8 +148,7 @@ def plan_instance(
 
 
 def _extras(
-    request: PlanRequest,
-    book: Pricebook,
+    resolved: ResolvedRequest,
     instance: FleetInstance,
     solution: FleetSolution,
     *,
@@ -175,7 +162,8 @@ def _extras(
         return Extras(warnings=(warning,)), ()
     if _cancelled(cancel):
         return Extras(), ()
-    resolve = ReSolver(request, cancel)
+    request = resolved.request
+    re_solve = ReSolver(request, cancel)
     options = request.options
     warnings: list[str] = []
     runs: tuple[BaselineRun, ...] = ()
@@ -184,12 +172,12 @@ def _extras(
     if options.compute_baselines:
         extras_left = deadline - time.monotonic()
         share = BASELINE_SHARE if options.compute_sensitivity else 1.0
-        gpus = allowed_gpu_ids(request, book)
-        runs = solve_baselines(instance, gpus, resolve, time.monotonic() + extras_left * share, warnings)
+        baselines_deadline = time.monotonic() + extras_left * share
+        runs = solve_baselines(instance, resolved.allowed_gpus, re_solve, baselines_deadline, warnings)
         baselines, saving = price_baselines(runs, solution, request, instance)
     sensitivity: tuple[Sensitivity, ...] = ()
     if options.compute_sensitivity and not _cancelled(cancel):
-        sensitivity = sensitivity_rows(instance, solution, runs, resolve, deadline)
+        sensitivity = sensitivity_rows(instance, solution, runs, re_solve, deadline)
         if cut_short(sensitivity):
             warnings.append("sensitivity search was cut short by the time limit (see each explanation)")
     return Extras(baselines, saving, sensitivity, tuple(warnings)), runs

@@ -2,6 +2,9 @@
 ``MAX_SWEEP_THREADS`` solved at once, streamed with progress as they complete, then the Pareto
 frontier.
 
+``prepare_sweep`` checks the sweep and builds every point's request once, before any solve (the
+service calls it before a solve slot is taken); ``sweep`` solves what it prepared.
+
 The capex and demand axes change only caps or demand, so every point re-solves the request's one
 built instance; the SLA axes change which deployments qualify, so each point builds its own.
 """
@@ -14,19 +17,20 @@ import time
 from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import closing
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
 
-from pricebook.schema import Pricebook
 from solver.analysis.whatif import describe_fleet, scale_inference_demand, with_capex_budget
 from solver.domain import PlanRequest
 from solver.errors import FieldViolation, InvalidRequest, SolveCancelled
 from solver.optimizer.cancel import CancelToken
 from solver.optimizer.candidates import build_instance
 from solver.optimizer.instance import FleetInstance
-from solver.planner.plan import plan_instance, with_overrides
+from solver.planner.plan import plan_instance
 from solver.planner.results import FrontierPoint, PlanResult, SweepAxis, SweepFrontier, SweepPoint
+from solver.resolve import ResolvedRequest
 
 MAX_SWEEP_THREADS = 2
 """Sweep points solved at once (the machine has 2 cores; OR-Tools releases the GIL)."""
@@ -49,90 +53,129 @@ _MINIMISE = {
 demand served, faster per-user speed)."""
 
 
+@dataclass(frozen=True, slots=True)
+class PreparedSweep:
+    """A checked sweep: the base request, the axis and its values, and the request at each value."""
+
+    base: ResolvedRequest
+    axis: SweepAxis
+    values: tuple[float, ...]
+    workload: str | None
+    """The inference workload whose SLA the SLA axes change (None: every inference workload)."""
+    points: tuple[ResolvedRequest, ...]
+    """The request at ``values[i]`` (same pricebook and overrides as ``base``)."""
+
+
+def prepare_sweep(
+    base: ResolvedRequest, axis: SweepAxis, values: Sequence[float], workload: str | None = None
+) -> PreparedSweep:
+    """Check a sweep and build the request of every point, before any solve: raises
+    ``InvalidRequest`` naming ``values[i]``, ``workload_name`` or ``dimension``."""
+    problems = value_violations(values)
+    points: list[ResolvedRequest] = []
+    for i, value in enumerate(values):
+        if any(v.field == f"values[{i}]" for v in problems):
+            continue
+        point = _point_request(base.request, axis, i, value, workload)
+        if isinstance(point, FieldViolation):
+            problems.append(point)
+        else:
+            points.append(base.with_request(point))
+    if workload is not None and workload not in {w.name for w in base.request.inference}:
+        problems.append(FieldViolation("workload_name", f"no inference workload named {workload!r}"))
+    if axis in _SLA_AXES and not base.request.inference:
+        problems.append(FieldViolation("dimension", f"{axis.value} needs at least one inference workload"))
+    if problems:
+        raise InvalidRequest(problems)
+    return PreparedSweep(base, axis, tuple(float(v) for v in values), workload, tuple(points))
+
+
+def value_violations(values: Sequence[float]) -> list[FieldViolation]:
+    """Swept values that are not positive finite numbers (``values[i]``)."""
+    return [
+        FieldViolation(f"values[{i}]", f"must be a positive number (got {value})")
+        for i, value in enumerate(values)
+        if not math.isfinite(value) or value <= 0
+    ]
+
+
+def _point_request(
+    request: PlanRequest, axis: SweepAxis, index: int, value: float, workload: str | None
+) -> PlanRequest | FieldViolation:
+    """The request at one sweep point, or why the point makes it invalid (its first problem)."""
+    try:
+        return sweep_request(request, axis, value, workload)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        why = str(first["msg"]).removeprefix("Value error, ")
+        return FieldViolation(f"values[{index}]", f"{value:g} makes {where} invalid: {why}")
+    except (OverflowError, ValueError) as error:
+        return FieldViolation(f"values[{index}]", f"{value:g} is out of range: {error}")
+
+
 def sweep(
-    request: PlanRequest,
-    book: Pricebook,
-    axis: SweepAxis,
-    values: Sequence[float],
+    prepared: PreparedSweep,
     *,
     cancel: CancelToken | None = None,
-    workload: str | None = None,
     time_limit_s_per_point: float | None = None,
 ) -> Iterator[SweepPoint | SweepFrontier]:
     """Solve one plan per value (≤ 2 at once), yield each as it completes with progress, then the
     Pareto frontier. Cancelling ``cancel`` stops the running solves and skips the rest
     (raises ``SolveCancelled``)."""
-    _check_sweep(request, axis, values, workload)
-    if not values:
+    if not prepared.values:
         return
-    book, applied = with_overrides(request, book)
     points = _PointSolver(
-        request,
-        book,
-        axis,
-        workload=workload,
+        prepared,
         cancel=cancel if cancel is not None else CancelToken(),
         time_limit_s=time_limit_s_per_point
         if time_limit_s_per_point is not None
-        else request.options.time_limit_s,
-        overrides_applied=applied,
+        else prepared.base.request.options.time_limit_s,
     )
+    values = prepared.values
     plans: dict[int, PlanResult] = {}
     # Closed explicitly: a caller that stops reading cancels the solves still running.
     with closing(_stream(points, values)) as stream:
         for point in stream:
             plans[point.index] = point.plan
             yield point
-    yield frontier(axis, [(float(values[i]), plans[i]) for i in range(len(values))])
+    yield frontier(prepared.axis, [(values[i], plans[i]) for i in range(len(values))])
 
 
 class _PointSolver:
     """Plans one sweep point: the request at that value, solved without baselines or sensitivity."""
 
-    def __init__(
-        self,
-        request: PlanRequest,
-        book: Pricebook,
-        axis: SweepAxis,
-        *,
-        workload: str | None,
-        cancel: CancelToken,
-        time_limit_s: float,
-        overrides_applied: tuple[str, ...],
-    ) -> None:
-        self.request = request
-        self.book = book
-        self.axis = axis
-        self.workload = workload
+    def __init__(self, prepared: PreparedSweep, *, cancel: CancelToken, time_limit_s: float) -> None:
+        self.prepared = prepared
         self.cancel = cancel
         self.time_limit_s = time_limit_s
-        self.overrides_applied = overrides_applied
-        self.base_instance = build_instance(request, book) if axis in _INSTANCE_AXES else None
+        base = prepared.base
+        self.base_instance = (
+            build_instance(base.request, base.book) if prepared.axis in _INSTANCE_AXES else None
+        )
         self._build_lock = threading.Lock()
 
-    def __call__(self, value: float) -> PlanResult:
+    def __call__(self, index: int) -> PlanResult:
         if self.cancel.cancelled:
             raise SolveCancelled("sweep cancelled")
         started = time.monotonic()
-        point_request = sweep_request(self.request, self.axis, value, self.workload)
+        point = self.prepared.points[index]
         return plan_instance(
-            point_request,
-            self.book,
-            self._instance(point_request, value),
+            point,
+            self._instance(point, self.prepared.values[index]),
             time_limit_s=self.time_limit_s,
             cancel=self.cancel,
-            overrides_applied=self.overrides_applied,
             started=started,
             with_extras=False,
         )
 
-    def _instance(self, point_request: PlanRequest, value: float) -> FleetInstance:
+    def _instance(self, point: ResolvedRequest, value: float) -> FleetInstance:
         if self.base_instance is not None:
-            if self.axis is SweepAxis.CAPEX_BUDGET:
+            if self.prepared.axis is SweepAxis.CAPEX_BUDGET:
                 return with_capex_budget(self.base_instance, value)
             return scale_inference_demand(self.base_instance, value)
         with self._build_lock:  # the perf model's caches are shared; build one instance at a time
-            return build_instance(point_request, self.book)
+            return build_instance(point.request, point.book)
 
 
 def _stream(solve_point: _PointSolver, values: Sequence[float]) -> Generator[SweepPoint, None, None]:
@@ -144,7 +187,7 @@ def _stream(solve_point: _PointSolver, values: Sequence[float]) -> Generator[Swe
     executor = ThreadPoolExecutor(max_workers=MAX_SWEEP_THREADS, thread_name_prefix="sweep")
     try:
         futures: dict[Future[PlanResult], int] = {
-            executor.submit(solve_point, v): i for i, v in enumerate(values)
+            executor.submit(solve_point, i): i for i in range(len(values))
         }
         pending = set(futures)
         while pending:
@@ -161,46 +204,6 @@ def _stream(solve_point: _PointSolver, values: Sequence[float]) -> Generator[Swe
         raise
     finally:
         executor.shutdown(wait=True, cancel_futures=True)
-
-
-def _check_sweep(
-    request: PlanRequest, axis: SweepAxis, values: Sequence[float], workload: str | None
-) -> None:
-    """Refuse a sweep that cannot mean anything, naming the field (before any solve starts)."""
-    problems: list[FieldViolation] = []
-    for i, value in enumerate(values):
-        if not math.isfinite(value) or value < 0 or (value == 0 and axis is not SweepAxis.CAPEX_BUDGET):
-            problems.append(
-                FieldViolation(f"values[{i}]", f"{axis.value} must be a positive number, got {value}")
-            )
-    for i, value in enumerate(values):
-        if any(v.field == f"values[{i}]" for v in problems):
-            continue
-        problems.extend(_point_violations(request, axis, i, value, workload))
-    if workload is not None and workload not in {w.name for w in request.inference}:
-        problems.append(FieldViolation("workload_name", f"no inference workload named {workload!r}"))
-    if axis in _SLA_AXES and not request.inference:
-        problems.append(FieldViolation("dimension", f"{axis.value} needs at least one inference workload"))
-    if problems:
-        raise InvalidRequest(problems)
-
-
-def _point_violations(
-    request: PlanRequest, axis: SweepAxis, index: int, value: float, workload: str | None
-) -> list[FieldViolation]:
-    """What makes the request at one sweep point invalid, per field (empty when it is valid)."""
-    try:
-        sweep_request(request, axis, value, workload)
-    except ValidationError as error:
-        return [
-            FieldViolation(
-                f"values[{index}]",
-                f"{axis.value}={value:g} makes {'.'.join(str(p) for p in detail['loc'])} invalid: "
-                f"{detail['msg']}",
-            )
-            for detail in error.errors()
-        ]
-    return []
 
 
 def sweep_values(start: float, stop: float, points: int) -> tuple[float, ...]:

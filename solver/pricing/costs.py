@@ -115,9 +115,11 @@ def acquisition_options(book: Pricebook, constraints: Constraints) -> list[Acqui
     """Every priced way to get each allowed GPU in each allowed mode, plus already-owned GPUs.
 
     Sorted by id. GPUs without any offer for a mode simply have no option in that mode; the
-    optimizer's explanations report a GPU type with no options at all.
+    optimizer's explanations report a GPU type with no options at all. GPUs are named by catalogue
+    id (``solver.resolve`` resolved the request's aliases).
     """
-    allowed = {catalogue_gpu(book, key).id for key in constraints.allowed_gpus}  # ids or aliases
+    allowed = set(constraints.allowed_gpus)
+    _require_catalogue_ids(book, allowed | {o.gpu for o in constraints.owned})
     options: list[AcquisitionOption] = []
     for gpu in book.gpus:
         if allowed and gpu.id not in allowed:
@@ -129,10 +131,19 @@ def acquisition_options(book: Pricebook, constraints: Constraints) -> list[Acqui
                 rental = _rental_option(gpu, mode, book, constraints)
                 if rental is not None:
                     options.append(rental)
-    owned_gpus = sorted({catalogue_gpu(book, o.gpu).id for o in constraints.owned})
+    owned_gpus = sorted({o.gpu for o in constraints.owned})
     for gpu_id in owned_gpus:
         options.extend(_owned_options(catalogue_gpu(book, gpu_id), book, constraints))
     return sorted(options, key=lambda o: o.id)
+
+
+def _require_catalogue_ids(book: Pricebook, gpus: set[str]) -> None:
+    """An alias or unknown GPU here is a bug (a request that skipped ``solver.resolve``), not user
+    input: raised, rather than silently pricing nothing for it."""
+    unknown = sorted(gpus - {g.id for g in book.gpus})
+    if unknown:
+        msg = f"not catalogue GPU ids: {', '.join(unknown)} (resolve the request first: solver.resolve)"
+        raise ValueError(msg)
 
 
 def servers_for(gpu: GpuSpec, book: Pricebook) -> list[ServerSpec]:

@@ -32,8 +32,10 @@ from solver.domain import (
 )
 from solver.optimizer import FleetSolution, SolveStatus, optimize
 from solver.optimizer.candidates import build_instance
+from solver.optimizer.instance import FleetInstance
 from solver.perf import resolve_model
 from solver.perf.training import estimate_training
+from solver.resolve import resolve
 
 SEED_GPUS = ("RTX PRO 6000", "H100", "H200")
 RTX = "rtx-pro-6000-ws"
@@ -56,7 +58,16 @@ def krw(budget: int | None = None, allowed: tuple[str, ...] = SEED_GPUS) -> Cons
 
 
 def plan(request: PlanRequest, book: Pricebook) -> FleetSolution:
-    return optimize(request, book, time_limit_s=20)
+    return optimize(ids(request, book), book, time_limit_s=20)
+
+
+def instance(request: PlanRequest, book: Pricebook) -> FleetInstance:
+    return build_instance(ids(request, book), book)
+
+
+def ids(request: PlanRequest, book: Pricebook) -> PlanRequest:
+    """The seeds name GPUs by alias ("RTX PRO 6000"); the optimizer takes catalogue ids."""
+    return resolve(request, book).request
 
 
 def bulk_14b(daily_tokens: int) -> InferenceWorkload:
@@ -73,7 +84,7 @@ def bulk_14b(daily_tokens: int) -> InferenceWorkload:
 
 
 def test_1_sixty_million_krw_buys_rtx_pro_6000_and_more_work_per_won(book: Pricebook) -> None:
-    probe = build_instance(PlanRequest(inference=(bulk_14b(10**9),), constraints=krw()), book)
+    probe = instance(PlanRequest(inference=(bulk_14b(10**9),), constraints=krw()), book)
     # Best request rate per whole GPU on each card (any TP / MIG split the perf model allows).
     best = {
         g: max(c.capacity_req_s / c.gpus_per_replica for c in probe.candidates if c.gpu == g)
@@ -123,7 +134,7 @@ def test_2_lora_fine_tuning_with_deadline_picks_hbm_gpus(book: Pricebook) -> Non
     (alloc,) = sol.training
     assert alloc.gpu in {"h100-sxm", H200}
     # The RTX PRO 6000 is rejected for the deadline, and the reason says so.
-    (demand,) = build_instance(request, book).training
+    (demand,) = instance(request, book).training
     rejected = [r for r in demand.rejections if r.gpu == RTX]
     assert rejected and "deadline" in rejected[0].reason
     assert rejected[0].label == f"{RTX} ×1 bf16"  # a one-GPU run, not a "TP1" serving group
@@ -148,8 +159,8 @@ def test_3_hundred_b_dense_chat_needs_nvlink_tp(book: Pricebook) -> None:
     assert catalog.gpu(book, chosen.gpu).scale_up_link is ScaleUpLink.NVLINK
     assert a.primary.candidate.per_user_tok_s >= 30
     # RTX PRO 6000 × TP 4 over PCIe is rejected, and the reason names the per-user speed.
-    instance = build_instance(request, book)
-    rtx_tp4 = [r for r in instance.rejections_of("chat-100b") if r.gpu == RTX and r.tp == 4]
+    built = instance(request, book)
+    rtx_tp4 = [r for r in built.rejections_of("chat-100b") if r.gpu == RTX and r.tp == 4]
     assert rtx_tp4 and "per user" in rtx_tp4[0].reason
     assert a.runner_up is None and "per user" in a.runner_up_note
 
@@ -189,7 +200,7 @@ def test_5_rtx_5090_only_quantizes_instead_of_tensor_parallel(book: Pricebook) -
     # BF16 weights (64 GB) do not fit one 32 GB card: the model would need TP without P2P.
     bf16_tp1 = [
         r
-        for r in build_instance(request, book).rejections_of("qwen-32b")
+        for r in instance(request, book).rejections_of("qwen-32b")
         if r.precision is Precision.BF16 and r.tp == 1
     ]
     assert bf16_tp1 and "GB" in bf16_tp1[0].reason

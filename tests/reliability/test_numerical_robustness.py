@@ -12,7 +12,7 @@ import pytest
 import structlog
 
 from pricebook import load_default
-from pricebook.overrides import OfferOverride, PricebookOverrides, apply_overrides
+from pricebook.overrides import OfferOverride, PricebookOverrides
 from solver import planner
 from solver.domain import (
     AcquisitionMode,
@@ -27,6 +27,7 @@ from solver.domain import (
 from solver.optimizer.candidates import build_instance, perf_capacity_checker
 from solver.optimizer.evaluate import check_solution
 from solver.optimizer.results import SolveStatus
+from solver.resolve import resolve
 
 SECONDS_PER_DAY = 86_400
 INPUT_TOKENS, OUTPUT_TOKENS = 2000, 500
@@ -66,8 +67,8 @@ def _request(daily_tokens: int = 10**9, sla: Sla | None = None, price: Decimal |
 
 
 def _plan_and_verify(request: PlanRequest) -> planner.PlanResult:
-    book = load_default()
-    result = planner.plan(request, book, time_limit_s=20)
+    resolved = resolve(request, load_default())
+    result = planner.plan(resolved, time_limit_s=20)
     solution = result.solution
     assert solution.status in (SolveStatus.OPTIMAL, SolveStatus.FEASIBLE, SolveStatus.INFEASIBLE), (
         solution.status
@@ -75,9 +76,8 @@ def _plan_and_verify(request: PlanRequest) -> planner.PlanResult:
     if solution.status is SolveStatus.INFEASIBLE:
         assert solution.diagnosis is not None and solution.diagnosis.messages, "infeasible without a reason"
         return result
-    used_book, _ = apply_overrides(book, request.overrides)
-    instance = build_instance(request, used_book)
-    assert check_solution(instance, solution, perf_capacity_checker(request, used_book)) == []
+    instance = build_instance(resolved.request, resolved.book)
+    assert check_solution(instance, solution, perf_capacity_checker(resolved.request, resolved.book)) == []
     # Demand derived here: daily tokens ÷ tokens per request ÷ seconds per day (flat profile).
     workload = request.inference[0]
     expected_req_s = workload.daily_tokens / (INPUT_TOKENS + OUTPUT_TOKENS) / SECONDS_PER_DAY  # type: ignore[operator]

@@ -9,6 +9,7 @@ import pytest
 from pricebook.loader import load_default
 from solver.domain import Constraints, InferenceWorkload, ModelRef, PlanRequest, SolverOptions
 from solver.planner import plan
+from solver.resolve import resolve
 
 
 def _workload(**changes: object) -> InferenceWorkload:
@@ -75,7 +76,7 @@ def test_serving_kind_changes_the_plan_batch_needs_no_peak_capacity() -> None:
             constraints=Constraints(allowed_gpus=("h100-sxm",)),
             options=SolverOptions(compute_baselines=False, compute_sensitivity=False),
         )
-        results[interactive] = plan(request, book, time_limit_s=30)
+        results[interactive] = plan(resolve(request, book), time_limit_s=30)
     interactive_gpus = sum(line.gpus for line in results[True].fleet)
     batch_gpus = sum(line.gpus for line in results[False].fleet)
     assert batch_gpus < interactive_gpus

@@ -1,5 +1,6 @@
 """Scenario messages → domain requests: validation errors carry proto field paths and readable
-reasons; every proto field reaches the domain."""
+reasons; every proto field reaches the domain; pricebook references (``solver.resolve``) are
+refused on their proto fields, with suggestions, and GPU aliases resolve to catalogue ids."""
 
 from __future__ import annotations
 
@@ -100,3 +101,64 @@ def test_unset_optional_fields_keep_the_domain_defaults(book: Pricebook) -> None
     assert converted.training[0].seq_len == domain.TrainingWorkload.model_fields["seq_len"].default
     assert converted.options == domain.SolverOptions()
     assert converted.constraints == domain.Constraints()
+
+
+def test_unknown_gpu_id_is_a_violation_with_suggestions(book: Pricebook) -> None:
+    request = api.PlanFleetRequest(
+        workloads=[chat()], constraints=scenario_pb2.Constraints(allowed_gpu_ids=["h200-sxm", "h100x"])
+    )
+    found = violations(request, book)
+    assert list(found) == ["constraints.allowed_gpu_ids[1]"]
+    assert "h100x" in found["constraints.allowed_gpu_ids[1]"]
+    assert "did you mean" in found["constraints.allowed_gpu_ids[1]"]
+
+
+def test_unknown_model_is_a_violation_on_the_model_id(book: Pricebook) -> None:
+    request = api.PlanFleetRequest(workloads=[chat(model=common_pb2.ModelRef(model_id="no-such/model-1b"))])
+    assert list(violations(request, book)) == ["workloads[0].inference.model.model_id"]
+
+
+def test_gpu_aliases_resolve_to_catalogue_ids(book: Pricebook) -> None:
+    request = api.PlanFleetRequest(
+        workloads=[chat()], constraints=scenario_pb2.Constraints(allowed_gpu_ids=["H200 SXM", "h100-sxm"])
+    )
+    converted = plan_request_from_proto(request, book)
+    assert converted.constraints.allowed_gpus == ("h200-sxm", "h100-sxm")
+
+
+def test_a_bad_override_is_refused_with_its_proto_path(book: Pricebook) -> None:
+    request = api.PlanFleetRequest(
+        workloads=[chat()],
+        pricebook_overrides=scenario_pb2.PricebookOverrides(
+            offers=[
+                scenario_pb2.OfferOverride(
+                    offer_id="no-such-offer", price=common_pb2.Money(amount="1", currency_code="USD")
+                )
+            ]
+        ),
+    )
+    assert list(violations(request, book)) == ["pricebook_overrides.offers[0].offer_id"]
+
+
+def test_resolve_paths_map_to_the_proto_fields(book: Pricebook) -> None:
+    # solver.resolve names domain fields (training[0].reference.gpu, constraints.owned[0].gpu, …).
+    reference = scenario_pb2.ReferenceGpuHours(gpu_id="h100x", gpu_hours_per_month=300)
+    request = api.PlanFleetRequest(
+        workloads=[chat(), lora(tokens_per_run=None, reference_gpu_hours=reference)],
+        constraints=scenario_pb2.Constraints(owned_gpus=[scenario_pb2.OwnedGpus(gpu_id="b9000", count=1)]),
+        pricebook_overrides=scenario_pb2.PricebookOverrides(
+            offers=[
+                scenario_pb2.OfferOverride(
+                    offer_id="quote.x",
+                    kind=scenario_pb2.OFFER_KIND_PURCHASE_GPU,
+                    gpu_id="h100x",
+                    price=common_pb2.Money(amount="1", currency_code="USD"),
+                )
+            ]
+        ),
+    )
+    assert list(violations(request, book)) == [
+        "workloads[1].training.reference_gpu_hours.gpu_id",
+        "constraints.owned_gpus[0].gpu_id",
+        "pricebook_overrides.offers[0].gpu_id",
+    ]

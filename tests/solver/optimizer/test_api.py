@@ -68,8 +68,8 @@ def test_cancelled_token_stops_the_solve() -> None:
 
 def test_evaluate_fleet_with_real_models_compares_with_the_optimum(book) -> None:  # type: ignore[no-untyped-def]
     w = chat_workload(4.0)
-    request = PlanRequest(inference=(w,), constraints=Constraints(allowed_gpus=("H100", "L40S")))
-    proposal = Fleet(items=(FleetItem(gpu="H100", mode=AcquisitionMode.BUY, count=16),))
+    request = PlanRequest(inference=(w,), constraints=Constraints(allowed_gpus=("h100-sxm", "l40s")))
+    proposal = Fleet(items=(FleetItem(gpu="h100-sxm", mode=AcquisitionMode.BUY, count=16),))
     ev = evaluate_fleet(proposal, request, book, time_limit_s=10)
     assert ev.feasible
     assert ev.fits[0].headroom_fraction > 0
@@ -141,7 +141,7 @@ def test_a_model_no_allowed_gpu_holds_is_named_with_reasons(book: Pricebook) -> 
         sla=Sla(ttft_p95_ms=5000),
     )
     sol = optimize(
-        PlanRequest(inference=(w,), constraints=Constraints(allowed_gpus=("RTX 5090",))),
+        PlanRequest(inference=(w,), constraints=Constraints(allowed_gpus=("rtx-5090",))),
         book,
         time_limit_s=10,
     )
@@ -158,7 +158,7 @@ def test_binding_budget_reports_the_smallest_sufficient_budget(book: Pricebook) 
     def request(budget: float | None) -> PlanRequest:
         cap = money(budget, "USD") if budget is not None else None
         return PlanRequest(
-            inference=(w,), constraints=Constraints(allowed_gpus=("L40S", "H100"), capex_budget=cap)
+            inference=(w,), constraints=Constraints(allowed_gpus=("l40s", "h100-sxm"), capex_budget=cap)
         )
 
     free = optimize(request(None), book, time_limit_s=10)
@@ -302,7 +302,9 @@ def test_removing_a_gpu_never_lowers_cost(inst: FleetInstance) -> None:
 def test_relaxed_sla_never_raises_cost_with_real_models(
     book, strict_tpot: float, relaxed_tpot: float
 ) -> None:  # type: ignore[no-untyped-def]
-    def request(tpot: float, allowed: tuple[str, ...] = ("H100", "L40S", "RTX PRO 6000")) -> PlanRequest:
+    def request(
+        tpot: float, allowed: tuple[str, ...] = ("h100-sxm", "l40s", "rtx-pro-6000-ws")
+    ) -> PlanRequest:
         w = chat_workload(6.0, tpot_ms=tpot)
         return PlanRequest(inference=(w,), constraints=Constraints(allowed_gpus=allowed))
 
@@ -310,7 +312,7 @@ def test_relaxed_sla_never_raises_cost_with_real_models(
     relaxed = optimize(request(relaxed_tpot), book, time_limit_s=10)
     assert strict.cost is not None and relaxed.cost is not None
     assert relaxed.cost.total <= strict.cost.total * (1 + REL)
-    fewer = optimize(request(relaxed_tpot, ("L40S", "RTX PRO 6000")), book, time_limit_s=10)
+    fewer = optimize(request(relaxed_tpot, ("l40s", "rtx-pro-6000-ws")), book, time_limit_s=10)
     assert not fewer.has_plan or (
         fewer.cost is not None and fewer.cost.total >= relaxed.cost.total * (1 - REL)
     )

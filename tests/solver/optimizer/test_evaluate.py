@@ -19,7 +19,7 @@ from solver.perf import capacity as perf_capacity
 
 def _chat_request() -> PlanRequest:
     w = chat_workload(20.0)
-    return PlanRequest(inference=(w,), constraints=Constraints(allowed_gpus=("L40S", "H100")))
+    return PlanRequest(inference=(w,), constraints=Constraints(allowed_gpus=("l40s", "h100-sxm")))
 
 
 def _claiming(instance: FleetInstance, factor: float) -> FleetInstance:

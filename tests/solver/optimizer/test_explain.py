@@ -143,7 +143,7 @@ def test_a_mig_slice_is_named_as_a_slice_not_as_tp1() -> None:
     # memory slices) holds, so the slice is turned away — and must be called one.
     seed_embeddings = next(w for w in seed_500m_krw_request().inference if w.name == "embeddings")
     embeddings = seed_embeddings.model_copy(update={"precision": Precision.BF16})
-    request = PlanRequest(inference=(embeddings,), constraints=Constraints(allowed_gpus=("H200",)))
+    request = PlanRequest(inference=(embeddings,), constraints=Constraints(allowed_gpus=("h200-sxm",)))
     instance = build_instance(request, load_default())
     slices = [r for r in instance.rejections_of("embeddings") if r.mig_slice == 7]
     assert slices, "the 1/7 slice should be turned away for its memory"

@@ -16,6 +16,7 @@ from planner_factories import request
 from pricebook.loader import load_default
 from pricebook.schema import Pricebook
 from solver.planner import PlanResult, plan
+from solver.resolve import resolve
 
 
 @pytest.fixture(scope="session")
@@ -25,4 +26,4 @@ def book() -> Pricebook:
 
 @pytest.fixture(scope="session")
 def full_plan(book: Pricebook) -> PlanResult:
-    return plan(request(), book, time_limit_s=30)
+    return plan(resolve(request(), book), time_limit_s=30)

@@ -11,6 +11,7 @@ from planner_factories import BARE, GPUS, request
 from pricebook.schema import OfferKind, Pricebook
 from solver.domain import Constraints
 from solver.planner import PlanResult, plan
+from solver.resolve import resolve
 
 
 def test_baselines_match_independent_single_gpu_plans(full_plan: PlanResult, book: Pricebook) -> None:
@@ -28,7 +29,7 @@ def test_baselines_match_independent_single_gpu_plans(full_plan: PlanResult, boo
     alone = request(**BARE).model_copy(
         update={"constraints": Constraints(currency="USD", allowed_gpus=(gpu,))}
     )
-    independent = plan(alone, book, time_limit_s=10)
+    independent = plan(resolve(alone, book), time_limit_s=10)
     baseline = next(b for b in full_plan.baselines if b.gpu == gpu)
     assert independent.horizon_tco is not None and baseline.horizon_tco is not None
     assert abs(independent.horizon_tco.amount - baseline.horizon_tco.amount) <= Decimal("0.05")
@@ -53,7 +54,7 @@ def test_allowed_gpu_without_offers_gets_a_baseline_row(book: Pricebook) -> None
     req = request(compute_sensitivity=False).model_copy(
         update={"constraints": Constraints(currency="USD", allowed_gpus=("h200-sxm", "h100-sxm"))}
     )
-    result = plan(req, unsold, time_limit_s=20)
+    result = plan(resolve(req, unsold), time_limit_s=20)
     rows = {b.gpu: b for b in result.baselines}
     assert set(rows) == {"h200-sxm", "h100-sxm"}
     assert not rows["h100-sxm"].feasible and "no offer" in rows["h100-sxm"].reason

@@ -7,11 +7,12 @@ from planner_factories import BARE, request
 from pricebook.schema import Pricebook
 from solver.domain import Fleet, FleetItem
 from solver.planner import PlanResult, evaluate
+from solver.resolve import resolve
 
 
 def test_evaluate_a_given_fleet(book: Pricebook, full_plan: PlanResult) -> None:
     fleet = Fleet(items=(FleetItem(gpu="h200-sxm", mode="buy", count=24),))
-    result = evaluate(fleet, request(**BARE), book, time_limit_s=10)
+    result = evaluate(fleet, resolve(request(**BARE), book), time_limit_s=10)
     assert result.feasible
     assert result.fleet_horizon_tco is not None and result.optimal_horizon_tco is not None
     assert result.saving_of_optimal is not None

@@ -14,6 +14,7 @@ from solver.domain import Constraints
 from solver.optimizer.cancel import CancelToken
 from solver.optimizer.results import SolveStatus
 from solver.planner import PlanResult, plan
+from solver.resolve import resolve
 
 
 def test_plan_carries_consistent_tco(full_plan: PlanResult) -> None:
@@ -37,7 +38,7 @@ def test_pricebook_overrides_reach_the_plan(book: Pricebook) -> None:
     base = request(**BARE).model_copy(
         update={"constraints": Constraints(currency="USD", allowed_gpus=("h200-sxm",))}
     )
-    before = plan(base, book, time_limit_s=10)
+    before = plan(resolve(base, book), time_limit_s=10)
     bought = next(line for line in before.fleet if line.mode == "buy")
     assert bought.price_per_gpu is not None
     doubled = Money(amount=bought.price_per_gpu.amount * 2, currency="USD")
@@ -46,7 +47,7 @@ def test_pricebook_overrides_reach_the_plan(book: Pricebook) -> None:
             "overrides": PricebookOverrides(offers=(OfferOverride(offer_id=bought.offer_id, price=doubled),))
         }
     )
-    after = plan(overridden, book, time_limit_s=10)
+    after = plan(resolve(overridden, book), time_limit_s=10)
     line = next(line for line in after.fleet if line.offer_id == bought.offer_id)
     assert line.price_per_gpu == doubled
     assert after.overrides_applied and after.pricebook_hash != before.pricebook_hash
@@ -65,7 +66,7 @@ class _ExpiredToken(CancelToken):
 
 
 def test_an_expired_call_skips_baselines_and_sensitivity(book: Pricebook) -> None:
-    result = plan(request(), book, time_limit_s=30, cancel=_ExpiredToken())
+    result = plan(resolve(request(), book), time_limit_s=30, cancel=_ExpiredToken())
     assert result.solution.has_plan
     assert result.baselines == () and result.sensitivity == ()
     assert any("skipped" in w for w in result.warnings)

@@ -8,6 +8,7 @@ from pricebook.schema import OfferKind, Pricebook
 from solver.analysis.whatif import mix_of
 from solver.domain import SolverOptions
 from solver.planner import PlanResult, SweepAxis, plan, sweep_request
+from solver.resolve import resolve
 
 
 def test_price_sensitivity_threshold_is_where_the_mix_changes(full_plan: PlanResult, book: Pricebook) -> None:
@@ -26,8 +27,8 @@ def test_price_sensitivity_threshold_is_where_the_mix_changes(full_plan: PlanRes
     assert not kinds
     today = mix_of(full_plan.solution)
     bare = request(**BARE)
-    past = plan(bare, scaled_book(book, row.subject, 1 + changed_at), time_limit_s=10)
-    before = plan(bare, scaled_book(book, row.subject, 1 + same_at), time_limit_s=10)
+    past = plan(resolve(bare, scaled_book(book, row.subject, 1 + changed_at)), time_limit_s=10)
+    before = plan(resolve(bare, scaled_book(book, row.subject, 1 + same_at)), time_limit_s=10)
     assert mix_of(past.solution) != today
     assert mix_of(before.solution) == today
     described = row.plan_above if up else row.plan_below
@@ -48,7 +49,7 @@ def test_demand_threshold_with_a_daily_profile(book: Pricebook) -> None:
     # threshold found on the instance must match re-planning the request with scaled demand.
     profile = (1.0,) * 8 + (4.0,) * 10 + (2.0,) * 6
     req = small_chat_request({"compute_baselines": False}, hourly_profile=profile)
-    result = plan(req, book, time_limit_s=30)
+    result = plan(resolve(req, book), time_limit_s=30)
     demand = next(s for s in result.sensitivity if s.subject == "demand")
     today = mix_of(result.solution)
     assert demand.change_up_fraction is not None or demand.change_down_fraction is not None
@@ -59,7 +60,11 @@ def test_demand_threshold_with_a_daily_profile(book: Pricebook) -> None:
         if changed is None or same is None:
             continue
         bare = req.model_copy(update={"options": SolverOptions(time_limit_s=10, **BARE)})
-        past = plan(sweep_request(bare, SweepAxis.DEMAND_MULTIPLIER, 1 + changed), book, time_limit_s=10)
-        before = plan(sweep_request(bare, SweepAxis.DEMAND_MULTIPLIER, 1 + same), book, time_limit_s=10)
+        past = plan(
+            resolve(sweep_request(bare, SweepAxis.DEMAND_MULTIPLIER, 1 + changed), book), time_limit_s=10
+        )
+        before = plan(
+            resolve(sweep_request(bare, SweepAxis.DEMAND_MULTIPLIER, 1 + same), book), time_limit_s=10
+        )
         assert mix_of(past.solution) != today
         assert mix_of(before.solution) == today

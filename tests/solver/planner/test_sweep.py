@@ -15,13 +15,31 @@ from solver.domain import (
     AcquisitionMode,
     Constraints,
     ModelRef,
+    PlanRequest,
     TrainingMethod,
     TrainingWorkload,
 )
 from solver.errors import InvalidRequest, SolveCancelled
 from solver.optimizer.cancel import CancelToken
 from solver.optimizer.results import SolveStatus
-from solver.planner import PlanResult, SweepAxis, SweepFrontier, SweepPoint, frontier, sweep, sweep_request
+from solver.planner import (
+    PlanResult,
+    PreparedSweep,
+    SweepAxis,
+    SweepFrontier,
+    SweepPoint,
+    frontier,
+    prepare_sweep,
+    sweep,
+    sweep_request,
+)
+from solver.resolve import resolve
+
+
+def _prepared(
+    req: PlanRequest, book: Pricebook, axis: SweepAxis, values: list[float], workload: str | None = None
+) -> PreparedSweep:
+    return prepare_sweep(resolve(req, book), axis, values, workload)
 
 
 def test_sweep_streams_points_with_progress_and_a_monotone_frontier(
@@ -30,7 +48,9 @@ def test_sweep_streams_points_with_progress_and_a_monotone_frontier(
     assert full_plan.tco is not None
     capex = float(full_plan.tco.total.capex.amount)
     budgets = [capex * f for f in (0.6, 0.8, 1.0, 1.3, 1.8)]
-    events = list(sweep(budget_request(), book, SweepAxis.CAPEX_BUDGET, budgets, time_limit_s_per_point=10))
+    events = list(
+        sweep(_prepared(budget_request(), book, SweepAxis.CAPEX_BUDGET, budgets), time_limit_s_per_point=10)
+    )
     points = [e for e in events if isinstance(e, SweepPoint)]
     assert len(points) == len(budgets)
     assert [p.points_done for p in points] == list(range(1, len(budgets) + 1))
@@ -55,7 +75,9 @@ def test_cancelled_sweep_stops_early(book: Pricebook) -> None:
     values = [1.0 + 0.1 * i for i in range(12)]
     seen: list[SweepPoint] = []
     with pytest.raises(SolveCancelled):
-        for event in sweep(budget_request(), book, SweepAxis.DEMAND_MULTIPLIER, values, cancel=cancel):
+        for event in sweep(
+            _prepared(budget_request(), book, SweepAxis.DEMAND_MULTIPLIER, values), cancel=cancel
+        ):
             if isinstance(event, SweepPoint):
                 seen.append(event)
                 cancel.cancel()
@@ -65,7 +87,7 @@ def test_cancelled_sweep_stops_early(book: Pricebook) -> None:
 
 def test_sla_sweep_rebuilds_candidates(book: Pricebook) -> None:
     req = small_chat_request(BARE)
-    events = list(sweep(req, book, SweepAxis.TPOT_P95_MS, [15.0, 50.0]))
+    events = list(sweep(_prepared(req, book, SweepAxis.TPOT_P95_MS, [15.0, 50.0])))
     frontier = events[-1]
     assert isinstance(frontier, SweepFrontier)
     strict, loose = frontier.points
@@ -78,7 +100,7 @@ def test_sla_sweep_rebuilds_candidates(book: Pricebook) -> None:
 
 def test_sweep_refuses_meaningless_input(book: Pricebook) -> None:
     with pytest.raises(InvalidRequest) as bad:
-        next(sweep(request(**BARE), book, SweepAxis.TPOT_P95_MS, [30.0, -5.0], workload="nope"))
+        _prepared(request(**BARE), book, SweepAxis.TPOT_P95_MS, [30.0, -5.0], workload="nope")
     fields = {v.field for v in bad.value.violations}
     assert fields == {"values[1]", "workload_name"}
 
@@ -86,7 +108,7 @@ def test_sweep_refuses_meaningless_input(book: Pricebook) -> None:
 def test_sweep_refuses_points_beyond_the_request_limits(book: Pricebook) -> None:
     # 1e300 × 2e9 daily tokens overflows every limit: refused before any solve, per point.
     with pytest.raises(InvalidRequest) as bad:
-        next(sweep(request(**BARE), book, SweepAxis.DEMAND_MULTIPLIER, [1.0, 1e300]))
+        _prepared(request(**BARE), book, SweepAxis.DEMAND_MULTIPLIER, [1.0, 1e300])
     assert {v.field for v in bad.value.violations} == {"values[1]"}
     assert "daily_tokens" in bad.value.violations[0].reason
 
@@ -124,7 +146,9 @@ def test_frontier_point_without_a_plan_says_why(book: Pricebook, full_plan: Plan
             )
         }
     )
-    events = list(sweep(buy_only, book, SweepAxis.CAPEX_BUDGET, [capex * 0.2], time_limit_s_per_point=10))
+    events = list(
+        sweep(_prepared(buy_only, book, SweepAxis.CAPEX_BUDGET, [capex * 0.2]), time_limit_s_per_point=10)
+    )
     frontier = events[-1]
     assert isinstance(frontier, SweepFrontier)
     (point,) = frontier.points

@@ -1,0 +1,150 @@
+"""A request's pricebook references, resolved once: ``resolve(request, book) -> ResolvedRequest``.
+
+GPU aliases (``"H200 SXM"``) become catalogue ids, model ids are checked, and the request's
+pricebook overrides are applied, so everything below (planner, optimizer, pricing) looks GPUs up
+by id and never applies an override again. An unknown reference is user input: it is refused as
+``InvalidRequest`` with the domain path of the field (``constraints.allowed_gpus[1]``,
+``training[0].reference.gpu``, ``overrides.offers[0].gpu``, ``inference[0].model.model_id``) and
+the closest ids as suggestions; the service maps those paths to proto paths.
+
+Fleets (``resolve_fleet``) are resolved the same way: their items name catalogue ids afterwards.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pricebook import catalog
+from pricebook.errors import UnknownEntryError
+from pricebook.overrides import apply_overrides
+from pricebook.schema import GpuId, Pricebook
+from solver.domain import Constraints, Fleet, ModelRef, PlanRequest, TrainingWorkload
+from solver.errors import FieldViolation, InvalidRequest
+
+__all__ = ["References", "ResolvedRequest", "resolve", "resolve_fleet", "unknown_entry_reason"]
+
+
+def unknown_entry_reason(exc: UnknownEntryError) -> str:
+    """What an analyst reads for a reference that is not in the pricebook."""
+    kind = exc.kind.upper() if exc.kind == "gpu" else exc.kind
+    hint = f"; did you mean {', '.join(exc.suggestions)}?" if exc.suggestions else ""
+    return f"unknown {kind} {exc.key!r} (not in the pricebook{hint}); see `fleetplan catalog`"
+
+
+@dataclass
+class References:
+    """Looks references up in ``book``, collecting one violation per unknown one (at ``path``,
+    whatever path convention the caller uses)."""
+
+    book: Pricebook
+    violations: list[FieldViolation] = field(default_factory=list)
+
+    def gpu(self, key: str, path: str) -> GpuId:
+        """The catalogue id of GPU ``key`` (an id or an alias); ``key`` itself when unknown."""
+        try:
+            return catalog.gpu(self.book, key).id
+        except UnknownEntryError as exc:
+            self.violations.append(FieldViolation(path, unknown_entry_reason(exc)))
+            return key
+
+    def model(self, ref: ModelRef, path: str) -> None:
+        """Checks a catalogue model id (an inline spec needs no lookup)."""
+        if ref.model_id is not None:
+            try:
+                catalog.model(self.book, ref.model_id)
+            except UnknownEntryError as exc:
+                self.violations.append(FieldViolation(f"{path}.model_id", unknown_entry_reason(exc)))
+
+    def raise_if_any(self) -> None:
+        if self.violations:
+            raise InvalidRequest(self.violations)
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedRequest:
+    """A request ready to plan: references resolved and checked, overrides applied."""
+
+    request: PlanRequest
+    """Every GPU reference a catalogue id; every catalogue model id known."""
+    book: Pricebook
+    """The pricebook with the request's overrides applied (its own content hash)."""
+    overrides_applied: tuple[str, ...]
+    """What the overrides changed, in words (empty without overrides)."""
+    allowed_gpus: tuple[GpuId, ...]
+    """The GPU types the plan may use, as ids: the request's, or every catalogue GPU (sorted)."""
+
+    def with_request(self, request: PlanRequest) -> ResolvedRequest:
+        """The same book and overrides for a variant of the request (a sweep point, a single GPU
+        type); ``request`` must name GPUs by catalogue id."""
+        return ResolvedRequest(
+            request, self.book, self.overrides_applied, _allowed_ids(request.constraints, self.book)
+        )
+
+
+def _allowed_ids(constraints: Constraints, book: Pricebook) -> tuple[GpuId, ...]:
+    if not constraints.allowed_gpus:
+        return tuple(sorted(g.id for g in book.gpus))
+    return tuple(dict.fromkeys(constraints.allowed_gpus))
+
+
+def _training(training: tuple[TrainingWorkload, ...], refs: References) -> tuple[TrainingWorkload, ...]:
+    out = []
+    for j, t in enumerate(training):
+        refs.model(t.model, f"training[{j}].model")
+        if t.reference is None:
+            out.append(t)
+            continue
+        gpu = refs.gpu(t.reference.gpu, f"training[{j}].reference.gpu")
+        out.append(t.model_copy(update={"reference": t.reference.model_copy(update={"gpu": gpu})}))
+    return tuple(out)
+
+
+def _constraints(c: Constraints, refs: References) -> Constraints:
+    allowed = tuple(refs.gpu(g, f"constraints.allowed_gpus[{i}]") for i, g in enumerate(c.allowed_gpus))
+    owned = tuple(
+        o.model_copy(update={"gpu": refs.gpu(o.gpu, f"constraints.owned[{i}].gpu")})
+        for i, o in enumerate(c.owned)
+    )
+    bounds = tuple(
+        b.model_copy(update={"gpu": refs.gpu(b.gpu, f"constraints.count_bounds[{i}].gpu")})
+        for i, b in enumerate(c.count_bounds)
+    )
+    return c.model_copy(update={"allowed_gpus": allowed, "owned": owned, "count_bounds": bounds})
+
+
+def _with_ids(request: PlanRequest, refs: References) -> PlanRequest:
+    """``request`` with every GPU alias replaced by its id; unknown references go to ``refs``."""
+    for i, w in enumerate(request.inference):
+        refs.model(w.model, f"inference[{i}].model")
+    training = _training(request.training, refs)
+    constraints = _constraints(request.constraints, refs)
+    offers = tuple(
+        o if o.gpu is None else o.model_copy(update={"gpu": refs.gpu(o.gpu, f"overrides.offers[{i}].gpu")})
+        for i, o in enumerate(request.overrides.offers)
+    )
+    overrides = request.overrides.model_copy(update={"offers": offers})
+    return request.model_copy(
+        update={"training": training, "constraints": constraints, "overrides": overrides}
+    )
+
+
+def resolve(request: PlanRequest, book: Pricebook) -> ResolvedRequest:
+    """``request`` resolved against ``book``: raises ``InvalidRequest`` (domain paths) for every
+    unknown GPU or model, else for every override that cannot apply."""
+    refs = References(book)
+    resolved = _with_ids(request, refs)
+    refs.raise_if_any()
+    new_book, applied = apply_overrides(book, resolved.overrides)
+    return ResolvedRequest(resolved, new_book, tuple(applied), _allowed_ids(resolved.constraints, book))
+
+
+def resolve_fleet(fleet: Fleet, book: Pricebook) -> Fleet:
+    """``fleet`` with its items' GPUs as catalogue ids; raises ``InvalidRequest`` (paths
+    ``items[i].gpu``) for unknown ones."""
+    refs = References(book)
+    items = tuple(
+        item.model_copy(update={"gpu": refs.gpu(item.gpu, f"items[{i}].gpu")})
+        for i, item in enumerate(fleet.items)
+    )
+    refs.raise_if_any()
+    return fleet.model_copy(update={"items": items})
