@@ -158,6 +158,11 @@ def server(book: Pricebook, server_id: str) -> ServerSpec:
     return found
 
 
+def server_holds(server: ServerSpec, gpu: GpuSpec) -> bool:
+    """Whether ``server`` takes ``gpu`` (its own GPU, or one the GPU lists among its servers)."""
+    return server.gpu == gpu.id or server.id in gpu.servers
+
+
 def offer(book: Pricebook, offer_id: str) -> Offer:
     idx = _index(book)
     found = idx.offers.get(offer_id)

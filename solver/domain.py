@@ -295,10 +295,23 @@ class FleetItem(_Frozen):
     count: Annotated[int, Field(gt=0, le=100_000)]
     owned: bool = False
     """Already owned: no capex."""
+    server: str | None = None
+    """Catalogue server model the GPUs are in; None = the cheapest valid packing."""
 
 
 class Fleet(_Frozen):
     items: tuple[FleetItem, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _servers_named_alike(self) -> Fleet:
+        named: dict[tuple[str, AcquisitionMode, bool], set[bool]] = {}
+        for item in self.items:
+            named.setdefault((item.gpu, item.mode, item.owned), set()).add(item.server is not None)
+        mixed = sorted(f"{gpu} {mode.value}" for (gpu, mode, _), kinds in named.items() if len(kinds) > 1)
+        if mixed:
+            msg = f"name the server model on every line of {', '.join(mixed)} or on none"
+            raise ValueError(msg)
+        return self
 
 
 def money(amount: float | int | str | Decimal, currency: Currency) -> Money:

@@ -47,6 +47,16 @@ class References:
             self.violations.append(FieldViolation(path, unknown_entry_reason(exc)))
             return key
 
+    def server(self, key: str, gpu: GpuId, path: str) -> None:
+        """Checks a catalogue server model that holds GPU ``gpu``."""
+        try:
+            spec = catalog.server(self.book, key)
+        except UnknownEntryError as exc:
+            self.violations.append(FieldViolation(path, unknown_entry_reason(exc)))
+            return
+        if not catalog.server_holds(spec, catalog.gpu(self.book, gpu)):
+            self.violations.append(FieldViolation(path, f"server {key!r} does not hold {gpu} GPUs"))
+
     def model(self, ref: ModelRef, path: str) -> None:
         """Checks a catalogue model id (an inline spec needs no lookup)."""
         if ref.model_id is not None:
@@ -146,5 +156,9 @@ def resolve_fleet(fleet: Fleet, book: Pricebook) -> Fleet:
         item.model_copy(update={"gpu": refs.gpu(item.gpu, f"items[{i}].gpu")})
         for i, item in enumerate(fleet.items)
     )
+    refs.raise_if_any()
+    for i, item in enumerate(items):
+        if item.server is not None:
+            refs.server(item.server, item.gpu, f"items[{i}].server")
     refs.raise_if_any()
     return fleet.model_copy(update={"items": items})

@@ -60,13 +60,16 @@ _MODE_NAMES = _mode_names()
 
 
 def parse_fleet(spec: str) -> scenario_pb2.Fleet:
-    """``h200-sxm:4[:buy],rtx-pro-6000-server:16`` → Fleet."""
+    """``h200-sxm:8:buy:hgx-h200-8gpu,rtx-pro-6000-server:16`` → Fleet (mode and server model
+    optional: buy, and the cheapest valid packing)."""
     fleet = scenario_pb2.Fleet()
     for part in filter(None, (p.strip() for p in spec.split(","))):
         pieces = part.split(":")
-        if len(pieces) not in (2, 3) or not pieces[1].isdigit():
-            raise ScenarioError("--fleet", part, "expected GPU:COUNT[:MODE], e.g. h200-sxm:4:buy")
-        mode = pieces[2] if len(pieces) == 3 else "buy"
+        if len(pieces) not in (2, 3, 4) or not pieces[1].isdigit():
+            raise ScenarioError(
+                "--fleet", part, "expected GPU:COUNT[:MODE[:SERVER]], e.g. h200-sxm:8:buy:hgx-h200-8gpu"
+            )
+        mode = pieces[2] if len(pieces) >= 3 else "buy"
         owned = mode == "owned"
         enum_name = f"ACQUISITION_MODE_{'BUY' if owned else mode.upper().replace('-', '_')}"
         if enum_name not in _MODE_NAMES:
@@ -75,7 +78,11 @@ def parse_fleet(spec: str) -> scenario_pb2.Fleet:
             )
         fleet.items.append(
             scenario_pb2.FleetItem(
-                gpu_id=pieces[0], count=int(pieces[1]), mode=_MODE_NAMES[enum_name], owned=owned
+                gpu_id=pieces[0],
+                count=int(pieces[1]),
+                mode=_MODE_NAMES[enum_name],
+                owned=owned,
+                server_id=pieces[3] if len(pieces) == 4 else "",
             )
         )
     return fleet

@@ -76,7 +76,9 @@ def _add_evaluate(sub: Subparsers[argparse.ArgumentParser]) -> None:
         "scenario", help="YAML with the shape of EvaluateFleetRequest (PlanFleetRequest + fleet)"
     )
     evaluate.add_argument(
-        "--fleet", help="GPU:COUNT[:MODE],… (mode buy|reserved|on_demand|owned; default buy)"
+        "--fleet",
+        help="GPU:COUNT[:MODE[:SERVER]],… (mode buy|reserved|on_demand|owned, default buy; server model"
+        " as a plan names it, default the cheapest packing)",
     )
     evaluate.add_argument(
         "--no-compare", action="store_true", help="skip solving the optimal plan for comparison"

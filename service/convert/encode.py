@@ -143,7 +143,13 @@ def plan_request_to_proto(request: domain.PlanRequest) -> api.PlanFleetRequest:
 def fleet_to_proto(fleet: domain.Fleet) -> scenario_pb2.Fleet:
     return scenario_pb2.Fleet(
         items=[
-            scenario_pb2.FleetItem(gpu_id=i.gpu, mode=MODE_TO_PROTO[i.mode], count=i.count, owned=i.owned)
+            scenario_pb2.FleetItem(
+                gpu_id=i.gpu,
+                mode=MODE_TO_PROTO[i.mode],
+                count=i.count,
+                owned=i.owned,
+                server_id=i.server or "",
+            )
             for i in fleet.items
         ]
     )

@@ -292,11 +292,12 @@ def fleet_from_proto(message: scenario_pb2.Fleet, book: Pricebook, path: str = "
     # the items' other problems, before a ``Fleet`` exists.
     refs = References(book)
     for i, item in enumerate(message.items):
-        entry: dict[str, Any] = {
-            "gpu": refs.gpu(item.gpu_id, join_path(path, "items", i, "gpu_id")) if item.gpu_id else "",
-            "count": item.count,
-            "owned": item.owned,
-        }
+        gpu = refs.gpu(item.gpu_id, join_path(path, "items", i, "gpu_id")) if item.gpu_id else ""
+        entry: dict[str, Any] = {"gpu": gpu, "count": item.count, "owned": item.owned}
+        if item.server_id:
+            entry["server"] = item.server_id
+            if gpu and not refs.violations:
+                refs.server(item.server_id, gpu, join_path(path, "items", i, "server_id"))
         mode = col.enum(MODE_FROM_PROTO, item.mode, join_path(path, "items", i, "mode"), required=True)
         put(entry, "mode", mode)
         items.append(entry)

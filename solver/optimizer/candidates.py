@@ -31,6 +31,7 @@ from solver.domain import (
     Precision,
     TrainingWorkload,
 )
+from solver.errors import FieldViolation, InvalidRequest
 from solver.optimizer.evaluate import perf_capacity_checker
 from solver.optimizer.instance import (
     CLUSTERED_BUCKETS,
@@ -40,6 +41,7 @@ from solver.optimizer.instance import (
     CandidateRejection,
     Caps,
     CountLimit,
+    FixedGroup,
     FleetInstance,
     InferenceDemand,
     TrainingChoice,
@@ -240,24 +242,33 @@ def _fleet_constraints(constraints: Constraints, fleet: Fleet) -> Constraints:
     )
 
 
-def _fixed_counts(fleet: Fleet, options: list[AcquisitionOption]) -> dict[str, int]:
-    """Fleet items → option ids (the first option, by id, of that GPU and mode)."""
-    fixed: dict[str, int] = defaultdict(int)
-    for item in fleet.items:
-        gpu = item.gpu
-        matching = sorted(
-            (
-                o
+def _fixed_fleet(fleet: Fleet, options: list[AcquisitionOption]) -> tuple[FixedGroup, ...]:
+    """Fleet lines → groups of options the MIP places them among: a line naming its server model
+    pins that option; lines of one GPU type and mode without one share all its options, so the
+    MIP finds the cheapest valid packing. A line no option matches is refused, naming it."""
+    groups: dict[tuple[str, ...], int] = defaultdict(int)
+    problems = []
+    for i, item in enumerate(fleet.items):
+        matching = tuple(
+            sorted(
+                o.id
                 for o in options
-                if o.gpu == gpu and o.owned == item.owned and (item.owned or o.mode is item.mode)
-            ),
-            key=lambda o: o.id,
+                if o.gpu == item.gpu
+                and o.owned == item.owned
+                and (item.owned or o.mode is item.mode)
+                and (item.server is None or o.server_id == item.server)
+            )
         )
         if not matching:
-            msg = f"no {item.mode.value} offer for {gpu} in the pricebook"
-            raise ValueError(msg)
-        fixed[matching[0].id] += item.count
-    return dict(fixed)
+            what = "owned" if item.owned else item.mode.value
+            where = f" in {item.server}" if item.server else ""
+            reason = f"the pricebook has no {what} offer for {item.gpu}{where}"
+            problems.append(FieldViolation(f"fleet.items[{i}]", reason))
+            continue
+        groups[matching] += item.count
+    if problems:
+        raise InvalidRequest(problems)
+    return tuple(FixedGroup(ids, count) for ids, count in groups.items())
 
 
 def _demands(request: PlanRequest, candidates: int) -> tuple[tuple[Bucket, ...], list[InferenceDemand]]:
@@ -288,9 +299,9 @@ def build_instance(request: PlanRequest, book: Pricebook, *, fleet: Fleet | None
     if fleet is not None:
         constraints = _fleet_constraints(constraints, fleet)
     options = acquisition_options(book, constraints)
-    fixed = _fixed_counts(fleet, options) if fleet is not None else None
+    fixed = _fixed_fleet(fleet, options) if fleet is not None else None
     if fixed is not None:
-        options = [o for o in options if o.id in fixed]
+        options = [o for o in options if any(o.id in g.option_ids for g in fixed)]
     max_tp: dict[str, int] = defaultdict(int)
     for o in options:
         max_tp[o.gpu] = max(max_tp[o.gpu], tp_domain(o))
@@ -315,7 +326,7 @@ def build_instance(request: PlanRequest, book: Pricebook, *, fleet: Fleet | None
         caps=_caps(constraints, book),
         count_limits=tuple(CountLimit(b.gpu, b.min_count, b.max_count) for b in constraints.count_bounds),
         owned_counts={o.gpu: o.count for o in constraints.owned},
-        fixed_counts=fixed,
+        fixed_fleet=fixed,
     )
 
 

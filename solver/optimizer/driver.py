@@ -202,7 +202,7 @@ def _lp_guided_applies(builder: ModelBuilder, backend: str, relax: Relaxation) -
     optimal by the full MIP alone, and stay bit-for-bit what they were)."""
     return (
         backend == "scip"
-        and builder.inst.fixed_counts is None
+        and builder.inst.fixed_fleet is None
         and relax.minimize is None
         and not relax.elastic_demand
         and not relax.maximize_demand_scale

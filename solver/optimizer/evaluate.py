@@ -281,6 +281,7 @@ def check_caps(instance: FleetInstance, solution: FleetSolution, fleet: _Fleet) 
 # 9: owned GPUs, count bounds, fixed fleets
 def check_counts(instance: FleetInstance, solution: FleetSolution, fleet: _Fleet) -> list[Violation]:
     out = []
+    nb = len(instance.buckets)
     for g, owned in instance.owned_counts.items():
         have = sum(c.gpus for c in solution.options if c.gpu == g and c.owned)
         if have > owned:
@@ -293,15 +294,15 @@ def check_counts(instance: FleetInstance, solution: FleetSolution, fleet: _Fleet
             peak = max(held + _rented(solution, cl.gpu, b) for b in range(len(instance.buckets)))
             if peak > cl.max_count:
                 out.append(Violation(ViolationKind.COUNT, cl.gpu, f"{peak} GPUs > maximum {cl.max_count}"))
-    if instance.fixed_counts is not None:
-        for c in solution.options:
-            fixed = instance.fixed_counts.get(c.option_id, 0)
-            if c.gpus > fixed or any(d > fixed for d in c.on_demand_gpus):
-                out.append(
-                    Violation(
-                        ViolationKind.COUNT, c.option_id, f"plan uses more than the fleet's {fixed} GPUs"
-                    )
-                )
+    for i, group in enumerate(instance.fixed_fleet or ()):
+        chosen = [c for c in solution.options if c.option_id in group.option_ids]
+        held = sum(c.gpus for c in chosen)
+        rented = [sum(c.on_demand_gpus[b] for c in chosen if c.on_demand_gpus) for b in range(nb)]
+        is_held = any(fleet.options[o_id].mode is not AcquisitionMode.ON_DEMAND for o_id in group.option_ids)
+        if (is_held and held != group.count) or max(rented, default=0) > group.count:
+            used = held or max(rented)
+            why = f"plan uses {used} of {group.count}"
+            out.append(Violation(ViolationKind.COUNT, f"fleet line {i}", why))
     return out
 
 

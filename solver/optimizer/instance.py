@@ -167,6 +167,17 @@ class CountLimit:
 
 
 @dataclass(frozen=True, slots=True)
+class FixedGroup:
+    """GPUs of a given fleet (EvaluateFleet) that the MIP places among some options: one line of
+    the fleet, or all its lines of one GPU type and mode when they name no server model (the
+    cheapest valid packing is then the MIP's to choose)."""
+
+    option_ids: tuple[str, ...]
+    count: int
+    """Held GPUs (bought, reserved, owned) exactly; on-demand GPUs at most, in every hour."""
+
+
+@dataclass(frozen=True, slots=True)
 class FleetInstance:
     """A priced, measured planning problem (see the module docstring)."""
 
@@ -182,8 +193,14 @@ class FleetInstance:
     count_limits: tuple[CountLimit, ...] = ()
     owned_counts: Mapping[GpuId, int] = field(default_factory=dict)
     """GPUs already owned per type; options with ``owned=True`` must hold exactly these."""
-    fixed_counts: Mapping[str, int] | None = None
-    """EvaluateFleet: GPUs per option id fixed by the caller (options absent = 0)."""
+    fixed_fleet: tuple[FixedGroup, ...] | None = None
+    """EvaluateFleet: the caller's fleet (options in no group = 0 GPUs); None = plan freely."""
+
+    def fixed_count_of(self, option_id: str) -> int | None:
+        """The fixed fleet's GPUs among the options of ``option_id``'s group (None = not fixed)."""
+        if self.fixed_fleet is None:
+            return None
+        return next((g.count for g in self.fixed_fleet if option_id in g.option_ids), 0)
 
     def candidates_of(self, workload: str) -> tuple[Candidate, ...]:
         return tuple(c for c in self.candidates if c.workload == workload)

@@ -242,7 +242,7 @@ def _reserved_dominated_by_on_demand(instance: FleetInstance, relax: Relaxation)
     something else: a minimum count of the GPU (held GPUs only), training that may use the
     reservation's idle hours, fixed counts (EvaluateFleet), or a non-cost objective.
     """
-    if instance.fixed_counts is not None or relax.minimize is not None or relax.maximize_demand_scale:
+    if instance.fixed_fleet is not None or relax.minimize is not None or relax.maximize_demand_scale:
         return frozenset()
     min_counted = {lim.gpu for lim in instance.count_limits if lim.min_count > 0}
     trained = {ch.gpu for t in instance.training for ch in t.choices}
@@ -280,7 +280,7 @@ def _small_server_limits(instance: FleetInstance) -> dict[str, int]:
     at least as large. Then some optimal plan has at most m − 1 A-servers (more would be swapped),
     which removes the 4-vs-8-GPU-chassis symmetry. Not applied with fixed counts (EvaluateFleet).
     """
-    if instance.fixed_counts is not None:
+    if instance.fixed_fleet is not None:
         return {}
     bought = [o for o in instance.options if o.mode is AcquisitionMode.BUY and not o.owned]
     limits: dict[str, int] = {}
@@ -367,10 +367,13 @@ class ModelBuilder:
                 if lim.gpu == g and lim.max_count is not None:
                     bound = min(bound, lim.max_count)
             bounds[g] = max(bound, extra)
-        if self.inst.fixed_counts is not None:
+        if self.inst.fixed_fleet is not None:
             for g in bounds:
-                fixed = sum(v for k, v in self.inst.fixed_counts.items() if self.inst.option(k).gpu == g)
-                bounds[g] = max(fixed, 0)
+                bounds[g] = sum(
+                    group.count
+                    for group in self.inst.fixed_fleet
+                    if any(self.inst.option(o_id).gpu == g for o_id in group.option_ids)
+                )
         return bounds
 
     def _replica_bound(self, c: Candidate, b: int) -> float:
@@ -385,13 +388,13 @@ class ModelBuilder:
     def build(self) -> None:
         slv = self.solver
         inf = slv.infinity()
-        fixed = self.inst.fixed_counts
         unused = _reserved_dominated_by_on_demand(self.inst, self.relax) if self.reduce else frozenset()
         server_limit = _small_server_limits(self.inst) if self.reduce else {}
         for o in self.inst.options:
             ub = self.gpu_bound.get(o.gpu, 0)
+            fixed = self.inst.fixed_count_of(o.id)
             if fixed is not None:
-                ub = min(ub, fixed.get(o.id, 0))
+                ub = min(ub, fixed)
             if o.id in unused:
                 ub = 0
             if o.id in server_limit:
@@ -399,11 +402,7 @@ class ModelBuilder:
             if is_rental_on_demand(o):
                 self.d[o.id] = [slv.IntVar(0, ub, f"d[{o.id},{b}]") for b in range(self.nb)]
                 continue
-            if o.owned:
-                lo, hi = 0, self.inst.owned_counts.get(o.gpu, 0)
-            else:
-                lo = fixed.get(o.id, 0) if fixed is not None else 0
-                hi = max(lo, ub)
+            lo, hi = 0, (self.inst.owned_counts.get(o.gpu, 0) if o.owned else ub)
             k = max(1, o.gpus_per_server)
             servers_hi = math.ceil(max(ub, self.inst.owned_counts.get(o.gpu, 0)) / k)
             self.n[o.id] = slv.IntVar(lo, hi, f"n[{o.id}]")
@@ -422,6 +421,7 @@ class ModelBuilder:
         self._gpus_and_domains()
         self._servers()
         self._owned_and_counts()
+        self._fixed_fleet()
         self._training()
         self._caps()  # after training: the opex cap counts training's busy hours
         self._objective()
@@ -624,6 +624,17 @@ class ModelBuilder:
                 for b in range(self.nb):
                     slv.Add(sum(held) + sum(d[b] for d in ods) <= lim.max_count, f"count_max[{lim.gpu},{b}]")
 
+    # 9: a given fleet (EvaluateFleet): held GPUs exactly, on-demand GPUs at most, per group
+    def _fixed_fleet(self) -> None:
+        for i, group in enumerate(self.inst.fixed_fleet or ()):
+            held = [self.n[o_id] for o_id in group.option_ids if o_id in self.n]
+            rented = [self.d[o_id] for o_id in group.option_ids if o_id in self.d]
+            if held:
+                self.solver.Add(sum(held) == group.count, f"fixed_fleet[{i}]")
+            for b in range(self.nb):
+                if rented:
+                    self.solver.Add(sum(d[b] for d in rented) <= group.count, f"fixed_fleet[{i},{b}]")
+
     # 11: training
     def _training(self) -> None:
         slv = self.solver
@@ -638,10 +649,10 @@ class ModelBuilder:
                 self.z[(t.name, ch.gpu)] = z
                 zs.append(z)
                 shares = []
-                fixed = self.inst.fixed_counts
                 for o in opts:
                     # A given fleet rents at most its on-demand count at once: too few for a run.
-                    rentable = fixed.get(o.id, 0) if fixed is not None else ch.min_gpus
+                    fixed = self.inst.fixed_count_of(o.id)
+                    rentable = fixed if fixed is not None else ch.min_gpus
                     too_few = is_rental_on_demand(o) and rentable < ch.min_gpus
                     f = slv.NumVar(0, 0 if too_few else 1, f"f[{t.name},{o.id}]")
                     self.f[(t.name, o.id)] = f

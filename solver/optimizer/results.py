@@ -60,6 +60,8 @@ class ChosenOption:
     gpus: int
     """GPUs held every hour (buy, reserved, owned). 0 for on-demand."""
     servers: int
+    server_id: str | None = None
+    """The option's server model (bought and owned hardware)."""
     on_demand_gpus: tuple[int, ...] = ()
     """On-demand GPUs rented in each bucket (on-demand options only)."""
     training_gpus: int = 0
@@ -214,7 +216,7 @@ class FleetSolution:
     def fleet(self) -> Fleet | None:
         """The plan as a domain ``Fleet`` (on-demand at its peak bucket)."""
         items = [
-            FleetItem(gpu=o.gpu, mode=o.mode, count=o.peak_gpus, owned=o.owned)
+            FleetItem(gpu=o.gpu, mode=o.mode, count=o.peak_gpus, owned=o.owned, server=o.server_id)
             for o in self.options
             if o.peak_gpus > 0
         ]

@@ -119,6 +119,7 @@ def _chosen_options(instance: FleetInstance, values: MipValues, totals: _Totals)
                 owned=o.owned,
                 gpus=gpus,
                 servers=servers,
+                server_id=o.server_id if is_on_site(o) else None,
                 on_demand_gpus=tuple(on_demand),
                 training_gpus=rented_for_training.get(o.id, 0),
                 busy_gpu_hours_per_month=busy_hours,

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from pricebook.catalog import gpu as catalogue_gpu
+from pricebook.catalog import server_holds
 from pricebook.money import convert, on_vat_basis
 from pricebook.schema import Currency, GpuSpec, Money, Offer, OfferKind, Pricebook, ServerSpec
 from solver.domain import AcquisitionMode, Constraints
@@ -148,7 +149,7 @@ def _require_catalogue_ids(book: Pricebook, gpus: set[str]) -> None:
 
 def servers_for(gpu: GpuSpec, book: Pricebook) -> list[ServerSpec]:
     """Server models that hold ``gpu``, by id (deterministic)."""
-    return sorted((s for s in book.servers if s.gpu == gpu.id or s.id in gpu.servers), key=lambda s: s.id)
+    return sorted((s for s in book.servers if server_holds(s, gpu)), key=lambda s: s.id)
 
 
 def _purchase_preference(offer: Offer, price: float, currency: Currency) -> tuple[bool, int, float, str]:

@@ -93,7 +93,6 @@ def test_training_runs_fit_the_gpus_the_plan_holds(client: FleetPlannerClient) -
 # 02 -----------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(reason="issue 14, not fixed yet: fleet lines carry no server model", strict=True)
 def test_evaluating_the_planned_fleet_gives_the_plan_tco(client: FleetPlannerClient) -> None:
     request = plan_request(repro("02-evaluate-misprices-planned-fleet.json")["request"])
     plan = client.plan_fleet(request).plan
@@ -211,3 +210,44 @@ def test_hour_buckets_are_exact_for_two_interactive_profiles(client: FleetPlanne
     parts = [client.plan_fleet(plan_request(data[key])).plan for key in ("part1", "part2")]
     assert whole.status == plan_pb2.PLAN_STATUS_OPTIMAL
     assert tco(whole) <= sum(tco(p) for p in parts) + Decimal(str(data["tolerance"]))
+
+
+def _evaluate_with_fleet(client: FleetPlannerClient, items: list[dict[str, Any]]) -> Any:
+    data = repro("06-evaluate-internal-error.json")["request"]
+    data = {**data, "fleet": {"items": items}}
+    return client.evaluate_fleet(json_format.ParseDict(data, api.EvaluateFleetRequest()))
+
+
+@pytest.mark.parametrize(
+    ("item", "field"),
+    [
+        ({"gpu_id": "rtx-5090", "mode": "ACQUISITION_MODE_RESERVED", "count": 4}, "fleet.items[0]"),
+        (
+            {"gpu_id": "rtx-5090", "mode": "ACQUISITION_MODE_BUY", "count": 4, "server_id": "hgx-h200-8gpu"},
+            "fleet.items[0].server_id",
+        ),
+    ],
+)
+def test_an_impossible_fleet_line_is_refused_naming_it(
+    client: FleetPlannerClient, item: dict[str, Any], field: str
+) -> None:
+    with pytest.raises(FleetPlanError) as excinfo:
+        _evaluate_with_fleet(client, [item])
+    assert excinfo.value.code is grpc.StatusCode.INVALID_ARGUMENT
+    assert [v.field for v in excinfo.value.violations] == [field]
+
+
+def test_a_fleet_line_may_name_its_server_model(client: FleetPlannerClient) -> None:
+    request = plan_request(repro("02-evaluate-misprices-planned-fleet.json")["request"])
+    plan = client.plan_fleet(request).plan
+    (line,) = plan.fleet
+    for server, cheapest in ((line.server_id, True), ("rig-rtx-4090-4gpu", False)):
+        item = scenario_pb2.FleetItem(gpu_id=line.gpu_id, mode=line.mode, count=line.gpu_count, server_id=server)
+        evaluation = client.evaluate_fleet(
+            api.EvaluateFleetRequest(
+                fleet=scenario_pb2.Fleet(items=[item]), workloads=request.workloads, constraints=request.constraints
+            )
+        )
+        assert evaluation.feasible
+        same = Decimal(evaluation.fleet_horizon_tco.amount) == tco(plan)
+        assert same is cheapest

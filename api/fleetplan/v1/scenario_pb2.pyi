@@ -698,6 +698,7 @@ class FleetItem(_message.Message):
     MODE_FIELD_NUMBER: _builtins.int
     COUNT_FIELD_NUMBER: _builtins.int
     OWNED_FIELD_NUMBER: _builtins.int
+    SERVER_ID_FIELD_NUMBER: _builtins.int
     gpu_id: _builtins.str
     """Catalogue GPU id."""
     mode: _common_pb2.AcquisitionMode.ValueType
@@ -706,6 +707,11 @@ class FleetItem(_message.Message):
     """Number of GPUs (> 0)."""
     owned: _builtins.bool
     """Already owned: no capex."""
+    server_id: _builtins.str
+    """Catalogue server model the GPUs are in (e.g. "hgx-h200-8gpu"), as a plan's fleet line names
+    it; absent = EvaluateFleet chooses the cheapest valid packing. Give it on every line of a GPU
+    type and mode or on none.
+    """
     def __init__(
         self,
         *,
@@ -713,10 +719,11 @@ class FleetItem(_message.Message):
         mode: _common_pb2.AcquisitionMode.ValueType = ...,
         count: _builtins.int = ...,
         owned: _builtins.bool = ...,
+        server_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["count", b"count", "gpu_id", b"gpu_id", "mode", b"mode", "owned", b"owned"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["count", b"count", "gpu_id", b"gpu_id", "mode", b"mode", "owned", b"owned", "server_id", b"server_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

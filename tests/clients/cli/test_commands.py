@@ -65,7 +65,7 @@ def test_evaluate_rejects_a_malformed_fleet_flag(capsys: pytest.CaptureFixture[s
         capsys, "evaluate", str(EXAMPLES / "60m_krw_single_gpu.yaml"), "--fleet", "h200-sxm:four"
     )
     assert code == cli.EXIT_INVALID
-    assert "--fleet: h200-sxm:four: expected GPU:COUNT[:MODE]" in err
+    assert "--fleet: h200-sxm:four: expected GPU:COUNT[:MODE[:SERVER]]" in err
 
 
 def test_breakeven_for_one_gpu_type(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -86,6 +86,14 @@ def test_parse_fleet_reads_gpu_count_and_mode() -> None:
         ("h200-sxm", 4, common_pb2.ACQUISITION_MODE_BUY, False),
         ("rtx-pro-6000-ws", 2, common_pb2.ACQUISITION_MODE_BUY, True),
         ("b200", 1, common_pb2.ACQUISITION_MODE_ON_DEMAND, False),
+    ]
+
+
+def test_parse_fleet_reads_an_optional_server_model() -> None:
+    fleet = parse_fleet("rtx-4090:8:buy:rig-rtx-4090-8gpu,h200-sxm:4")
+    assert [(i.gpu_id, i.count, i.server_id) for i in fleet.items] == [
+        ("rtx-4090", 8, "rig-rtx-4090-8gpu"),
+        ("h200-sxm", 4, ""),
     ]
 
 

@@ -6,7 +6,7 @@ import random
 
 from solver.domain import AcquisitionMode, Fleet, FleetItem, InferenceWorkload, ModelRef, Precision, Sla
 from solver.optimizer.api import solve
-from solver.optimizer.instance import Bucket, Candidate, Caps, FleetInstance, InferenceDemand
+from solver.optimizer.instance import Bucket, Candidate, Caps, FixedGroup, FleetInstance, InferenceDemand
 from solver.optimizer.results import FleetSolution, SolveStatus
 from solver.pricing.options import AcquisitionOption
 
@@ -136,7 +136,7 @@ def fixed_fleet_instance(count_a: int, rate: float = 55.0) -> FleetInstance:
         options=(option("a", capex=100),),
         inference=(flat_demand("chat", rate),),
         candidates=(candidate("chat", "a", 10.0),),
-        fixed_counts={"a/buy": count_a},
+        fixed_fleet=(FixedGroup(("a/buy",), count_a),),
     )
 
 

@@ -20,7 +20,7 @@ from solver.domain import (
     Sla,
     SolverOptions,
 )
-from solver.optimizer import FleetSolution, SolveStatus, optimize
+from solver.optimizer import FleetSolution, SolveStatus, evaluate_fleet, optimize
 
 BOOK = load_default()
 GPUS = ("h100-sxm", "l40s", "rtx-pro-6000-server", "rtx-5090", "h200-sxm")
@@ -107,3 +107,20 @@ def test_highs_agrees_with_scip_on_proven_optima(workload: InferenceWorkload, li
     assert highs.status is scip.status
     if scip.status is SolveStatus.OPTIMAL:
         assert abs(_tco(highs) - _tco(scip)) <= max(Decimal("0.02"), _tco(scip) * Decimal("1e-6"))
+
+
+@PROPERTY_SETTINGS
+@given(workload=workloads("w"), limits=constraints())
+def test_every_plan_evaluates_feasible_at_exactly_its_tco(
+    workload: InferenceWorkload, limits: Constraints
+) -> None:
+    request = PlanRequest(inference=(workload,), constraints=limits, options=EXACT)
+    plan = _plan(request)
+    fleet = plan.fleet()
+    event(f"plan: {plan.status.value}")
+    if fleet is None:
+        return
+    evaluation = evaluate_fleet(fleet, request, BOOK, time_limit_s=30, compare_optimal=False)
+    assert evaluation.feasible, evaluation.messages
+    assert evaluation.tco is not None
+    assert abs(Decimal(str(evaluation.tco)) - _tco(plan)) <= Decimal("0.01"), (evaluation.tco, _tco(plan))
