@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import structlog
 from google.protobuf import json_format
 
 from api.fleetplan.v1 import fleet_planner_pb2 as api
@@ -67,6 +69,7 @@ def plans_json() -> Iterator[tuple[str, str]]:
 
 
 def main() -> None:
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--write", action="store_true", help="record the answers as the new reference")
     args = parser.parse_args()

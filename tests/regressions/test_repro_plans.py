@@ -242,10 +242,13 @@ def test_a_fleet_line_may_name_its_server_model(client: FleetPlannerClient) -> N
     plan = client.plan_fleet(request).plan
     (line,) = plan.fleet
     for server, cheapest in ((line.server_id, True), ("rig-rtx-4090-4gpu", False)):
-        item = scenario_pb2.FleetItem(gpu_id=line.gpu_id, mode=line.mode, count=line.gpu_count, server_id=server)
+        item = scenario_pb2.FleetItem(gpu_id=line.gpu_id, mode=line.mode, count=line.gpu_count)
+        item.server_id = server
         evaluation = client.evaluate_fleet(
             api.EvaluateFleetRequest(
-                fleet=scenario_pb2.Fleet(items=[item]), workloads=request.workloads, constraints=request.constraints
+                fleet=scenario_pb2.Fleet(items=[item]),
+                workloads=request.workloads,
+                constraints=request.constraints,
             )
         )
         assert evaluation.feasible
