@@ -75,7 +75,7 @@ def break_even(
     utilization: float | None,
 ) -> planner.BreakEvenAnalysis:
     return planner.analyze_break_even(
-        resolved, gpu=gpu, fleet=fleet, utilisation=utilization, time_limit_s=time_limit_s, cancel=cancel
+        resolved, gpu=gpu, fleet=fleet, utilization=utilization, time_limit_s=time_limit_s, cancel=cancel
     )
 
 

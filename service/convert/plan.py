@@ -139,7 +139,7 @@ def _deployment(
         ttft_p95_ms=finite(primary.ttft_p95_ms),
         tpot_ms=finite(primary.tpot_ms),
         per_user_tok_s=finite(primary.per_user_tok_s),
-        utilization=finite(assignment.utilisation),
+        utilization=finite(assignment.utilization),
         demand_req_s=finite(assignment.demand_req_s[peak]),
         capacity_req_s=finite(assignment.capacity_req_s[peak]),
         output_tok_s=finite(sum(u.replicas[peak] * u.candidate.max_output_tok_s for u in assignment.uses)),
@@ -222,10 +222,10 @@ def break_even_to_proto(result: planner.BreakEvenResult) -> plan_pb2.BreakEvenAn
     for b in result.buy_vs_rent:
         row = plan_pb2.BuyVsRent(
             gpu_id=b.gpu,
-            break_even_utilization_on_demand=finite(b.break_even_utilisation_on_demand),
-            break_even_utilization_reserved=finite(b.break_even_utilisation_reserved),
+            break_even_utilization_on_demand=finite(b.break_even_utilization_on_demand),
+            break_even_utilization_reserved=finite(b.break_even_utilization_reserved),
             payback_months=finite(b.payback_months),
-            plan_utilization=finite(b.plan_utilisation),
+            plan_utilization=finite(b.plan_utilization),
             verdict=b.verdict,
         )
         set_money(row, "owned_cost_per_gpu_hour", b.owned_cost_per_gpu_hour)

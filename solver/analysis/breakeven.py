@@ -4,7 +4,7 @@ Buy vs rent (per GPU, one full server's worth of a BUY option, request currency)
 
     owned_fixed_monthly = [(capex_gpu·g + capex_host)·(1 − residual) / horizon
                            + fixed_gpu·g + fixed_server] / g            (g = GPUs per server)
-    owned cost at utilisation u, per month = owned_fixed_monthly + power_per_busy_hour · 730 · u
+    owned cost at utilization u, per month = owned_fixed_monthly + power_per_busy_hour · 730 · u
     on-demand at u, per month              = price_per_hour · 730 · u
     reserved, per month                    = reserved_per_hour · 730      (paid busy or idle)
 
@@ -96,13 +96,13 @@ class BuyVsRent:
     """GPU price plus its share of the host."""
     on_demand_price_per_gpu_hour: Money | None
     reserved_price_per_gpu_hour: Money | None
-    break_even_utilisation_on_demand: float | None
-    """Owning beats on-demand above this utilisation; None = never within 0–100 %."""
-    break_even_utilisation_reserved: float | None
-    """Owning beats reserving below this utilisation; None = no tie within 0–100 %."""
-    plan_utilisation: float | None
+    break_even_utilization_on_demand: float | None
+    """Owning beats on-demand above this utilization; None = never within 0–100 %."""
+    break_even_utilization_reserved: float | None
+    """Owning beats reserving below this utilization; None = no tie within 0–100 %."""
+    plan_utilization: float | None
     payback_months: float | None
-    """Months until the purchase is paid back by not renting on demand, at the plan's utilisation."""
+    """Months until the purchase is paid back by not renting on demand, at the plan's utilization."""
     verdict: str
 
 
@@ -134,7 +134,7 @@ def buy_vs_rent(
     *,
     horizon_months: int,
     currency: Currency,
-    plan_utilisation: float | None,
+    plan_utilization: float | None,
 ) -> BuyVsRent:
     """Buy vs on-demand and reserved for one GPU type (cheapest option of each mode)."""
     mine = [o for o in options if o.gpu == gpu and not o.owned]
@@ -158,8 +158,8 @@ def buy_vs_rent(
             gpu=gpu, currency=currency, buy_option_id=None, owned_fixed_monthly_per_gpu=None,
             owned_cost_per_gpu_hour=None, power_per_busy_gpu_hour=0.0, purchase_per_gpu=0.0,
             on_demand_price_per_gpu_hour=od_money, reserved_price_per_gpu_hour=res_money,
-            break_even_utilisation_on_demand=None, break_even_utilisation_reserved=None,
-            plan_utilisation=plan_utilisation, payback_months=None,
+            break_even_utilization_on_demand=None, break_even_utilization_reserved=None,
+            plan_utilization=plan_utilization, payback_months=None,
             verdict=f"{gpu}: no purchase offer in the pricebook, so no buy-vs-rent comparison",
         )  # fmt: skip
     buy = min(buys, key=lambda o: (_owned_per_gpu(o, horizon_months)[0], o.id))
@@ -168,8 +168,8 @@ def buy_vs_rent(
     u_od = _tie_on_demand(fixed, power, od_hourly)
     u_res = _tie_reserved(fixed, power, res_hourly)
     payback = None
-    if plan_utilisation is not None and od_hourly is not None:
-        payback = payback_months(purchase, running, power, od_hourly, plan_utilisation)
+    if plan_utilization is not None and od_hourly is not None:
+        payback = payback_months(purchase, running, power, od_hourly, plan_utilization)
     return BuyVsRent(
         gpu=gpu,
         currency=currency,
@@ -180,14 +180,14 @@ def buy_vs_rent(
         purchase_per_gpu=purchase,
         on_demand_price_per_gpu_hour=od_money,
         reserved_price_per_gpu_hour=res_money,
-        break_even_utilisation_on_demand=u_od,
-        break_even_utilisation_reserved=u_res,
-        plan_utilisation=plan_utilisation,
+        break_even_utilization_on_demand=u_od,
+        break_even_utilization_reserved=u_res,
+        plan_utilization=plan_utilization,
         payback_months=payback,
         verdict=_buy_verdict(
             gpu,
             u_od=u_od,
-            u=plan_utilisation,
+            u=plan_utilization,
             payback=payback,
             has_od=od_hourly is not None,
             horizon_months=horizon_months,
@@ -210,16 +210,16 @@ def _tie_reserved(fixed_monthly: float, power_hourly: float, reserved_hourly: fl
     if saving <= 0:
         return None  # owning costs more than reserving even when idle
     if power_hourly <= 0:
-        return None  # owning is cheaper at every utilisation
+        return None  # owning is cheaper at every utilization
     u = saving / (HOURS_PER_MONTH * power_hourly)
     return u if u <= 1.0 else None
 
 
 def payback_months(
-    purchase_per_gpu: float, running_monthly: float, power_hourly: float, od_hourly: float, utilisation: float
+    purchase_per_gpu: float, running_monthly: float, power_hourly: float, od_hourly: float, utilization: float
 ) -> float | None:
     """Months until not renting on demand repays the purchase; None if owning never catches up."""
-    monthly_saving = (od_hourly - power_hourly) * HOURS_PER_MONTH * utilisation - running_monthly
+    monthly_saving = (od_hourly - power_hourly) * HOURS_PER_MONTH * utilization - running_monthly
     if monthly_saving <= 0:
         return None
     return purchase_per_gpu / monthly_saving
@@ -231,11 +231,11 @@ def _reserved_verdict(
     if res_hourly is None:
         return ""
     if u_res is not None:
-        return f"; buying beats reserving below {u_res:.0%} utilisation"
+        return f"; buying beats reserving below {u_res:.0%} utilization"
     if res_hourly * HOURS_PER_MONTH <= fixed_monthly:
-        return "; reserving is cheaper than buying at any utilisation"
+        return "; reserving is cheaper than buying at any utilization"
     # Owning is cheaper even when every hour is busy (the tie lies above 100 %).
-    return "; buying is cheaper than reserving at any utilisation"
+    return "; buying is cheaper than reserving at any utilization"
 
 
 def _buy_verdict(
@@ -251,9 +251,9 @@ def _buy_verdict(
     if not has_od:
         parts.append(f"{gpu}: no on-demand offer to compare with")
     elif u_od is None:
-        parts.append(f"{gpu}: renting on demand is cheaper than buying at any utilisation")
+        parts.append(f"{gpu}: renting on demand is cheaper than buying at any utilization")
     else:
-        parts.append(f"{gpu}: buying beats on-demand above {u_od:.0%} utilisation")
+        parts.append(f"{gpu}: buying beats on-demand above {u_od:.0%} utilization")
     if u is not None:
         if payback is not None:
             beyond = f", beyond the {horizon_months}-month horizon" if payback > horizon_months else ""

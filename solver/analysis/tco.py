@@ -230,7 +230,7 @@ class OptionTco:
     gpus: int
     servers: int
     busy_gpu_hours_per_month: float
-    utilisation: float
+    utilization: float
     """Busy GPU-hours ÷ GPU-hours held (0 for on-demand, which is only paid while busy)."""
     tco: TcoReport
 
@@ -253,9 +253,9 @@ def fleet_tco(lines: Sequence[FleetLine], horizon_months: int, currency: Currenc
         split = cost_lines(line)
         total = total + split
         held_hours = line.gpus * HOURS_PER_MONTH
-        utilisation = line.busy_gpu_hours_per_month / held_hours if held_hours > 0 else 0.0
+        utilization = line.busy_gpu_hours_per_month / held_hours if held_hours > 0 else 0.0
         if line.option.mode is AcquisitionMode.ON_DEMAND:
-            utilisation = 0.0
+            utilization = 0.0
         by_option.append(
             OptionTco(
                 option_id=line.option.id,
@@ -265,7 +265,7 @@ def fleet_tco(lines: Sequence[FleetLine], horizon_months: int, currency: Currenc
                 gpus=line.gpus,
                 servers=line.servers,
                 busy_gpu_hours_per_month=line.busy_gpu_hours_per_month,
-                utilisation=min(1.0, utilisation),
+                utilization=min(1.0, utilization),
                 tco=report(split, horizon_months, currency),
             )
         )

@@ -115,7 +115,7 @@ class Assignment:
         return max(range(len(self.demand_req_s)), key=lambda b: self.demand_req_s[b])
 
     @property
-    def utilisation(self) -> float:
+    def utilization(self) -> float:
         """Demand ÷ capacity in the peak bucket."""
         b = self.peak_bucket
         return self.demand_req_s[b] / self.capacity_req_s[b] if self.capacity_req_s[b] > 0 else 0.0

@@ -77,7 +77,7 @@ class EfficiencyFactors:
 @dataclass(frozen=True, slots=True)
 class TrainingFactors:
     mfu_nvlink: float = 0.45
-    """Model FLOPs utilisation of full-precision training inside one NVLink domain."""
+    """Model FLOPs utilization of full-precision training inside one NVLink domain."""
     lora_mfu_fraction: float = 0.8
     """LoRA reaches a smaller share of peak: adapters are small, skinny GEMMs."""
     qlora_dequant_overhead: float = 1.35

@@ -637,7 +637,7 @@ def open_loop_timing(replica: Replica, shape: WorkloadShape, rate: float) -> Tim
 
     Decode concurrency follows Little's law (n = λ × time in system) and decode iterations
     stretch by the share of time spent on prefill chunks; the prefill queue is M/D/1 with
-    utilisation u = λ × prefill time, mean wait uS/(2(1−u)), and an exponential tail for p95.
+    utilization u = λ × prefill time, mean wait uS/(2(1−u)), and an exponential tail for p95.
     """
     lin, lout = float(shape.input_tokens), float(shape.output_tokens)
     context = lin + lout / 2.0

@@ -60,7 +60,7 @@ class TrainingEstimate:
     tokens_per_s: float
     tokens_per_s_per_gpu: float
     mfu: float
-    """Model FLOPs utilisation achieved (after scaling losses), of the dense peak at the precision."""
+    """Model FLOPs utilization achieved (after scaling losses), of the dense peak at the precision."""
     scaling_efficiency: float
     hours: float
     gpu_hours: float

@@ -71,7 +71,7 @@ def assemble_result(
     extras: Extras,
     overrides_applied: tuple[str, ...],
     started: float,
-    utilisation_override: float | None = None,
+    utilization_override: float | None = None,
     complete: bool = False,
 ) -> PlanResult:
     """The full answer for ``solution``; ``started`` (``time.monotonic()``) times the whole call."""
@@ -89,7 +89,7 @@ def assemble_result(
         solution,
         lines=economics.lines,
         costs=economics.costs,
-        utilisation_override=utilisation_override,
+        utilization_override=utilization_override,
     )
     return PlanResult(
         status=solution.status,
@@ -198,7 +198,7 @@ def plan_fleet_lines(
                 else 0.0,
                 rack_units=opt.rack_units_per_server * chosen.servers if on_site else 0.0,
                 busy_gpu_hours_per_month=chosen.busy_gpu_hours_per_month,
-                utilisation=option_tco.utilisation,
+                utilization=option_tco.utilization,
             )
         )
     return tuple(result)

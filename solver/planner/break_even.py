@@ -1,5 +1,5 @@
 """AnalyzeBreakEven: the plan's break-even section (``plan_break_even``) for one GPU type alone
-(a what-if), for a given fleet, or (neither) for the optimal plan, optionally at a utilisation the
+(a what-if), for a given fleet, or (neither) for the optimal plan, optionally at a utilization the
 caller gives instead of the plan's own. The GPU type and the fleet's items are catalogue ids."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def analyze_break_even(
     *,
     gpu: GpuId | None = None,
     fleet: Fleet | None = None,
-    utilisation: float | None = None,
+    utilization: float | None = None,
     time_limit_s: float,
     cancel: CancelToken | None = None,
 ) -> BreakEvenAnalysis:
@@ -31,8 +31,8 @@ def analyze_break_even(
             fleet, resolved, time_limit_s=time_limit_s, cancel=cancel, compare_with_optimal=False
         )
         result = evaluation.plan
-        if utilisation is not None:
-            result = _at_utilisation(result, resolved, utilisation)
+        if utilization is not None:
+            result = _at_utilization(result, resolved, utilization)
         return BreakEvenAnalysis(result.break_even, result.unit_costs, result)
     if gpu is not None:
         request = resolved.request
@@ -43,15 +43,15 @@ def analyze_break_even(
         time_limit_s=time_limit_s,
         cancel=cancel,
         with_extras=False,
-        utilisation_override=utilisation,
+        utilization_override=utilization,
     )
     return BreakEvenAnalysis(result.break_even, result.unit_costs, result)
 
 
-def _at_utilisation(result: PlanResult, resolved: ResolvedRequest, utilisation: float) -> PlanResult:
-    """The result with its buy-vs-rent rows recomputed at ``utilisation``."""
+def _at_utilization(result: PlanResult, resolved: ResolvedRequest, utilization: float) -> PlanResult:
+    """The result with its buy-vs-rent rows recomputed at ``utilization``."""
     constraints = resolved.request.constraints
     comparison = comparison_options(constraints, resolved.book)
     gpus = (row.gpu for row in result.break_even.buy_vs_rent)
-    rows = buy_vs_rent_rows(gpus, comparison, constraints, lambda _gpu: utilisation)
+    rows = buy_vs_rent_rows(gpus, comparison, constraints, lambda _gpu: utilization)
     return replace(result, break_even=replace(result.break_even, buy_vs_rent=rows))

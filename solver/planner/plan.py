@@ -67,7 +67,7 @@ def plan_request(
     time_limit_s: float,
     cancel: CancelToken | None,
     with_extras: bool,
-    utilisation_override: float | None = None,
+    utilization_override: float | None = None,
 ) -> PlanResult:
     """The instance built, then ``plan_instance``: all within ``time_limit_s``."""
     started = time.monotonic()
@@ -79,7 +79,7 @@ def plan_request(
         cancel=cancel,
         started=started,
         with_extras=with_extras,
-        utilisation_override=utilisation_override,
+        utilization_override=utilization_override,
     )
 
 
@@ -113,7 +113,7 @@ def plan_instance(
     cancel: CancelToken | None,
     started: float,
     with_extras: bool,
-    utilisation_override: float | None = None,
+    utilization_override: float | None = None,
 ) -> PlanResult:
     """Solve ``instance`` (built from ``resolved``; and, ``with_extras``, its baselines and
     sensitivity) and assemble the answer; ``started`` (``time.monotonic()``) is when the call
@@ -142,7 +142,7 @@ def plan_instance(
         extras=extras,
         overrides_applied=resolved.overrides_applied,
         started=started,
-        utilisation_override=utilisation_override,
+        utilization_override=utilization_override,
         complete=complete,
     )
 

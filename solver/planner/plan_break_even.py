@@ -36,17 +36,17 @@ def plan_break_even(
     *,
     lines: Sequence[FleetLine],
     costs: Sequence[UnitCost],
-    utilisation_override: float | None = None,
+    utilization_override: float | None = None,
 ) -> BreakEvenResult:
     """Buy vs rent for each GPU type in the plan (or allowed, without a plan), self-host vs API
     for each inference workload."""
     comparison = comparison_options(request.constraints, book)
     gpus = sorted({line.option.gpu for line in lines}) or sorted(instance.gpu_types())
 
-    def utilisation_of(gpu: GpuId) -> float | None:
-        return utilisation_override if utilisation_override is not None else plan_utilisation(lines, gpu)
+    def utilization_of(gpu: GpuId) -> float | None:
+        return utilization_override if utilization_override is not None else plan_utilization(lines, gpu)
 
-    rent_rows = buy_vs_rent_rows(gpus, comparison, request.constraints, utilisation_of)
+    rent_rows = buy_vs_rent_rows(gpus, comparison, request.constraints, utilization_of)
     by_workload = {c.workload: c for c in costs}
     api_rows = tuple(
         _api_row(
@@ -75,16 +75,16 @@ def buy_vs_rent_rows(
     gpus: Iterable[GpuId],
     comparison: Sequence[AcquisitionOption],
     constraints: Constraints,
-    utilisation_of: Callable[[GpuId], float | None],
+    utilization_of: Callable[[GpuId], float | None],
 ) -> tuple[BuyVsRent, ...]:
-    """One buy-vs-rent row per GPU type, at the utilisation ``utilisation_of`` gives it."""
+    """One buy-vs-rent row per GPU type, at the utilization ``utilization_of`` gives it."""
     return tuple(
         buy_vs_rent(
             gpu,
             comparison,
             horizon_months=constraints.horizon_months,
             currency=constraints.currency,
-            plan_utilisation=utilisation_of(gpu),
+            plan_utilization=utilization_of(gpu),
         )
         for gpu in gpus
     )
@@ -117,7 +117,7 @@ def _api_row(
     )
 
 
-def plan_utilisation(lines: Sequence[FleetLine], gpu: GpuId) -> float | None:
+def plan_utilization(lines: Sequence[FleetLine], gpu: GpuId) -> float | None:
     """Busy GPU-hours ÷ GPU-hours held for a GPU type (on-demand: as if its peak count were held)."""
     held = busy = 0.0
     for line in lines:

@@ -41,7 +41,7 @@ class PlanFleetLine:
     """Wall power at full load incl. PUE (on-site lines)."""
     rack_units: float
     busy_gpu_hours_per_month: float
-    utilisation: float
+    utilization: float
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,7 +50,7 @@ def test_break_even_answer_first_says_which_plan_it_rests_on() -> None:
 
 def test_break_even_verdicts_are_bullets_under_the_tables_not_a_column() -> None:
     offer = common_pb2.Money(amount="3163", currency_code="KRW")
-    verdict = "h200-sxm: buying beats on-demand above 36% utilisation; " + "x" * 200
+    verdict = "h200-sxm: buying beats on-demand above 36% utilization; " + "x" * 200
     analysis = plan_pb2.BreakEvenAnalysis(
         buy_vs_rent=[
             plan_pb2.BuyVsRent(gpu_id="h200-sxm", on_demand_price_per_gpu_hour=offer, verdict=verdict)

@@ -1,4 +1,4 @@
-"""AnalyzeBreakEven requests: a GPU type or a fleet (not both), a utilisation in (0, 1]."""
+"""AnalyzeBreakEven requests: a GPU type or a fleet (not both), a utilization in (0, 1]."""
 
 from __future__ import annotations
 

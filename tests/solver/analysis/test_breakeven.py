@@ -78,14 +78,14 @@ def test_a_gpu_day_held_and_busy(make_book: BookFactory) -> None:
 # --- buy vs rent ------------------------------------------------------------------------------
 
 
-def h200_buy_vs_rent(make_book: BookFactory, utilisation: float | None) -> BuyVsRent:
+def h200_buy_vs_rent(make_book: BookFactory, utilization: float | None) -> BuyVsRent:
     options = acquisition_options(
         make_book(), Constraints(currency="USD", horizon_months=36, allowed_modes=MODES)
     )
-    return buy_vs_rent("h200-sxm", options, horizon_months=36, currency="USD", plan_utilisation=utilisation)
+    return buy_vs_rent("h200-sxm", options, horizon_months=36, currency="USD", plan_utilization=utilization)
 
 
-def test_buy_vs_on_demand_break_even_utilisation(make_book: BookFactory) -> None:
+def test_buy_vs_on_demand_break_even_utilization(make_book: BookFactory) -> None:
     result = h200_buy_vs_rent(make_book, 0.5)
     # One full HGX server: 8 × $35,000 + $40,000 host = $320,000; 48 % of it is lost over 36 months.
     capex_per_month = 320_000 * 0.48 / 36
@@ -95,14 +95,14 @@ def test_buy_vs_on_demand_break_even_utilisation(make_book: BookFactory) -> None
     assert result.owned_fixed_monthly_per_gpu == pytest.approx(owned_fixed_per_gpu)
     # Busy power costs $0.063/h; on-demand $3.50/h. Tie: fixed = 730·u·(3.5 − 0.063).
     u_tie = owned_fixed_per_gpu / (730 * (3.5 - 0.063))
-    assert result.break_even_utilisation_on_demand == pytest.approx(u_tie)
+    assert result.break_even_utilization_on_demand == pytest.approx(u_tie)
     assert 0.40 < u_tie < 0.45
     # Payback at 50 %: each month saves (3.5 − 0.063)·730·0.5 of rent minus the running costs.
     saving = (3.5 - 0.063) * 730 * 0.5 - running / 8
     assert result.payback_months == pytest.approx(40_000 / saving)
     # Reserved $2.50/h = $1,825/month > owning even at 100 % busy: no tie in 0–100 %.
-    assert result.break_even_utilisation_reserved is None
-    assert "buying is cheaper than reserving at any utilisation" in result.verdict
+    assert result.break_even_utilization_reserved is None
+    assert "buying is cheaper than reserving at any utilization" in result.verdict
     assert "pays back in" in result.verdict
     # 40,000 / 732.6 ≈ 54.6 months: longer than the 36-month horizon, and the verdict says so.
     assert "beyond the 36-month horizon" in result.verdict
@@ -123,25 +123,25 @@ def test_reserved_tie_inside_range(make_book: BookFactory) -> None:
     options = acquisition_options(
         make_book(offers=(*base.offers, cheap)), Constraints(horizon_months=36, allowed_modes=MODES)
     )
-    result = buy_vs_rent("h200-sxm", options, horizon_months=36, currency="USD", plan_utilisation=None)
-    assert result.break_even_utilisation_reserved is None
-    assert "reserving is cheaper than buying at any utilisation" in result.verdict
+    result = buy_vs_rent("h200-sxm", options, horizon_months=36, currency="USD", plan_utilization=None)
+    assert result.break_even_utilization_reserved is None
+    assert "reserving is cheaper than buying at any utilization" in result.verdict
     # With power at $0.063/h a tie needs fixed < reserved: try $1.50/h = $1,095/month.
     mid = offer("h200-res-mid", "reserved", "h200-sxm", "1.50 USD", term_months=12)
     options = acquisition_options(
         make_book(offers=(*base.offers, mid)), Constraints(horizon_months=36, allowed_modes=MODES)
     )
-    result = buy_vs_rent("h200-sxm", options, horizon_months=36, currency="USD", plan_utilisation=None)
+    result = buy_vs_rent("h200-sxm", options, horizon_months=36, currency="USD", plan_utilization=None)
     fixed = result.owned_fixed_monthly_per_gpu
     assert fixed is not None
     expected = (1.50 * 730 - fixed) / (730 * 0.063)
-    assert result.break_even_utilisation_reserved == pytest.approx(expected)
+    assert result.break_even_utilization_reserved == pytest.approx(expected)
     assert 0 < expected < 1
 
 
 def test_no_purchase_offer(make_book: BookFactory) -> None:
     options = acquisition_options(make_book(), Constraints(allowed_modes=(AcquisitionMode.ON_DEMAND,)))
-    result = buy_vs_rent("h200-sxm", options, horizon_months=36, currency="USD", plan_utilisation=0.5)
+    result = buy_vs_rent("h200-sxm", options, horizon_months=36, currency="USD", plan_utilization=0.5)
     assert result.buy_option_id is None
     assert "no purchase offer" in result.verdict
 

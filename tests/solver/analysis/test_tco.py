@@ -68,7 +68,7 @@ def test_bought_hgx_h200_every_line(make_book: BookFactory) -> None:
     assert total.opex_monthly == usd("4359.16")
     assert total.opex_horizon == usd("156929.76")
     assert total.horizon_total == usd("310529.76")
-    assert tco.by_option[0].utilisation == pytest.approx(0.5)
+    assert tco.by_option[0].utilization == pytest.approx(0.5)
     # The same number the MIP objective uses (its busy hours are over the whole horizon).
     assert tco.total_float == pytest.approx(opt.horizon_cost(8, 1, 36, busy * 36))
 

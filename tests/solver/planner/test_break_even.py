@@ -12,8 +12,8 @@ from solver.resolve import resolve
 
 def test_break_even_what_if_for_one_gpu(book: Pricebook) -> None:
     analysis = analyze_break_even(
-        resolve(request(**BARE), book), gpu=resolve_gpu_id(book, "H200"), utilisation=0.5, time_limit_s=10
+        resolve(request(**BARE), book), gpu=resolve_gpu_id(book, "H200"), utilization=0.5, time_limit_s=10
     )
     assert {line.gpu for line in analysis.plan.fleet} == {"h200-sxm"}
     row = analysis.break_even.buy_vs_rent[0]
-    assert row.plan_utilisation == 0.5
+    assert row.plan_utilization == 0.5
