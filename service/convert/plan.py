@@ -143,7 +143,7 @@ def _deployment(
         demand_req_s=finite(assignment.demand_req_s[peak]),
         capacity_req_s=finite(assignment.capacity_req_s[peak]),
         output_tok_s=finite(sum(u.replicas[peak] * u.candidate.max_output_tok_s for u in assignment.uses)),
-        bottleneck=primary.bottleneck,
+        bottleneck=primary.bottleneck or "",
         runner_up_note=assignment.runner_up_note,
         rejected_deployments=rejected,
     )

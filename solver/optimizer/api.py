@@ -149,7 +149,7 @@ def optimize(
         backend=opts.backend,
         relative_gap=opts.relative_gap,
         capacity_of=perf_capacity_checker(request, book),
-        request_summary=_summary(request),
+        request_summary=request_summary(request),
     )
 
 
@@ -191,5 +191,10 @@ def evaluate_fleet(
     return dataclasses.replace(evaluation, optimal=optimal, optimal_instance=optimal_instance)
 
 
-def _summary(request: PlanRequest) -> str:
-    return request.model_dump_json(exclude_defaults=True)[:4000]
+REQUEST_LOG_CHARS = 2000
+"""The request (as JSON) logged with a plan that fails verification, cut to this many characters."""
+
+
+def request_summary(request: PlanRequest) -> str:
+    """The request as logged beside a plan that fails verification (bounded)."""
+    return request.model_dump_json(exclude_defaults=True)[:REQUEST_LOG_CHARS]

@@ -165,7 +165,7 @@ def inference_candidates(
                     tpot_ms=cap.tpot_ms,
                     per_user_tok_s=cap.per_user_tok_s,
                     concurrency=cap.concurrency,
-                    bottleneck=str(cap.bottleneck),
+                    bottleneck=cap.bottleneck,
                     band_low=cap.band_low,
                     band_high=cap.band_high,
                 )

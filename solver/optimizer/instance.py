@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pricebook.schema import GpuId
 from solver.domain import AcquisitionMode, Precision
 from solver.optimizer.caps import Cap
+from solver.perf import Bottleneck
 from solver.pricing.options import AcquisitionOption
 from solver.units import HOURS_PER_DAY
 
@@ -55,7 +56,8 @@ class Candidate:
     tpot_ms: float = 0.0
     per_user_tok_s: float = 0.0
     concurrency: float = 0.0
-    bottleneck: str = ""
+    bottleneck: Bottleneck | None = None
+    """What limits the replica at the SLA (None on hand-built instances)."""
     band_low: float = 1.0
     band_high: float = 1.0
 

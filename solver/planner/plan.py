@@ -15,7 +15,7 @@ import structlog
 from pricebook.schema import Pricebook
 from solver.analysis.whatif import BaselineRun
 from solver.domain import PlanRequest
-from solver.optimizer.api import solve
+from solver.optimizer.api import request_summary, solve
 from solver.optimizer.cancel import CancelToken
 from solver.optimizer.candidates import build_instance, perf_capacity_checker
 from solver.optimizer.instance import FleetInstance
@@ -36,8 +36,6 @@ EXTRAS_DEADLINE_SHARE = 0.95
 """Baselines and sensitivity end by this share of the caller's time limit (time to assemble)."""
 MIN_SOLVE_LIMIT_S = 0.05
 """No solve is started with less time than this."""
-REQUEST_LOG_CHARS = 2000
-"""The request (as JSON) logged with a plan that fails verification, cut to this many characters."""
 
 
 def plan(
@@ -199,7 +197,7 @@ def _solve_main(
         backend=opts.backend,
         relative_gap=opts.relative_gap,
         capacity_of=perf_capacity_checker(request, book),
-        request_summary=request.model_dump_json(exclude_defaults=True)[:REQUEST_LOG_CHARS],
+        request_summary=request_summary(request),
     )
 
 
