@@ -311,6 +311,10 @@ class ModelArch(Sourced):
     """Same for sliding-window layers (their cache stops growing at ``sliding_window`` tokens)."""
     assumed: bool = False
     """True when the architecture was synthesised from a parameter count, not read from a config."""
+    released_weights: Literal["bf16", "fp8", "fp4"] = "bf16"
+    """Precision of the weights as the model's publisher releases them (the checkpoint's own dtype:
+    FP8 for DeepSeek-V3/R1 and Ministral 3, MXFP4 experts for gpt-oss); from the model card, named
+    in ``notes``. Plans use it (and FP8) unless a workload allows more quantization."""
 
     @property
     def is_moe(self) -> bool:

@@ -115,7 +115,11 @@ class InferenceWorkload(_Frozen):
     name: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
     model: ModelRef
     precision: Precision | None = None
-    """Weight precision; None lets the planner choose among those the GPU runs well."""
+    """Weight precision; None lets the planner choose: the weights' own precision as released or FP8,
+    plus ``allowed_precisions`` (``solver.optimizer.candidates.precisions_to_try``)."""
+    allowed_precisions: tuple[Precision, ...] = ()
+    """Further precisions the planner may choose when ``precision`` is None (e.g. INT4 or FP4 to fit
+    one card); no quantization the workload does not list."""
     kv_precision: Precision | None = None
     """KV-cache precision; None = same as weights for fp8, else bf16."""
     engine: Engine = Engine.VLLM

@@ -50,6 +50,8 @@ def _inference(w: domain.InferenceWorkload) -> scenario_pb2.Workload:
     for key in ("precision", "kv_precision"):
         precision = getattr(w, key)
         put(fields, key, PRECISION_TO_PROTO[precision] if precision else None)
+    if w.allowed_precisions:
+        fields["allowed_precisions"] = [PRECISION_TO_PROTO[p] for p in w.allowed_precisions]
     put(fields, "daily_tokens", w.daily_tokens)
     put(fields, "peak_request_rate_per_s", w.peak_request_rate_per_s)
     put(fields, "hourly_profile", None if w.hourly_profile is None else list(w.hourly_profile))

@@ -115,6 +115,12 @@ def _inference(msg: scenario_pb2.InferenceWorkload, col: Collector, path: str) -
         out, "kv_precision", col.enum(PRECISION_FROM_PROTO, msg.kv_precision, join_path(path, "kv_precision"))
     )
     put(out, "engine", col.enum(ENGINE_FROM_PROTO, msg.engine, join_path(path, "engine")))
+    if msg.allowed_precisions:
+        found = [
+            col.enum(PRECISION_FROM_PROTO, p, join_path(path, "allowed_precisions", i), required=True)
+            for i, p in enumerate(msg.allowed_precisions)
+        ]
+        out["allowed_precisions"] = tuple(p for p in found if p is not None)
     _inference_demand(msg, col, path, out)
     if msg.HasField("sla"):
         out["sla"] = _sla(msg.sla, col, join_path(path, "sla"))

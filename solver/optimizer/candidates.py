@@ -63,6 +63,7 @@ __all__ = [
     "drop_dominated",
     "inference_candidates",
     "perf_capacity_checker",
+    "precisions_to_try",
     "supported_precisions",
     "training_demand",
 ]
@@ -84,11 +85,26 @@ def supported_precisions(gpu: GpuSpec) -> tuple[Precision, ...]:
     return tuple(out)
 
 
+def precisions_to_try(w: InferenceWorkload, model: ModelArch, gpu: GpuSpec) -> tuple[Precision, ...]:
+    """The weight precisions a workload may run at on ``gpu``: the one it states; otherwise the
+    weights' own precision as released (a 4-bit release runs as INT4 weight-only kernels where the
+    GPU has no FP4) and FP8, plus what the workload allows. Never a quantization it does not list."""
+    if w.precision is not None:
+        return (w.precision,)
+    supported = supported_precisions(gpu)
+    released = Precision(model.released_weights)
+    if released is Precision.FP4 and released not in supported:
+        released = Precision.INT4
+    wanted = {released, Precision.FP8, *w.allowed_precisions}
+    # FP8 weights on a GPU without FP8 tensor cores run upcast to BF16.
+    return tuple(p for p in supported if p in wanted) or (Precision.BF16,)
+
+
 def _deployments(
     w: InferenceWorkload, model: ModelArch, gpu: GpuSpec, max_tp: int
 ) -> Iterable[tuple[Deployment, str]]:
     """(deployment, "" or why it is skipped without asking the performance model)."""
-    precisions = (w.precision,) if w.precision is not None else supported_precisions(gpu)
+    precisions = precisions_to_try(w, model, gpu)
     for precision in precisions:
         for tp in TP_DEGREES:
             dep = Deployment(

@@ -187,6 +187,8 @@ def test_5_rtx_5090_only_quantizes_instead_of_tensor_parallel(book: Pricebook) -
         output_tokens=500,
         peak_request_rate_per_s=2.0,
         sla=Sla(ttft_p95_ms=3000, tpot_p95_ms=60),
+        # The seed's advice is to quantize to one card; a plan quantizes only when allowed to.
+        allowed_precisions=(Precision.INT4, Precision.FP4),
     )
     request = PlanRequest(inference=(w,), constraints=Constraints(currency="KRW", allowed_gpus=("RTX 5090",)))
     sol = plan(request, book)

@@ -26,7 +26,7 @@ from api.fleetplan.v1 import common_pb2 as fleetplan_dot_v1_dot_common__pb2
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1b\x66leetplan/v1/scenario.proto\x12\x0c\x66leetplan.v1\x1a\x19\x66leetplan/v1/common.proto\x1a\x1cgoogle/protobuf/struct.proto\"\x91\x01\n\x03Sla\x12\x18\n\x0bttft_p95_ms\x18\x01 \x01(\x01H\x00\x88\x01\x01\x12\x18\n\x0btpot_p95_ms\x18\x02 \x01(\x01H\x01\x88\x01\x01\x12\x1f\n\x12min_per_user_tok_s\x18\x03 \x01(\x01H\x02\x88\x01\x01\x42\x0e\n\x0c_ttft_p95_msB\x0e\n\x0c_tpot_p95_msB\x15\n\x13_min_per_user_tok_s\"\xfb\x03\n\x11InferenceWorkload\x12%\n\x05model\x18\x01 \x01(\x0b\x32\x16.fleetplan.v1.ModelRef\x12*\n\tprecision\x18\x02 \x01(\x0e\x32\x17.fleetplan.v1.Precision\x12-\n\x0ckv_precision\x18\x03 \x01(\x0e\x32\x17.fleetplan.v1.Precision\x12$\n\x06\x65ngine\x18\x04 \x01(\x0e\x32\x14.fleetplan.v1.Engine\x12\x14\n\x0cinput_tokens\x18\x05 \x01(\x03\x12\x15\n\routput_tokens\x18\x06 \x01(\x03\x12\x16\n\x0c\x64\x61ily_tokens\x18\x07 \x01(\x03H\x00\x12!\n\x17peak_request_rate_per_s\x18\x08 \x01(\x01H\x00\x12\x1c\n\x0fpeak_to_average\x18\t \x01(\x01H\x01\x88\x01\x01\x12\x16\n\x0ehourly_profile\x18\n \x03(\x01\x12\x1e\n\x03sla\x18\x0b \x01(\x0b\x32\x11.fleetplan.v1.Sla\x12\x1d\n\x15prefix_cache_hit_rate\x18\x0c \x01(\x01\x12/\n\x0cserving_kind\x18\r \x01(\x0e\x32\x19.fleetplan.v1.ServingKind\x12\x12\n\nredundancy\x18\x0e \x01(\x05\x42\x08\n\x06\x64\x65mandB\x12\n\x10_peak_to_average\"@\n\x11ReferenceGpuHours\x12\x0e\n\x06gpu_id\x18\x01 \x01(\t\x12\x1b\n\x13gpu_hours_per_month\x18\x02 \x01(\x01\"\x81\x03\n\x10TrainingWorkload\x12%\n\x05model\x18\x01 \x01(\x0b\x32\x16.fleetplan.v1.ModelRef\x12,\n\x06method\x18\x02 \x01(\x0e\x32\x1c.fleetplan.v1.TrainingMethod\x12\x18\n\x0etokens_per_run\x18\x03 \x01(\x01H\x00\x12>\n\x13reference_gpu_hours\x18\x04 \x01(\x0b\x32\x1f.fleetplan.v1.ReferenceGpuHoursH\x00\x12\x1b\n\x0eruns_per_month\x18\x05 \x01(\x01H\x01\x88\x01\x01\x12\x14\n\x07seq_len\x18\x06 \x01(\x03H\x02\x88\x01\x01\x12\x1b\n\x0e\x64\x65\x61\x64line_hours\x18\x07 \x01(\x01H\x03\x88\x01\x01\x12\x1d\n\x10max_gpus_per_run\x18\x08 \x01(\x05H\x04\x88\x01\x01\x42\x08\n\x06\x64\x65mandB\x11\n\x0f_runs_per_monthB\n\n\x08_seq_lenB\x11\n\x0f_deadline_hoursB\x13\n\x11_max_gpus_per_run\"\x8a\x01\n\x08Workload\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x34\n\tinference\x18\x02 \x01(\x0b\x32\x1f.fleetplan.v1.InferenceWorkloadH\x00\x12\x32\n\x08training\x18\x03 \x01(\x0b\x32\x1e.fleetplan.v1.TrainingWorkloadH\x00\x42\x06\n\x04kind\"*\n\tOwnedGpus\x12\x0e\n\x06gpu_id\x18\x01 \x01(\t\x12\r\n\x05\x63ount\x18\x02 \x01(\x05\"h\n\nCountBound\x12\x0e\n\x06gpu_id\x18\x01 \x01(\t\x12\x16\n\tmin_count\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12\x16\n\tmax_count\x18\x03 \x01(\x05H\x01\x88\x01\x01\x42\x0c\n\n_min_countB\x0c\n\n_max_count\"\x83\x04\n\x0b\x43onstraints\x12\x15\n\rcurrency_code\x18\x01 \x01(\t\x12\x1b\n\x0ehorizon_months\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12)\n\x0c\x63\x61pex_budget\x18\x03 \x01(\x0b\x32\x13.fleetplan.v1.Money\x12-\n\x10monthly_opex_cap\x18\x04 \x01(\x0b\x32\x13.fleetplan.v1.Money\x12\x19\n\x0cpower_cap_kw\x18\x05 \x01(\x01H\x01\x88\x01\x01\x12\x1b\n\x0erack_units_cap\x18\x06 \x01(\x05H\x02\x88\x01\x01\x12\x17\n\x0f\x61llowed_gpu_ids\x18\x07 \x03(\t\x12\x34\n\rallowed_modes\x18\x08 \x03(\x0e\x32\x1d.fleetplan.v1.AcquisitionMode\x12+\n\nowned_gpus\x18\t \x03(\x0b\x32\x17.fleetplan.v1.OwnedGpus\x12.\n\x0c\x63ount_bounds\x18\n \x03(\x0b\x32\x18.fleetplan.v1.CountBound\x12\x13\n\x0binclude_vat\x18\x0b \x01(\x08\x12\x1f\n\x12include_host_costs\x18\x0c \x01(\x08H\x03\x88\x01\x01\x42\x11\n\x0f_horizon_monthsB\x0f\n\r_power_cap_kwB\x11\n\x0f_rack_units_capB\x15\n\x13_include_host_costs\"\xb6\x01\n\rOfferOverride\x12\x10\n\x08offer_id\x18\x01 \x01(\t\x12%\n\x04kind\x18\x02 \x01(\x0e\x32\x17.fleetplan.v1.OfferKind\x12\x0e\n\x06gpu_id\x18\x03 \x01(\t\x12\x11\n\tserver_id\x18\x04 \x01(\t\x12\x10\n\x08provider\x18\x05 \x01(\t\x12\"\n\x05price\x18\x06 \x01(\x0b\x32\x13.fleetplan.v1.Money\x12\x13\n\x0bterm_months\x18\x07 \x01(\x05\"\x9c\x01\n\x12PricebookOverrides\x12+\n\x06offers\x18\x01 \x03(\x0b\x32\x1b.fleetplan.v1.OfferOverride\x12\x31\n\x10site_assumptions\x18\x02 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x17\n\nfx_usd_krw\x18\x03 \x01(\x01H\x00\x88\x01\x01\x42\r\n\x0b_fx_usd_krw\"\x85\x02\n\rSolverOptions\x12\x19\n\x0ctime_limit_s\x18\x01 \x01(\x01H\x00\x88\x01\x01\x12\x19\n\x0crelative_gap\x18\x02 \x01(\x01H\x01\x88\x01\x01\x12,\n\x07\x62\x61\x63kend\x18\x03 \x01(\x0e\x32\x1b.fleetplan.v1.SolverBackend\x12\x1e\n\x11\x63ompute_baselines\x18\x04 \x01(\x08H\x02\x88\x01\x01\x12 \n\x13\x63ompute_sensitivity\x18\x05 \x01(\x08H\x03\x88\x01\x01\x42\x0f\n\r_time_limit_sB\x0f\n\r_relative_gapB\x14\n\x12_compute_baselinesB\x16\n\x14_compute_sensitivity\"y\n\tFleetItem\x12\x0e\n\x06gpu_id\x18\x01 \x01(\t\x12+\n\x04mode\x18\x02 \x01(\x0e\x32\x1d.fleetplan.v1.AcquisitionMode\x12\r\n\x05\x63ount\x18\x03 \x01(\x05\x12\r\n\x05owned\x18\x04 \x01(\x08\x12\x11\n\tserver_id\x18\x05 \x01(\t\"/\n\x05\x46leet\x12&\n\x05items\x18\x01 \x03(\x0b\x32\x17.fleetplan.v1.FleetItem*a\n\x0bServingKind\x12\x1c\n\x18SERVING_KIND_UNSPECIFIED\x10\x00\x12\x1c\n\x18SERVING_KIND_INTERACTIVE\x10\x01\x12\x16\n\x12SERVING_KIND_BATCH\x10\x02*\x97\x01\n\tOfferKind\x12\x1a\n\x16OFFER_KIND_UNSPECIFIED\x10\x00\x12\x1b\n\x17OFFER_KIND_PURCHASE_GPU\x10\x01\x12\x1e\n\x1aOFFER_KIND_PURCHASE_SERVER\x10\x02\x12\x17\n\x13OFFER_KIND_RESERVED\x10\x03\x12\x18\n\x14OFFER_KIND_ON_DEMAND\x10\x04*\x81\x01\n\rSolverBackend\x12\x1e\n\x1aSOLVER_BACKEND_UNSPECIFIED\x10\x00\x12\x17\n\x13SOLVER_BACKEND_SCIP\x10\x01\x12\x18\n\x14SOLVER_BACKEND_HIGHS\x10\x02\x12\x1d\n\x15SOLVER_BACKEND_CP_SAT\x10\x03\x1a\x02\x08\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1b\x66leetplan/v1/scenario.proto\x12\x0c\x66leetplan.v1\x1a\x19\x66leetplan/v1/common.proto\x1a\x1cgoogle/protobuf/struct.proto\"\x91\x01\n\x03Sla\x12\x18\n\x0bttft_p95_ms\x18\x01 \x01(\x01H\x00\x88\x01\x01\x12\x18\n\x0btpot_p95_ms\x18\x02 \x01(\x01H\x01\x88\x01\x01\x12\x1f\n\x12min_per_user_tok_s\x18\x03 \x01(\x01H\x02\x88\x01\x01\x42\x0e\n\x0c_ttft_p95_msB\x0e\n\x0c_tpot_p95_msB\x15\n\x13_min_per_user_tok_s\"\xb0\x04\n\x11InferenceWorkload\x12%\n\x05model\x18\x01 \x01(\x0b\x32\x16.fleetplan.v1.ModelRef\x12*\n\tprecision\x18\x02 \x01(\x0e\x32\x17.fleetplan.v1.Precision\x12-\n\x0ckv_precision\x18\x03 \x01(\x0e\x32\x17.fleetplan.v1.Precision\x12$\n\x06\x65ngine\x18\x04 \x01(\x0e\x32\x14.fleetplan.v1.Engine\x12\x14\n\x0cinput_tokens\x18\x05 \x01(\x03\x12\x15\n\routput_tokens\x18\x06 \x01(\x03\x12\x16\n\x0c\x64\x61ily_tokens\x18\x07 \x01(\x03H\x00\x12!\n\x17peak_request_rate_per_s\x18\x08 \x01(\x01H\x00\x12\x1c\n\x0fpeak_to_average\x18\t \x01(\x01H\x01\x88\x01\x01\x12\x16\n\x0ehourly_profile\x18\n \x03(\x01\x12\x1e\n\x03sla\x18\x0b \x01(\x0b\x32\x11.fleetplan.v1.Sla\x12\x1d\n\x15prefix_cache_hit_rate\x18\x0c \x01(\x01\x12/\n\x0cserving_kind\x18\r \x01(\x0e\x32\x19.fleetplan.v1.ServingKind\x12\x12\n\nredundancy\x18\x0e \x01(\x05\x12\x33\n\x12\x61llowed_precisions\x18\x0f \x03(\x0e\x32\x17.fleetplan.v1.PrecisionB\x08\n\x06\x64\x65mandB\x12\n\x10_peak_to_average\"@\n\x11ReferenceGpuHours\x12\x0e\n\x06gpu_id\x18\x01 \x01(\t\x12\x1b\n\x13gpu_hours_per_month\x18\x02 \x01(\x01\"\x81\x03\n\x10TrainingWorkload\x12%\n\x05model\x18\x01 \x01(\x0b\x32\x16.fleetplan.v1.ModelRef\x12,\n\x06method\x18\x02 \x01(\x0e\x32\x1c.fleetplan.v1.TrainingMethod\x12\x18\n\x0etokens_per_run\x18\x03 \x01(\x01H\x00\x12>\n\x13reference_gpu_hours\x18\x04 \x01(\x0b\x32\x1f.fleetplan.v1.ReferenceGpuHoursH\x00\x12\x1b\n\x0eruns_per_month\x18\x05 \x01(\x01H\x01\x88\x01\x01\x12\x14\n\x07seq_len\x18\x06 \x01(\x03H\x02\x88\x01\x01\x12\x1b\n\x0e\x64\x65\x61\x64line_hours\x18\x07 \x01(\x01H\x03\x88\x01\x01\x12\x1d\n\x10max_gpus_per_run\x18\x08 \x01(\x05H\x04\x88\x01\x01\x42\x08\n\x06\x64\x65mandB\x11\n\x0f_runs_per_monthB\n\n\x08_seq_lenB\x11\n\x0f_deadline_hoursB\x13\n\x11_max_gpus_per_run\"\x8a\x01\n\x08Workload\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x34\n\tinference\x18\x02 \x01(\x0b\x32\x1f.fleetplan.v1.InferenceWorkloadH\x00\x12\x32\n\x08training\x18\x03 \x01(\x0b\x32\x1e.fleetplan.v1.TrainingWorkloadH\x00\x42\x06\n\x04kind\"*\n\tOwnedGpus\x12\x0e\n\x06gpu_id\x18\x01 \x01(\t\x12\r\n\x05\x63ount\x18\x02 \x01(\x05\"h\n\nCountBound\x12\x0e\n\x06gpu_id\x18\x01 \x01(\t\x12\x16\n\tmin_count\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12\x16\n\tmax_count\x18\x03 \x01(\x05H\x01\x88\x01\x01\x42\x0c\n\n_min_countB\x0c\n\n_max_count\"\x83\x04\n\x0b\x43onstraints\x12\x15\n\rcurrency_code\x18\x01 \x01(\t\x12\x1b\n\x0ehorizon_months\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12)\n\x0c\x63\x61pex_budget\x18\x03 \x01(\x0b\x32\x13.fleetplan.v1.Money\x12-\n\x10monthly_opex_cap\x18\x04 \x01(\x0b\x32\x13.fleetplan.v1.Money\x12\x19\n\x0cpower_cap_kw\x18\x05 \x01(\x01H\x01\x88\x01\x01\x12\x1b\n\x0erack_units_cap\x18\x06 \x01(\x05H\x02\x88\x01\x01\x12\x17\n\x0f\x61llowed_gpu_ids\x18\x07 \x03(\t\x12\x34\n\rallowed_modes\x18\x08 \x03(\x0e\x32\x1d.fleetplan.v1.AcquisitionMode\x12+\n\nowned_gpus\x18\t \x03(\x0b\x32\x17.fleetplan.v1.OwnedGpus\x12.\n\x0c\x63ount_bounds\x18\n \x03(\x0b\x32\x18.fleetplan.v1.CountBound\x12\x13\n\x0binclude_vat\x18\x0b \x01(\x08\x12\x1f\n\x12include_host_costs\x18\x0c \x01(\x08H\x03\x88\x01\x01\x42\x11\n\x0f_horizon_monthsB\x0f\n\r_power_cap_kwB\x11\n\x0f_rack_units_capB\x15\n\x13_include_host_costs\"\xb6\x01\n\rOfferOverride\x12\x10\n\x08offer_id\x18\x01 \x01(\t\x12%\n\x04kind\x18\x02 \x01(\x0e\x32\x17.fleetplan.v1.OfferKind\x12\x0e\n\x06gpu_id\x18\x03 \x01(\t\x12\x11\n\tserver_id\x18\x04 \x01(\t\x12\x10\n\x08provider\x18\x05 \x01(\t\x12\"\n\x05price\x18\x06 \x01(\x0b\x32\x13.fleetplan.v1.Money\x12\x13\n\x0bterm_months\x18\x07 \x01(\x05\"\x9c\x01\n\x12PricebookOverrides\x12+\n\x06offers\x18\x01 \x03(\x0b\x32\x1b.fleetplan.v1.OfferOverride\x12\x31\n\x10site_assumptions\x18\x02 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x17\n\nfx_usd_krw\x18\x03 \x01(\x01H\x00\x88\x01\x01\x42\r\n\x0b_fx_usd_krw\"\x85\x02\n\rSolverOptions\x12\x19\n\x0ctime_limit_s\x18\x01 \x01(\x01H\x00\x88\x01\x01\x12\x19\n\x0crelative_gap\x18\x02 \x01(\x01H\x01\x88\x01\x01\x12,\n\x07\x62\x61\x63kend\x18\x03 \x01(\x0e\x32\x1b.fleetplan.v1.SolverBackend\x12\x1e\n\x11\x63ompute_baselines\x18\x04 \x01(\x08H\x02\x88\x01\x01\x12 \n\x13\x63ompute_sensitivity\x18\x05 \x01(\x08H\x03\x88\x01\x01\x42\x0f\n\r_time_limit_sB\x0f\n\r_relative_gapB\x14\n\x12_compute_baselinesB\x16\n\x14_compute_sensitivity\"y\n\tFleetItem\x12\x0e\n\x06gpu_id\x18\x01 \x01(\t\x12+\n\x04mode\x18\x02 \x01(\x0e\x32\x1d.fleetplan.v1.AcquisitionMode\x12\r\n\x05\x63ount\x18\x03 \x01(\x05\x12\r\n\x05owned\x18\x04 \x01(\x08\x12\x11\n\tserver_id\x18\x05 \x01(\t\"/\n\x05\x46leet\x12&\n\x05items\x18\x01 \x03(\x0b\x32\x17.fleetplan.v1.FleetItem*a\n\x0bServingKind\x12\x1c\n\x18SERVING_KIND_UNSPECIFIED\x10\x00\x12\x1c\n\x18SERVING_KIND_INTERACTIVE\x10\x01\x12\x16\n\x12SERVING_KIND_BATCH\x10\x02*\x97\x01\n\tOfferKind\x12\x1a\n\x16OFFER_KIND_UNSPECIFIED\x10\x00\x12\x1b\n\x17OFFER_KIND_PURCHASE_GPU\x10\x01\x12\x1e\n\x1aOFFER_KIND_PURCHASE_SERVER\x10\x02\x12\x17\n\x13OFFER_KIND_RESERVED\x10\x03\x12\x18\n\x14OFFER_KIND_ON_DEMAND\x10\x04*\x81\x01\n\rSolverBackend\x12\x1e\n\x1aSOLVER_BACKEND_UNSPECIFIED\x10\x00\x12\x17\n\x13SOLVER_BACKEND_SCIP\x10\x01\x12\x18\n\x14SOLVER_BACKEND_HIGHS\x10\x02\x12\x1d\n\x15SOLVER_BACKEND_CP_SAT\x10\x03\x1a\x02\x08\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,36 +35,36 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_SOLVERBACKEND'].values_by_name["SOLVER_BACKEND_CP_SAT"]._loaded_options = None
   _globals['_SOLVERBACKEND'].values_by_name["SOLVER_BACKEND_CP_SAT"]._serialized_options = b'\010\001'
-  _globals['_SERVINGKIND']._serialized_start=2803
-  _globals['_SERVINGKIND']._serialized_end=2900
-  _globals['_OFFERKIND']._serialized_start=2903
-  _globals['_OFFERKIND']._serialized_end=3054
-  _globals['_SOLVERBACKEND']._serialized_start=3057
-  _globals['_SOLVERBACKEND']._serialized_end=3186
+  _globals['_SERVINGKIND']._serialized_start=2856
+  _globals['_SERVINGKIND']._serialized_end=2953
+  _globals['_OFFERKIND']._serialized_start=2956
+  _globals['_OFFERKIND']._serialized_end=3107
+  _globals['_SOLVERBACKEND']._serialized_start=3110
+  _globals['_SOLVERBACKEND']._serialized_end=3239
   _globals['_SLA']._serialized_start=103
   _globals['_SLA']._serialized_end=248
   _globals['_INFERENCEWORKLOAD']._serialized_start=251
-  _globals['_INFERENCEWORKLOAD']._serialized_end=758
-  _globals['_REFERENCEGPUHOURS']._serialized_start=760
-  _globals['_REFERENCEGPUHOURS']._serialized_end=824
-  _globals['_TRAININGWORKLOAD']._serialized_start=827
-  _globals['_TRAININGWORKLOAD']._serialized_end=1212
-  _globals['_WORKLOAD']._serialized_start=1215
-  _globals['_WORKLOAD']._serialized_end=1353
-  _globals['_OWNEDGPUS']._serialized_start=1355
-  _globals['_OWNEDGPUS']._serialized_end=1397
-  _globals['_COUNTBOUND']._serialized_start=1399
-  _globals['_COUNTBOUND']._serialized_end=1503
-  _globals['_CONSTRAINTS']._serialized_start=1506
-  _globals['_CONSTRAINTS']._serialized_end=2021
-  _globals['_OFFEROVERRIDE']._serialized_start=2024
-  _globals['_OFFEROVERRIDE']._serialized_end=2206
-  _globals['_PRICEBOOKOVERRIDES']._serialized_start=2209
-  _globals['_PRICEBOOKOVERRIDES']._serialized_end=2365
-  _globals['_SOLVEROPTIONS']._serialized_start=2368
-  _globals['_SOLVEROPTIONS']._serialized_end=2629
-  _globals['_FLEETITEM']._serialized_start=2631
-  _globals['_FLEETITEM']._serialized_end=2752
-  _globals['_FLEET']._serialized_start=2754
-  _globals['_FLEET']._serialized_end=2801
+  _globals['_INFERENCEWORKLOAD']._serialized_end=811
+  _globals['_REFERENCEGPUHOURS']._serialized_start=813
+  _globals['_REFERENCEGPUHOURS']._serialized_end=877
+  _globals['_TRAININGWORKLOAD']._serialized_start=880
+  _globals['_TRAININGWORKLOAD']._serialized_end=1265
+  _globals['_WORKLOAD']._serialized_start=1268
+  _globals['_WORKLOAD']._serialized_end=1406
+  _globals['_OWNEDGPUS']._serialized_start=1408
+  _globals['_OWNEDGPUS']._serialized_end=1450
+  _globals['_COUNTBOUND']._serialized_start=1452
+  _globals['_COUNTBOUND']._serialized_end=1556
+  _globals['_CONSTRAINTS']._serialized_start=1559
+  _globals['_CONSTRAINTS']._serialized_end=2074
+  _globals['_OFFEROVERRIDE']._serialized_start=2077
+  _globals['_OFFEROVERRIDE']._serialized_end=2259
+  _globals['_PRICEBOOKOVERRIDES']._serialized_start=2262
+  _globals['_PRICEBOOKOVERRIDES']._serialized_end=2418
+  _globals['_SOLVEROPTIONS']._serialized_start=2421
+  _globals['_SOLVEROPTIONS']._serialized_end=2682
+  _globals['_FLEETITEM']._serialized_start=2684
+  _globals['_FLEETITEM']._serialized_end=2805
+  _globals['_FLEET']._serialized_start=2807
+  _globals['_FLEET']._serialized_end=2854
 # @@protoc_insertion_point(module_scope)

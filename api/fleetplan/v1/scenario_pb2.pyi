@@ -189,8 +189,12 @@ class InferenceWorkload(_message.Message):
     PREFIX_CACHE_HIT_RATE_FIELD_NUMBER: _builtins.int
     SERVING_KIND_FIELD_NUMBER: _builtins.int
     REDUNDANCY_FIELD_NUMBER: _builtins.int
+    ALLOWED_PRECISIONS_FIELD_NUMBER: _builtins.int
     precision: _common_pb2.Precision.ValueType
-    """Weight precision; unspecified lets the planner choose among those the GPU runs well."""
+    """Weight precision; unspecified lets the planner choose: the weights' own precision as released
+    (BF16 for most models, FP8 for DeepSeek-V3/R1, MXFP4 for gpt-oss) or FP8, plus what
+    allowed_precisions adds. The plan names the precision it chose for every deployment.
+    """
     kv_precision: _common_pb2.Precision.ValueType
     """KV-cache precision; unspecified = fp8 with fp8 weights, else bf16."""
     engine: _common_pb2.Engine.ValueType
@@ -223,6 +227,12 @@ class InferenceWorkload(_message.Message):
     def sla(self) -> Global___Sla:
         """Latency targets."""
 
+    @_builtins.property
+    def allowed_precisions(self) -> _containers.RepeatedScalarFieldContainer[_common_pb2.Precision.ValueType]:
+        """Further weight precisions the planner may choose when precision is unspecified (e.g. INT4,
+        FP4 to fit a model on one card); never a quantization the workload does not list.
+        """
+
     def __init__(
         self,
         *,
@@ -240,10 +250,11 @@ class InferenceWorkload(_message.Message):
         prefix_cache_hit_rate: _builtins.float = ...,
         serving_kind: Global___ServingKind.ValueType = ...,
         redundancy: _builtins.int = ...,
+        allowed_precisions: _abc.Iterable[_common_pb2.Precision.ValueType] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_peak_to_average", b"_peak_to_average", "daily_tokens", b"daily_tokens", "demand", b"demand", "model", b"model", "peak_request_rate_per_s", b"peak_request_rate_per_s", "peak_to_average", b"peak_to_average", "sla", b"sla"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_peak_to_average", b"_peak_to_average", "daily_tokens", b"daily_tokens", "demand", b"demand", "engine", b"engine", "hourly_profile", b"hourly_profile", "input_tokens", b"input_tokens", "kv_precision", b"kv_precision", "model", b"model", "output_tokens", b"output_tokens", "peak_request_rate_per_s", b"peak_request_rate_per_s", "peak_to_average", b"peak_to_average", "precision", b"precision", "prefix_cache_hit_rate", b"prefix_cache_hit_rate", "redundancy", b"redundancy", "serving_kind", b"serving_kind", "sla", b"sla"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_peak_to_average", b"_peak_to_average", "allowed_precisions", b"allowed_precisions", "daily_tokens", b"daily_tokens", "demand", b"demand", "engine", b"engine", "hourly_profile", b"hourly_profile", "input_tokens", b"input_tokens", "kv_precision", b"kv_precision", "model", b"model", "output_tokens", b"output_tokens", "peak_request_rate_per_s", b"peak_request_rate_per_s", "peak_to_average", b"peak_to_average", "precision", b"precision", "prefix_cache_hit_rate", b"prefix_cache_hit_rate", "redundancy", b"redundancy", "serving_kind", b"serving_kind", "sla", b"sla"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__peak_to_average: _TypeAlias = _typing.Literal["peak_to_average"]  # noqa: Y015
     _WhichOneofArgType__peak_to_average: _TypeAlias = _typing.Literal["_peak_to_average", b"_peak_to_average"]  # noqa: Y015
