@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -13,6 +14,7 @@ from clients import render
 from clients.cli.connection import connect
 from clients.cli.exits import EXIT_NO_PLAN, EXIT_OK, plan_status_exit
 from clients.cli.output import emit
+from clients.cli.progress import progress
 from clients.scenario import ScenarioError, load_scenario, load_yaml, parse_scenario
 from service.interceptors import configure_logging
 from service.server import serve
@@ -46,7 +48,11 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
     request = load_scenario(Path(args.scenario), api.PlanFleetRequest)
-    with connect(args) as client:
+    if args.no_baselines:
+        request.solver_options.compute_baselines = False
+    if args.no_sensitivity:
+        request.solver_options.compute_sensitivity = False
+    with connect(args) as client, progress("planning (solve, baselines, sensitivity)", sys.stderr):
         response = client.plan_fleet(request)
     emit(args, response, render.render_plan(response.plan, response.provenance, markdown=args.markdown), out)
     return plan_status_exit(response.plan)
@@ -95,7 +101,7 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO) -> int:
     if args.fleet:
         request.fleet.CopyFrom(parse_fleet(args.fleet))
     request.compare_with_optimal = not args.no_compare
-    with connect(args) as client:
+    with connect(args) as client, progress("evaluating the fleet", sys.stderr):
         response = client.evaluate_fleet(request)
     emit(args, response, render.render_evaluation(response, markdown=args.markdown), out)
     return EXIT_OK if response.feasible else EXIT_NO_PLAN
@@ -112,7 +118,7 @@ def cmd_breakeven(args: argparse.Namespace, out: TextIO) -> int:
         request.gpu_id = args.gpu
     if args.utilization is not None:
         request.utilization = args.utilization
-    with connect(args) as client:
+    with connect(args) as client, progress("analysing buy vs rent", sys.stderr):
         response = client.analyze_break_even(request)
     text = render.render_break_even_answer(response, markdown=args.markdown)
     emit(args, response, text + render.render_provenance(response.provenance), out)

@@ -66,6 +66,12 @@ def _add_serve(sub: Subparsers[argparse.ArgumentParser]) -> None:
 def _add_plan(sub: Subparsers[argparse.ArgumentParser]) -> None:
     plan = sub.add_parser("plan", help="plan the cheapest fleet for a scenario file")
     plan.add_argument("scenario", help="YAML with the shape of PlanFleetRequest")
+    plan.add_argument(
+        "--no-baselines", action="store_true", help="skip the best single-GPU-type fleets (a faster answer)"
+    )
+    plan.add_argument(
+        "--no-sensitivity", action="store_true", help="skip the price and demand sensitivity (faster)"
+    )
     _client_options(plan)
     plan.set_defaults(func=cmd_plan)
 

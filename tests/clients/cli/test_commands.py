@@ -102,3 +102,16 @@ def test_parse_fleet_names_the_part_it_cannot_read() -> None:
         parse_fleet("h200-sxm:4:lease")
     assert (excinfo.value.file, excinfo.value.path) == ("--fleet", "h200-sxm:4:lease")
     assert excinfo.value.reason.startswith("unknown mode 'lease'")
+
+
+def test_plan_can_skip_baselines_and_sensitivity(capsys: pytest.CaptureFixture[str]) -> None:
+    scenario = str(EXAMPLES / "60m_krw_single_gpu.yaml")
+    code, out, _ = run(capsys, "plan", scenario, "--json")
+    assert code == 0
+    full = json.loads(out)["plan"]
+    assert full["baselines"] and full["sensitivity"]
+    code, out, _ = run(capsys, "plan", scenario, "--json", "--no-baselines", "--no-sensitivity")
+    assert code == 0
+    quick = json.loads(out)["plan"]
+    assert not quick.get("baselines") and not quick.get("sensitivity")
+    assert quick["fleet"] == full["fleet"]
