@@ -35,6 +35,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench.calibration_report
 	$(BIN)/python -m bench.solver_scaling
+	$(BIN)/python -m bench.whole_answer
 
 clean:
 	rm -rf $(VENV)
