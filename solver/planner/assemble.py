@@ -79,7 +79,7 @@ def assemble_result(
     economics = _economics(request, instance, solution)
     warnings = list(extras.warnings)
     if economics.tco is not None:
-        warnings.extend(solve_warnings(solution, economics.tco))
+        warnings.extend(solve_warnings(solution, economics.tco, instance))
     warnings.extend(price_warnings(book, instance, solution))
     warnings.extend(model_warnings(request, book))
     break_even = plan_break_even(

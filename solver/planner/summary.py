@@ -61,8 +61,9 @@ def fx_note(book: Pricebook) -> str:
     return "no FX rate in the pricebook"
 
 
-def solve_warnings(solution: FleetSolution, tco: FleetTco) -> list[str]:
-    """A TCO breakdown that disagrees with the MIP objective (a bug), and a plan not proven optimal."""
+def solve_warnings(solution: FleetSolution, tco: FleetTco, instance: FleetInstance) -> list[str]:
+    """A TCO breakdown that disagrees with the MIP objective (a bug), and a plan not proven optimal
+    (stopped by the time limit, or with hours clustered into buckets: why, and how far it may be)."""
     warnings: list[str] = []
     objective = solution.cost.total if solution.cost is not None else None
     if objective is not None and abs(tco.total_float - objective) > TCO_CHECK_TOLERANCE * max(1.0, objective):
@@ -70,8 +71,16 @@ def solve_warnings(solution: FleetSolution, tco: FleetTco) -> list[str]:
         warnings.append(
             f"internal: TCO breakdown {tco.total_float:.2f} differs from the solver's {objective:.2f}"
         )
-    if solution.status is SolveStatus.FEASIBLE and solution.stats.gap is not None:
-        warnings.append(f"time limit reached: the plan is within {solution.stats.gap:.2%} of optimal")
+    gap = solution.stats.gap
+    if solution.status is SolveStatus.FEASIBLE and gap is not None:
+        if instance.hours_clustered:
+            warnings.append(
+                f"hours with different demand were grouped into {len(instance.buckets)} buckets, each "
+                f"served at its busiest hour, to keep this portfolio solvable: the plan covers every "
+                f"hour and is within {gap:.2%} of a bound of the request"
+            )
+        else:
+            warnings.append(f"time limit reached: the plan is within {gap:.2%} of optimal")
     return warnings
 
 

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import pytest
 from planner_factories import request
 
 from pricebook.schema import Pricebook
-from solver.domain import Constraints
+from solver.domain import (
+    AcquisitionMode,
+    Constraints,
+    InferenceWorkload,
+    ModelRef,
+    PlanRequest,
+    Sla,
+    SolverOptions,
+)
 from solver.planner import plan
 from solver.resolve import resolve
 
@@ -18,3 +27,31 @@ def test_summary_of_a_plan_that_is_its_own_best_single_gpu_fleet(book: Pricebook
     assert result.baseline_saving is not None and result.baseline_saving.saving.amount == 0
     assert result.summary.endswith(" It is also the best single-GPU fleet.")
     assert "Saves" not in result.summary
+
+
+def test_a_clustered_plan_says_why_it_is_not_proven(book: Pricebook, monkeypatch: pytest.MonkeyPatch) -> None:
+    day = tuple(0.2 + (h if h < 12 else 24 - h) / 12 for h in range(24))
+    chat = InferenceWorkload(
+        name="day",
+        model=ModelRef(model_id="Qwen/Qwen3-8B"),
+        input_tokens=1500,
+        output_tokens=300,
+        peak_request_rate_per_s=20.0,
+        hourly_profile=day,
+        sla=Sla(ttft_p95_ms=2000, tpot_p95_ms=50),
+    )
+    night = chat.model_copy(update={"name": "night", "hourly_profile": tuple(reversed(day))})
+    request_ = PlanRequest(
+        inference=(chat, night),
+        constraints=Constraints(
+            currency="USD", allowed_gpus=("h100-sxm", "l40s"), allowed_modes=(AcquisitionMode.ON_DEMAND,)
+        ),
+        options=SolverOptions(relative_gap=0.0, compute_baselines=False, compute_sensitivity=False),
+    )
+    monkeypatch.setattr("solver.optimizer.candidates.EXACT_BUCKET_REPLICA_VARIABLES", 0)
+    result = plan(resolve(request_, book), time_limit_s=30)
+    assert result.status.value == "feasible"
+    assert any(
+        w.startswith("hours with different demand were grouped into 6 buckets") for w in result.warnings
+    )
+    assert not any(w.startswith("time limit reached") for w in result.warnings)
