@@ -29,6 +29,9 @@ from pricebook.schema import (
     SiteAssumptions,
 )
 
+MAX_FX_RATE = 1e6
+"""Largest FX rate an override may state (KRW per USD is ~1,450; 1e300 overflowed the money math)."""
+
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -53,7 +56,7 @@ class PricebookOverrides(_Frozen):
     offers: tuple[OfferOverride, ...] = ()
     site: dict[str, float | str | bool] = Field(default_factory=dict)
     """Site assumption field name → new value (e.g. ``{"pue": 1.3}``)."""
-    fx_usd_krw: Annotated[float, Field(gt=0)] | None = None
+    fx_usd_krw: Annotated[float, Field(gt=0, le=MAX_FX_RATE)] | None = None
 
 
 _SITE_NOT_OVERRIDABLE = frozenset(

@@ -53,6 +53,11 @@ class Sourced(_Frozen):
     notes: str = ""
 
 
+MAX_MONEY_AMOUNT = Decimal("1e18")
+"""Largest amount of money anywhere (10^18 won is a thousand times the world's GPU spend): beyond it
+a number is a typo or an attack ("1e400" would mean an unlimited budget), not a price."""
+
+
 class Money(_Frozen):
     """An amount in one currency. Decimal so that KRW/USD totals add up exactly."""
 
@@ -76,6 +81,9 @@ class Money(_Frozen):
     def _finite(cls, value: Decimal) -> Decimal:
         if not value.is_finite():
             msg = "amount must be a finite number"
+            raise ValueError(msg)
+        if abs(value) > MAX_MONEY_AMOUNT:
+            msg = f"amount must be at most {MAX_MONEY_AMOUNT:.0e} in size, got {value:.3e}"
             raise ValueError(msg)
         return value
 

@@ -25,6 +25,8 @@ MAX_WORKLOADS = 500
 MAX_HORIZON_MONTHS = 120
 MAX_DAILY_TOKENS = 10**15
 MAX_NAME_CHARS = 128
+WorkloadName = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS, pattern=r"\S")]
+"""A workload's name: 1–128 characters, not all blank (it names the workload in every answer)."""
 """Longest workload name (the service's request limits refuse longer ones before conversion)."""
 
 
@@ -112,7 +114,7 @@ class Sla(_Frozen):
 
 
 class InferenceWorkload(_Frozen):
-    name: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
+    name: WorkloadName
     model: ModelRef
     precision: Precision | None = None
     """Weight precision; None lets the planner choose: the weights' own precision as released or FP8,
@@ -197,7 +199,7 @@ class ReferenceGpuHours(_Frozen):
 
 
 class TrainingWorkload(_Frozen):
-    name: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
+    name: WorkloadName
     model: ModelRef
     method: TrainingMethod
     tokens_per_run: Annotated[float, Field(gt=0, le=1e15)] | None = None
@@ -231,6 +233,13 @@ class CountBound(_Frozen):
     min_count: Annotated[int, Field(ge=0)] = 0
     max_count: Annotated[int, Field(ge=0)] | None = None
 
+    @model_validator(mode="after")
+    def _ordered(self) -> CountBound:
+        if self.max_count is not None and self.min_count > self.max_count:
+            msg = f"min_count {self.min_count} exceeds max_count {self.max_count}"
+            raise ValueError(msg)
+        return self
+
 
 class Constraints(_Frozen):
     currency: Currency = "USD"
@@ -247,6 +256,14 @@ class Constraints(_Frozen):
     include_vat: bool = False
     include_host_costs: bool = True
     """False prices GPUs alone (cards going into hosts already owned), as the seeds' budget tables do."""
+
+    @field_validator("capex_budget", "monthly_opex_cap")
+    @classmethod
+    def _not_negative(cls, value: Money | None) -> Money | None:
+        if value is not None and value.amount < 0:
+            msg = f"must not be negative, got {value.amount}"
+            raise ValueError(msg)
+        return value
 
 
 class SolverOptions(_Frozen):

@@ -14,7 +14,8 @@ from pricebook.schema import Money
 
 def money_to_dict(message: common_pb2.Money) -> dict[str, Any]:
     """A proto ``Money`` in the shape of the domain's ``Money`` (validated later)."""
-    return {"amount": message.amount.strip() or "0", "currency": message.currency_code.strip().upper()}
+    # An empty amount stays empty, so validation refuses it (it was read as 0: a zero budget).
+    return {"amount": message.amount.strip(), "currency": message.currency_code.strip().upper()}
 
 
 def decimal_text(amount: Decimal | float | int) -> str:

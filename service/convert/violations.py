@@ -20,6 +20,8 @@ ToProto = Callable[[Sequence[str | int]], str]
 _FIXED_REASONS = {
     "missing": "is required",
     "string_too_short": "must not be empty",
+    # The one pattern in the domain (``domain.WorkloadName``): a name with a visible character.
+    "string_pattern_mismatch": "must not be blank",
     "finite_number": "must be a finite number",
     "extra_forbidden": "is not a known field",
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from pydantic import ValidationError
 
 from pricebook.loader import load_default
 from solver.domain import Constraints, InferenceWorkload, ModelRef, PlanRequest, SolverOptions
@@ -82,3 +83,24 @@ def test_serving_kind_changes_the_plan_batch_needs_no_peak_capacity() -> None:
     assert batch_gpus < interactive_gpus
     assert results[False].horizon_tco is not None and results[True].horizon_tco is not None
     assert results[False].horizon_tco.amount < results[True].horizon_tco.amount
+
+
+@pytest.mark.parametrize(
+    ("constraints", "words"),
+    [
+        ({"capex_budget": {"amount": "-5", "currency": "USD"}}, "must not be negative"),
+        ({"capex_budget": {"amount": "1e400", "currency": "USD"}}, "at most"),
+        ({"monthly_opex_cap": {"amount": "-1", "currency": "USD"}}, "must not be negative"),
+        ({"count_bounds": [{"gpu": "h100-sxm", "min_count": 5, "max_count": 2}]}, "exceeds max_count"),
+    ],
+)
+def test_constraints_refuse_money_and_bounds_that_cannot_mean_anything(
+    constraints: dict[str, object], words: str
+) -> None:
+    with pytest.raises(ValidationError, match=words):
+        Constraints.model_validate(constraints)
+
+
+def test_a_workload_name_of_spaces_is_refused() -> None:
+    with pytest.raises(ValidationError, match="pattern"):
+        _workload(name="   ")

@@ -4,6 +4,7 @@ refused on their proto fields, with suggestions, and GPU aliases resolve to cata
 
 from __future__ import annotations
 
+import pytest
 from convert_support import chat, lora, violations
 
 from api.fleetplan.v1 import common_pb2, scenario_pb2
@@ -162,3 +163,42 @@ def test_resolve_paths_map_to_the_proto_fields(book: Pricebook) -> None:
         "constraints.owned_gpus[0].gpu_id",
         "pricebook_overrides.offers[0].gpu_id",
     ]
+
+
+@pytest.mark.parametrize(
+    ("constraints", "field"),
+    [
+        ({"capex_budget": common_pb2.Money(amount="-5", currency_code="USD")}, "constraints.capex_budget"),
+        (
+            {"capex_budget": common_pb2.Money(amount="", currency_code="USD")},
+            "constraints.capex_budget.amount",
+        ),
+        (
+            {"capex_budget": common_pb2.Money(amount="1e400", currency_code="USD")},
+            "constraints.capex_budget.amount",
+        ),
+        (
+            {"monthly_opex_cap": common_pb2.Money(amount="-1", currency_code="USD")},
+            "constraints.monthly_opex_cap",
+        ),
+        (
+            {"count_bounds": [scenario_pb2.CountBound(gpu_id="h100-sxm", min_count=5, max_count=2)]},
+            "constraints.count_bounds[0]",
+        ),
+    ],
+)
+def test_money_and_bounds_that_cannot_mean_anything_name_their_field(
+    book: Pricebook, constraints: dict[str, object], field: str
+) -> None:
+    request = api.PlanFleetRequest(workloads=[chat("a")], constraints=scenario_pb2.Constraints(**constraints))
+    assert list(violations(request, book)) == [field]
+
+
+def test_a_blank_name_and_an_absurd_fx_rate_are_refused(book: Pricebook) -> None:
+    blank = chat("   ")
+    request = api.PlanFleetRequest(
+        workloads=[blank], pricebook_overrides=scenario_pb2.PricebookOverrides(fx_usd_krw=1e300)
+    )
+    found = violations(request, book)
+    assert found["workloads[0].name"] == "must not be blank"
+    assert "pricebook_overrides.fx_usd_krw" in found
