@@ -6,7 +6,9 @@ Data
   ``g(o)`` and mode (buy / reserved / on-demand; ``O_od`` = on-demand, ``O_held`` = the rest).
   ``k_o`` GPU slots per server, ``D_o`` TP domain (``instance.tp_domain``), costs
   ``capex_gpu_o, capex_srv_o, res_o, fix_gpu_o, fix_srv_o, busy_o`` (per GPU-hour), power, rack units.
-- ``B``: buckets (hours of the day with one demand pattern), ``h_b`` hours per day in bucket b;
+- ``B``: buckets (hours of the day with one demand pattern, ``instance.buckets_from_rates``: exact
+  unless a large portfolio forces clustering, then λ_wb is the bucket's busiest hour and the plan's
+  bound comes from its quietest hours, ``api.with_clustered_hours_bound``), ``h_b`` hours in b;
   ``DAYS`` = 365/12 days per month; ``H`` = horizon in months.
 - ``W``: inference workloads, ``λ_wb`` request rate in bucket b, ``R_w`` spare replicas (N+R).
 - ``C_w``: candidate deployments of w (GPU ``g(c)``, TP ``t_c``, precision, MIG slice), each with
