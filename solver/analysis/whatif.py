@@ -18,6 +18,7 @@ The *mix* is the set of (GPU type, acquisition mode) the plan holds; counts are 
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -27,6 +28,7 @@ from solver.domain import AcquisitionMode
 from solver.errors import SolveCancelled
 from solver.optimizer.instance import Caps, FleetInstance, InferenceDemand, TrainingChoice, TrainingDemand
 from solver.optimizer.results import ChosenOption, FleetSolution, SolveStatus
+from solver.optimizer.solution import plan_cost
 from solver.pricing.options import AcquisitionOption
 
 Solve = Callable[[FleetInstance, float], FleetSolution]
@@ -283,8 +285,14 @@ def find_threshold(
     deadline: float,
     tolerance: float = TOLERANCE,
     solves_left: int = 1_000,
+    base: FleetSolution | None = None,
 ) -> SearchOutcome:
-    """Bounded bisection for the multiplier between 1 and ``far`` where the mix first changes."""
+    """The multiplier between 1 and ``far`` where the mix first changes, to ``tolerance``.
+
+    Bisection, or — given today's plan ``base`` and a price multiplier, under which every plan's
+    cost is linear — probes just either side of where the best plans known on the two sides cost
+    the same (``plan_cost``): the optimum's cost is the lower envelope of those lines, so with one
+    change of plan in between, two probes settle it where bisection needs about eight solves."""
     solves = 0
 
     def mix_at(m: float) -> tuple[Mix, FleetSolution] | None:
@@ -306,15 +314,45 @@ def find_threshold(
     if at_far[0] == base_mix:
         return SearchOutcome(None, far, complete=True, solves=solves)
     lo, hi, past = 1.0, far, at_far[1]
+    lo_plan = base
+    pending: list[float] = []
     complete = True
     while abs(hi - lo) > tolerance:
-        mid = (lo + hi) / 2
-        result = mix_at(mid)
+        if not pending:
+            pending = _probes(make, lo_plan, hi_plan=past, lo=lo, hi=hi, tolerance=tolerance)
+        probe = pending.pop(0)
+        result = mix_at(probe)
         if result is None:
             complete = False
             break
         if result[0] == base_mix:
-            lo = mid
+            lo, lo_plan = probe, result[1]
         else:
-            hi, past = mid, result[1]
+            hi, past = probe, result[1]
+            pending = []  # the far-side probe is moot once the near one changed the mix
     return SearchOutcome(Threshold(hi, lo, past), far, complete=complete, solves=solves)
+
+
+def _probes(
+    make: Callable[[float], FleetInstance],
+    lo_plan: FleetSolution | None,
+    *,
+    hi_plan: FleetSolution,
+    lo: float,
+    hi: float,
+    tolerance: float,
+) -> list[float]:
+    """Multipliers to solve next: either side of where the two plans' cost lines cross inside
+    (lo, hi), or the midpoint (no plan on the near side, or no crossing inside)."""
+    mid = (lo + hi) / 2
+    if lo_plan is None:
+        return [mid]
+    gap_lo = plan_cost(make(lo), lo_plan) - plan_cost(make(lo), hi_plan)
+    gap_hi = plan_cost(make(hi), lo_plan) - plan_cost(make(hi), hi_plan)
+    if gap_lo == gap_hi:
+        return [mid]
+    crossing = lo + (hi - lo) * gap_lo / (gap_lo - gap_hi)
+    step = math.copysign(tolerance * 0.45, hi - lo)  # the bracket ends inside the tolerance
+    near, beyond = crossing - step, crossing + step
+    inside = [m for m in (near, beyond) if min(lo, hi) < m < max(lo, hi)]
+    return inside or [mid]

@@ -19,6 +19,7 @@ from solver.optimizer.results import (
     SolveStatus,
     TrainingAllocation,
 )
+from solver.pricing.options import AcquisitionOption
 from solver.units import DAYS_PER_MONTH
 
 
@@ -76,6 +77,32 @@ class _Totals:
     racks: float = 0.0
 
 
+def option_costs(
+    option: AcquisitionOption, gpus: int, servers: int, busy_gpu_hours_per_month: float
+) -> tuple[float, float, float, float]:
+    """(capex, residual value, fixed per month, busy per month) of some GPUs of one option."""
+    capex = option.capex_per_gpu * gpus + option.capex_per_server * servers
+    residual = 0.0 if option.owned else capex * option.residual_fraction
+    fixed = option.fixed_monthly_per_gpu * gpus + option.fixed_monthly_per_server * servers
+    busy = option.busy_hourly_per_gpu * busy_gpu_hours_per_month
+    return capex, residual, fixed, busy
+
+
+def horizon_cost(capex: float, residual: float, fixed: float, busy: float, months: int) -> float:
+    """An option's TCO over the horizon from its parts (``option_costs``)."""
+    return capex - residual + (fixed + busy) * months
+
+
+def plan_cost(instance: FleetInstance, solution: FleetSolution) -> float:
+    """What ``solution``'s GPUs and their use cost at ``instance``'s prices (the same counts and
+    busy hours priced anew: e.g. a plan at a changed GPU price)."""
+    total = 0.0
+    for c in solution.options:
+        parts = option_costs(instance.option(c.option_id), c.gpus, c.servers, c.busy_gpu_hours_per_month)
+        total += horizon_cost(*parts, instance.horizon_months)
+    return total
+
+
 def _chosen_options(instance: FleetInstance, values: MipValues, totals: _Totals) -> list[ChosenOption]:
     """Every option the plan uses, with its horizon cost; adds their costs to ``totals``."""
     hours = [b.hours_per_day for b in instance.buckets]
@@ -100,10 +127,7 @@ def _chosen_options(instance: FleetInstance, values: MipValues, totals: _Totals)
         busy_hours += busy_hours_train.get(o.id, 0.0)
         if gpus == 0 and servers == 0 and not any(on_demand) and busy_hours <= 1e-9:
             continue
-        o_capex = o.capex_per_gpu * gpus + o.capex_per_server * servers
-        o_residual = 0.0 if o.owned else o_capex * o.residual_fraction
-        o_fixed = o.fixed_monthly_per_gpu * gpus + o.fixed_monthly_per_server * servers
-        o_busy = o.busy_hourly_per_gpu * busy_hours
+        o_capex, o_residual, o_fixed, o_busy = option_costs(o, gpus, servers, busy_hours)
         totals.capex += o_capex
         totals.residual += o_residual
         totals.fixed += o_fixed
@@ -123,7 +147,7 @@ def _chosen_options(instance: FleetInstance, values: MipValues, totals: _Totals)
                 on_demand_gpus=tuple(on_demand),
                 training_gpus=rented_for_training.get(o.id, 0),
                 busy_gpu_hours_per_month=busy_hours,
-                horizon_cost=o_capex - o_residual + (o_fixed + o_busy) * months,
+                horizon_cost=horizon_cost(o_capex, o_residual, o_fixed, o_busy, months),
             )
         )
     return chosen

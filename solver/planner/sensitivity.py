@@ -94,8 +94,14 @@ def _price_row(
     def priced(m: float) -> FleetInstance:
         return scale_gpu_price(instance, gpu, m)
 
-    down = find_threshold(priced, base_mix, PRICE_DOWN_MIN, solve, deadline=_mid(deadline, in_plan))
-    up = find_threshold(priced, base_mix, PRICE_UP_MAX, solve, deadline=deadline) if in_plan else None
+    down = find_threshold(
+        priced, base_mix, PRICE_DOWN_MIN, solve, deadline=_mid(deadline, in_plan), base=solution
+    )
+    up = (
+        find_threshold(priced, base_mix, PRICE_UP_MAX, solve, deadline=deadline, base=solution)
+        if in_plan
+        else None
+    )
     role = "in the plan" if in_plan else "strongest alternative not in the plan"
     return _sensitivity_row(gpu, f"price ({role})", down, up, solution)
 

@@ -106,8 +106,9 @@ def test_price_up_threshold_of_the_planned_gpu() -> None:
     )
     assert outcome.complete and outcome.threshold is not None
     t = outcome.threshold
-    # The switch happens just above ×1.25 and the bisection brackets it within the tolerance.
-    assert 1.25 < t.multiplier <= 1.25 + TOLERANCE
+    # The switch happens at ×1.25 (both plans cost the same there, so either may be chosen) and
+    # the search brackets it within the tolerance.
+    assert 1.25 <= t.multiplier <= 1.25 + TOLERANCE
     assert 1.25 - TOLERANCE <= t.last_same_multiplier <= 1.25
     assert mix_of(t.plan_past) == {("b", BUY)}
 
@@ -118,7 +119,7 @@ def test_price_down_threshold_of_the_alternative() -> None:
         lambda m: scale_gpu_price(instance(), "b", m), base, 0.25, solve, deadline=later()
     )
     assert outcome.threshold is not None
-    assert 0.8 - TOLERANCE <= outcome.threshold.multiplier < 0.8
+    assert 0.8 - TOLERANCE <= outcome.threshold.multiplier <= 0.8  # a tie at ×0.8: either mix
     assert 0.8 <= outcome.threshold.last_same_multiplier <= 0.8 + TOLERANCE
 
 
@@ -211,3 +212,17 @@ def test_baselines_keep_gpus_already_owned() -> None:
     assert {(o.gpu, o.owned) for o in single.options} == {("b", False), ("a", True)}
     runs = {r.gpu: r for r in run_baselines(inst, ("b",), solve, deadline=later())}
     assert runs["b"].horizon_tco == pytest.approx(750)
+
+
+def test_a_price_search_from_todays_plan_probes_where_the_plans_cost_the_same() -> None:
+    """Plan costs are linear in a price multiplier: from today's plan and the plan at the far end,
+    the search probes either side of where their costs cross (×1.25 here) — three solves, where
+    bisection over ×1…×4 to the same tolerance takes eight."""
+    today = solve(instance(), 5)
+    outcome = find_threshold(
+        lambda m: scale_gpu_price(instance(), "a", m), mix_of(today), 4.0, solve, deadline=later(), base=today
+    )
+    assert outcome.complete and outcome.threshold is not None
+    assert 1.25 <= outcome.threshold.multiplier <= 1.25 + TOLERANCE
+    assert 1.25 - TOLERANCE <= outcome.threshold.last_same_multiplier <= 1.25
+    assert outcome.solves == 3
