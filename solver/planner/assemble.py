@@ -36,7 +36,14 @@ from solver.planner.results import (
     Sensitivity,
     UncertaintyBand,
 )
-from solver.planner.summary import fx_note, model_warnings, price_warnings, solve_warnings, summary_text
+from solver.planner.summary import (
+    fx_note,
+    model_warnings,
+    owned_warnings,
+    price_warnings,
+    solve_warnings,
+    summary_text,
+)
 from solver.units import DAYS_PER_MONTH, HOURS_PER_DAY, HOURS_PER_MONTH
 
 
@@ -81,6 +88,7 @@ def assemble_result(
     if economics.tco is not None:
         warnings.extend(solve_warnings(solution, economics.tco, instance))
     warnings.extend(price_warnings(book, instance, solution))
+    warnings.extend(owned_warnings(instance, solution))
     warnings.extend(model_warnings(request, book))
     break_even = plan_break_even(
         request,

@@ -98,6 +98,21 @@ def price_warnings(book: Pricebook, instance: FleetInstance, solution: FleetSolu
     return warnings
 
 
+def owned_warnings(instance: FleetInstance, solution: FleetSolution) -> list[str]:
+    """Owned GPUs the plan leaves unused (they are sunk; running them would cost more than it saves)."""
+    if not solution.has_plan:
+        return []
+    warnings = []
+    for gpu, owned in sorted(instance.owned_counts.items()):
+        used = sum(c.gpus for c in solution.options if c.gpu == gpu and c.owned)
+        if used < owned:
+            warnings.append(
+                f"{owned - used} of the {owned} owned {gpu} GPUs are left unused: "
+                "running them would cost more (power, hosts, support) than the plan saves with them"
+            )
+    return warnings
+
+
 def model_warnings(request: PlanRequest, book: Pricebook) -> list[str]:
     """Workloads whose model architecture was assumed from its size (a wider uncertainty band)."""
     warnings: list[str] = []

@@ -11,6 +11,7 @@ from solver.domain import (
     Constraints,
     InferenceWorkload,
     ModelRef,
+    OwnedGpus,
     PlanRequest,
     Sla,
     SolverOptions,
@@ -55,3 +56,17 @@ def test_a_clustered_plan_says_why_it_is_not_proven(book: Pricebook, monkeypatch
         w.startswith("hours with different demand were grouped into 6 buckets") for w in result.warnings
     )
     assert not any(w.startswith("time limit reached") for w in result.warnings)
+
+
+def test_owned_gpus_a_plan_does_not_need_are_named_as_unused(book: Pricebook) -> None:
+    small = request(**{"compute_baselines": False, "compute_sensitivity": False})
+    owned = (OwnedGpus(gpu="h100-sxm", count=64),)
+    with_owned = small.model_copy(
+        update={"constraints": small.constraints.model_copy(update={"owned": owned})}
+    )
+    result = plan(resolve(with_owned, book), time_limit_s=30)
+    used = sum(line.gpus for line in result.fleet if line.gpu == "h100-sxm" and line.owned)
+    assert used < 64
+    assert any(
+        w.startswith(f"{64 - used} of the 64 owned h100-sxm GPUs are left unused") for w in result.warnings
+    )
