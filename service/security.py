@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hmac
 import os
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -175,16 +175,35 @@ def _unauthenticated_status(reason: str, message: str) -> grpc.Status:
 
 
 def _reject_handler(handler: grpc.RpcMethodHandler, status: grpc.Status) -> grpc.RpcMethodHandler:
-    """A handler of the same shape as ``handler`` that only aborts with ``status``."""
+    """A handler of the same shape as ``handler`` that only aborts with ``status``: every shape,
+    so that streaming-request services (server reflection, a bidi stream) are guarded too."""
 
     async def refuse(request: Any, context: grpc.aio.ServicerContext) -> None:
         await context.abort_with_status(status)
 
+    if handler.stream_stream is not None:
+
+        async def refuse_stream(requests: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+            await context.abort_with_status(status)
+            yield  # pragma: no cover - abort raises; the yield makes this a stream handler
+
+        return grpc.stream_stream_rpc_method_handler(
+            refuse_stream,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+    if handler.stream_unary is not None:
+        return grpc.stream_unary_rpc_method_handler(
+            refuse,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
     return guarded_handler(handler, refuse)
 
 
 class TokenAuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
-    """Bearer-token check on every call except health checking."""
+    """Bearer-token check on every call except health checking (server reflection included: it
+    would show the whole schema to anyone)."""
 
     def __init__(self, tokens: tuple[bytes, ...]) -> None:
         if not tokens:

@@ -10,6 +10,7 @@ from pathlib import Path
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from reliability_support import Certs, error_reason, small_plan, spawn_server
 
 from api.fleetplan.v1 import fleet_planner_pb2 as api
@@ -181,3 +182,19 @@ def test_cli_with_mtls_and_token_against_a_served_process(
     rpc_lines = [line for line in lines if line.get("event") == "rpc"]
     assert {line.get("status") for line in rpc_lines} >= {"OK", "UNAUTHENTICATED"}  # calls were logged…
     assert TOKEN not in "\n".join(str(line) for line in lines)  # …without their token
+
+
+def test_server_reflection_needs_the_token_too(token_server: ThreadedServer) -> None:
+    request = reflection_pb2.ServerReflectionRequest(list_services="")
+    with grpc.insecure_channel(token_server.address) as channel:
+        stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+        with pytest.raises(grpc.RpcError) as refused:
+            list(stub.ServerReflectionInfo(iter([request]), timeout=5))
+        assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        answers = list(
+            stub.ServerReflectionInfo(
+                iter([request]), timeout=5, metadata=(("authorization", f"Bearer {TOKEN}"),)
+            )
+        )
+    services = {s.name for s in answers[0].list_services_response.service}
+    assert "fleetplan.v1.FleetPlanner" in services
