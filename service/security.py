@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hmac
 import os
+import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,17 @@ def _read(path: Path, what: str) -> bytes:
     return data
 
 
+def _check_key_matches(cert: Path, key: Path) -> None:
+    """Refuses a certificate and key that do not belong together, saying so (gRPC itself only
+    reports "Failed to bind to address" later)."""
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(certfile=cert, keyfile=key)
+    except ssl.SSLError as exc:
+        reason = "the key does not match the certificate" if "mismatch" in str(exc).lower() else str(exc)
+        msg = f"TLS certificate {cert} and key {key}: {reason}"
+        raise SecurityConfigError(msg) from exc
+
+
 def server_credentials(settings: ServerSettings) -> grpc.ServerCredentials | None:
     """TLS (or mutual TLS with ``tls_client_ca_file``) server credentials; None = plaintext."""
     cert, key, client_ca = settings.tls_cert_file, settings.tls_key_file, settings.tls_client_ca_file
@@ -79,6 +91,7 @@ def server_credentials(settings: ServerSettings) -> grpc.ServerCredentials | Non
         raise SecurityConfigError(msg)
     chain = _read(cert, "TLS certificate")
     private_key = _read(key, "TLS key")
+    _check_key_matches(cert, key)
     roots = _read(client_ca, "client CA") if client_ca is not None else None
     return grpc.ssl_server_credentials(
         [(private_key, chain)], root_certificates=roots, require_client_auth=roots is not None

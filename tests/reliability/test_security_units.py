@@ -100,3 +100,10 @@ def test_serve_refuses_to_start_half_configured(
     ]
     assert cli.main(argv) != 0
     assert message in capsys.readouterr().err
+
+
+def test_a_key_that_does_not_match_its_certificate_is_named(certs: Any) -> None:
+    settings = ServerSettings(tls_cert_file=certs.server_cert, tls_key_file=certs.client_key)
+    with pytest.raises(SecurityConfigError, match="the key does not match the certificate"):
+        server_credentials(settings)
+    assert server_credentials(ServerSettings(tls_cert_file=certs.server_cert, tls_key_file=certs.server_key))
