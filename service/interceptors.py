@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -26,12 +27,21 @@ REQUEST_ID_KEY = "x-request-id"
 log = structlog.get_logger("fleetplan.rpc")
 
 
+_WRITE_LOCK = threading.Lock()
+"""One writer at a time: ``print`` wrote a record and its newline separately, so records logged
+at once from several threads ended up glued onto one line."""
+
+
 class StderrLogger:
     """Writes each line to the *current* ``sys.stderr``: a stream captured when logging was
-    configured (a test's capture buffer, a closed pipe) is never kept around and written to later."""
+    configured (a test's capture buffer, a closed pipe) is never kept around and written to later.
+    Each record is one write of the line and its newline, under a lock."""
 
     def msg(self, message: str) -> None:
-        print(message, file=sys.stderr, flush=True)  # noqa: T201 - this is the log sink
+        line = message + "\n"
+        with _WRITE_LOCK:
+            sys.stderr.write(line)
+            sys.stderr.flush()
 
     debug = info = warning = warn = error = critical = exception = fatal = failure = err = msg
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import json
 import sys
+import threading
+import time
 
 import pytest
 import structlog
@@ -32,3 +34,39 @@ def test_secrets_never_reach_the_log(capsys: pytest.CaptureFixture[str]) -> None
     structlog.get_logger("test").info("call", authorization="Bearer s3cret", request_id="r-3")
     text = capsys.readouterr().err
     assert "s3cret" not in text and "r-3" in text
+
+
+class _SlowStream(io.StringIO):
+    """A stream whose writes yield to other threads, as a pipe under load does."""
+
+    def write(self, text: str) -> int:
+        written = 0
+        for char in text:
+            written += super().write(char)
+            time.sleep(0)
+        return written
+
+
+def test_records_logged_at_once_from_many_threads_stay_one_per_line() -> None:
+    stream = _SlowStream()
+    saved = sys.stderr
+    sys.stderr = stream
+    try:
+        configure_logging(json=True)
+
+        def chatter(worker: int) -> None:
+            for i in range(20):
+                structlog.get_logger("test").info("busy", worker=worker, i=i)
+
+        threads = [threading.Thread(target=chatter, args=(w,)) for w in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.stderr = saved
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 160
+    assert sorted((r["worker"], r["i"]) for r in map(json.loads, lines)) == [
+        (w, i) for w in range(8) for i in range(20)
+    ]
