@@ -10,6 +10,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 MIB = 1024 * 1024
 
+ENVIRONMENT_ONLY = frozenset({"token"})
+"""Settings that have no ``fleetplan serve`` flag (secrets)."""
+
 
 def default_solve_slots() -> int:
     """Solves at once: one per core (OR-Tools releases the GIL), at least one."""
@@ -19,7 +22,9 @@ def default_solve_slots() -> int:
 class ServerSettings(BaseSettings):
     """Every knob of ``fleetplan serve``. Environment: ``FLEETPLAN_ADDRESS=0.0.0.0:50051`` etc."""
 
-    model_config = SettingsConfigDict(env_prefix="FLEETPLAN_", frozen=True, extra="forbid")
+    model_config = SettingsConfigDict(
+        env_prefix="FLEETPLAN_", frozen=True, extra="forbid", use_attribute_docstrings=True
+    )
 
     address: str = "127.0.0.1:50051"
     """host:port to listen on (port 0 = any free port)."""
@@ -40,14 +45,18 @@ class ServerSettings(BaseSettings):
     deadline_margin_s: float = Field(default=0.25, ge=0, le=10)
     """Reserved from the caller's deadline for converting and sending the answer."""
     max_concurrent_rpcs: int = Field(default=256, ge=1, le=100_000)
+    """Calls the server handles at once (the rest are refused by gRPC)."""
     # TLS and tokens (issue #7): paths only; the server wires them when set.
     tls_cert_file: Path | None = None
+    """Server certificate chain (PEM): TLS when set with tls_key_file."""
     tls_key_file: Path | None = None
+    """Private key of tls_cert_file (PEM)."""
     tls_client_ca_file: Path | None = None
     """Set to require client certificates (mutual TLS)."""
     token_file: Path | None = None
     """File of accepted bearer tokens, one per line."""
     token: SecretStr | None = None
-    """A single accepted bearer token (prefer token_file)."""
+    """A single accepted bearer token (prefer token_file). Environment only (FLEETPLAN_TOKEN): a
+    secret on the command line would show in the process list."""
     log_json: bool | None = None
     """JSON log lines; None = JSON unless stderr is a terminal."""

@@ -18,24 +18,15 @@ from clients.cli.progress import progress
 from clients.scenario import ScenarioError, load_scenario, load_yaml, parse_scenario
 from service.interceptors import configure_logging
 from service.server import serve
-from service.settings import ServerSettings
+from service.settings import ENVIRONMENT_ONLY, ServerSettings
 
-SERVE_SETTINGS = (
-    "pricebook_dir",
-    "grace_period_s",
-    "tls_cert_file",
-    "tls_key_file",
-    "tls_client_ca_file",
-    "token_file",
-    "solve_slots",
-    "max_queued_solves",
-    "plan_cache_entries",
-)
+SERVE_SETTINGS = tuple(name for name in ServerSettings.model_fields if name not in ENVIRONMENT_ONLY)
+"""Every server setting is a ``serve`` flag (and a ``FLEETPLAN_*`` variable); secrets only the latter."""
 """``serve`` flags that are server settings of the same name (unset ones keep the settings' default)."""
 
 
 def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
-    overrides: dict[str, Any] = {"address": args.address}
+    overrides: dict[str, Any] = {}
     for key in SERVE_SETTINGS:
         value = getattr(args, key, None)
         if value is not None:

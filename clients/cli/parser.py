@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
-from clients.cli.commands import cmd_breakeven, cmd_catalog, cmd_evaluate, cmd_plan, cmd_serve
+from clients.cli.commands import SERVE_SETTINGS, cmd_breakeven, cmd_catalog, cmd_evaluate, cmd_plan, cmd_serve
 from clients.cli.estimate import cmd_estimate
 from clients.cli.sweep import cmd_sweep
 from clients.client import DEFAULT_TIMEOUT_S
+from service.settings import ServerSettings
 
 Subparsers = argparse._SubParsersAction  # the type argparse gives no public name
 
@@ -43,24 +45,31 @@ def _client_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_serve(sub: Subparsers[argparse.ArgumentParser]) -> None:
-    serve = sub.add_parser("serve", help="run the gRPC server")
-    serve.add_argument("--address", default="127.0.0.1:50051", help="host:port to listen on")
-    serve.add_argument(
-        "--pricebook", dest="pricebook_dir", type=Path, help="pricebook directory (default: embedded)"
+    serve = sub.add_parser(
+        "serve",
+        help="run the gRPC server",
+        description="Every flag is also a FLEETPLAN_<NAME> environment variable (the token only that).",
     )
-    serve.add_argument("--grace-period-s", type=float, help="shutdown grace period")
-    serve.add_argument("--tls-cert-file", type=Path)
-    serve.add_argument("--tls-key-file", type=Path)
-    serve.add_argument(
-        "--tls-client-ca-file", type=Path, help="require client certificates signed by this CA"
-    )
-    serve.add_argument("--token-file", type=Path, help="accepted bearer tokens, one per line")
-    serve.add_argument("--solve-slots", type=int, help="solves that run at once (default: from the cores)")
-    serve.add_argument("--max-queued-solves", type=int, help="solves that may wait for a slot")
-    serve.add_argument(
-        "--plan-cache-entries", type=int, help="complete answers kept for identical requests (0 = off)"
-    )
+    for name in SERVE_SETTINGS:
+        field = ServerSettings.model_fields[name]
+        flag = "--pricebook" if name == "pricebook_dir" else f"--{name.replace('_', '-')}"
+        kind = bool if name == "log_json" else _flag_type(field.annotation)
+        default = "" if field.default is None or field.default_factory else f" (default {field.default})"
+        options: dict[str, Any] = {"dest": name, "help": f"{field.description or name}{default}"}
+        if kind is bool:
+            options["action"] = argparse.BooleanOptionalAction
+        else:
+            options["type"] = kind
+        serve.add_argument(flag, **options)
     serve.set_defaults(func=cmd_serve)
+
+
+def _flag_type(annotation: Any) -> Any:
+    """The parser type of a setting: its type without ``| None``."""
+    for kind in (Path, float, int, str):
+        if annotation is kind or kind in getattr(annotation, "__args__", ()):
+            return kind
+    return str
 
 
 def _add_plan(sub: Subparsers[argparse.ArgumentParser]) -> None:
