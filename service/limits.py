@@ -351,17 +351,20 @@ def _has_no_plan(outcome: Any) -> bool:
     return isinstance(stats, dict) and stats.get("status") == "no_solution"
 
 
-def require_plan_within_deadline(solution: Any, request_time_limit_s: float, *, has_deadline: bool) -> None:
+def require_plan_within_deadline(
+    solution: Any, request_time_limit_s: float, *, has_deadline: bool, deadline_limited: bool
+) -> None:
     """DEADLINE_EXCEEDED when the caller's deadline — not the request's own ``time_limit_s`` — ended
-    the solve before any plan was found (the planner's MIP limit is the smaller of the two)."""
-    if not has_deadline or not _has_no_plan(SimpleNamespace(solution=solution)):
+    the solve before any plan was found (``deadline_limited``: the planner says which limit set the
+    solve's); without a plan under the request's own limit the answer is NO_SOLUTION, as without
+    a deadline."""
+    if not has_deadline or not deadline_limited or not _has_no_plan(SimpleNamespace(solution=solution)):
         return
-    mip_limit_s = getattr(getattr(solution, "stats", None), "time_limit_s", None)
-    if mip_limit_s is not None and mip_limit_s < request_time_limit_s * (1 - 1e-9):
-        raise DeadlineExceeded(
-            f"no plan found in the {mip_limit_s:.1f} s the caller's deadline left for the solve "
-            f"(the request allows {request_time_limit_s:.1f} s); retry with a longer deadline"
-        )
+    mip_limit_s = getattr(getattr(solution, "stats", None), "time_limit_s", None) or 0.0
+    raise DeadlineExceeded(
+        f"no plan found in the {mip_limit_s:.1f} s the caller's deadline left for the solve "
+        f"(the request allows {request_time_limit_s:.1f} s); retry with a longer deadline"
+    )
 
 
 # -- bounded solve concurrency -----------------------------------------------------------------

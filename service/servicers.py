@@ -120,8 +120,12 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
             request_key(request, book.content_hash), solve, reusable=lambda r: r.complete
         )
         _record_solver({**domain_calls.log_stats(result.solution), "reused": reused})
-        require_plan_within_deadline(result.solution, resolved.request.options.time_limit_s,
-                                     has_deadline=context.time_remaining() is not None)
+        require_plan_within_deadline(
+            result.solution,
+            resolved.request.options.time_limit_s,
+            has_deadline=context.time_remaining() is not None,
+            deadline_limited=result.deadline_limited,
+        )
         provenance = plan_provenance(result, **self._versions())
         provenance.reused_identical_request = reused
         return api.PlanFleetResponse(plan=plan_to_proto(result, book), provenance=provenance)

@@ -80,6 +80,7 @@ def assemble_result(
     started: float,
     utilization_override: float | None = None,
     complete: bool = False,
+    deadline_limited: bool = False,
 ) -> PlanResult:
     """The full answer for ``solution``; ``started`` (``time.monotonic()``) times the whole call."""
     currency = request.constraints.currency
@@ -124,6 +125,7 @@ def assemble_result(
         seconds=time.monotonic() - started,
         rejected=rejected_deployments(instance),
         complete=complete,
+        deadline_limited=deadline_limited,
     )
 
 

@@ -118,7 +118,8 @@ def plan_instance(
     began: building the instance already used part of ``time_limit_s``."""
     request, book = resolved.request, resolved.book
     remaining_s = max(MIN_SOLVE_LIMIT_S, time_limit_s - (time.monotonic() - started))
-    main_limit = min(request.options.time_limit_s, remaining_s * (MAIN_SOLVE_SHARE if with_extras else 1.0))
+    deadline_share = remaining_s * (MAIN_SOLVE_SHARE if with_extras else 1.0)
+    main_limit = min(request.options.time_limit_s, deadline_share)
     solution = _solve_main(request, book, instance, main_limit, cancel)
     extras: Extras = Extras()
     runs: tuple[BaselineRun, ...] = ()
@@ -142,6 +143,7 @@ def plan_instance(
         started=started,
         utilization_override=utilization_override,
         complete=complete,
+        deadline_limited=deadline_share < request.options.time_limit_s,
     )
 
 

@@ -134,6 +134,9 @@ class PlanResult:
     seconds: float
     rejected: tuple[tuple[str, tuple[str, ...]], ...] = ()
     """Per workload name: the deployments (or, for training, GPU types) turned away and why."""
+    deadline_limited: bool = False
+    """The caller's deadline, not the request's own ``time_limit_s``, set the main solve's limit (so
+    a plan not found in time is the deadline's doing)."""
     complete: bool = False
     """Every part finished within its limits (main solve proven optimal, baselines and sensitivity
     not cut short, not cancelled): the same request and pricebook always give this same answer,
