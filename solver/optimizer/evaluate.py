@@ -21,8 +21,7 @@ from solver.domain import AcquisitionMode, PlanRequest, Sla
 from solver.optimizer.caps import Cap
 from solver.optimizer.instance import Candidate, FleetInstance, InferenceDemand, owned_host_of
 from solver.optimizer.results import Assignment, ChosenOption, FleetSolution, Violation, ViolationKind
-from solver.perf import Capacity, Deployment, WorkloadShape, resolve_model
-from solver.perf.capacity import capacity_at_sla_afresh
+from solver.perf import Capacity, Deployment, WorkloadShape, capacity_at_sla, resolve_model
 from solver.pricing.options import AcquisitionOption
 from solver.units import DAYS_PER_MONTH
 
@@ -39,7 +38,7 @@ def _stated_capacity(candidate: Candidate) -> float:
 def _fresh_capacity(model: ModelArch, deployment: Deployment, shape: WorkloadShape, sla: Sla) -> Capacity:
     """``solver.perf.capacity_at_sla`` computed anew: the same physics, bypassing its cache (which
     the candidate builder fills), so the check does not read the builder's answers."""
-    return capacity_at_sla_afresh(model, deployment, shape, sla)
+    return capacity_at_sla(model, deployment, shape, sla, cached=False)
 
 
 def perf_capacity_checker(request: PlanRequest, book: Pricebook) -> CapacityOf:

@@ -6,7 +6,7 @@ Public API (see docs/ARCHITECTURE.md):
 * ``Deployment``, ``WorkloadShape``, loads ``ClosedLoop`` / ``OpenLoop`` / ``OfflineMax``;
 * ``estimate_inference(model, deployment, shape, load) -> InferenceEstimate``;
 * ``capacity_at_sla(model, deployment, shape, sla) -> Capacity`` (cached; what the optimizer uses;
-  ``capacity.capacity_at_sla_afresh`` is the same without the cache, for the plan evaluator);
+  ``cached=False`` for the plan evaluator, which must not read the builder's answers);
 * ``estimate_training(model, gpu, num_gpus, method, seq_len, tokens) -> TrainingEstimate``;
 * ``solver.perf.cases.estimate_cases(lines, book)`` — batch what-ifs (JSONL in, dicts out).
 """

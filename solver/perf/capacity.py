@@ -64,24 +64,15 @@ def capacity_at_sla(
     sla: Sla,
     *,
     calibration: Calibration | None = None,
+    cached: bool = True,
 ) -> Capacity:
-    """The largest sustainable load of one replica that meets ``sla``, or why there is none."""
-    replica = build_replica(model, deployment, calibration)
-    return _capacity(replica, shape, sla, deployment.describe())
+    """The largest sustainable load of one replica that meets ``sla``, or why there is none.
 
-
-def capacity_at_sla_afresh(
-    model: ModelArch,
-    deployment: Deployment,
-    shape: WorkloadShape,
-    sla: Sla,
-    *,
-    calibration: Calibration | None = None,
-) -> Capacity:
-    """``capacity_at_sla`` computed anew, not read from its cache: what an independent check of a
-    plan uses, so that it never sees the candidate builder's answers."""
+    ``cached=False`` computes it anew instead of reading the cache: what an independent check of
+    a plan uses, so that it never sees the candidate builder's answers."""
     replica = build_replica(model, deployment, calibration)
-    return _capacity.__wrapped__(replica, shape, sla, deployment.describe())
+    compute = _capacity if cached else _capacity.__wrapped__
+    return compute(replica, shape, sla, deployment.describe())
 
 
 def _meets(timing: Timing, sla: Sla) -> str:
