@@ -10,15 +10,20 @@ from solver.perf import resolve_model
 from solver.perf.training import min_gpus_to_fit
 
 
-def test_a_run_that_needs_more_gpus_to_fit_than_allowed_is_rejected(book: Pricebook) -> None:
-    h100 = catalog.gpu(book, "h100-sxm")
-    run = TrainingWorkload(
+def _full_70b_run(max_gpus_per_run: int | None = None) -> TrainingWorkload:
+    """Full fine-tuning of a 70B model: ~16 bytes/param need several 80 GB cards."""
+    return TrainingWorkload(
         name="full-70b",
         model=ModelRef(model_id="meta-llama/Llama-3.1-70B"),
         method=TrainingMethod.FULL,
         tokens_per_run=1e8,
-        max_gpus_per_run=1,
+        max_gpus_per_run=max_gpus_per_run,
     )
+
+
+def test_a_run_that_needs_more_gpus_to_fit_than_allowed_is_rejected(book: Pricebook) -> None:
+    h100 = catalog.gpu(book, "h100-sxm")
+    run = _full_70b_run(max_gpus_per_run=1)
 
     needed = min_gpus_to_fit(resolve_model(run.model, book), h100, TrainingMethod.FULL, run.seq_len)
     assert needed > 1  # ~16 bytes/param of 70B parameters cannot sit on one 80 GB card
@@ -30,11 +35,5 @@ def test_a_run_that_needs_more_gpus_to_fit_than_allowed_is_rejected(book: Priceb
 
 def test_without_a_limit_the_same_run_gets_a_choice(book: Pricebook) -> None:
     h100 = catalog.gpu(book, "h100-sxm")
-    run = TrainingWorkload(
-        name="full-70b",
-        model=ModelRef(model_id="meta-llama/Llama-3.1-70B"),
-        method=TrainingMethod.FULL,
-        tokens_per_run=1e8,
-    )
-    demand = training_demand(run, book, [h100])
+    demand = training_demand(_full_70b_run(), book, [h100])
     assert len(demand.choices) == 1 and demand.choices[0].min_gpus > 1
