@@ -32,6 +32,7 @@ from solver.domain import (
     TrainingWorkload,
 )
 from solver.errors import FieldViolation, InvalidRequest
+from solver.optimizer.cancel import checkpoint
 from solver.optimizer.evaluate import perf_capacity_checker
 from solver.optimizer.instance import (
     CLUSTERED_BUCKETS,
@@ -325,11 +326,13 @@ def build_instance(request: PlanRequest, book: Pricebook, *, fleet: Fleet | None
     candidates: list[Candidate] = []
     rejections: list[CandidateRejection] = []
     for w in request.inference:
+        checkpoint()  # ~80 ms a workload on a cold cache (100 workloads: 8 s)
         found, rejected = inference_candidates(w, resolve_model(w.model, book), gpus, max_tp)
         candidates += found
         rejections += rejected
     buckets, demands = _demands(request, len(candidates))
     training = tuple(training_demand(t, book, gpus) for t in request.training)
+    checkpoint()
     return FleetInstance(
         currency=constraints.currency,
         horizon_months=constraints.horizon_months,
