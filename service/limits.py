@@ -18,7 +18,11 @@ concurrency with a bounded queue, and the caller's deadline enforced on the solv
   back (status FEASIBLE with its gap). If it had none, the call fails with DEADLINE_EXCEEDED.
   Client cancellation (or the deadline passing) *cancels* the solve (``SolveCancelled`` inside the
   solver) and the slot is only released when the worker thread has really stopped.
-- ``SolveGate.wrap_up_all()``: graceful shutdown asks every running solve for its best result.
+- Shutdown (``service.shutdown``): ``SolveGate.start_draining()`` answers every queued solve (and
+  every new one) UNAVAILABLE ``SHUTTING_DOWN`` + RetryInfo at once; ``wrap_up_all()`` asks every
+  running solve for its best verified result; ``cancel_all(SHUTDOWN)`` stops what is still running
+  just before the grace period ends, and those calls are answered ``SHUTTING_DOWN`` too (never a
+  bare cancellation by gRPC).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from enum import StrEnum
 from types import SimpleNamespace
 from typing import Any, TypeVar
 
@@ -44,7 +49,7 @@ from api.fleetplan.v1 import scenario_pb2
 from service.errors import ResourceExhausted, ShuttingDown, bad_request_status
 from service.guards import guarded_handler
 from solver import domain
-from solver.errors import DeadlineExceeded, FieldViolation
+from solver.errors import DeadlineExceeded, FieldViolation, SolveCancelled
 from solver.optimizer.cancel import CancelToken
 from solver.units import HOURS_PER_DAY
 
@@ -273,6 +278,20 @@ def solve_budget_s(time_remaining_s: float | None, *, default_s: float, margin_s
     return max(0.05, min(default_s, time_remaining_s - margin_s))
 
 
+class StopReason(StrEnum):
+    """Why a solve was told to stop early (``SolveToken.wrap_up_reason``)."""
+
+    DEADLINE = "deadline"
+    SHUTDOWN = "shutdown"
+
+
+QUEUED_AT_SHUTDOWN = "the server is shutting down and this solve had not started; retry on another replica"
+STOPPED_AT_SHUTDOWN = (
+    "the server is shutting down and the solve had no verified plan within the grace period; "
+    "retry on another replica"
+)
+
+
 class SolveToken(CancelToken):
     """A ``CancelToken`` that can also *wrap up* a solve: interrupt the running MIP so it returns its
     best verified plan (the solver sees a time limit, not a cancellation)."""
@@ -286,6 +305,12 @@ class SolveToken(CancelToken):
         self._wrapped = threading.Event()
         self._done = threading.Event()
         self.wrap_up_reason = ""
+
+    def stop(self, reason: StopReason) -> None:
+        """Cancel, remembering why (a shutdown's cancellation is answered SHUTTING_DOWN)."""
+        if not self.cancelled:
+            self.wrap_up_reason = self.wrap_up_reason or reason
+        self.cancel()
 
     def add_callback(self, callback: Callable[[], None]) -> Callable[[], None]:
         with self._live_lock:
@@ -385,6 +410,7 @@ class SolveGate:
         self._executor = ThreadPoolExecutor(max_workers=slots * 2 + 2, thread_name_prefix="fleetplan-solve")
         self._active: set[SolveToken] = set()
         self._mean_solve_s = 1.0
+        self._draining = asyncio.Event()
 
     @property
     def running(self) -> int:
@@ -406,15 +432,33 @@ class SolveGate:
             token.wrap_up(reason)
         return len(tokens)
 
-    def cancel_all(self) -> None:
-        for token in list(self._active):
-            token.cancel()
+    def start_draining(self) -> int:
+        """Shutdown: queued solves and new ones are answered SHUTTING_DOWN at once (running ones go
+        on). Returns how many were waiting."""
+        self._draining.set()
+        return self._waiting
+
+    @property
+    def draining(self) -> bool:
+        return self._draining.is_set()
+
+    def cancel_all(self, reason: StopReason | None = None) -> int:
+        """Stop every running solve (``reason`` SHUTDOWN: their calls are answered SHUTTING_DOWN)."""
+        tokens = list(self._active)
+        for token in tokens:
+            if reason is None:
+                token.cancel()
+            else:
+                token.stop(reason)
+        return len(tokens)
 
     async def _enter(
         self, context: grpc.aio.ServicerContext | None
     ) -> tuple[SolveToken, asyncio.TimerHandle | None]:
         """Wait for a slot (or refuse when the queue is full, or when the caller's deadline would pass
         in the queue); arm the caller's deadline."""
+        if self._draining.is_set():
+            raise ShuttingDown(QUEUED_AT_SHUTDOWN)
         if self._running >= self._slots and self._waiting >= self._max_waiting:
             raise ResourceExhausted(
                 f"{self._running} solves running and {self._waiting} waiting "
@@ -451,22 +495,33 @@ class SolveGate:
             # The caller's deadline, measured now that the solve has its slot (queueing ate some of it).
             lead_s = max(self._margin_s, min(DEADLINE_WRAP_UP_SHARE * remaining, MAX_DEADLINE_WRAP_UP_S))
             timer = asyncio.get_running_loop().call_later(
-                max(0.0, remaining - lead_s), token.wrap_up, "deadline"
+                max(0.0, remaining - lead_s), token.wrap_up, StopReason.DEADLINE
             )
         return token, timer
 
     async def _acquire(self, patience_s: float | None) -> bool:
-        """Take a slot, waiting at most ``patience_s`` (None = as long as it takes)."""
-        if patience_s is None or not self._semaphore.locked():
+        """Take a slot, waiting at most ``patience_s`` (None = as long as it takes); a shutdown
+        while waiting raises ``ShuttingDown`` at once."""
+        if not self._semaphore.locked():
             await self._semaphore.acquire()
             return True
         attempt = asyncio.ensure_future(self._semaphore.acquire())
+        drained = asyncio.ensure_future(self._draining.wait())
         try:
-            done, _ = await asyncio.wait({attempt}, timeout=max(0.0, patience_s))
+            done, _ = await asyncio.wait(
+                {attempt, drained},
+                timeout=None if patience_s is None else max(0.0, patience_s),
+                return_when=asyncio.FIRST_COMPLETED,
+            )
         except asyncio.CancelledError:
             self._abandon(attempt)
             raise
-        if done:
+        finally:
+            drained.cancel()
+        if self._draining.is_set():
+            self._abandon(attempt)  # a slot it got in the meantime goes straight back
+            raise ShuttingDown(QUEUED_AT_SHUTDOWN)
+        if attempt in done:
             return True
         self._abandon(attempt)
         return False
@@ -519,11 +574,13 @@ class SolveGate:
             # Client went away or its deadline passed: stop the MIP; the slot frees when the thread does.
             token.cancel()
             raise
+        except SolveCancelled as exc:
+            if token.wrap_up_reason == StopReason.SHUTDOWN:
+                raise ShuttingDown(STOPPED_AT_SHUTDOWN) from exc
+            raise
         if token.wrapped_up and _has_no_plan(outcome):
-            if token.wrap_up_reason == "shutdown":
-                raise ShuttingDown(
-                    "the server is shutting down and the solve had no verified plan yet; retry"
-                )
+            if token.wrap_up_reason == StopReason.SHUTDOWN:
+                raise ShuttingDown(STOPPED_AT_SHUTDOWN)
             raise DeadlineExceeded("the solver found no plan before the caller's deadline")
         return outcome
 
@@ -553,6 +610,8 @@ class SolveGate:
                 if kind == "done":
                     break
                 if kind == "error":
+                    if isinstance(value, SolveCancelled) and token.wrap_up_reason == StopReason.SHUTDOWN:
+                        raise ShuttingDown(STOPPED_AT_SHUTDOWN) from value
                     raise value
                 yield value
         finally:
@@ -569,6 +628,7 @@ __all__ = [
     "RequestLimits",
     "SolveGate",
     "SolveToken",
+    "StopReason",
     "check_request",
     "require_plan_within_deadline",
     "solve_budget_s",

@@ -12,10 +12,10 @@ import pytest
 
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import performance_pb2, scenario_pb2
-from service.errors import ResourceExhausted
-from service.limits import RequestLimits, SolveGate, SolveToken, check_request, solve_budget_s
+from service.errors import ResourceExhausted, ShuttingDown
+from service.limits import RequestLimits, SolveGate, SolveToken, StopReason, check_request, solve_budget_s
 from solver import domain
-from solver.errors import DeadlineExceeded
+from solver.errors import DeadlineExceeded, SolveCancelled
 
 
 def _workload(i: int) -> scenario_pb2.Workload:
@@ -268,6 +268,57 @@ def test_admission_control_refuses_work_whose_deadline_would_pass_in_the_queue()
         # No slot leaked by the abandoned wait: the gate still runs one solve at a time, and runs it.
         assert await gate.run(lambda token: "ran", FakeContext(5.0)) == "ran"
         assert gate.running == 0
+        gate.close()
+
+    asyncio.run(scenario())
+
+
+def test_draining_answers_queued_and_new_solves_shutting_down_at_once() -> None:
+    async def scenario() -> None:
+        gate = SolveGate(slots=1, max_waiting=10)
+        ran: list[str] = []
+        running = asyncio.ensure_future(gate.run(_interruptible(), FakeContext(None)))
+        await asyncio.sleep(0.05)
+        queued = [
+            asyncio.ensure_future(gate.run(lambda token, i=i: ran.append(f"q{i}"), FakeContext(30.0)))
+            for i in range(3)
+        ]
+        await asyncio.sleep(0.05)
+        assert gate.waiting == 3
+        started = time.perf_counter()
+        assert gate.start_draining() == 3
+        outcomes = await asyncio.gather(*queued, return_exceptions=True)
+        assert time.perf_counter() - started < 0.1
+        assert all(isinstance(o, ShuttingDown) for o in outcomes), outcomes
+        with pytest.raises(ShuttingDown):
+            await gate.run(lambda token: ran.append("new"), FakeContext(None))
+        assert ran == [], "no queued or new solve started while draining"
+        assert not running.done()  # the running solve goes on
+        assert gate.wrap_up_all(StopReason.SHUTDOWN) == 1
+        assert (await running)["wrapped"] is True
+        assert gate.running == 0 and gate.waiting == 0
+        gate.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_solve_cancelled_for_shutdown_is_answered_shutting_down() -> None:
+    def never_finishes(token: SolveToken) -> None:
+        token.wait(30)
+        raise SolveCancelled("stopped")
+
+    async def scenario() -> None:
+        gate = SolveGate(slots=1, max_waiting=0)
+        task = asyncio.ensure_future(gate.run(never_finishes, FakeContext(None)))
+        await asyncio.sleep(0.05)
+        assert gate.cancel_all(StopReason.SHUTDOWN) == 1
+        with pytest.raises(ShuttingDown):
+            await task
+        task = asyncio.ensure_future(gate.run(never_finishes, FakeContext(None)))
+        await asyncio.sleep(0.05)
+        gate.cancel_all()  # any other cancellation stays a cancellation
+        with pytest.raises(SolveCancelled):
+            await task
         gate.close()
 
     asyncio.run(scenario())
