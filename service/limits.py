@@ -8,10 +8,11 @@ concurrency with a bounded queue, and the caller's deadline enforced on the solv
   answers INVALID_ARGUMENT with a BadRequest. ``LimitsInterceptor`` applies them to every RPC.
 - Undecodable bytes on the wire are answered INVALID_ARGUMENT (``MALFORMED_REQUEST``), not UNKNOWN.
 - ``SolveGate``: at most ``slots`` solves at once (one per core by default) and ``max_waiting``
-  queued; past that RESOURCE_EXHAUSTED with a ``RetryInfo`` hint (the measured mean solve time ×
-  the queue ahead). Admission control: a call whose deadline would pass before it gets a slot (by
-  that estimate, or in fact while it waits) is refused the same way instead of timing out in the queue.
-  Solves run on the gate's own thread pool, so cheap RPCs (catalog, estimates,
+  queued; past that RESOURCE_EXHAUSTED with a ``RetryInfo`` hint (the recent solve time × the queue
+  ahead ÷ slots). Admission control: a call is admitted only when that expected wait plus
+  ``MIN_SOLVE_S`` fits its deadline (less the margin); otherwise it is refused the same way at once,
+  and a call whose deadline would pass while it waits is refused then, instead of timing out in
+  the queue. Solves run on the gate's own (nicer) thread pool, so cheap RPCs (catalog, estimates,
   health) never wait behind them.
 - Deadlines: once a solve has its slot, a timer fires at the caller's remaining deadline minus
   ``margin_s`` and *wraps up* the solve: the MIP is interrupted and its best verified plan comes
@@ -30,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import os
 import threading
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
@@ -394,6 +396,19 @@ def require_plan_within_deadline(
 
 # -- bounded solve concurrency -----------------------------------------------------------------
 
+SOLVE_THREAD_NICENESS = 5
+"""Solve threads run this much nicer than the server's event loop: when both cores are busy
+solving, the kernel still schedules the loop (health, catalogue, estimates) first."""
+
+
+def _lower_priority() -> None:
+    """Executor initializer: make this solve thread (and the solver threads it starts) nicer."""
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + SOLVE_THREAD_NICENESS)
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        pass
+
 
 class SolveGate:
     """At most ``slots`` solves at once and ``max_waiting`` waiting; beyond that RESOURCE_EXHAUSTED."""
@@ -407,8 +422,11 @@ class SolveGate:
         self._running = 0
         self._threads = 0
         # Cancelled solves keep their thread until the MIP stops, so allow a few more threads than slots.
-        self._executor = ThreadPoolExecutor(max_workers=slots * 2 + 2, thread_name_prefix="fleetplan-solve")
-        self._active: set[SolveToken] = set()
+        self._executor = ThreadPoolExecutor(
+            max_workers=slots * 2 + 2, thread_name_prefix="fleetplan-solve", initializer=_lower_priority
+        )
+        self._active: dict[SolveToken, float] = {}
+        """Running solves and when each got its slot (``time.perf_counter()``)."""
         self._mean_solve_s = 1.0
         self._draining = asyncio.Event()
 
@@ -423,7 +441,22 @@ class SolveGate:
 
     def retry_after_s(self) -> float:
         """Expected wait for a slot: mean solve time × (queue ahead + 1) ÷ slots, 0.5…30 s."""
-        return round(min(30.0, max(0.5, self._mean_solve_s * (self._waiting + 1) / self._slots)), 1)
+        return round(min(30.0, max(0.5, self.expected_wait_s())), 1)
+
+    def solve_time_s(self) -> float:
+        """Recent solve time: the running mean of finished solves, or — when the running ones have
+        already taken longer (a burst of big solves, before any has finished) — their mean age."""
+        if not self._active:
+            return self._mean_solve_s
+        now = time.perf_counter()
+        age = sum(now - started for started in self._active.values()) / len(self._active)
+        return max(self._mean_solve_s, age)
+
+    def expected_wait_s(self) -> float:
+        """Expected wait of a new solve for a slot: recent solve time × (its queue position) ÷ slots."""
+        if self._running < self._slots:
+            return 0.0
+        return self.solve_time_s() * (self._waiting + 1) / self._slots
 
     def wrap_up_all(self, reason: str) -> int:
         """Ask every running solve for its best verified result now (graceful shutdown)."""
@@ -469,7 +502,7 @@ class SolveGate:
         patience_s = None if remaining is None else remaining - self._margin_s - MIN_SOLVE_S
         if patience_s is not None and self._running >= self._slots:
             # Admission control: do not queue work whose deadline would pass before it gets a slot.
-            expected_wait_s = self._mean_solve_s * (self._waiting + 1) / self._slots
+            expected_wait_s = self.expected_wait_s()
             if expected_wait_s > patience_s:
                 raise ResourceExhausted(
                     f"expected wait for a solve slot ≈{expected_wait_s:.1f} s leaves no time to solve within "
@@ -488,7 +521,7 @@ class SolveGate:
             self._waiting -= 1
         self._running += 1
         token = SolveToken()
-        self._active.add(token)
+        self._active[token] = time.perf_counter()
         remaining = context.time_remaining() if context is not None else None
         timer = None
         if remaining is not None:
@@ -545,7 +578,7 @@ class SolveGate:
         if token not in self._active:
             return
         token.finish()
-        self._active.discard(token)
+        self._active.pop(token, None)
         if started is not None and not token.cancelled:
             self._mean_solve_s = 0.8 * self._mean_solve_s + 0.2 * (time.perf_counter() - started)
         self._running -= 1
