@@ -68,6 +68,8 @@ MAX_DEADLINE_WRAP_UP_S = 3.0
 """A solve is wrapped up max(margin, min(20 % of the caller's remaining time, 3 s)) before the caller's
 deadline: after the interrupt the planner still verifies the plan and starts (then stops) its optional
 solves, which takes about a second for 50 workloads."""
+REASSESS_S = 0.5
+"""How often a waiting solve's expected wait is estimated again (see ``SolveGate._acquire``)."""
 WRAP_UP_REPEAT_S = 0.05
 """After a wrap-up, interrupt each newly started MIP this often (an interrupt before a solve starts is
 ignored by the backend, so later solves of the same call — baselines, sensitivity — are caught here)."""
@@ -429,6 +431,8 @@ class SolveGate:
         """Running solves and when each got its slot (``time.perf_counter()``)."""
         self._mean_solve_s = 1.0
         self._draining = asyncio.Event()
+        self._queue: list[asyncio.Future[Any]] = []
+        """Waiting solves' slot requests in arrival order (the semaphore wakes them in this order)."""
 
     @property
     def running(self) -> int:
@@ -452,11 +456,13 @@ class SolveGate:
         age = sum(now - started for started in self._active.values()) / len(self._active)
         return max(self._mean_solve_s, age)
 
-    def expected_wait_s(self) -> float:
-        """Expected wait of a new solve for a slot: recent solve time × (its queue position) ÷ slots."""
+    def expected_wait_s(self, position: int | None = None) -> float:
+        """Expected wait for a slot of the solve at ``position`` in the queue (0 = next; None = a new
+        arrival, behind every waiting one): recent solve time × (position + 1) ÷ slots."""
         if self._running < self._slots:
             return 0.0
-        return self.solve_time_s() * (self._waiting + 1) / self._slots
+        ahead = self._waiting if position is None else position
+        return self.solve_time_s() * (ahead + 1) / self._slots
 
     def wrap_up_all(self, reason: str) -> int:
         """Ask every running solve for its best verified result now (graceful shutdown)."""
@@ -504,19 +510,10 @@ class SolveGate:
             # Admission control: do not queue work whose deadline would pass before it gets a slot.
             expected_wait_s = self.expected_wait_s()
             if expected_wait_s > patience_s:
-                raise ResourceExhausted(
-                    f"expected wait for a solve slot ≈{expected_wait_s:.1f} s leaves no time to solve within "
-                    f"the deadline ({remaining:.1f} s left); retry later or with a longer deadline",
-                    retry_after_s=self.retry_after_s(),
-                )
+                raise self._no_time(expected_wait_s, patience_s)
         self._waiting += 1
         try:
-            if not await self._acquire(patience_s):
-                raise ResourceExhausted(
-                    f"no solve slot freed in time to solve within the deadline ({remaining:.1f} s); "
-                    "retry later",
-                    retry_after_s=self.retry_after_s(),
-                )
+            await self._acquire(patience_s)
         finally:
             self._waiting -= 1
         self._running += 1
@@ -532,32 +529,59 @@ class SolveGate:
             )
         return token, timer
 
-    async def _acquire(self, patience_s: float | None) -> bool:
-        """Take a slot, waiting at most ``patience_s`` (None = as long as it takes); a shutdown
-        while waiting raises ``ShuttingDown`` at once."""
+    def _no_time(self, expected_wait_s: float | None, patience_s: float) -> ResourceExhausted:
+        """The refusal of a solve whose deadline leaves ``patience_s`` to wait (expected wait, or the
+        wait already over when None)."""
+        left = patience_s + self._margin_s + MIN_SOLVE_S
+        why = (
+            f"expected wait for a solve slot ≈{expected_wait_s:.1f} s leaves no time to solve"
+            if expected_wait_s is not None
+            else "no solve slot freed in time to solve"
+        )
+        return ResourceExhausted(
+            f"{why} within the deadline ({left:.1f} s left; at least {MIN_SOLVE_S} s to solve); "
+            "retry later or with a longer deadline",
+            retry_after_s=self.retry_after_s(),
+        )
+
+    async def _acquire(self, patience_s: float | None) -> None:
+        """Take a slot, waiting at most ``patience_s`` (None = as long as it takes). Every
+        ``REASSESS_S`` the wait is estimated again from the queue position and the recent solve
+        time: a solve that no longer fits its deadline is refused then, not when its deadline is
+        near. A shutdown while waiting raises ``ShuttingDown`` at once."""
         if not self._semaphore.locked():
             await self._semaphore.acquire()
-            return True
+            return
         attempt = asyncio.ensure_future(self._semaphore.acquire())
+        self._queue.append(attempt)
         drained = asyncio.ensure_future(self._draining.wait())
+        give_up_at = None if patience_s is None else time.monotonic() + patience_s
         try:
-            done, _ = await asyncio.wait(
-                {attempt, drained},
-                timeout=None if patience_s is None else max(0.0, patience_s),
-                return_when=asyncio.FIRST_COMPLETED,
-            )
+            while True:
+                timeout = (
+                    None if give_up_at is None else max(0.0, min(REASSESS_S, give_up_at - time.monotonic()))
+                )
+                done, _ = await asyncio.wait(
+                    {attempt, drained}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+                )
+                if self._draining.is_set():
+                    self._abandon(attempt)  # a slot it got in the meantime goes straight back
+                    raise ShuttingDown(QUEUED_AT_SHUTDOWN)
+                if attempt in done:
+                    return
+                if give_up_at is None:
+                    continue
+                left = give_up_at - time.monotonic()
+                expected = self.expected_wait_s(self._queue.index(attempt))
+                if left <= 0 or expected > left:
+                    self._abandon(attempt)
+                    raise self._no_time(expected if left > 0 else None, max(0.0, left))
         except asyncio.CancelledError:
             self._abandon(attempt)
             raise
         finally:
             drained.cancel()
-        if self._draining.is_set():
-            self._abandon(attempt)  # a slot it got in the meantime goes straight back
-            raise ShuttingDown(QUEUED_AT_SHUTDOWN)
-        if attempt in done:
-            return True
-        self._abandon(attempt)
-        return False
+            self._queue.remove(attempt)
 
     def _abandon(self, attempt: asyncio.Future[Any]) -> None:
         """Give up a pending acquire; a slot it got in the meantime goes straight back."""

@@ -13,7 +13,15 @@ import pytest
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import performance_pb2, scenario_pb2
 from service.errors import ResourceExhausted, ShuttingDown
-from service.limits import RequestLimits, SolveGate, SolveToken, StopReason, check_request, solve_budget_s
+from service.limits import (
+    REASSESS_S,
+    RequestLimits,
+    SolveGate,
+    SolveToken,
+    StopReason,
+    check_request,
+    solve_budget_s,
+)
 from solver import domain
 from solver.errors import DeadlineExceeded, SolveCancelled
 
@@ -257,11 +265,13 @@ def test_admission_control_refuses_work_whose_deadline_would_pass_in_the_queue()
         with pytest.raises(ResourceExhausted, match="expected wait"):
             await gate.run(lambda token: True, FakeContext(0.9))
         assert time.perf_counter() - started < 0.1  # refused at once, not after waiting
-        # Admitted (1 s expected < 2.0 − 0.75 s), but the slot never frees in time: refused at 1.25 s.
+        # Admitted (1 s expected < 2.0 − 0.75 s), but the slot does not free: at the next assessment
+        # (REASSESS_S) the same 1 s no longer fits the 0.75 s of patience left, so it is refused then —
+        # not when its patience runs out.
         started = time.perf_counter()
-        with pytest.raises(ResourceExhausted, match="no solve slot freed"):
+        with pytest.raises(ResourceExhausted, match="expected wait"):
             await gate.run(lambda token: True, FakeContext(2.0))
-        assert 1.1 < time.perf_counter() - started < 1.6
+        assert REASSESS_S - 0.05 < time.perf_counter() - started < REASSESS_S + 0.3
         assert gate.waiting == 0
         release.set()
         assert await running is True
@@ -319,6 +329,45 @@ def test_a_solve_cancelled_for_shutdown_is_answered_shutting_down() -> None:
         gate.cancel_all()  # any other cancellation stays a cancellation
         with pytest.raises(SolveCancelled):
             await task
+        gate.close()
+
+    asyncio.run(scenario())
+
+
+def test_queued_solves_are_refused_as_soon_as_their_wait_no_longer_fits() -> None:
+    """Six solves queue behind one that runs for 3 s, each with a 10 s deadline. Admitted on the 1 s
+    guess, the later ones are refused once the running solve's age shows the wait will not fit
+    (expected wait = age × (position + 1)), seconds before their deadlines; the first two run."""
+
+    async def scenario() -> None:
+        gate = SolveGate(slots=1, max_waiting=10, margin_s=0.25)
+        release = threading.Event()
+        running = asyncio.ensure_future(gate.run(lambda token: release.wait(10), FakeContext(None)))
+        await asyncio.sleep(0.05)
+        started = time.perf_counter()
+        ended: dict[int, float] = {}
+
+        async def queued(position: int) -> object:
+            try:
+                return await gate.run(lambda token: position, FakeContext(10.0))
+            except ResourceExhausted as refused:
+                return refused
+            finally:
+                ended[position] = time.perf_counter() - started
+
+        waiters = []
+        for position in range(6):
+            waiters.append(asyncio.ensure_future(queued(position)))
+            await asyncio.sleep(0.01)  # arrival order = queue order
+        await asyncio.sleep(3.0)
+        release.set()
+        outcomes = await asyncio.gather(*waiters)
+        assert await running is True
+        assert outcomes[:2] == [0, 1], outcomes
+        refused = outcomes[2:]
+        assert all(isinstance(o, ResourceExhausted) and "expected wait" in str(o) for o in refused), outcomes
+        assert all(ended[p] < 3.0 for p in range(2, 6)), ended  # deadlines were 10 s away
+        assert gate.waiting == 0 and gate.running == 0
         gate.close()
 
     asyncio.run(scenario())
