@@ -204,7 +204,7 @@ def _overrides(msg: scenario_pb2.PricebookOverrides, col: Collector, path: str) 
 
 def _options(msg: scenario_pb2.SolverOptions, col: Collector, path: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for name in ("time_limit_s", "relative_gap", "compute_baselines", "compute_sensitivity"):
+    for name in ("time_limit_s", "relative_gap", "compute_baselines", "compute_sensitivity", "max_gap"):
         put(out, name, optional(msg, name))
     backend = BACKEND_FROM_PROTO.get(msg.backend)
     if backend is None:
