@@ -223,12 +223,36 @@ class _Undecodable:
     reason: str
 
 
-def _lenient(deserialize: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
-    """``deserialize`` that returns ``_Undecodable`` instead of raising (gRPC would answer UNKNOWN)."""
+@dataclass(frozen=True, slots=True)
+class _TooLarge:
+    """A request over ``max_message_bytes`` (never decoded)."""
+
+    size: int
+    limit: int
+
+
+WIRE_CEILING_FACTOR = 4
+"""gRPC itself accepts requests up to this many times ``max_message_bytes`` (at most 1 GiB), so that
+fleetplan can refuse those over the limit with an error naming the limit and its setting; beyond
+the ceiling gRPC refuses them with its own bare RESOURCE_EXHAUSTED."""
+MAX_WIRE_CEILING_BYTES = 1024 * 1024 * 1024
+
+
+def wire_ceiling_bytes(max_message_bytes: int) -> int:
+    return min(MAX_WIRE_CEILING_BYTES, WIRE_CEILING_FACTOR * max_message_bytes)
+
+
+def _lenient(
+    deserialize: Callable[[bytes], Any] | None, max_message_bytes: int | None
+) -> Callable[[bytes], Any] | None:
+    """``deserialize`` that returns ``_Undecodable`` instead of raising (gRPC would answer UNKNOWN),
+    and ``_TooLarge`` for a request over ``max_message_bytes`` without decoding it."""
     if deserialize is None:
         return None
 
     def decode(data: bytes) -> Any:
+        if max_message_bytes is not None and len(data) > max_message_bytes:
+            return _TooLarge(len(data), max_message_bytes)
         try:
             return deserialize(data)
         except Exception as exc:
@@ -243,15 +267,30 @@ def violations_of(request: Any, limits: RequestLimits) -> list[FieldViolation]:
         return [
             FieldViolation("(request)", f"not a valid protobuf message of this method ({request.reason})")
         ]
+    if isinstance(request, _TooLarge):
+        return [
+            FieldViolation(
+                "(request)",
+                f"the request is {request.size:,} bytes; at most {request.limit:,} are accepted (limit "
+                "max_message_bytes: fleetplan serve --max-message-bytes or FLEETPLAN_MAX_MESSAGE_BYTES)",
+            )
+        ]
     return check_request(request, limits)
 
 
-class LimitsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
-    """Refuses undecodable requests and requests over ``RequestLimits`` with INVALID_ARGUMENT,
-    before any handler work."""
+def _refusal_reason(request: Any) -> str:
+    if isinstance(request, _TooLarge):
+        return "MESSAGE_TOO_LARGE"
+    return "MALFORMED_REQUEST" if isinstance(request, _Undecodable) else "LIMIT_EXCEEDED"
 
-    def __init__(self, limits: RequestLimits = RequestLimits()) -> None:
+
+class LimitsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """Refuses undecodable requests, requests over ``max_message_bytes`` and requests over
+    ``RequestLimits`` with INVALID_ARGUMENT, before any handler work."""
+
+    def __init__(self, limits: RequestLimits = RequestLimits(), max_message_bytes: int | None = None) -> None:
         self._limits = limits
+        self._max_message_bytes = max_message_bytes
 
     async def intercept_service(
         self,
@@ -266,10 +305,12 @@ class LimitsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         async def check(request: Any, context: grpc.aio.ServicerContext) -> None:
             violations = violations_of(request, limits)
             if violations:
-                reason = "MALFORMED_REQUEST" if violations[0].field == "(request)" else "LIMIT_EXCEEDED"
-                await context.abort_with_status(rpc_status.to_status(bad_request_status(violations, reason)))
+                status = bad_request_status(violations, _refusal_reason(request))
+                await context.abort_with_status(rpc_status.to_status(status))
 
-        return guarded_handler(handler, check, _lenient(handler.request_deserializer))
+        return guarded_handler(
+            handler, check, _lenient(handler.request_deserializer, self._max_message_bytes)
+        )
 
 
 # -- deadlines ---------------------------------------------------------------------------------
