@@ -298,7 +298,10 @@ def fleet_from_proto(message: scenario_pb2.Fleet, book: Pricebook, path: str = "
     # the items' other problems, before a ``Fleet`` exists.
     refs = References(book)
     for i, item in enumerate(message.items):
-        gpu = refs.gpu(item.gpu_id, join_path(path, "items", i, "gpu_id")) if item.gpu_id else ""
+        gpu_path = join_path(path, "items", i, "gpu_id")
+        gpu = refs.gpu(item.gpu_id, gpu_path) if item.gpu_id.strip() else ""
+        if not gpu:  # a blank GPU reached the pricing as "not a catalogue id" (INTERNAL)
+            col.add(gpu_path, "is required: a catalogue GPU id or alias (see `fleetplan catalog`)")
         entry: dict[str, Any] = {"gpu": gpu, "count": item.count, "owned": item.owned}
         if item.server_id:
             entry["server"] = item.server_id
