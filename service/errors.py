@@ -7,6 +7,7 @@
 | ``solver.errors.SolveCancelled`` | CANCELLED | ``SOLVE_CANCELLED`` |
 | ``solver.errors.DeadlineExceeded`` | DEADLINE_EXCEEDED | ``DEADLINE_EXCEEDED`` |
 | ``ResourceExhausted`` | RESOURCE_EXHAUSTED | ``SERVER_BUSY`` + RetryInfo |
+| ``ShuttingDown`` | UNAVAILABLE | ``SHUTTING_DOWN`` + RetryInfo |
 | ``NotImplementedError`` | UNIMPLEMENTED | ``NOT_IMPLEMENTED`` |
 | anything else | INTERNAL | ``INTERNAL``; traceback logged, never sent to the client |
 
@@ -133,8 +134,10 @@ def status_for(exc: BaseException) -> status_pb2.Status:
         return status_pb2.Status(
             code=code_pb2.UNAVAILABLE,
             message=str(exc),
-            details=[_pack(_error_info("SHUTTING_DOWN")), _pack(error_details_pb2.RetryInfo(
-                retry_delay=duration_pb2.Duration(seconds=1)))],
+            details=[
+                _pack(_error_info("SHUTTING_DOWN")),
+                _pack(error_details_pb2.RetryInfo(retry_delay=duration_pb2.Duration(seconds=1))),
+            ],
         )
     if isinstance(exc, NotImplementedError):
         return status_pb2.Status(
