@@ -439,16 +439,16 @@ def require_plan_within_deadline(
 
 # -- bounded solve concurrency -----------------------------------------------------------------
 
-SOLVE_THREAD_NICENESS = 5
-"""Solve threads run this much nicer than the server's event loop: when both cores are busy
-solving, the kernel still schedules the loop (health, catalogue, estimates) first."""
 
-
-def _lower_priority() -> None:
-    """Executor initializer: make this solve thread (and the solver threads it starts) nicer."""
+def _lower_priority(niceness: int) -> None:
+    """Executor initializer: make this solve thread (and the solver threads it starts) ``niceness``
+    nicer, so that when every core is solving the kernel still schedules the event loop (health,
+    catalogue, estimates) first (``ServerSettings.solve_niceness``)."""
+    if niceness <= 0:
+        return
     try:
         tid = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + SOLVE_THREAD_NICENESS)
+        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + niceness)
     except (AttributeError, OSError):  # pragma: no cover - not Linux
         pass
 
@@ -456,7 +456,7 @@ def _lower_priority() -> None:
 class SolveGate:
     """At most ``slots`` solves at once and ``max_waiting`` waiting; beyond that RESOURCE_EXHAUSTED."""
 
-    def __init__(self, slots: int, max_waiting: int, *, margin_s: float = 0.25) -> None:
+    def __init__(self, slots: int, max_waiting: int, *, margin_s: float = 0.25, niceness: int = 0) -> None:
         self._slots = slots
         self._max_waiting = max_waiting
         self._margin_s = margin_s
@@ -466,7 +466,10 @@ class SolveGate:
         self._threads = 0
         # Cancelled solves keep their thread until the MIP stops, so allow a few more threads than slots.
         self._executor = ThreadPoolExecutor(
-            max_workers=slots * 2 + 2, thread_name_prefix="fleetplan-solve", initializer=_lower_priority
+            max_workers=slots * 2 + 2,
+            thread_name_prefix="fleetplan-solve",
+            initializer=_lower_priority,
+            initargs=(niceness,),
         )
         self._active: dict[SolveToken, float] = {}
         """Running solves and when each got its slot (``time.perf_counter()``)."""

@@ -101,6 +101,7 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
             state.settings.solve_slots,
             state.settings.max_queued_solves,
             margin_s=state.settings.deadline_margin_s,
+            niceness=state.settings.solve_niceness,
         )
         self._model_version = domain_calls.performance_model_version()
         self._plan_cache: PlanCache[planner.PlanResult] = PlanCache(state.settings.plan_cache_entries)
