@@ -19,7 +19,6 @@ import argparse
 import json
 import logging
 import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -29,6 +28,7 @@ import grpc
 import structlog
 
 from api.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
+from bench.load import machine_info
 from bench.solver_scaling import portfolio
 from service.convert.encode import plan_request_to_proto
 from service.server import ThreadedServer, start_in_thread
@@ -92,12 +92,7 @@ def run(size: int, at: tuple[float, ...]) -> dict[str, Any]:
         "max_cancel_to_idle_s": max(measured) if measured else None,
         "target_s": TARGET_S,
         "target_met": bool(measured) and max(measured) <= TARGET_S,
-        "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()],
-        "machine": {
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-        },
+        "machine": machine_info(),
     }
 
 

@@ -259,6 +259,16 @@ def worker(
     return [(s.kind, s.seconds, s.code) for s in result.samples]
 
 
+def machine_info() -> dict[str, Any]:
+    """Where a benchmark ran: cores, Python, platform, and the load average now (1, 5, 15 min)."""
+    return {
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
 def percentile(sorted_values: list[float], q: float) -> float:
     """Nearest-rank percentile (q in 0…100) of already sorted values."""
     if not sorted_values:
@@ -403,14 +413,8 @@ def run_load(
             "unique_plans": unique_plans,
             "server_args": server_args or [],
         },
-        "machine": {
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-            # The machine may be shared: figures under a high load average are indicative.
-            "load_average_before_1_5_15": load_before,
-            "load_average_after_1_5_15": [round(x, 2) for x in os.getloadavg()],
-        },
+        # The machine may be shared: figures under a high load average are indicative.
+        "machine": {**machine_info(), "load_average_before_1_5_15": load_before},
         "rpcs": table,
         "errors_other_than_resource_exhausted": errors,
         "target": {

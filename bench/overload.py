@@ -21,12 +21,12 @@ import argparse
 import asyncio
 import json
 import os
-import platform
 import random
 import signal
 import sys
 import time
 from collections import Counter, defaultdict
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,16 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
-from bench.load import ESTIMATE_CASES, PORTFOLIO, _retry_delay_s, _start_server, _unique, _warm_up, percentile
+from bench.load import (
+    ESTIMATE_CASES,
+    PORTFOLIO,
+    _retry_delay_s,
+    _start_server,
+    _unique,
+    _warm_up,
+    machine_info,
+    percentile,
+)
 from clients.scenario import load_scenario
 
 RESULTS = Path(__file__).parent / "results" / "overload.json"
@@ -71,7 +80,7 @@ async def _probe(channel: grpc.aio.Channel, until: float) -> dict[str, list[floa
     stub = rpc.FleetPlannerStub(channel)
     health = health_pb2_grpc.HealthStub(channel)
     estimate = json_format.ParseDict({"cases": ESTIMATE_CASES[:1]}, api.EstimatePerformanceRequest())
-    calls = {
+    calls: dict[str, Callable[[], Awaitable[Any]]] = {
         "catalog": lambda: stub.ListCatalog(api.ListCatalogRequest(), timeout=10),
         "health": lambda: health.Check(health_pb2.HealthCheckRequest(), timeout=10),
         "estimate_single": lambda: stub.EstimatePerformance(estimate, timeout=10),
@@ -154,12 +163,7 @@ def run_overload(
             },
         },
         "load_average_before_1_5_15": load_before,
-        "load_average_after_1_5_15": [round(x, 2) for x in os.getloadavg()],
-        "machine": {
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-        },
+        "machine": machine_info(),
     }
 
 

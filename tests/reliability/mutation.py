@@ -100,8 +100,8 @@ def seeds() -> list[Seed]:
         ("gpu", {"gpuId": "h100-sxm", "utilization": 0.6}, 2.0),
         ("fleet", {"fleet": fleet}, 1.0),
     ):
-        request = _parse({**small, **subject}, api.AnalyzeBreakEvenRequest())
-        out.append(Seed(f"break_even:{name}", "AnalyzeBreakEven", request, weight))
+        analysis = _parse({**small, **subject}, api.AnalyzeBreakEvenRequest())
+        out.append(Seed(f"break_even:{name}", "AnalyzeBreakEven", analysis, weight))
     cases = {"cases": [ESTIMATE_CASE, {**ESTIMATE_CASE, "gpuId": "l40s", "precision": "PRECISION_BF16"}]}
     out.append(Seed("estimate", "EstimatePerformance", _parse(cases, api.EstimatePerformanceRequest()), 3.0))
     catalog = api.ListCatalogRequest(kinds=[catalog_pb2.CATALOG_KIND_GPU])

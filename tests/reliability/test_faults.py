@@ -12,9 +12,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from google.rpc import error_details_pb2
-from grpc_status import rpc_status
-from reliability_support import error_reason, portfolio_plan, small_plan
+from reliability_support import error_reason, portfolio_plan, retry_delay_s, small_plan
 
 import pricebook
 from api.fleetplan.v1 import fleet_planner_pb2 as api
@@ -104,13 +102,9 @@ def test_full_queue_answers_resource_exhausted_with_retry_info() -> None:
                 codes.append(grpc.StatusCode.OK)
             except grpc.RpcError as error:
                 codes.append(error.code())
-                status = rpc_status.from_call(error)
-                assert status is not None
-                for detail in status.details:
-                    if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
-                        info = error_details_pb2.RetryInfo()
-                        detail.Unpack(info)
-                        retry_delays.append(info.retry_delay.seconds + info.retry_delay.nanos / 1e9)
+                delay = retry_delay_s(error)
+                if delay is not None:
+                    retry_delays.append(delay)
         # One running + one queued are served; the other two are refused with a retry hint.
         assert codes.count(grpc.StatusCode.OK) == 2
         assert codes.count(grpc.StatusCode.RESOURCE_EXHAUSTED) == 2

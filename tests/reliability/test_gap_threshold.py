@@ -22,14 +22,14 @@ from solver.optimizer.candidates import build_instance
 from solver.optimizer.results import LimitFired, SolveStatus
 from solver.planner.assemble import Extras, assemble_result
 from solver.planner.plan import plan_request
+from solver.planner.results import PlanResult
 
 
-def _as_if_stopped_at(gap: float, *, max_gap: float | None = None) -> tuple[object, plan_pb2.Plan]:
+def _as_if_stopped_at(gap: float, *, max_gap: float | None = None) -> tuple[PlanResult, plan_pb2.Plan]:
     """A real small plan, re-assembled as if the time limit had stopped its solve ``gap`` from its
     bound (the bound below the objective by that share)."""
     book = load_default()
-    options = {} if max_gap is None else {"max_gap": max_gap}
-    resolved = scenario_request(small_plan(**options), book)
+    resolved = scenario_request(small_plan() if max_gap is None else small_plan(max_gap=max_gap), book)
     proven = plan_request(resolved, time_limit_s=30, cancel=None, with_extras=False)
     assert proven.status is SolveStatus.OPTIMAL
     stats = proven.solution.stats

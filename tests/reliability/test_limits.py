@@ -4,6 +4,7 @@ deadline wrap-up, cancellation that frees the slot only when the worker has stop
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 import time
 from typing import Any
@@ -124,6 +125,18 @@ def _interruptible(stop_after_interrupt_s: float = 0.0) -> Any:
         }
 
     return solve
+
+
+def _append(out: list[str], item: str, token: SolveToken) -> None:
+    out.append(item)
+
+
+async def _hold_the_slot(gate: SolveGate) -> tuple[threading.Event, asyncio.Future[Any]]:
+    """A solve that holds a slot until the returned event is set (and the future of its call)."""
+    release = threading.Event()
+    running = asyncio.ensure_future(gate.run(lambda token: release.wait(10), FakeContext(None)))
+    await asyncio.sleep(0.05)
+    return release, running
 
 
 def test_queue_full_gives_resource_exhausted_with_retry_hint() -> None:
@@ -257,9 +270,7 @@ def test_stream_yields_items_and_a_closed_consumer_cancels_the_producer() -> Non
 def test_admission_control_refuses_work_whose_deadline_would_pass_in_the_queue() -> None:
     async def scenario() -> None:
         gate = SolveGate(slots=1, max_waiting=10, margin_s=0.25)
-        release = threading.Event()
-        running = asyncio.ensure_future(gate.run(lambda token: release.wait(10), FakeContext(None)))
-        await asyncio.sleep(0.05)
+        release, running = await _hold_the_slot(gate)
         # Expected wait = mean solve time (1 s before any measurement) > 0.9 − 0.25 − 0.5 s left to solve.
         started = time.perf_counter()
         with pytest.raises(ResourceExhausted, match="expected wait"):
@@ -290,7 +301,7 @@ def test_draining_answers_queued_and_new_solves_shutting_down_at_once() -> None:
         running = asyncio.ensure_future(gate.run(_interruptible(), FakeContext(None)))
         await asyncio.sleep(0.05)
         queued = [
-            asyncio.ensure_future(gate.run(lambda token, i=i: ran.append(f"q{i}"), FakeContext(30.0)))
+            asyncio.ensure_future(gate.run(functools.partial(_append, ran, f"q{i}"), FakeContext(30.0)))
             for i in range(3)
         ]
         await asyncio.sleep(0.05)
@@ -341,9 +352,7 @@ def test_queued_solves_are_refused_as_soon_as_their_wait_no_longer_fits() -> Non
 
     async def scenario() -> None:
         gate = SolveGate(slots=1, max_waiting=10, margin_s=0.25)
-        release = threading.Event()
-        running = asyncio.ensure_future(gate.run(lambda token: release.wait(10), FakeContext(None)))
-        await asyncio.sleep(0.05)
+        release, running = await _hold_the_slot(gate)
         started = time.perf_counter()
         ended: dict[int, float] = {}
 

@@ -37,7 +37,7 @@ CALL_TIMEOUT_S = 8.0
 documented answer)."""
 CALLERS = 3
 """Concurrent callers: two solve slots busy and one call converting or being refused."""
-RESPONSES = {
+RESPONSES: dict[str, type[Message]] = {
     "PlanFleet": api.PlanFleetResponse,
     "EvaluateFleet": api.EvaluateFleetResponse,
     "AnalyzeBreakEven": api.AnalyzeBreakEvenResponse,

@@ -9,10 +9,8 @@ from collections.abc import Callable
 
 import grpc
 import pytest
-from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_status import rpc_status
-from reliability_support import error_reason, portfolio_plan, small_plan, spawn_server
+from reliability_support import error_reason, portfolio_plan, retry_delay_s, small_plan, spawn_server
 
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
@@ -136,17 +134,6 @@ def _outcome(future: grpc.Future) -> tuple[str, str]:
     return error.code().name, error_reason(error)
 
 
-def _retry_delay_s(error: grpc.RpcError) -> float | None:
-    status = rpc_status.from_call(error)
-    assert status is not None
-    for detail in status.details:
-        if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
-            info = error_details_pb2.RetryInfo()
-            detail.Unpack(info)
-            return info.retry_delay.seconds + info.retry_delay.nanos / 1e9
-    return None
-
-
 @pytest.mark.slow
 def test_sigterm_with_eight_calls_in_flight_answers_every_one(
     record_property: Callable[[str, object], None],
@@ -190,7 +177,7 @@ def test_sigterm_with_eight_calls_in_flight_answers_every_one(
                 error = future.exception(timeout=5)
                 assert isinstance(error, grpc.RpcError), "a queued solve must not start during shutdown"
                 assert (error.code(), error_reason(error)) == (grpc.StatusCode.UNAVAILABLE, "SHUTTING_DOWN")
-                assert _retry_delay_s(error) is not None
+                assert retry_delay_s(error) is not None
             for future in running:
                 future.exception(timeout=grace_s + 5)  # waits for the answer
             outcomes = [_outcome(f) for f in running]
