@@ -126,6 +126,9 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         self, request: api.PlanFleetRequest, context: grpc.aio.ServicerContext
     ) -> api.PlanFleetResponse:
         book = self._state.book
+        key = request_key(request, book.content_hash)
+        if not self._plan_cache.answers(key):
+            self._gate.admit(context)  # a busy server refuses before converting the request
         resolved = scenario_request(request, book)
 
         async def solve() -> planner.PlanResult:
@@ -135,9 +138,7 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
                     lambda cancel: domain_calls.plan(resolved, limit, cancel), context
                 )
 
-        result, reused = await self._plan_cache.get_or_compute(
-            request_key(request, book.content_hash), solve, reusable=lambda r: r.complete
-        )
+        result, reused = await self._plan_cache.get_or_compute(key, solve, reusable=lambda r: r.complete)
         _record_solver({**domain_calls.log_stats(result.solution), "reused": reused})
         require_plan_within_deadline(
             result.solution,
@@ -156,6 +157,7 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         self, request: api.EvaluateFleetRequest, context: grpc.aio.ServicerContext
     ) -> api.EvaluateFleetResponse:
         book = self._state.book
+        self._gate.admit(context)  # a busy server refuses before converting the request
         fleet, resolved = evaluate_request_from_proto(request, book)
         limit = _time_budget_s(context, self._state.settings)
         with _proto_paths(path_map(request.workloads)):
@@ -192,6 +194,7 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         self, request: api.AnalyzeBreakEvenRequest, context: grpc.aio.ServicerContext
     ) -> api.AnalyzeBreakEvenResponse:
         book = self._state.book
+        self._gate.admit(context)  # a busy server refuses before converting the request
         query = break_even_request_from_proto(request, book)
         limit = _time_budget_s(context, self._state.settings)
         with _proto_paths(path_map(request.workloads)):

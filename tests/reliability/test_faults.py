@@ -78,8 +78,11 @@ def test_tiny_deadline_answers_with_a_plan_or_a_detailed_deadline_error(server: 
             try:
                 response = stub.PlanFleet(small_plan(), timeout=timeout_s)
             except grpc.RpcError as error:
-                assert error.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-                continue  # the client's own deadline may fire first when conversion alone takes that long
+                # The client's own deadline may fire first when conversion alone takes that long; and
+                # with both slots still busy (a previous test's solve unwinding) admission refuses a
+                # deadline that leaves no time to solve at once.
+                assert error.code() in (grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.RESOURCE_EXHAUSTED)
+                continue
             assert response.plan.status in PLANNED
     assert (
         server.built.servicer.gate.running == 0
