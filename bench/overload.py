@@ -50,6 +50,8 @@ from clients.scenario import load_scenario
 
 RESULTS = Path(__file__).parent / "results" / "overload.json"
 REFUSAL_TARGET_MS = 100.0
+LATE_SOLVES = 30
+"""Big solves sent one at a time while the server is overloaded (refusal latency)."""
 CHEAP_P99_TARGET_MS = 50.0
 
 
@@ -75,8 +77,12 @@ async def _solve(stub: Any, request: Any, deadline_s: float) -> tuple[str, float
         return error.code().name, time.perf_counter() - started, retry
 
 
-async def _probe(channel: grpc.aio.Channel, until: float) -> dict[str, list[float]]:
-    """Cheap calls back to back until ``until``: latency of each OK call by kind."""
+async def _probe(
+    channel: grpc.aio.Channel, until: float, late_solves: list[Any], deadline_s: float
+) -> dict[str, list[float]]:
+    """Cheap calls back to back until ``until``: latency of each OK call by kind; and one more big
+    solve per round, alone on the wire (``late_solve_refused``: the latency of each refusal of a
+    solve arriving at the busy server, free of the burst's own client-side queueing)."""
     stub = rpc.FleetPlannerStub(channel)
     health = health_pb2_grpc.HealthStub(channel)
     estimate = json_format.ParseDict({"cases": ESTIMATE_CASES[:1]}, api.EstimatePerformanceRequest())
@@ -87,6 +93,7 @@ async def _probe(channel: grpc.aio.Channel, until: float) -> dict[str, list[floa
     }
     out: dict[str, list[float]] = defaultdict(list)
     failures: Counter[str] = Counter()
+    late_tasks: list[asyncio.Future[tuple[str, float, float | None]]] = []
     while time.monotonic() < until:
         for kind, call in calls.items():
             started = time.perf_counter()
@@ -95,7 +102,12 @@ async def _probe(channel: grpc.aio.Channel, until: float) -> dict[str, list[floa
                 out[kind].append(time.perf_counter() - started)
             except grpc.aio.AioRpcError as error:
                 failures[f"{kind}:{error.code().name}"] += 1
+        if late_solves:  # not awaited here: an admitted one would hold up the probe
+            late_tasks.append(asyncio.ensure_future(_solve(stub, late_solves.pop(), deadline_s)))
         await asyncio.sleep(0.02)
+    for code, seconds, _ in await asyncio.gather(*late_tasks):
+        kind = "late_solve_refused" if code == "RESOURCE_EXHAUSTED" else f"_late_solve_{code}"
+        out[kind].append(seconds)
     out["_failures"] = [float(n) for n in failures.values()]
     return out
 
@@ -104,6 +116,7 @@ async def _burst(address: str, solves: int, deadline_s: float, probe_s: float, s
     rng = random.Random(seed)
     portfolio = load_scenario(PORTFOLIO, api.PlanFleetRequest)
     requests = [_unique(portfolio, rng) for _ in range(solves)]
+    late = [_unique(portfolio, rng) for _ in range(LATE_SOLVES)]
     async with (
         grpc.aio.insecure_channel(address) as solve_channel,
         grpc.aio.insecure_channel(address) as cheap,
@@ -113,7 +126,7 @@ async def _burst(address: str, solves: int, deadline_s: float, probe_s: float, s
         await asyncio.wait_for(cheap.channel_ready(), 30)
         tasks = [asyncio.ensure_future(_solve(stub, r, deadline_s)) for r in requests]
         await asyncio.sleep(0.5)  # the burst is in: slots busy, the queue filled
-        probe = await _probe(cheap, time.monotonic() + probe_s)
+        probe = await _probe(cheap, time.monotonic() + probe_s, late, deadline_s)
         results = await asyncio.gather(*tasks)
     return {"results": results, "probe": probe}
 
@@ -134,6 +147,10 @@ def run_overload(
     codes = Counter(code for code, _, _ in results)
     refused = [s for code, s, _ in results if code == "RESOURCE_EXHAUSTED"]
     refusals = _ms(refused)
+    late_refused = _ms(probe.pop("late_solve_refused", []))
+    late_other = {
+        kind[len("_late_solve_") :]: len(v) for kind, v in probe.items() if kind.startswith("_late_solve_")
+    }
     cheap = {kind: _ms(values) for kind, values in probe.items() if not kind.startswith("_")}
     cheap_p99 = max((row["p99_ms"] or 0.0) for row in cheap.values()) if cheap else None
     return {
@@ -148,6 +165,8 @@ def run_overload(
         "answered_ms": _ms([s for code, s, _ in results if code == "OK"]),
         "refusal_ms": refusals,
         "refused_within_target": sum(1 for s in refused if s * 1000 <= REFUSAL_TARGET_MS),
+        "late_solve_refusal_ms": late_refused,
+        "late_solve_other_outcomes": late_other,
         "retry_info_on_every_refusal": all(
             r is not None for code, _, r in results if code == "RESOURCE_EXHAUSTED"
         ),
@@ -155,6 +174,7 @@ def run_overload(
         "cheap_call_failures": int(sum(probe.get("_failures", []))),
         "targets": {
             "refusal_p99_ms": refusals["p99_ms"],
+            "late_solve_refusal_p99_ms": late_refused["p99_ms"],
             "refusal_target_ms": REFUSAL_TARGET_MS,
             "cheap_p99_ms": cheap_p99,
             "cheap_p99_target_ms": CHEAP_P99_TARGET_MS,
