@@ -580,15 +580,13 @@ def cost_components(tco: TcoReport) -> tuple[CostComponent, ...]:
     # Colocated hardware whose colocation price includes power has no power cost of its own: the
     # line stays, at zero, so a reader sees power was not forgotten (nor counted twice).
     power_in_colocation = tco.power_monthly.amount == 0 and tco.colocation_monthly.amount != 0
-    return tuple(
-        CostComponent(
-            name, horizon, per_month, POWER_IN_COLOCATION if name is CostComponentName.POWER else why
-        )
-        if name is CostComponentName.POWER and power_in_colocation
-        else CostComponent(name, horizon, per_month, why)
-        for name, (horizon, per_month), why in rows
-        if horizon.amount != 0 or (name is CostComponentName.POWER and power_in_colocation)
-    )
+    components: list[CostComponent] = []
+    for name, (horizon, per_month), why in rows:
+        if name is CostComponentName.POWER and power_in_colocation:
+            components.append(CostComponent(name, horizon, per_month, POWER_IN_COLOCATION))
+        elif horizon.amount != 0:
+            components.append(CostComponent(name, horizon, per_month, why))
+    return tuple(components)
 
 
 POWER_IN_COLOCATION = (
