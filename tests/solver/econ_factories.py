@@ -135,7 +135,12 @@ def book(**extra: Any) -> Pricebook:
         ),
         "offers": (
             offer(
-                "h200-buy-old", "purchase_gpu", "h200-sxm", "30000 USD", as_of=dt.date(2025, 1, 1), label="estimate"
+                "h200-buy-old",
+                "purchase_gpu",
+                "h200-sxm",
+                "30000 USD",
+                as_of=dt.date(2025, 1, 1),
+                label="estimate",
             ),
             offer("h200-buy", "purchase_gpu", "h200-sxm", "35000 USD"),
             offer("rtx-buy", "purchase_gpu", "rtx-pro-6000", "11000000 KRW", includes_vat=True),
