@@ -11,6 +11,7 @@ from econ_factories import AS_OF, SRC, gpu, offer
 from pricebook.overrides import ApiPriceOverride, PricebookOverrides, apply_overrides
 from pricebook.schema import ApiPrice, ModelArch, Pricebook
 from solver.analysis.breakeven import (
+    ApiBreakEven,
     BuyVsRent,
     api_break_even,
     budget_table,
@@ -333,6 +334,20 @@ def test_api_comparison_only_like_for_like(
         assert comparable in result.verdict
 
 
+def llama_70b_api_price(book: Pricebook, constraints: Constraints) -> ApiBreakEven:
+    """The API comparison of the chat workload on Llama-3.1-70B, without a self-hosted deployment."""
+    return api_break_even(
+        chat(),
+        model_id="meta-llama/Llama-3.1-70B",
+        arch=arch("meta-llama/Llama-3.1-70B", 70),
+        self_hosted_per_token=None,
+        replica_day_cost=None,
+        replica_day_tokens=None,
+        book=book,
+        constraints=constraints,
+    )
+
+
 def test_a_requests_own_api_price_comes_first(make_book: BookFactory) -> None:
     base = make_book(models=(arch("meta-llama/Llama-3.1-70B", 70),))
     overrides = PricebookOverrides(
@@ -346,16 +361,7 @@ def test_a_requests_own_api_price_comes_first(make_book: BookFactory) -> None:
         )
     )
     book, applied = apply_overrides(base, overrides, today=AS_OF)
-    result = api_break_even(
-        chat(),
-        model_id="meta-llama/Llama-3.1-70B",
-        arch=arch("meta-llama/Llama-3.1-70B", 70),
-        self_hosted_per_token=None,
-        replica_day_cost=None,
-        replica_day_tokens=None,
-        book=book,
-        constraints=Constraints(),
-    )
+    result = llama_70b_api_price(book, Constraints())
     # Dearer than the book's $0.55 blend, but it is the buyer's own rate: used.
     assert result.provider == "Vendor X contract"
     assert result.api_per_million_tokens is not None
@@ -382,16 +388,7 @@ def test_break_even_volume_holds_for_every_larger_volume() -> None:
 def test_api_price_in_won_ex_vat(make_book: BookFactory) -> None:
     # $0.55 per 1M tokens at this mix (see above) → × 1,400 KRW/USD = 770 KRW, ex-VAT like every
     # amount compared (the VAT is a line of the answer).
-    result = api_break_even(
-        chat(),
-        model_id="meta-llama/Llama-3.1-70B",
-        arch=arch("meta-llama/Llama-3.1-70B", 70),
-        self_hosted_per_token=None,
-        replica_day_cost=None,
-        replica_day_tokens=None,
-        book=make_book(),
-        constraints=Constraints(currency="KRW", include_vat=True),
-    )
+    result = llama_70b_api_price(make_book(), Constraints(currency="KRW", include_vat=True))
     assert result.api_per_million_tokens is not None
     assert float(result.api_per_million_tokens.amount) == pytest.approx(0.55 * 1400, abs=0.5)
     assert result.api_per_million_tokens.currency == "KRW"

@@ -3,14 +3,18 @@ offer policy never settles for a less reliable price label, and rentals come in 
 
 from __future__ import annotations
 
+import datetime as dt
+
+from econ_factories import AS_OF, SRC, offer
 from econ_factories import book as make_book
-from econ_factories import offer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pricebook.overrides import PricebookOverrides, apply_overrides
 from pricebook.schema import LABEL_RELIABILITY, PriceLabel, label_rank
 from solver.analysis.tco import FleetLine, fleet_tco, vat_lines
 from solver.domain import AcquisitionMode, Constraints, OfferPolicy
+from solver.planner.summary import fx_note
 from solver.pricing.costs import acquisition_options
 
 MODES = (AcquisitionMode.BUY, AcquisitionMode.RESERVED, AcquisitionMode.ON_DEMAND)
@@ -115,3 +119,10 @@ def test_rentals_of_multi_gpu_instances_carry_their_size() -> None:
         book, Constraints(allowed_modes=(AcquisitionMode.ON_DEMAND,), allowed_gpus=("h200-sxm",))
     )
     assert option.rental_instance_gpus == 8
+
+
+def test_the_fx_note_names_the_rate_used_with_its_date_and_source() -> None:
+    book = make_book()
+    assert fx_note(book) == f"1 USD = 1,400.00 KRW ({AS_OF.isoformat()}, {SRC})"
+    overridden, _ = apply_overrides(book, PricebookOverrides(fx_usd_krw=1390.5), today=dt.date(2026, 12, 3))
+    assert fx_note(overridden) == "1 USD = 1,390.50 KRW (2026-12-03, request override)"
