@@ -281,6 +281,15 @@ def _fixed_fleet(fleet: Fleet, options: list[AcquisitionOption]) -> tuple[FixedG
             reason = f"the pricebook has no {what} offer for {item.gpu}{where}"
             problems.append(FieldViolation(f"fleet.items[{i}]", reason))
             continue
+        instance = max(o.rental_instance_gpus for o in options if o.id in matching)
+        if item.mode is not AcquisitionMode.BUY and not item.owned and item.count % instance:
+            offer = next(o.offer_id for o in options if o.id in matching)
+            reason = (
+                f"{item.gpu} {item.mode.value} ({offer}) rents whole {instance}-GPU instances: "
+                f"{item.count} is not a multiple of {instance}"
+            )
+            problems.append(FieldViolation(f"fleet.items[{i}].count", reason))
+            continue
         groups[matching] += item.count
     if problems:
         raise InvalidRequest(problems)
