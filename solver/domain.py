@@ -275,6 +275,11 @@ class Constraints(_Frozen):
     """Only offers from these providers (case-insensitive); empty = every provider."""
     exclude_providers: tuple[str, ...] = ()
     """Never offers from these providers (case-insensitive)."""
+    include_regions: tuple[str, ...] = ()
+    """Only offers in these regions (case-insensitive; an offer without a region never matches);
+    empty = every region."""
+    exclude_regions: tuple[str, ...] = ()
+    """Never offers in these regions (case-insensitive)."""
     pinned_offers: tuple[str, ...] = ()
     """Offer ids to use: for a GPU and acquisition kind with a pinned offer, only pinned offers count."""
 

@@ -98,6 +98,8 @@ def _constraints(c: domain.Constraints) -> scenario_pb2.Constraints:
         "include_providers": c.include_providers,
         "exclude_providers": c.exclude_providers,
         "pinned_offer_ids": c.pinned_offers,
+        "include_regions": c.include_regions,
+        "exclude_regions": c.exclude_regions,
     }
     put(fields, "capex_budget", money_to_proto(c.capex_budget))
     put(fields, "monthly_opex_cap", money_to_proto(c.monthly_opex_cap))

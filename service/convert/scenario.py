@@ -185,6 +185,8 @@ def _constraints(msg: scenario_pb2.Constraints, col: Collector, path: str) -> di
     out["include_providers"] = tuple(msg.include_providers)
     out["exclude_providers"] = tuple(msg.exclude_providers)
     out["pinned_offers"] = tuple(msg.pinned_offer_ids)
+    out["include_regions"] = tuple(msg.include_regions)
+    out["exclude_regions"] = tuple(msg.exclude_regions)
     return out
 
 

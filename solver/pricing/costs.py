@@ -34,7 +34,7 @@ ON_DEMAND  busy_hourly_per_gpu = price per GPU-hour, paid only for hours used.
 Rentals come in whole instances of the offer's ``gpus_per_instance`` GPUs.
 
 Offer choice (``eligible_offers``), per GPU and mode: pinned offers (``constraints.pinned_offers``)
-if any is pinned for that GPU and mode; else the offers of allowed providers; under the default
+if any is pinned for that GPU and mode; else the offers of allowed providers and regions; under the default
 ``most_reliable`` policy only those with the most reliable label among them (quote > list > street
 > derived > estimate); then the cheapest (purchases: per GPU with its share of the host; rentals: the
 effective rate), then the most recent, then the id.
@@ -115,11 +115,17 @@ def electricity_per_kwh(constraints: Constraints, book: Pricebook) -> float:
     return site_price(Money(amount=Decimal(repr(tariff)), currency=constraints.currency), constraints, book)
 
 
+def _allowed(value: str, included: Iterable[str], excluded: Iterable[str]) -> bool:
+    key = value.casefold()
+    wanted = {v.casefold() for v in included}
+    return (not wanted or key in wanted) and key not in {v.casefold() for v in excluded}
+
+
 def _provider_allowed(offer: Offer, constraints: Constraints) -> bool:
-    provider = offer.provider.casefold()
-    included = {p.casefold() for p in constraints.include_providers}
-    excluded = {p.casefold() for p in constraints.exclude_providers}
-    return (not included or provider in included) and provider not in excluded
+    """The request's include/exclude lists of providers and regions allow ``offer``."""
+    return _allowed(
+        offer.provider, constraints.include_providers, constraints.exclude_providers
+    ) and _allowed(offer.region, constraints.include_regions, constraints.exclude_regions)
 
 
 def eligible_offers(offers: Iterable[Offer], constraints: Constraints) -> list[Offer]:

@@ -518,6 +518,8 @@ class Constraints(_message.Message):
     INCLUDE_PROVIDERS_FIELD_NUMBER: _builtins.int
     EXCLUDE_PROVIDERS_FIELD_NUMBER: _builtins.int
     PINNED_OFFER_IDS_FIELD_NUMBER: _builtins.int
+    INCLUDE_REGIONS_FIELD_NUMBER: _builtins.int
+    EXCLUDE_REGIONS_FIELD_NUMBER: _builtins.int
     currency_code: _builtins.str
     """ISO-4217 currency of every figure in the answer ("USD" or "KRW"); empty = USD."""
     horizon_months: _builtins.int
@@ -574,6 +576,14 @@ class Constraints(_message.Message):
     def pinned_offer_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Offer ids to use: for a GPU and mode with a pinned offer, only pinned offers are considered."""
 
+    @_builtins.property
+    def include_regions(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Only offers in these regions (case-insensitive; offers without a region never match)."""
+
+    @_builtins.property
+    def exclude_regions(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Never offers in these regions (case-insensitive)."""
+
     def __init__(
         self,
         *,
@@ -594,10 +604,12 @@ class Constraints(_message.Message):
         include_providers: _abc.Iterable[_builtins.str] | None = ...,
         exclude_providers: _abc.Iterable[_builtins.str] | None = ...,
         pinned_offer_ids: _abc.Iterable[_builtins.str] | None = ...,
+        include_regions: _abc.Iterable[_builtins.str] | None = ...,
+        exclude_regions: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "capex_budget", b"capex_budget", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "monthly_opex_cap", b"monthly_opex_cap", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "allowed_gpu_ids", b"allowed_gpu_ids", "allowed_modes", b"allowed_modes", "capex_budget", b"capex_budget", "capex_budget_includes_vat", b"capex_budget_includes_vat", "count_bounds", b"count_bounds", "currency_code", b"currency_code", "exclude_providers", b"exclude_providers", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_providers", b"include_providers", "include_vat", b"include_vat", "monthly_opex_cap", b"monthly_opex_cap", "offer_policy", b"offer_policy", "owned_gpus", b"owned_gpus", "pinned_offer_ids", b"pinned_offer_ids", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "allowed_gpu_ids", b"allowed_gpu_ids", "allowed_modes", b"allowed_modes", "capex_budget", b"capex_budget", "capex_budget_includes_vat", b"capex_budget_includes_vat", "count_bounds", b"count_bounds", "currency_code", b"currency_code", "exclude_providers", b"exclude_providers", "exclude_regions", b"exclude_regions", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_providers", b"include_providers", "include_regions", b"include_regions", "include_vat", b"include_vat", "monthly_opex_cap", b"monthly_opex_cap", "offer_policy", b"offer_policy", "owned_gpus", b"owned_gpus", "pinned_offer_ids", b"pinned_offer_ids", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__horizon_months: _TypeAlias = _typing.Literal["horizon_months"]  # noqa: Y015
     _WhichOneofArgType__horizon_months: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months"]  # noqa: Y015

@@ -202,3 +202,26 @@ def test_seed_001_two_h200_draw_1_4_kw_at_full_tdp(make_book: BookFactory) -> No
     book = make_book(site=site(pue=1.0))
     opt = by_id(acquisition_options(book, Constraints()))["h200-sxm/buy/hgx-h200-8gpu"]
     assert 2 * opt.power_kw_per_gpu == pytest.approx(1.4)
+
+
+def test_providers_regions_and_pins_narrow_the_offers(make_book: BookFactory) -> None:
+    base = make_book()
+    seoul = offer("h200-od-seoul", "on_demand", "h200-sxm", "9 USD", provider="AWS", region="ap-northeast-2")
+    book = make_book(offers=(*base.offers, seoul))
+    modes = (AcquisitionMode.ON_DEMAND,)
+
+    def on_demand(**narrowed: object) -> str:
+        constraints = Constraints(allowed_gpus=("h200-sxm",), allowed_modes=modes).model_copy(update=narrowed)
+        (option,) = acquisition_options(book, constraints)
+        return option.offer_id
+
+    assert on_demand() == "h200-od-cheap"  # $3.50, provider "p"
+    assert on_demand(include_providers=("aws",)) == "h200-od-seoul"  # case-insensitive
+    assert on_demand(include_regions=("AP-NORTHEAST-2",)) == "h200-od-seoul"
+    assert on_demand(exclude_regions=("ap-northeast-2",)) == "h200-od-cheap"
+    assert on_demand(exclude_providers=("P",)) == "h200-od-seoul"
+    # A pin wins over the cheaper offers, and over the provider lists.
+    assert on_demand(pinned_offers=("h200-od-dear",), include_providers=("aws",)) == "h200-od-dear"
+    # Nothing left: no option at all for that GPU and mode.
+    constraints = Constraints(allowed_gpus=("h200-sxm",), allowed_modes=modes, include_providers=("nobody",))
+    assert acquisition_options(book, constraints) == []
