@@ -230,7 +230,8 @@ def buy_vs_rent(
             has_od=od_hourly is not None,
             horizon_months=horizon_months,
         )
-        + _reserved_verdict(fixed, power, res_hourly, u_res),
+        + _reserved_verdict(fixed, power, res_hourly, u_res)
+        + _packing_note(owning, planned=plan_packing is not None),
     )
 
 
@@ -242,6 +243,14 @@ def _owning_of(
         if planned is not None:
             return owning_cost(planned, horizon_months, plan_packing[1])
     return min((owning_cost(o, horizon_months) for o in buys), key=lambda c: (c.fixed_monthly, c.option.id))
+
+
+def _packing_note(owning: OwningCost, *, planned: bool) -> str:
+    """Where the owning cost's host share comes from, when it is not the plan's own packing."""
+    if planned or owning.option.server_id is None:
+        return ""
+    k = owning.gpus_per_server
+    return f" (owning priced on full {k:g}-GPU {owning.option.server_id} servers: the plan buys none)"
 
 
 def _tie_on_demand(fixed_monthly: float, power_hourly: float, od_hourly: float | None) -> float | None:
