@@ -5,13 +5,14 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Callable
+from decimal import Decimal
 
 import pytest
 from econ_factories import offer, site
 
-from pricebook.schema import Pricebook
+from pricebook.schema import Money, Pricebook
 from solver.domain import AcquisitionMode, Constraints, OwnedGpus
-from solver.pricing.costs import acquisition_options
+from solver.pricing.costs import acquisition_options, capex_budget_ex_vat
 from solver.pricing.options import AcquisitionOption
 
 BookFactory = Callable[..., Pricebook]
@@ -225,3 +226,21 @@ def test_providers_regions_and_pins_narrow_the_offers(make_book: BookFactory) ->
     # Nothing left: no option at all for that GPU and mode.
     constraints = Constraints(allowed_gpus=("h200-sxm",), allowed_modes=modes, include_providers=("nobody",))
     assert acquisition_options(book, constraints) == []
+
+
+def test_a_vat_inclusive_budget_buys_its_amount_before_vat(make_book: BookFactory) -> None:
+    book = make_book()
+    budget = Money(amount=Decimal("1100000"), currency="USD")
+    ex_vat = Constraints(capex_budget=budget)
+    incl_vat = Constraints(capex_budget=budget, capex_budget_includes_vat=True)
+    assert capex_budget_ex_vat(ex_vat, book) == pytest.approx(1_100_000)
+    # VAT 10 %: 1,100,000 with VAT is 1,000,000 of purchases.
+    assert capex_budget_ex_vat(incl_vat, book) == pytest.approx(1_000_000)
+    assert capex_budget_ex_vat(Constraints(), book) is None
+    # In won the conversion comes first: 1,540,000,000 KRW ÷ 1,400 = $1.1M, then ÷ 1.1.
+    krw = Constraints(
+        currency="USD",
+        capex_budget=Money(amount=Decimal("1540000000"), currency="KRW"),
+        capex_budget_includes_vat=True,
+    )
+    assert capex_budget_ex_vat(krw, book) == pytest.approx(1_000_000)
