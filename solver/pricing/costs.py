@@ -37,7 +37,7 @@ Offer choice (``eligible_offers``), per GPU and mode: pinned offers (``constrain
 if any is pinned for that GPU and mode; else the offers of allowed providers and regions; under the default
 ``most_reliable`` policy only those with the most reliable label among them (quote > list > street
 > derived > estimate); then the cheapest (purchases: per GPU with its share of the host; rentals: the
-effective rate), then the most recent, then the id.
+effective rate; at the same rate the smaller rental instance), then the most recent, then the id.
 """
 
 from __future__ import annotations
@@ -391,14 +391,18 @@ def _rental_option(
 ) -> AcquisitionOption | None:
     kind = _RENTAL_KIND[mode]
     horizon = constraints.horizon_months
-    scored: list[tuple[tuple[float, int, str], Offer, float]] = []
+    scored: list[tuple[tuple[float, int, int, str], Offer, float]] = []
     for offer in eligible_offers(_offers(book, gpu.id, kind), constraints):
         hourly = offer_price(offer, constraints, book)
         if mode is AcquisitionMode.RESERVED:
             monthly = hourly * HOURS_PER_MONTH * reserved_months_paid(horizon, offer.term_months) / horizon
-            scored.append(((monthly, -offer.as_of.toordinal(), offer.id), offer, monthly))
+            scored.append(
+                ((monthly, offer.gpus_per_instance, -offer.as_of.toordinal(), offer.id), offer, monthly)
+            )
         else:
-            scored.append(((hourly, -offer.as_of.toordinal(), offer.id), offer, hourly))
+            scored.append(
+                ((hourly, offer.gpus_per_instance, -offer.as_of.toordinal(), offer.id), offer, hourly)
+            )
     if not scored:
         return None
     _, offer, cost = min(scored, key=lambda item: item[0])

@@ -244,3 +244,17 @@ def test_a_vat_inclusive_budget_buys_its_amount_before_vat(make_book: BookFactor
         capex_budget_includes_vat=True,
     )
     assert capex_budget_ex_vat(krw, book) == pytest.approx(1_000_000)
+
+
+def test_at_the_same_rate_the_smaller_rental_instance_wins(make_book: BookFactory) -> None:
+    # Two list prices of $3.50 an hour, one rented as whole 8-GPU instances: the 1-GPU offer serves
+    # any count at least as cheaply.
+    base = make_book()
+    eight = offer(
+        "h200-od-8x", "on_demand", "h200-sxm", "3.5 USD", gpus_per_instance=8, as_of=dt.date(2026, 8, 1)
+    )
+    book = make_book(offers=(*base.offers, eight))
+    constraints = Constraints(allowed_gpus=("h200-sxm",), allowed_modes=(AcquisitionMode.ON_DEMAND,))
+    (option,) = acquisition_options(book, constraints)
+    assert option.offer_id == "h200-od-cheap"  # older, but rented one GPU at a time
+    assert option.rental_instance_gpus == 1
