@@ -190,5 +190,10 @@ def grpc_errors(method: Callable[..., Any]) -> Callable[..., Any]:
 
 
 __all__ = [
-    "ERROR_DOMAIN", "ResourceExhausted", "ShuttingDown", "bad_request_status", "grpc_errors", "status_for",
+    "ERROR_DOMAIN",
+    "ResourceExhausted",
+    "ShuttingDown",
+    "bad_request_status",
+    "grpc_errors",
+    "status_for",
 ]
