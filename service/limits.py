@@ -17,8 +17,10 @@ concurrency with a bounded queue, and the caller's deadline enforced on the solv
 - Deadlines: once a solve has its slot, a timer fires at the caller's remaining deadline minus
   ``margin_s`` and *wraps up* the solve: the MIP is interrupted and its best verified plan comes
   back (status FEASIBLE with its gap). If it had none, the call fails with DEADLINE_EXCEEDED.
-  Client cancellation (or the deadline passing) *cancels* the solve (``SolveCancelled`` inside the
-  solver) and the slot is only released when the worker thread has really stopped.
+  ``HARD_STOP_LEAD_S`` before the deadline whatever still runs (e.g. candidate building of a big
+  portfolio) is cancelled and answered DEADLINE_EXCEEDED with its ErrorInfo, before gRPC would end
+  the call with a bare status. Client cancellation *cancels* the solve (``SolveCancelled`` inside
+  the solver) and the slot is only released when the worker thread has really stopped.
 - Shutdown (``service.shutdown``): ``SolveGate.start_draining()`` answers every queued solve (and
   every new one) UNAVAILABLE ``SHUTTING_DOWN`` + RetryInfo at once; ``wrap_up_all()`` asks every
   running solve for its best verified result; ``cancel_all(SHUTDOWN)`` stops what is still running
@@ -70,6 +72,10 @@ deadline: after the interrupt the planner still verifies the plan and starts (th
 solves, which takes about a second for 50 workloads."""
 REASSESS_S = 0.5
 """How often a waiting solve's expected wait is estimated again (see ``SolveGate._acquire``)."""
+HARD_STOP_LEAD_S = 1.0
+"""What still runs this long before the caller's deadline is cancelled (half the wrap-up's lead when
+that is shorter): a cancel stops the solver in ~0.1 s (``bench/cancel.py``), longer on a loaded box,
+and the answer must reach the caller before gRPC ends the call with a bare DEADLINE_EXCEEDED."""
 WRAP_UP_REPEAT_S = 0.05
 """After a wrap-up, interrupt each newly started MIP this often (an interrupt before a solve starts is
 ignored by the backend, so later solves of the same call — baselines, sensitivity — are caught here)."""
@@ -410,6 +416,16 @@ class SolveToken(CancelToken):
         self._done.set()
 
 
+def _stopped_error(token: SolveToken, cancelled: SolveCancelled) -> Exception:
+    """What a solve the server itself stopped answers: SHUTTING_DOWN, or DEADLINE_EXCEEDED at the
+    caller's deadline (a caller's own cancellation stays a cancellation)."""
+    if token.wrap_up_reason == StopReason.SHUTDOWN:
+        return ShuttingDown(STOPPED_AT_SHUTDOWN)
+    if token.wrap_up_reason == StopReason.DEADLINE:
+        return DeadlineExceeded("the solver had no verified plan when the caller's deadline came")
+    return cancelled
+
+
 def _has_no_plan(outcome: Any) -> bool:
     """Whether a domain outcome (a planner result, or one holding ``.plan``) carries no plan at all."""
     for holder in (outcome, getattr(outcome, "plan", None)):
@@ -559,9 +575,9 @@ class SolveGate:
 
     async def _enter(
         self, context: grpc.aio.ServicerContext | None
-    ) -> tuple[SolveToken, asyncio.TimerHandle | None]:
+    ) -> tuple[SolveToken, list[asyncio.TimerHandle]]:
         """Wait for a slot (or refuse when the queue is full, or when the caller's deadline would pass
-        in the queue); arm the caller's deadline."""
+        in the queue); arm the caller's deadline (wrap-up, then hard stop)."""
         patience_s = self.admit(context)
         self._waiting += 1
         try:
@@ -572,14 +588,16 @@ class SolveGate:
         token = SolveToken()
         self._active[token] = time.perf_counter()
         remaining = context.time_remaining() if context is not None else None
-        timer = None
+        timers = []
         if remaining is not None:
             # The caller's deadline, measured now that the solve has its slot (queueing ate some of it).
+            loop = asyncio.get_running_loop()
             lead_s = max(self._margin_s, min(DEADLINE_WRAP_UP_SHARE * remaining, MAX_DEADLINE_WRAP_UP_S))
-            timer = asyncio.get_running_loop().call_later(
-                max(0.0, remaining - lead_s), token.wrap_up, StopReason.DEADLINE
-            )
-        return token, timer
+            timers.append(loop.call_later(max(0.0, remaining - lead_s), token.wrap_up, StopReason.DEADLINE))
+            # After the wrap-up (half its lead), at least the margin, at most HARD_STOP_LEAD_S before.
+            stop_s = max(0.0, remaining - min(max(self._margin_s, HARD_STOP_LEAD_S), lead_s / 2))
+            timers.append(loop.call_later(stop_s, token.stop, StopReason.DEADLINE))
+        return token, timers
 
     def _no_time(self, expected_wait_s: float | None, patience_s: float) -> ResourceExhausted:
         """The refusal of a solve whose deadline leaves ``patience_s`` to wait (expected wait, or the
@@ -646,10 +664,10 @@ class SolveGate:
             lambda a: self._semaphore.release() if not a.cancelled() and a.exception() is None else None
         )
 
-    def _release(self, token: SolveToken, timer: asyncio.TimerHandle | None, started: float | None) -> None:
+    def _release(self, token: SolveToken, timers: list[asyncio.TimerHandle], started: float | None) -> None:
         """Free the slot once the worker thread has stopped (idempotent). ``started`` (None = do not
         count this run) feeds the mean solve time behind retry hints and admission control."""
-        if timer is not None:
+        for timer in timers:
             timer.cancel()
         if token not in self._active:
             return
@@ -664,7 +682,7 @@ class SolveGate:
         self, fn: Callable[[SolveToken], _T], context: grpc.aio.ServicerContext | None = None
     ) -> _T:
         """``fn(token)`` on a solve thread once a slot is free; ``context`` gives the caller's deadline."""
-        token, timer = await self._enter(context)
+        token, timers = await self._enter(context)
         started = time.perf_counter()
         loop = asyncio.get_running_loop()
         work = loop.run_in_executor(
@@ -674,7 +692,7 @@ class SolveGate:
         def done(finished: asyncio.Future[_T]) -> None:
             if not finished.cancelled():
                 finished.exception()  # retrieved: a gone caller's SolveCancelled is expected, not news
-            self._release(token, timer, started)
+            self._release(token, timers, started)
 
         work.add_done_callback(done)
         try:
@@ -684,9 +702,7 @@ class SolveGate:
             token.cancel()
             raise
         except SolveCancelled as exc:
-            if token.wrap_up_reason == StopReason.SHUTDOWN:
-                raise ShuttingDown(STOPPED_AT_SHUTDOWN) from exc
-            raise
+            raise _stopped_error(token, exc) from exc
         if token.wrapped_up and _has_no_plan(outcome):
             if token.wrap_up_reason == StopReason.SHUTDOWN:
                 raise ShuttingDown(STOPPED_AT_SHUTDOWN)
@@ -697,7 +713,7 @@ class SolveGate:
         self, fn: Callable[[SolveToken], Iterator[_T]], context: grpc.aio.ServicerContext | None = None
     ) -> AsyncGenerator[_T, None]:
         """Iterate ``fn(token)`` on a solve thread, yielding each item as it is produced."""
-        token, timer = await self._enter(context)
+        token, timers = await self._enter(context)
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
 
@@ -712,16 +728,14 @@ class SolveGate:
 
         work = loop.run_in_executor(self._executor, functools.partial(contextvars.copy_context().run, pump))
         # A sweep runs many solves: its length says nothing about one solve, so it is not measured.
-        work.add_done_callback(lambda _: self._release(token, timer, None))
+        work.add_done_callback(lambda _: self._release(token, timers, None))
         try:
             while True:
                 kind, value = await queue.get()
                 if kind == "done":
                     break
                 if kind == "error":
-                    if isinstance(value, SolveCancelled) and token.wrap_up_reason == StopReason.SHUTDOWN:
-                        raise ShuttingDown(STOPPED_AT_SHUTDOWN) from value
-                    raise value
+                    raise _stopped_error(token, value) if isinstance(value, SolveCancelled) else value
                 yield value
         finally:
             if not work.done():

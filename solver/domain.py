@@ -208,12 +208,18 @@ class ReferenceGpuHours(_Frozen):
     gpu_hours_per_month: Annotated[float, Field(gt=0, le=1e9)]
 
 
+MIN_RUNS_PER_MONTH = 1 / 1200
+"""Fewest training runs a month a request may ask for: one a century."""
+
+
 class TrainingWorkload(_Frozen):
     name: WorkloadName
     model: ModelRef
     method: TrainingMethod
     tokens_per_run: Annotated[float, Field(gt=0, le=1e15)] | None = None
-    runs_per_month: Annotated[float, Field(gt=0, le=10_000)] = 1.0
+    runs_per_month: Annotated[float, Field(ge=MIN_RUNS_PER_MONTH, le=10_000)] = 1.0
+    """At least one run a century: the cost per run divides by it (1e-300 overflowed the money
+    rounding, INTERNAL; found by the mutation fuzzer)."""
     reference: ReferenceGpuHours | None = None
     seq_len: Annotated[int, Field(gt=0, le=1_000_000)] = 4096
     deadline_hours: Annotated[float, Field(gt=0, le=24 * 366)] | None = None

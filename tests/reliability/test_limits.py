@@ -380,3 +380,23 @@ def test_queued_solves_are_refused_as_soon_as_their_wait_no_longer_fits() -> Non
         gate.close()
 
     asyncio.run(scenario())
+
+
+def test_a_solve_that_ignores_the_wrap_up_is_stopped_before_the_deadline() -> None:
+    """Candidate building cannot be wrapped up: what still runs just before the caller's deadline is
+    cancelled and answered DEADLINE_EXCEEDED by the server, before gRPC would end the call bare."""
+
+    def building(token: SolveToken) -> None:
+        token.wait(30)  # only a cancellation stops it
+        raise SolveCancelled("stopped")
+
+    async def scenario() -> None:
+        gate = SolveGate(slots=1, max_waiting=0, margin_s=0.2)
+        started = time.perf_counter()
+        with pytest.raises(DeadlineExceeded):
+            await gate.run(building, FakeContext(2.0))
+        assert 1.5 < time.perf_counter() - started < 2.0  # wrap-up at 1.6 s did nothing; stopped at 1.8 s
+        assert gate.running == 0
+        gate.close()
+
+    asyncio.run(scenario())

@@ -340,7 +340,7 @@ class TrainingWorkload(_message.Message):
     tokens_per_run: _builtins.float
     """Training tokens processed per run (tokens per epoch × epochs)."""
     runs_per_month: _builtins.float
-    """Runs per month (with tokens_per_run); absent = 1."""
+    """Runs per month (with tokens_per_run), from 1/1200 (one a century) to 10,000; absent = 1."""
     seq_len: _builtins.int
     """Sequence length in tokens; absent = 4096."""
     deadline_hours: _builtins.float
