@@ -491,6 +491,8 @@ class SolveGate:
         """Running solves and when each got its slot (``time.perf_counter()``)."""
         self._mean_solve_s = 1.0
         self._draining = asyncio.Event()
+        self._answer_now: dict[SolveToken, asyncio.Future[None]] = {}
+        """Set when the server stops a running solve (deadline, shutdown): its call is answered then."""
         self._queue: list[asyncio.Future[Any]] = []
         """Waiting solves' slot requests in arrival order (the semaphore wakes them in this order)."""
 
@@ -548,8 +550,18 @@ class SolveGate:
             if reason is None:
                 token.cancel()
             else:
-                token.stop(reason)
+                self._stop(token, reason)
         return len(tokens)
+
+    def _stop(self, token: SolveToken, reason: StopReason) -> None:
+        """Cancel ``token``'s solve and answer its call now (``run``): its worker thread may take a
+        moment to unwind (SCIP presolve answers an interrupt late on a loaded box), and the caller
+        must have its answer before the deadline or the grace period ends. The slot stays taken
+        until the thread has stopped."""
+        token.stop(reason)
+        answer_now = self._answer_now.get(token)
+        if answer_now is not None and not answer_now.done():
+            answer_now.set_result(None)
 
     def admit(self, context: grpc.aio.ServicerContext | None) -> float | None:
         """Refuse now (``ShuttingDown``, ``ResourceExhausted``) a solve that could not be admitted —
@@ -587,6 +599,7 @@ class SolveGate:
         self._running += 1
         token = SolveToken()
         self._active[token] = time.perf_counter()
+        self._answer_now[token] = asyncio.get_running_loop().create_future()
         remaining = context.time_remaining() if context is not None else None
         timers = []
         if remaining is not None:
@@ -596,7 +609,7 @@ class SolveGate:
             timers.append(loop.call_later(max(0.0, remaining - lead_s), token.wrap_up, StopReason.DEADLINE))
             # After the wrap-up (half its lead), at least the margin, at most HARD_STOP_LEAD_S before.
             stop_s = max(0.0, remaining - min(max(self._margin_s, HARD_STOP_LEAD_S), lead_s / 2))
-            timers.append(loop.call_later(stop_s, token.stop, StopReason.DEADLINE))
+            timers.append(loop.call_later(stop_s, self._stop, token, StopReason.DEADLINE))
         return token, timers
 
     def _no_time(self, expected_wait_s: float | None, patience_s: float) -> ResourceExhausted:
@@ -673,6 +686,7 @@ class SolveGate:
             return
         token.finish()
         self._active.pop(token, None)
+        self._answer_now.pop(token, None)
         if started is not None and not token.cancelled:
             self._mean_solve_s = 0.8 * self._mean_solve_s + 0.2 * (time.perf_counter() - started)
         self._running -= 1
@@ -695,8 +709,13 @@ class SolveGate:
             self._release(token, timers, started)
 
         work.add_done_callback(done)
+        answer_now = self._answer_now[token]  # made in _enter; popped when the worker has stopped
         try:
-            outcome = await asyncio.shield(work)
+            waits: set[asyncio.Future[Any]] = {work, answer_now}
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            if not work.done():
+                raise SolveCancelled("stopped by the server; the worker is still unwinding")
+            outcome = work.result()
         except asyncio.CancelledError:
             # Client went away or its deadline passed: stop the MIP; the slot frees when the thread does.
             token.cancel()

@@ -9,9 +9,9 @@
 3. Running solves go on; near the end of the grace period each is *wrapped up*: its MIP is
    interrupted and it answers with its best verified plan (status FEASIBLE with its gap).
 4. ``FINAL_CANCEL_LEAD_S`` before the end, whatever still runs (a solve still building its
-   candidates, or verifying) is cancelled — the solver stops within a fraction of a second
-   (``solver.optimizer.cancel``) — and answered ``SHUTTING_DOWN``: every in-flight call gets an
-   answer before gRPC would cancel it.
+   candidates, or verifying) is cancelled and its call answered ``SHUTTING_DOWN`` at once — the
+   solver stops within a fraction of a second (``solver.optimizer.cancel``), and its slot frees
+   when it has: every in-flight call gets an answer before gRPC would cancel it.
 5. The server stops as soon as the last call is answered (not at the end of the grace period),
    and the process exits 0.
 """

@@ -23,7 +23,8 @@ from service.convert.encode import plan_request_to_proto
 from service.server import ThreadedServer, start_in_thread
 from service.settings import ServerSettings
 
-PLANNED = (plan_pb2.PLAN_STATUS_OPTIMAL, plan_pb2.PLAN_STATUS_FEASIBLE)
+PLANNED = (plan_pb2.PLAN_STATUS_OPTIMAL, plan_pb2.PLAN_STATUS_FEASIBLE, plan_pb2.PLAN_STATUS_GAP_TOO_WIDE)
+"""A verified plan (one too far from its bound is still one, returned for inspection)."""
 
 
 def _wait_until(condition: Callable[[], bool], timeout_s: float) -> float:

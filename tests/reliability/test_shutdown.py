@@ -19,6 +19,8 @@ from bench.solver_scaling import portfolio
 from service.convert.encode import plan_request_to_proto
 
 GRACE_S = 4.0
+VERIFIED = (plan_pb2.PLAN_STATUS_OPTIMAL, plan_pb2.PLAN_STATUS_FEASIBLE, plan_pb2.PLAN_STATUS_GAP_TOO_WIDE)
+"""A wrapped-up plan may be far from its bound: still a verified plan, returned for inspection."""
 
 
 @pytest.mark.slow
@@ -40,7 +42,7 @@ def test_sigterm_during_a_solve_drains_and_exits_zero() -> None:
             # Draining: still answering, but telling load balancers to go away.
             assert health.Check(check, timeout=5).status == health_pb2.HealthCheckResponse.NOT_SERVING
             response = in_flight.result(timeout=GRACE_S + 5)
-            assert response.plan.status in (plan_pb2.PLAN_STATUS_OPTIMAL, plan_pb2.PLAN_STATUS_FEASIBLE)
+            assert response.plan.status in VERIFIED
             assert response.plan.fleet
         exit_code = served.process.wait(GRACE_S + 10)
         stopped_after_s = time.monotonic() - terminated_at
@@ -113,7 +115,7 @@ def test_sigterm_wraps_up_a_solve_longer_than_the_grace_period() -> None:
             served.process.terminate()
             try:
                 response = in_flight.result(timeout=grace_s + 5)
-                assert response.plan.status in (plan_pb2.PLAN_STATUS_OPTIMAL, plan_pb2.PLAN_STATUS_FEASIBLE)
+                assert response.plan.status in VERIFIED
             except grpc.RpcError as error:
                 assert error.code() == grpc.StatusCode.UNAVAILABLE, error
                 assert error_reason(error) == "SHUTTING_DOWN"
@@ -202,6 +204,7 @@ def test_sigterm_with_eight_calls_in_flight_answers_every_one(
         assert (code, detail) in {
             ("OK", "PLAN_STATUS_FEASIBLE"),
             ("OK", "PLAN_STATUS_OPTIMAL"),
+            ("OK", "PLAN_STATUS_GAP_TOO_WIDE"),
             ("UNAVAILABLE", "SHUTTING_DOWN"),
         }, outcomes
     # Exit right after the last answer, not at the end of the grace period.
