@@ -112,9 +112,11 @@ from solver.optimizer.instance import (
     Candidate,
     FleetInstance,
     InferenceDemand,
+    ReplicaPool,
     is_on_site,
     is_rental_on_demand,
     owned_host_of,
+    replica_pools,
     tp_domain,
 )
 from solver.optimizer.results import SolverStats
@@ -162,10 +164,15 @@ class MipValues:
     d: dict[str, tuple[int, ...]]
     u: dict[str, tuple[float, ...]]
     r: dict[str, tuple[int, ...]]
+    """Replicas of each candidate with replicas of its own (a pool of one)."""
     train_gpu: dict[str, str]
     train_share: dict[tuple[str, str], float]
     unserved: dict[str, tuple[float, ...]] = field(default_factory=dict)
     """Elastic mode: request rate not served per workload and bucket."""
+    pools: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    """Replicas of each shared pool (constraint 13) per bucket."""
+    shared_load: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    """Replica-equivalents ``v_cb`` of each pooled candidate per bucket."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,8 +348,13 @@ class ModelBuilder:
         self.tco_expr: Any = 0
         self.gpu_count_expr: Any = 0
         self.cands = tuple(c for c in usable_candidates(instance) if (c.workload, c.gpu) not in relax.forbid)
-        self.gpu_bound = self._gpu_upper_bounds()
         self.demand_of = {w.name: w for w in instance.inference}
+        self.pools = replica_pools(self.cands, instance.inference)
+        self.pool_r: dict[str, list[Any]] = {}
+        """Integer replicas ``R_Pb`` of every pool (a one-member pool's are its member's ``r``)."""
+        self.pool_y: dict[str, Any] = {}
+        self.shared_pool_ids = frozenset(p.id for p in self.pools if p.shared)
+        self.gpu_bound = self._gpu_upper_bounds()
 
     # -- bounds ------------------------------------------------------------------------------
     def _gpu_upper_bounds(self) -> dict[str, int]:
@@ -353,7 +365,8 @@ class ModelBuilder:
             by_w[c.workload].append(c)
         for w in self.inst.inference:
             for c in by_w.get(w.name, []):
-                replicas = math.ceil(w.peak_req_s / c.capacity_req_s * (1 + 1e-9)) + w.redundancy
+                peak = w.peak_req_s * w.loads[c.load]
+                replicas = math.ceil(peak / c.capacity_req_s * (1 + 1e-9)) + w.redundancy
                 per_gpu = replicas * c.gpus_per_replica
                 need[c.gpu] += per_gpu
         for t in self.inst.training:
@@ -384,7 +397,12 @@ class ModelBuilder:
         if self.relax.maximize_demand_scale or not self.reduce:
             return float(self.solver.infinity())
         w = self.demand_of[c.workload]
-        return float(replicas_alone(w.rate_req_s[b], c.capacity_req_s, w.redundancy))
+        return float(replicas_alone(self.rate(c, b), c.capacity_req_s, w.redundancy))
+
+    def rate(self, c: Candidate, b: int) -> float:
+        """Request rate of the load ``c`` serves (its size's share of the workload) in bucket ``b``."""
+        w = self.demand_of[c.workload]
+        return w.rate_req_s[b] * w.loads[c.load]
 
     # -- variables ---------------------------------------------------------------------------
     def build(self) -> None:
@@ -411,15 +429,14 @@ class ModelBuilder:
             self.u[o.id] = [slv.NumVar(0, inf, f"u[{o.id},{b}]") for b in range(self.nb)]
             if is_on_site(o):
                 self.s[o.id] = slv.IntVar(0, servers_hi, f"s[{o.id}]")
-        for c in self.cands:
-            self.r[c.id] = [
-                slv.IntVar(0, self._replica_bound(c, b), f"r[{c.id},{b}]") for b in range(self.nb)
-            ]
+        for pool in self.pools:
+            self._pool_variables(pool)
         for cid, replicas in self.relax.fixed_replicas:
             if cid in self.r:
                 for var, count in zip(self.r[cid], replicas, strict=True):
                     var.SetBounds(count, count)
         self._demand()
+        self._shared_pools()
         self._gpus_and_domains()
         self._servers()
         self._owned_and_counts()
@@ -440,80 +457,151 @@ class ModelBuilder:
             for var in vs:
                 var.SetBranchingPriority(FLEET_BRANCHING_PRIORITY)
 
+    def _pool_variables(self, pool: ReplicaPool) -> None:
+        """``r_cb`` of every member and the pool's integer replicas ``R_Pb``: for a pool of one,
+        the member's replicas are integers and the pool's; in a shared pool, members carry
+        continuous replica-equivalents ``v_cb`` (constraint 13)."""
+        slv = self.solver
+        if not pool.shared:
+            c = pool.deployment
+            self.r[c.id] = [
+                slv.IntVar(0, self._replica_bound(c, b), f"r[{c.id},{b}]") for b in range(self.nb)
+            ]
+            self.pool_r[pool.id] = self.r[c.id]
+            return
+        for c in pool.members:
+            self.r[c.id] = [
+                slv.NumVar(0, self._replica_bound(c, b), f"v[{c.id},{b}]") for b in range(self.nb)
+            ]
+        self.pool_r[pool.id] = [
+            slv.IntVar(
+                0,
+                min(slv.infinity(), sum(self._replica_bound(c, b) for c in pool.members) + pool.spares),
+                f"R[{pool.id},{b}]",
+            )
+            for b in range(self.nb)
+        ]
+
+    # 13: shared pools
+    def _shared_pools(self) -> None:
+        slv = self.solver
+        for pool in self.pools:
+            if not pool.shared:
+                continue
+            replicas = self.pool_r[pool.id]
+            spare: Any = 0
+            if pool.spares > 0:
+                y = self.pool_y[pool.id] = slv.BoolVar(f"y_pool[{pool.id}]")
+                spare = pool.spares * y
+                for var in replicas:
+                    big_m = var.ub() if var.ub() < slv.infinity() else 1e7
+                    slv.Add(var <= big_m * y)
+            for b in range(self.nb):
+                load = sum(self.r[c.id][b] for c in pool.members)
+                slv.Add(load + spare <= replicas[b], f"pool[{pool.id},{b}]")
+
     # 1 and 10: demand and N+R redundancy
     def _demand(self) -> None:
         slv = self.solver
-        by_w: dict[str, list[Candidate]] = defaultdict(list)
+        by_load: dict[tuple[str, int], list[Candidate]] = defaultdict(list)
         for c in self.cands:
-            by_w[c.workload].append(c)
-        penalty = 1e3
+            by_load[(c.workload, c.load)].append(c)
+        self.penalty = 1e3
         self.alpha: Any = slv.NumVar(0, 1e3, "alpha") if self.relax.maximize_demand_scale else None
         for w in self.inst.inference:
             peak = w.peak_req_s
-            cands = by_w.get(w.name, [])
             if self.relax.elastic_demand:
                 self.short[w.name] = [
                     slv.NumVar(0, w.rate_req_s[b] / peak if peak > 0 else 0, f"short[{w.name},{b}]")
                     for b in range(self.nb)
                 ]
+            for k, share in enumerate(w.loads):
+                cands = by_load.get((w.name, k), [])
+                row = w.name if len(w.loads) == 1 else f"{w.name}#{k}"
+                self._load_demand(w, share, cands, row)
+            self._min_replicas(w, [c for k in range(len(w.loads)) for c in by_load.get((w.name, k), [])])
+
+    def _load_demand(self, w: InferenceDemand, share: float, cands: list[Candidate], row: str) -> None:
+        """Constraints 1 and 10 for one request size of ``w`` (``share`` of its requests)."""
+        slv = self.solver
+        peak = w.peak_req_s
+        own = [c for c in cands if not self._pooled(c)]
+        if w.redundancy > 0:
+            for c in own:
+                self.y[c.id] = slv.BoolVar(f"y[{c.id}]")
+        for b in range(self.nb):
+            lam = w.rate_req_s[b] * share
+            if lam <= 0:
+                continue
+            served = sum(c.capacity_req_s / peak * self.r[c.id][b] for c in cands) if cands else 0
+            if self.relax.elastic_demand:
+                served = served + self.short[w.name][b] * share
+            need: Any = lam / peak if self.alpha is None else (lam / peak) * self.alpha
+            slv.Add(served >= need, f"demand[{row},{b}]")
             if w.redundancy > 0:
-                for c in cands:
-                    self.y[c.id] = slv.BoolVar(f"y[{c.id}]")
-            for b in range(self.nb):
-                lam = w.rate_req_s[b]
-                if lam <= 0:
-                    continue
-                served = sum(c.capacity_req_s / peak * self.r[c.id][b] for c in cands) if cands else 0
-                if self.relax.elastic_demand:
-                    served = served + self.short[w.name][b]
-                need: Any = lam / peak if self.alpha is None else (lam / peak) * self.alpha
-                slv.Add(served >= need, f"demand[{w.name},{b}]")
-                if cands and self.alpha is None and not self.relax.elastic_demand:
-                    # Valid cut (Chvátal–Gomory with divisor max cap): at least ⌈λ / max cap⌉ replicas.
-                    largest = max(c.capacity_req_s for c in cands)
-                    replicas = math.ceil(lam / largest * (1 - 1e-9)) + w.redundancy
-                    slv.Add(sum(self.r[c.id][b] for c in cands) >= replicas, f"min_replicas[{w.name},{b}]")
-                if w.redundancy > 0:
-                    for c in cands:
-                        scale = 1.0 if self.alpha is None else 1e3
-                        big_m = math.ceil(lam * scale / c.capacity_req_s) + w.redundancy + 1
-                        slv.Add(self.r[c.id][b] <= big_m * self.y[c.id])
-                        slv.Add(served >= need + w.redundancy * c.capacity_req_s / peak * self.y[c.id])
-        self.penalty = penalty
+                for c in own:
+                    scale = 1.0 if self.alpha is None else 1e3
+                    big_m = math.ceil(lam * scale / c.capacity_req_s) + w.redundancy + 1
+                    slv.Add(self.r[c.id][b] <= big_m * self.y[c.id])
+                    slv.Add(served >= need + w.redundancy * c.capacity_req_s / peak * self.y[c.id])
+
+    def _pooled(self, c: Candidate) -> bool:
+        """``c`` shares its pool's replicas with other loads."""
+        return c.pool in self.shared_pool_ids
+
+    def _min_replicas(self, w: InferenceDemand, cands: list[Candidate]) -> None:
+        """Valid cut (Chvátal–Gomory with divisor max cap): the pools serving ``w`` hold at least
+        ⌈Σ_k share_k λ / max cap_k⌉ replicas (+ R_w when all of them are its own)."""
+        if not cands or self.alpha is not None or self.relax.elastic_demand:
+            return
+        pools = {c.pool if self._pooled(c) else c.id: c for c in cands}
+        own_only = not any(self._pooled(c) for c in cands)
+        for b in range(self.nb):
+            need = 0.0
+            for k, share in enumerate(w.loads):
+                caps = [c.capacity_req_s for c in cands if c.load == k]
+                if caps:
+                    need += w.rate_req_s[b] * share / max(caps)
+            if need <= 0:
+                continue
+            replicas = math.ceil(need * (1 - 1e-9)) + (w.redundancy if own_only else 0)
+            total = sum(self.pool_r[p][b] if p in self.pool_r else self.r[p][b] for p in pools)
+            self.solver.Add(total >= replicas, f"min_replicas[{w.name},{b}]")
 
     # 2 and 3: GPUs and TP domains per GPU type and bucket
     def _gpus_and_domains(self) -> None:
-        by_g: dict[str, list[Candidate]] = defaultdict(list)
-        for c in self.cands:
-            by_g[c.gpu].append(c)
+        by_g: dict[str, list[ReplicaPool]] = defaultdict(list)
+        for pool in self.pools:
+            by_g[pool.deployment.gpu].append(pool)
         for o in self.inst.options:
             if o.id in self.u:
                 for b in range(self.nb):
                     self.solver.Add(self.u[o.id][b] <= self.n[o.id])
         for g in self.inst.gpu_types():
-            cands = by_g.get(g, [])
-            if not cands:
+            pools = by_g.get(g, [])
+            if not pools:
                 continue
             opts = [o for o in self.inst.options if o.gpu == g]
             for b in range(self.nb):
-                demand = sum(c.gpus_per_replica * self.r[c.id][b] for c in cands)
+                demand = sum(p.deployment.gpus_per_replica * self.pool_r[p.id][b] for p in pools)
                 self.solver.Add(demand <= sum(self._supply(o, b) for o in opts), f"gpus[{g},{b}]")
-                self._tp_groups(g, b, opts, cands)
+                self._tp_groups(g, b, opts, pools)
 
     def _supply(self, o: AcquisitionOption, b: int) -> Any:
         """GPUs of option ``o`` in use in bucket ``b``: held ones serving, or rented ones."""
         return self.u[o.id][b] if o.id in self.u else self.d[o.id][b]
 
-    def _tp_groups(self, g: str, b: int, opts: list[AcquisitionOption], cands: list[Candidate]) -> None:
+    def _tp_groups(self, g: str, b: int, opts: list[AcquisitionOption], pools: list[ReplicaPool]) -> None:
         """Constraint 3 on GPU type ``g`` in bucket ``b``: TP groups of each degree are hosted by
         options whose domain holds them, and fill no more than each option's GPUs in use."""
         groups_on: dict[str, Any] = defaultdict(int)
-        for tau in sorted({c.tp for c in cands if not c.mig_slice and c.tp > 1}):
-            of_degree = [c for c in cands if not c.mig_slice and c.tp == tau]
-            groups_ub = sum(self.r[c.id][b].ub() for c in of_degree)
+        deps = [(p.deployment, self.pool_r[p.id][b]) for p in pools]
+        for tau in sorted({c.tp for c, _ in deps if not c.mig_slice and c.tp > 1}):
+            of_degree = [var for c, var in deps if not c.mig_slice and c.tp == tau]
+            groups_ub = min(self.solver.infinity(), sum(var.ub() for var in of_degree))
             hosts = [o for o in opts if tp_domain(o) >= tau]
             k = {o.id: self.solver.IntVar(0, groups_ub, f"k[{o.id},{b},{tau}]") for o in hosts}
-            replicas = sum(self.r[c.id][b] for c in of_degree)
+            replicas = sum(of_degree)
             self.solver.Add(replicas <= sum(k.values()), f"tp_groups[{g},{b},{tau}]")
             for o_id, var in k.items():
                 groups_on[o_id] += tau * var
@@ -774,7 +862,19 @@ class ModelBuilder:
             s={k: iv(v) for k, v in self.s.items()},
             d={k: tuple(iv(v) for v in vs) for k, vs in self.d.items()},
             u={k: tuple(max(0.0, read(v)) for v in vs) for k, vs in self.u.items()},
-            r={k: tuple(iv(v) for v in vs) for k, vs in self.r.items()},
+            r={
+                c.id: tuple(iv(v) for v in self.r[c.id])
+                for p in self.pools
+                if not p.shared
+                for c in p.members
+            },
+            pools={p.id: tuple(iv(v) for v in self.pool_r[p.id]) for p in self.pools if p.shared},
+            shared_load={
+                c.id: tuple(max(0.0, read(v)) for v in self.r[c.id])
+                for p in self.pools
+                if p.shared
+                for c in p.members
+            },
             train_gpu=train_gpu,
             train_share={k: max(0.0, read(v)) for k, v in self.f.items()},
             unserved={

@@ -1,0 +1,131 @@
+"""Which loads share replicas, and how each is sized: SLA, target utilization, quantile.
+
+A *load* is one request size of one inference workload (a workload without ``length_mix`` has
+one). Every load gets candidates of two families:
+
+- ``own:<workload>`` — the workload's own replicas, at its own SLA and target utilization. Its
+  sizes share them (one pool per deployment); a workload of one size has one candidate per pool,
+  which is today's dedicated replica.
+- ``shared:<model>`` — for ``isolation: shared`` workloads (the default) running the same model
+  (catalogue id or identical inline spec) with the same engine and KV precision, when there are
+  at least two: one pool per deployment for all of them, every member sized at the group's
+  *strictest* SLA (smallest TTFT and TPOT targets, highest per-user speed) and its *lowest* target
+  utilization. A member whose own SLA and utilization are the group's keeps only the shared
+  family (its own pool is dominated: the shared one does everything it does); a member with a
+  looser SLA keeps both, so pooling never makes a plan dearer.
+
+The sharing rule (model constraint 13): a replica of the pool carries loads x_l (req/s) with
+Σ_l x_l / cap_l ≤ 1, where cap_l is load l's capacity at the pool's SLA × the pool's target
+utilization × the capacity-quantile factor. ``solver.perf.mixed`` simulates such a replica as one
+mixed stream and ``tests/solver/optimizer/test_pooling.py`` checks that every member meets the
+pool's p95 targets at load 1 (the rule is then at least as safe as the strictest SLA demands).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from solver.domain import CapacityQuantile, InferenceWorkload, Isolation, PlanRequest, Sla
+from solver.perf import Deployment
+
+SHARED = "shared:"
+OWN = "own:"
+
+
+@dataclass(frozen=True, slots=True)
+class Sizing:
+    """How one family of a workload's candidates is sized."""
+
+    family: str
+    """``own:<workload>`` or ``shared:<model>`` (see the module docstring)."""
+    sla: Sla
+    utilization: float
+    quantile: CapacityQuantile
+
+    @property
+    def shared(self) -> bool:
+        return self.family.startswith(SHARED)
+
+
+def strictest_sla(slas: Iterable[Sla]) -> Sla:
+    """The SLA every one of ``slas`` is at least as loose as (component by component)."""
+    slas = tuple(slas)
+    ttft = [s.ttft_p95_ms for s in slas if s.ttft_p95_ms is not None]
+    tpot = [s.tpot_p95_ms for s in slas if s.tpot_p95_ms is not None]
+    speed = [s.min_per_user_tok_s for s in slas if s.min_per_user_tok_s is not None]
+    return Sla(
+        ttft_p95_ms=min(ttft) if ttft else None,
+        tpot_p95_ms=min(tpot) if tpot else None,
+        min_per_user_tok_s=max(speed) if speed else None,
+    )
+
+
+def _sharing_key(w: InferenceWorkload) -> tuple[object, ...]:
+    """Workloads with equal keys may share one model server."""
+    return (w.model, w.engine, w.kv_precision)
+
+
+def _group_label(members: list[InferenceWorkload]) -> str:
+    first = members[0]
+    model = first.model.model_id or f"spec-of-{first.name}"
+    kv = f"/kv-{first.kv_precision.value}" if first.kv_precision is not None else ""
+    return f"{SHARED}{model}/{first.engine.value}{kv}"
+
+
+def sizings(request: PlanRequest) -> dict[str, tuple[Sizing, ...]]:
+    """Per inference workload: the families its candidates come in (shared first)."""
+    quantile = request.constraints.capacity_quantile
+    groups: dict[tuple[object, ...], list[InferenceWorkload]] = defaultdict(list)
+    for w in request.inference:
+        if w.isolation is Isolation.SHARED:
+            groups[_sharing_key(w)].append(w)
+    shared: dict[str, Sizing] = {}
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        sizing = Sizing(
+            _group_label(members),
+            strictest_sla(m.sla for m in members),
+            min(m.utilization_target for m in members),
+            quantile,
+        )
+        shared.update({m.name: sizing for m in members})
+    out: dict[str, tuple[Sizing, ...]] = {}
+    for w in request.inference:
+        own = Sizing(f"{OWN}{w.name}", w.sla, w.utilization_target, quantile)
+        pooled = shared.get(w.name)
+        if pooled is None:
+            out[w.name] = (own,)
+        elif pooled.sla == own.sla and pooled.utilization == own.utilization:
+            out[w.name] = (pooled,)
+        else:
+            out[w.name] = (pooled, own)
+    return out
+
+
+def deployment_key(dep: Deployment) -> str:
+    """A deployment in an id: ``<gpu>/tp2/fp8`` or ``<gpu>/mig7/bf16``."""
+    where = f"mig{dep.mig_slice}" if dep.mig_slice else f"tp{dep.tp}"
+    return f"{dep.gpu.id}/{where}/{dep.precision.value}"
+
+
+def candidate_id(workload: str, dep: Deployment, load: int, mixed: bool, sizing: Sizing) -> str:
+    """Unique within an instance; a one-size workload's own candidate keeps its historic id."""
+    size = f"/len{load}" if mixed else ""
+    family = "/shared" if sizing.shared else ""
+    return f"{workload}/{deployment_key(dep)}{size}{family}"
+
+
+def pool_id(workload: str, dep: Deployment, mixed: bool, sizing: Sizing) -> str:
+    """The pool a candidate's replicas belong to ("" = its own, unshared replicas)."""
+    if sizing.shared:
+        return f"{sizing.family}/{deployment_key(dep)}"
+    return f"{sizing.family}/{deployment_key(dep)}" if mixed else ""
+
+
+def sizing_of(request_sizings: dict[str, tuple[Sizing, ...]], workload: str, pool: str) -> Sizing:
+    """The sizing a candidate of ``workload`` in ``pool`` was computed with."""
+    options = request_sizings[workload]
+    return next((s for s in options if s.shared == pool.startswith(SHARED)), options[-1])
