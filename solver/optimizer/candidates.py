@@ -51,8 +51,9 @@ from solver.optimizer.instance import (
     buckets_from_rates,
     tp_domain,
 )
-from solver.optimizer.pooling import Sizing, candidate_id, pool_id, sizings
+from solver.optimizer.pooling import Family, Sizing, candidate_id, families, pool_id
 from solver.perf import Capacity, Deployment, WorkloadShape, capacity_at_sla, resolve_model
+from solver.perf.mixed import pool_capacities
 from solver.perf.risk import quantile_factor
 from solver.perf.training import estimate_training, min_gpus_to_fit
 from solver.pricing.costs import acquisition_options, to_currency
@@ -145,45 +146,90 @@ def _rejection(w: str, dep: Deployment, reason: str) -> CandidateRejection:
 
 
 def inference_candidates(
-    w: InferenceWorkload,
-    model: ModelArch,
-    gpus: Iterable[GpuSpec],
-    max_tp: dict[str, int],
-    families: tuple[Sizing, ...] | None = None,
+    w: InferenceWorkload, model: ModelArch, gpus: Iterable[GpuSpec], max_tp: dict[str, int]
 ) -> tuple[list[Candidate], list[CandidateRejection]]:
-    """Candidates of every load (request size) of ``w`` on every deployment, in each sizing family
-    (``solver.optimizer.pooling``; default: its own replicas at its own SLA), before dominance.
-    Rejections (why a deployment cannot serve a size) come from the first family."""
-    families = families or (Sizing(f"own:{w.name}", w.sla, 1.0, CapacityQuantile.P50),)
-    loads = w.length_shares()
-    mixed = len(loads) > 1
-    found: list[Candidate] = []
+    """``w`` on its own replicas at its own SLA (no headroom, the p50 estimate), before dominance."""
+    family = Family(Sizing(f"own:{w.name}", w.sla, 1.0, CapacityQuantile.P50), (w,))
+    return family_candidates(family, model, gpus, max_tp)
+
+
+def family_candidates(
+    family: Family, model: ModelArch, gpus: Iterable[GpuSpec], max_tp: dict[str, int]
+) -> tuple[list[Candidate], list[CandidateRejection]]:
+    """Candidates of every load (request size) of the family's workloads on every deployment they
+    all may use, sized by ``solver.optimizer.pooling``: on each deployment the loads form one pool
+    whose capacities ``solver.perf.mixed.pool_capacities`` gives; in a workload's own family each
+    size of a length mix also gets replicas of its own (its single-stream capacity). Rejections
+    (why a deployment cannot serve a workload or one of its sizes alone) come from own families."""
+    own = not family.sizing.shared
+    deployments: dict[tuple[str, int, str, int], tuple[Deployment, list[InferenceWorkload]]] = {}
     rejected: list[CandidateRejection] = []
     for gpu in gpus:
-        for dep, skip in _deployments(w, model, gpu, max_tp.get(gpu.id, 1)):
-            if skip:
-                rejected.append(_rejection(w.name, dep, skip))
+        for w in family.members:
+            for dep, skip in _deployments(w, model, gpu, max_tp.get(gpu.id, 1)):
+                if skip:
+                    if own:
+                        rejected.append(_rejection(w.name, dep, skip))
+                    continue
+                key = (gpu.id, dep.tp, dep.precision.value, dep.mig_slice)
+                deployments.setdefault(key, (dep, []))[1].append(w)
+    found: list[Candidate] = []
+    for dep, members in deployments.values():
+        loads = [(w, k, size) for w in members for k, (size, _) in enumerate(w.length_shares())]
+        shapes = tuple(
+            WorkloadShape(s.input_tokens, s.output_tokens, w.prefix_cache_hit_rate) for w, _, s in loads
+        )
+        alone = [capacity_at_sla(model, dep, shape, family.sizing.sla) for shape in shapes]
+        pooled = pool_capacities(model, dep, shapes, family.sizing.sla) if len(loads) > 1 else tuple(alone)
+        for (w, k, size), shape, single, shared in zip(loads, shapes, alone, pooled, strict=True):
+            mixed = len(w.length_mix) > 1
+            if not _serves(single):
+                if own:
+                    sized = f" ({size.input_tokens}+{size.output_tokens} tokens)" if mixed else ""
+                    rejected.append(_rejection(w.name, dep, (single.reason or "no capacity") + sized))
                 continue
-            for i, sizing in enumerate(families):
-                for k, (size, _) in enumerate(loads):
-                    shape = WorkloadShape(size.input_tokens, size.output_tokens, w.prefix_cache_hit_rate)
-                    cap = capacity_at_sla(model, dep, shape, sizing.sla)
-                    if not cap.feasible or cap.max_request_rate_per_s <= 0:
-                        if i == 0:
-                            sized = f" ({size.input_tokens}+{size.output_tokens} tokens)" if mixed else ""
-                            rejected.append(_rejection(w.name, dep, (cap.reason or "no capacity") + sized))
-                        continue
-                    found.append(_candidate(w.name, dep, cap, load=k, mixed=mixed, sizing=sizing))
+            load = k if mixed else None
+            if len(loads) > 1 and _serves(shared):
+                cid = candidate_id(w.name, dep, load, family.sizing)
+                found.append(
+                    _candidate(
+                        cid,
+                        w.name,
+                        dep,
+                        shared,
+                        load=k,
+                        sizing=family.sizing,
+                        pool=(pool_id(dep, family.sizing), shapes),
+                    )
+                )
+            if own and (len(loads) == 1 or mixed):
+                cid = candidate_id(w.name, dep, load, family.sizing, alone=len(loads) > 1)
+                found.append(
+                    _candidate(cid, w.name, dep, single, load=k, sizing=family.sizing, pool=("", (shape,)))
+                )
     return found, rejected
 
 
+def _serves(cap: Capacity) -> bool:
+    return cap.feasible and cap.max_request_rate_per_s > 0
+
+
 def _candidate(
-    w: str, dep: Deployment, cap: Capacity, *, load: int, mixed: bool, sizing: Sizing
+    cid: str,
+    w: str,
+    dep: Deployment,
+    cap: Capacity,
+    *,
+    load: int,
+    sizing: Sizing,
+    pool: tuple[str, tuple[WorkloadShape, ...]],
 ) -> Candidate:
-    """One load on one deployment, its capacity scaled by the target utilization and quantile."""
+    """One load on one deployment, its capacity scaled by the target utilization and quantile;
+    ``pool`` = (pool id or "" for its own replicas, the request sizes that share them)."""
     factor = sizing.utilization * quantile_factor(cap.band_low, sizing.quantile)
+    pool_name, shapes = pool
     return Candidate(
-        id=candidate_id(w, dep, load, mixed, sizing),
+        id=cid,
         workload=w,
         gpu=dep.gpu.id,
         tp=dep.tp,
@@ -200,8 +246,9 @@ def _candidate(
         band_low=cap.band_low,
         band_high=cap.band_high,
         load=load,
-        pool=pool_id(w, dep, mixed, sizing),
+        pool=pool_name,
         rated_req_s=cap.max_request_rate_per_s,
+        pool_shapes=tuple((s.input_tokens, s.output_tokens, s.prefix_cache_hit_rate) for s in shapes),
     )
 
 
@@ -370,10 +417,9 @@ def build_instance(request: PlanRequest, book: Pricebook, *, fleet: Fleet | None
     gpus = [catalog.gpu(book, g) for g in sorted(max_tp)]
     found: list[Candidate] = []
     rejections: list[CandidateRejection] = []
-    families = sizings(request)
-    for w in request.inference:
-        model = resolve_model(w.model, book)
-        cands, rejected = inference_candidates(w, model, gpus, max_tp, families[w.name])
+    for family in families(request):
+        model = resolve_model(family.members[0].model, book)
+        cands, rejected = family_candidates(family, model, gpus, max_tp)
         found += cands
         rejections += rejected
     candidates, dominated = drop_dominated(found)

@@ -9,6 +9,7 @@ Why SCIP, and the measurements behind each constant: ``docs/optimizer.md``.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Mapping
@@ -118,6 +119,84 @@ class _Outcome:
 
 
 def solve_mip(
+    instance: FleetInstance,
+    *,
+    time_limit_s: float,
+    cancel: CancelToken | None = None,
+    backend: str = DEFAULT_BACKEND,
+    relative_gap: float = 1e-4,
+    relax: Relaxation = NO_RELAXATION,
+    threads: int = 1,
+    exact_reductions: bool = True,
+    lp_guided: bool = True,
+    tie_break: bool = False,
+    replica_hint: tuple[tuple[str, tuple[int, ...]], ...] = (),
+) -> MipResult:
+    """``solve_one`` (below); with shared pools (model constraint 13) in a cost-minimising solve,
+    first the plan without them (every load on replicas of its own, ``WARM_START_SHARE`` of the
+    time), which seeds the full model and is kept when the full solve ends with nothing better:
+    pooling never returns a dearer plan than dedicated replicas, even when the limit fires."""
+    options = {
+        "cancel": cancel,
+        "backend": backend,
+        "relative_gap": relative_gap,
+        "relax": relax,
+        "threads": threads,
+        "exact_reductions": exact_reductions,
+        "lp_guided": lp_guided,
+    }
+    if replica_hint or not _warm_start_applies(instance, relax):
+        return solve_one(
+            instance, time_limit_s=time_limit_s, tie_break=tie_break, replica_hint=replica_hint, **options
+        )
+    started = time.perf_counter()
+    own = dataclasses.replace(instance, candidates=tuple(c for c in instance.candidates if not c.pool))
+    first = solve_one(own, time_limit_s=time_limit_s * WARM_START_SHARE, **options)
+    hint = tuple(first.values.r.items()) if first.values is not None else ()
+    left = max(MIN_TIE_BREAK_S, time_limit_s - (time.perf_counter() - started))
+    main = solve_one(instance, time_limit_s=left, tie_break=tie_break, replica_hint=hint, **options)
+    return _better_plan(main, first, relative_gap)
+
+
+WARM_START_SHARE = 0.3
+"""Share of the time limit the plan without shared pools may take before the full model."""
+
+
+def _warm_start_applies(instance: FleetInstance, relax: Relaxation) -> bool:
+    pooled = {c.pool for c in instance.candidates if c.pool}
+    shared = any(sum(1 for c in instance.candidates if c.pool == p) > 1 for p in pooled)
+    return (
+        shared
+        and instance.fixed_fleet is None
+        and relax.minimize is None
+        and not relax.elastic_demand
+        and not relax.maximize_demand_scale
+        and not relax.fixed_replicas
+    )
+
+
+def _better_plan(main: MipResult, first: MipResult, relative_gap: float) -> MipResult:
+    """``main``, unless it has no plan or a dearer one than ``first`` (a plan of the same model with
+    every pool empty); the bound is always ``main``'s (the full model's)."""
+    if first.values is None or first.stats.objective is None:
+        return main
+    if (
+        main.values is not None
+        and main.stats.objective is not None
+        and main.stats.objective <= first.stats.objective
+    ):
+        return main
+    objective = first.stats.objective
+    bound = main.stats.best_bound
+    gap = abs(objective - bound) / abs(objective) if bound is not None and objective else None
+    status = SolveStatus.OPTIMAL if gap is not None and gap <= relative_gap else SolveStatus.FEASIBLE
+    if main.stats.status is SolveStatus.INFEASIBLE:  # pragma: no cover - a plan of the model exists
+        status = SolveStatus.FEASIBLE
+    stats = dataclasses.replace(main.stats, status=status, objective=objective, gap=gap)
+    return MipResult(stats=stats, values=first.values)
+
+
+def solve_one(
     instance: FleetInstance,
     *,
     time_limit_s: float,

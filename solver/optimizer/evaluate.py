@@ -21,7 +21,7 @@ from pricebook.schema import ModelArch, Pricebook
 from solver.domain import AcquisitionMode, PlanRequest, Sla
 from solver.optimizer.caps import Cap
 from solver.optimizer.instance import Candidate, FleetInstance, InferenceDemand, owned_host_of
-from solver.optimizer.pooling import SHARED, sizing_of, sizings
+from solver.optimizer.pooling import sizing_of
 from solver.optimizer.results import (
     Assignment,
     ChosenOption,
@@ -31,6 +31,7 @@ from solver.optimizer.results import (
     ViolationKind,
 )
 from solver.perf import Capacity, Deployment, WorkloadShape, capacity_at_sla, resolve_model
+from solver.perf.mixed import pool_capacities
 from solver.perf.risk import quantile_factor
 from solver.pricing.options import AcquisitionOption
 from solver.units import DAYS_PER_MONTH
@@ -45,35 +46,40 @@ def _stated_capacity(candidate: Candidate) -> float:
     return candidate.capacity_req_s
 
 
-def _fresh_capacity(model: ModelArch, deployment: Deployment, shape: WorkloadShape, sla: Sla) -> Capacity:
-    """``solver.perf.capacity_at_sla`` computed anew: the same physics, bypassing its cache (which
-    the candidate builder fills), so the check does not read the builder's answers."""
-    return capacity_at_sla(model, deployment, shape, sla, cached=False)
+def _fresh_capacities(
+    model: ModelArch, deployment: Deployment, shapes: tuple[WorkloadShape, ...], sla: Sla
+) -> tuple[Capacity, ...]:
+    """``solver.perf`` capacities of sizes sharing a replica computed anew: the same physics,
+    bypassing the cache (which the candidate builder fills), so the check does not read the
+    builder's answers."""
+    if len(shapes) == 1:
+        return (capacity_at_sla(model, deployment, shapes[0], sla, cached=False),)
+    return pool_capacities(model, deployment, shapes, sla, cached=False)
 
 
 def perf_capacity_checker(request: PlanRequest, book: Pricebook) -> CapacityOf:
     """The evaluator's capacity source: the performance model run afresh for each deployment of
     ``request`` (remembered by this checker only, for plans that use a deployment twice), for the
-    candidate's request size, at its pool's SLA, scaled by the target utilization and quantile
-    (``solver.optimizer.pooling``: the definition of how a pool is sized)."""
+    candidate's request size among the sizes sharing its replicas, at its family's SLA, scaled by
+    the target utilization and quantile (``solver.optimizer.pooling`` defines how a pool is sized)."""
     workloads = {w.name: w for w in request.inference}
-    families = sizings(request)
-    known: dict[tuple[str, str, int, str, int, int, bool], float] = {}
+    known: dict[tuple[object, ...], float] = {}
 
     def capacity_of(candidate: Candidate) -> float:
+        w = workloads[candidate.workload]
+        size, _ = w.length_shares()[candidate.load]
+        own = (size.input_tokens, size.output_tokens, w.prefix_cache_hit_rate)
+        shapes = candidate.pool_shapes or (own,)
         key = (
             candidate.workload,
             candidate.gpu,
             candidate.tp,
             candidate.precision.value,
             candidate.mig_slice,
-            candidate.load,
-            candidate.pool.startswith(SHARED),
         )
+        key += (candidate.pool, shapes, own)
         if key not in known:
-            w = workloads[candidate.workload]
-            sizing = sizing_of(families, w.name, candidate.pool)
-            size, _ = w.length_shares()[candidate.load]
+            sizing = sizing_of(request, w.name, candidate.pool)
             dep = Deployment(
                 gpu=catalog.gpu(book, candidate.gpu),
                 tp=candidate.tp,
@@ -82,8 +88,12 @@ def perf_capacity_checker(request: PlanRequest, book: Pricebook) -> CapacityOf:
                 engine=w.engine,
                 mig_slice=candidate.mig_slice,
             )
-            shape = WorkloadShape(size.input_tokens, size.output_tokens, w.prefix_cache_hit_rate)
-            cap = _fresh_capacity(resolve_model(w.model, book), dep, shape, sizing.sla)
+            model = resolve_model(w.model, book)
+            if own not in shapes:
+                known[key] = 0.0
+                return 0.0
+            sizes = tuple(WorkloadShape(*s) for s in shapes)
+            cap = _fresh_capacities(model, dep, sizes, sizing.sla)[shapes.index(own)]
             factor = sizing.utilization * quantile_factor(cap.band_low, sizing.quantile)
             known[key] = cap.max_request_rate_per_s * factor if cap.feasible else 0.0
         return known[key]

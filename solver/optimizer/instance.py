@@ -67,6 +67,9 @@ class Candidate:
     workloads on the same model and deployment, other sizes of its mix); "" = its own replicas."""
     rated_req_s: float = 0.0
     """Capacity at the SLA before headroom and the capacity quantile (0 = ``capacity_req_s``)."""
+    pool_shapes: tuple[tuple[int, int, float], ...] = ()
+    """(input, output tokens, prefix-cache hit rate) of every load sharing the candidate's
+    replicas, its own among them: what its capacity was sized for (``solver.perf.mixed``)."""
 
     @property
     def gpus_per_replica(self) -> float:

@@ -74,35 +74,46 @@ def _group_label(members: list[InferenceWorkload]) -> str:
     return f"{SHARED}{model}/{first.engine.value}{kv}"
 
 
-def sizings(request: PlanRequest) -> dict[str, tuple[Sizing, ...]]:
-    """Per inference workload: the families its candidates come in (shared first)."""
+@dataclass(frozen=True, slots=True)
+class Family:
+    """Workloads whose loads may share replicas, and how they are sized."""
+
+    sizing: Sizing
+    members: tuple[InferenceWorkload, ...]
+
+
+def families(request: PlanRequest) -> tuple[Family, ...]:
+    """Every workload's own family, then one shared family per group of at least two
+    ``isolation: shared`` workloads on the same model, engine and KV precision."""
     quantile = request.constraints.capacity_quantile
+    out = [
+        Family(Sizing(f"{OWN}{w.name}", w.sla, w.utilization_target, quantile), (w,))
+        for w in request.inference
+    ]
     groups: dict[tuple[object, ...], list[InferenceWorkload]] = defaultdict(list)
     for w in request.inference:
         if w.isolation is Isolation.SHARED:
             groups[_sharing_key(w)].append(w)
-    shared: dict[str, Sizing] = {}
     for members in groups.values():
-        if len(members) < 2:
-            continue
-        sizing = Sizing(
-            _group_label(members),
-            strictest_sla(m.sla for m in members),
-            min(m.utilization_target for m in members),
-            quantile,
-        )
-        shared.update({m.name: sizing for m in members})
-    out: dict[str, tuple[Sizing, ...]] = {}
-    for w in request.inference:
-        own = Sizing(f"{OWN}{w.name}", w.sla, w.utilization_target, quantile)
-        pooled = shared.get(w.name)
-        if pooled is None:
-            out[w.name] = (own,)
-        elif pooled.sla == own.sla and pooled.utilization == own.utilization:
-            out[w.name] = (pooled,)
-        else:
-            out[w.name] = (pooled, own)
-    return out
+        if len(members) >= 2:
+            sizing = Sizing(
+                _group_label(members),
+                strictest_sla(m.sla for m in members),
+                min(m.utilization_target for m in members),
+                quantile,
+            )
+            out.append(Family(sizing, tuple(members)))
+    return tuple(out)
+
+
+def sizing_of(request: PlanRequest, workload: str, pool: str) -> Sizing:
+    """The sizing a candidate of ``workload`` in ``pool`` ("" = its own replicas) was computed with."""
+    shared = pool.startswith(SHARED)
+    for family in families(request):
+        if family.sizing.shared == shared and any(m.name == workload for m in family.members):
+            return family.sizing
+    msg = f"no family of {workload!r} for pool {pool!r}"
+    raise KeyError(msg)
 
 
 def deployment_key(dep: Deployment) -> str:
@@ -111,21 +122,16 @@ def deployment_key(dep: Deployment) -> str:
     return f"{dep.gpu.id}/{where}/{dep.precision.value}"
 
 
-def candidate_id(workload: str, dep: Deployment, load: int, mixed: bool, sizing: Sizing) -> str:
-    """Unique within an instance; a one-size workload's own candidate keeps its historic id."""
-    size = f"/len{load}" if mixed else ""
-    family = "/shared" if sizing.shared else ""
+def candidate_id(
+    workload: str, dep: Deployment, load: int | None, sizing: Sizing, *, alone: bool = False
+) -> str:
+    """Unique within an instance; a one-size workload's own candidate keeps its historic id
+    (``load`` None = the workload has one size)."""
+    size = "" if load is None else f"/len{load}"
+    family = "/shared" if sizing.shared else "/alone" if alone else ""
     return f"{workload}/{deployment_key(dep)}{size}{family}"
 
 
-def pool_id(workload: str, dep: Deployment, mixed: bool, sizing: Sizing) -> str:
-    """The pool a candidate's replicas belong to ("" = its own, unshared replicas)."""
-    if sizing.shared:
-        return f"{sizing.family}/{deployment_key(dep)}"
-    return f"{sizing.family}/{deployment_key(dep)}" if mixed else ""
-
-
-def sizing_of(request_sizings: dict[str, tuple[Sizing, ...]], workload: str, pool: str) -> Sizing:
-    """The sizing a candidate of ``workload`` in ``pool`` was computed with."""
-    options = request_sizings[workload]
-    return next((s for s in options if s.shared == pool.startswith(SHARED)), options[-1])
+def pool_id(dep: Deployment, sizing: Sizing) -> str:
+    """The pool of a family's loads on one deployment."""
+    return f"{sizing.family}/{deployment_key(dep)}"
