@@ -183,15 +183,14 @@ def _better_plan(main: MipResult, first: MipResult, relative_gap: float) -> MipR
     if (
         main.values is not None
         and main.stats.objective is not None
-        and main.stats.objective <= first.stats.objective
+        and main.stats.objective <= first.stats.objective * (1 + TIE_BREAK_TCO_TOLERANCE)
     ):
         return main
     objective = first.stats.objective
     bound = main.stats.best_bound
     gap = abs(objective - bound) / abs(objective) if bound is not None and objective else None
-    status = SolveStatus.OPTIMAL if gap is not None and gap <= relative_gap else SolveStatus.FEASIBLE
-    if main.stats.status is SolveStatus.INFEASIBLE:  # pragma: no cover - a plan of the model exists
-        status = SolveStatus.FEASIBLE
+    proven = gap is not None and gap <= max(relative_gap, TIE_BREAK_TCO_TOLERANCE)
+    status = SolveStatus.OPTIMAL if proven else SolveStatus.FEASIBLE
     stats = dataclasses.replace(main.stats, status=status, objective=objective, gap=gap)
     return MipResult(stats=stats, values=first.values)
 
