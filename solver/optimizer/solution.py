@@ -187,8 +187,8 @@ def _assignments(instance: FleetInstance, values: MipValues) -> tuple[Assignment
         replicas = values.r.get(c.id)
         if replicas and any(replicas):
             by_w[c.workload].append(DeploymentUse(candidate=c, replicas=replicas))
-        load = values.shared_load.get(c.id)
-        if load and any(v > 1e-9 for v in load):
+        load = _clean(values.shared_load.get(c.id, ()))
+        if any(load):
             by_w[c.workload].append(DeploymentUse(candidate=c, replicas=(0,) * nb, shared_load=load))
     out = []
     for w in instance.inference:
@@ -217,6 +217,14 @@ def _mix_capacity(shares: tuple[float, ...], uses: tuple[DeploymentUse, ...], b:
     return min((cap / share for cap, share in zip(per_size, shares, strict=True) if share > 0), default=0.0)
 
 
+SOLVER_ZERO = 1e-6
+"""Replica-equivalents below this are the LP solver's tolerance, not load."""
+
+
+def _clean(load: tuple[float, ...]) -> tuple[float, ...]:
+    return tuple(v if v > SOLVER_ZERO else 0.0 for v in load)
+
+
 def _pools(instance: FleetInstance, values: MipValues) -> tuple[PoolUse, ...]:
     out = []
     redundancy = {w.name: w.redundancy for w in instance.inference}
@@ -224,7 +232,7 @@ def _pools(instance: FleetInstance, values: MipValues) -> tuple[PoolUse, ...]:
         replicas = values.pools.get(pool.id)
         if not pool.shared or not replicas or not any(replicas):
             continue
-        served = [c for c in pool.members if any(v > 1e-9 for v in values.shared_load.get(c.id, ()))]
+        served = [c for c in pool.members if any(_clean(values.shared_load.get(c.id, ())))]
         members = tuple(dict.fromkeys(c.workload for c in served))
         spares = max((redundancy[c.workload] for c in served), default=0)
         out.append(PoolUse(pool.id, pool.deployment, replicas, spares, members))
