@@ -200,12 +200,22 @@ def family_candidates(
                         load=k,
                         sizing=family.sizing,
                         pool=(pool_id(dep, family.sizing), shapes),
+                        size=shape,
                     )
                 )
             if own and (len(loads) == 1 or mixed):
                 cid = candidate_id(w.name, dep, load, family.sizing, alone=len(loads) > 1)
                 found.append(
-                    _candidate(cid, w.name, dep, single, load=k, sizing=family.sizing, pool=("", (shape,)))
+                    _candidate(
+                        cid,
+                        w.name,
+                        dep,
+                        single,
+                        load=k,
+                        sizing=family.sizing,
+                        pool=("", (shape,)),
+                        size=shape,
+                    )
                 )
     return found, rejected
 
@@ -223,6 +233,7 @@ def _candidate(
     load: int,
     sizing: Sizing,
     pool: tuple[str, tuple[WorkloadShape, ...]],
+    size: WorkloadShape,
 ) -> Candidate:
     """One load on one deployment, its capacity scaled by the target utilization and quantile;
     ``pool`` = (pool id or "" for its own replicas, the request sizes that share them)."""
@@ -249,6 +260,8 @@ def _candidate(
         pool=pool_name,
         rated_req_s=cap.max_request_rate_per_s,
         pool_shapes=tuple((s.input_tokens, s.output_tokens, s.prefix_cache_hit_rate) for s in shapes),
+        input_tokens=size.input_tokens,
+        output_tokens=size.output_tokens,
     )
 
 

@@ -10,6 +10,7 @@ Why SCIP, and the measurements behind each constant: ``docs/optimizer.md``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 import time
 from collections.abc import Mapping
@@ -136,25 +137,24 @@ def solve_mip(
     first the plan without them (every load on replicas of its own, ``WARM_START_SHARE`` of the
     time), which seeds the full model and is kept when the full solve ends with nothing better:
     pooling never returns a dearer plan than dedicated replicas, even when the limit fires."""
-    options = {
-        "cancel": cancel,
-        "backend": backend,
-        "relative_gap": relative_gap,
-        "relax": relax,
-        "threads": threads,
-        "exact_reductions": exact_reductions,
-        "lp_guided": lp_guided,
-    }
+    run = functools.partial(
+        solve_one,
+        cancel=cancel,
+        backend=backend,
+        relative_gap=relative_gap,
+        relax=relax,
+        threads=threads,
+        exact_reductions=exact_reductions,
+        lp_guided=lp_guided,
+    )
     if replica_hint or not _warm_start_applies(instance, relax):
-        return solve_one(
-            instance, time_limit_s=time_limit_s, tie_break=tie_break, replica_hint=replica_hint, **options
-        )
+        return run(instance, time_limit_s=time_limit_s, tie_break=tie_break, replica_hint=replica_hint)
     started = time.perf_counter()
     own = dataclasses.replace(instance, candidates=tuple(c for c in instance.candidates if not c.pool))
-    first = solve_one(own, time_limit_s=time_limit_s * WARM_START_SHARE, **options)
+    first = run(own, time_limit_s=time_limit_s * WARM_START_SHARE)
     hint = tuple(first.values.r.items()) if first.values is not None else ()
     left = max(MIN_TIE_BREAK_S, time_limit_s - (time.perf_counter() - started))
-    main = solve_one(instance, time_limit_s=left, tie_break=tie_break, replica_hint=hint, **options)
+    main = run(instance, time_limit_s=left, tie_break=tie_break, replica_hint=hint)
     return _better_plan(main, first, relative_gap)
 
 

@@ -67,6 +67,9 @@ class Candidate:
     workloads on the same model and deployment, other sizes of its mix); "" = its own replicas."""
     rated_req_s: float = 0.0
     """Capacity at the SLA before headroom and the capacity quantile (0 = ``capacity_req_s``)."""
+    input_tokens: int = 0
+    """Prompt tokens of the request size served (0 on hand-built instances)."""
+    output_tokens: int = 0
     pool_shapes: tuple[tuple[int, int, float], ...] = ()
     """(input, output tokens, prefix-cache hit rate) of every load sharing the candidate's
     replicas, its own among them: what its capacity was sized for (``solver.perf.mixed``)."""
@@ -117,7 +120,7 @@ class InferenceDemand:
     """Request rate to serve in each bucket (index = ``Bucket.index``)."""
     redundancy: int = 0
     """Spare replicas: demand stays covered after losing this many of the largest replicas."""
-    tokens_per_request: int = 1
+    tokens_per_request: float = 1
     hourly_rate_req_s: tuple[float, ...] = ()
     """Request rate in each of the 24 hours (the evaluator checks every hour); empty = the
     bucket rates are exact."""
