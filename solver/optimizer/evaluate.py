@@ -70,7 +70,7 @@ def perf_capacity_checker(request: PlanRequest, book: Pricebook) -> CapacityOf:
         size, _ = w.length_shares()[candidate.load]
         own = (size.input_tokens, size.output_tokens, w.prefix_cache_hit_rate)
         shapes = candidate.pool_shapes or (own,)
-        key = (
+        key: tuple[object, ...] = (
             candidate.workload,
             candidate.gpu,
             candidate.tp,
