@@ -181,6 +181,9 @@ CASE_KEYS = {
     "method",
     "tokens",
     "seq_len",
+    "sla_ttft_p95_ms",
+    "sla_tpot_p95_ms",
+    "sla_min_per_user_tok_s",
 }
 
 
@@ -206,6 +209,8 @@ def case_from_json(line: dict[str, Any], where: str) -> performance_pb2.Performa
                 data["concurrency"] = value
         elif key == "request_rate":
             data["request_rate_per_s"] = value
+        elif key.startswith("sla_"):
+            data.setdefault("sla", {})[key.removeprefix("sla_")] = value
         else:
             data[key] = value
     return parse_scenario(data, performance_pb2.PerformanceCase, where)
