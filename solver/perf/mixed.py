@@ -102,7 +102,7 @@ def mixed_open_loop_timing(
     return MixedTiming(
         ttft_p95_s=tuple(p + p95_wait + block for p in prefill),
         tpot_s=tpot,
-        concurrency=sum(implied),
+        concurrency=max(1.0, sum(implied)),
         utilization=share,
     )
 
