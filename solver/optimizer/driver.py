@@ -135,8 +135,8 @@ def solve_mip(
 ) -> MipResult:
     """``solve_one`` (below); with shared pools (model constraint 13) in a cost-minimising solve,
     first the plan without them (every load on replicas of its own, ``WARM_START_SHARE`` of the
-    time), which seeds the full model and is kept when the full solve ends with nothing better:
-    pooling never returns a dearer plan than dedicated replicas, even when the limit fires."""
+    time), kept when the full solve ends with nothing better: pooling never returns a dearer plan
+    than replicas of their own, even when the limit fires."""
     run = functools.partial(
         solve_one,
         cancel=cancel,
@@ -152,9 +152,10 @@ def solve_mip(
     started = time.perf_counter()
     own = dataclasses.replace(instance, candidates=tuple(c for c in instance.candidates if not c.pool))
     first = run(own, time_limit_s=time_limit_s * WARM_START_SHARE)
-    hint = tuple(first.values.r.items()) if first.values is not None else ()
+    # Not a hint for the full model: SCIP completing that partial start took 10-20 s on the 8×8
+    # length-mix benchmark that solves in ~1 s without it (bench/pooling.py).
     left = max(MIN_TIE_BREAK_S, time_limit_s - (time.perf_counter() - started))
-    main = run(instance, time_limit_s=left, tie_break=tie_break, replica_hint=hint)
+    main = run(instance, time_limit_s=left, tie_break=tie_break)
     return _better_plan(main, first, relative_gap)
 
 

@@ -63,23 +63,25 @@ def perf_capacity_checker(request: PlanRequest, book: Pricebook) -> CapacityOf:
     candidate's request size among the sizes sharing its replicas, at its family's SLA, scaled by
     the target utilization and quantile (``solver.optimizer.pooling`` defines how a pool is sized)."""
     workloads = {w.name: w for w in request.inference}
-    known: dict[tuple[object, ...], float] = {}
+    known: dict[tuple[object, ...], tuple[Capacity, ...]] = {}
 
     def capacity_of(candidate: Candidate) -> float:
         w = workloads[candidate.workload]
         size, _ = w.length_shares()[candidate.load]
         own = (size.input_tokens, size.output_tokens, w.prefix_cache_hit_rate)
         shapes = candidate.pool_shapes or (own,)
+        if own not in shapes:
+            return 0.0
+        # One pool's sizes are sized together: computed once per pool, not once per member.
         key: tuple[object, ...] = (
-            candidate.workload,
             candidate.gpu,
             candidate.tp,
             candidate.precision.value,
             candidate.mig_slice,
         )
-        key += (candidate.pool, shapes, own)
+        key += (candidate.pool or candidate.workload, shapes)
+        sizing = sizing_of(request, w.name, candidate.pool)
         if key not in known:
-            sizing = sizing_of(request, w.name, candidate.pool)
             dep = Deployment(
                 gpu=catalog.gpu(book, candidate.gpu),
                 tp=candidate.tp,
@@ -88,15 +90,11 @@ def perf_capacity_checker(request: PlanRequest, book: Pricebook) -> CapacityOf:
                 engine=w.engine,
                 mig_slice=candidate.mig_slice,
             )
-            model = resolve_model(w.model, book)
-            if own not in shapes:
-                known[key] = 0.0
-                return 0.0
             sizes = tuple(WorkloadShape(*s) for s in shapes)
-            cap = _fresh_capacities(model, dep, sizes, sizing.sla)[shapes.index(own)]
-            factor = sizing.utilization * quantile_factor(cap.band_low, sizing.quantile)
-            known[key] = cap.max_request_rate_per_s * factor if cap.feasible else 0.0
-        return known[key]
+            known[key] = _fresh_capacities(resolve_model(w.model, book), dep, sizes, sizing.sla)
+        cap = known[key][shapes.index(own)]
+        factor = sizing.utilization * quantile_factor(cap.band_low, sizing.quantile)
+        return cap.max_request_rate_per_s * factor if cap.feasible else 0.0
 
     return capacity_of
 
