@@ -151,7 +151,8 @@ def solve_mip(
         return run(instance, time_limit_s=time_limit_s, tie_break=tie_break, replica_hint=replica_hint)
     started = time.perf_counter()
     own = dataclasses.replace(instance, candidates=tuple(c for c in instance.candidates if not c.pool))
-    first = run(own, time_limit_s=time_limit_s * WARM_START_SHARE)
+    large = len(own.candidates) * len(own.buckets) >= LP_GUIDED_MIN_REPLICA_VARS
+    first = run(own, time_limit_s=time_limit_s * (LARGE_WARM_START_SHARE if large else WARM_START_SHARE))
     # Not a hint for the full model: SCIP completing that partial start took 10-20 s on the 8×8
     # length-mix benchmark that solves in ~1 s without it (bench/pooling.py).
     left = max(MIN_TIE_BREAK_S, time_limit_s - (time.perf_counter() - started))
@@ -159,8 +160,12 @@ def solve_mip(
     return _better_plan(main, first, relative_gap)
 
 
-WARM_START_SHARE = 0.3
+WARM_START_SHARE = 0.6
 """Share of the time limit the plan without shared pools may take before the full model."""
+LARGE_WARM_START_SHARE = 0.85
+"""The same for models the LP-guided search runs on: the full model with pools (2-3× the
+variables) found no plan in 6 s on the 20-workload benchmark portfolio, whose plan without them
+takes ~4 s (load 8), so that one gets the time and pooling what is left."""
 
 
 def _warm_start_applies(instance: FleetInstance, relax: Relaxation) -> bool:
