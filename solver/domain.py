@@ -84,6 +84,14 @@ MAX_LENGTH_BUCKETS = 64
 """Most request-length buckets one workload may give (an 8×8 input × output histogram)."""
 TP_CHOICES = (1, 2, 4, 8)
 """Tensor-parallel degrees a deployment may use (``allowed_tp`` values)."""
+class OfferPolicy(StrEnum):
+    """How one offer is chosen per GPU and acquisition mode (``solver.pricing.costs``)."""
+
+    MOST_RELIABLE = "most_reliable"
+    """The most reliable price label available (``pricebook.schema.LABEL_RELIABILITY``: quote > list >
+    street > derived > estimate), then the cheapest offer with it."""
+    CHEAPEST = "cheapest"
+    """The cheapest offer whatever its label."""
 
 
 class TrainingMethod(StrEnum):
@@ -348,10 +356,26 @@ class Constraints(_Frozen):
     owned: tuple[OwnedGpus, ...] = ()
     count_bounds: tuple[CountBound, ...] = ()
     include_vat: bool = False
+    """Add a VAT line (and supply / VAT / total) to the answer; every other amount stays ex-VAT."""
     include_host_costs: bool = True
     """False prices GPUs alone (cards going into hosts already owned), as the seeds' budget tables do."""
     capacity_quantile: CapacityQuantile = CapacityQuantile.P50
     """Size replicas at this quantile of the performance model's band (p50 = the estimate)."""
+    capex_budget_includes_vat: bool = False
+    """Whether ``capex_budget`` is a VAT-inclusive figure (then purchases + VAT must fit it); default:
+    the budget is ex-VAT, like every amount the planner compares."""
+    offer_policy: OfferPolicy = OfferPolicy.MOST_RELIABLE
+    include_providers: tuple[str, ...] = ()
+    """Only offers from these providers (case-insensitive); empty = every provider."""
+    exclude_providers: tuple[str, ...] = ()
+    """Never offers from these providers (case-insensitive)."""
+    include_regions: tuple[str, ...] = ()
+    """Only offers in these regions (case-insensitive; an offer without a region never matches);
+    empty = every region."""
+    exclude_regions: tuple[str, ...] = ()
+    """Never offers in these regions (case-insensitive)."""
+    pinned_offers: tuple[str, ...] = ()
+    """Offer ids to use: for a GPU and acquisition kind with a pinned offer, only pinned offers count."""
 
     @field_validator("capex_budget", "monthly_opex_cap")
     @classmethod
