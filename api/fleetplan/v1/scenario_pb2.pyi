@@ -641,7 +641,6 @@ class Constraints(_message.Message):
     COUNT_BOUNDS_FIELD_NUMBER: _builtins.int
     INCLUDE_VAT_FIELD_NUMBER: _builtins.int
     INCLUDE_HOST_COSTS_FIELD_NUMBER: _builtins.int
-    CAPACITY_QUANTILE_FIELD_NUMBER: _builtins.int
     CAPEX_BUDGET_INCLUDES_VAT_FIELD_NUMBER: _builtins.int
     OFFER_POLICY_FIELD_NUMBER: _builtins.int
     INCLUDE_PROVIDERS_FIELD_NUMBER: _builtins.int
@@ -649,6 +648,7 @@ class Constraints(_message.Message):
     PINNED_OFFER_IDS_FIELD_NUMBER: _builtins.int
     INCLUDE_REGIONS_FIELD_NUMBER: _builtins.int
     EXCLUDE_REGIONS_FIELD_NUMBER: _builtins.int
+    CAPACITY_QUANTILE_FIELD_NUMBER: _builtins.int
     currency_code: _builtins.str
     """ISO-4217 currency of every figure in the answer ("USD" or "KRW"); empty = USD."""
     horizon_months: _builtins.int
@@ -665,12 +665,12 @@ class Constraints(_message.Message):
     """Whether host servers (chassis, CPUs, NICs, their power and racks) are costed; absent = true.
     false prices GPU cards alone, as the seeds' budget tables do.
     """
-    capacity_quantile: Global___CapacityQuantile.ValueType
-    """Size replicas at this quantile of the performance model's band (unspecified = p50)."""
     capex_budget_includes_vat: _builtins.bool
     """Whether capex_budget includes VAT (then purchases + their VAT must fit it); default ex-VAT."""
     offer_policy: Global___OfferPolicy.ValueType
     """How one offer is chosen per GPU and mode; unspecified = most reliable label first."""
+    capacity_quantile: Global___CapacityQuantile.ValueType
+    """Size replicas at this quantile of the performance model's band (unspecified = p50)."""
     @_builtins.property
     def capex_budget(self) -> _common_pb2.Money:
         """Upper limit on up-front purchase spending."""
@@ -730,7 +730,6 @@ class Constraints(_message.Message):
         count_bounds: _abc.Iterable[Global___CountBound] | None = ...,
         include_vat: _builtins.bool = ...,
         include_host_costs: _builtins.bool | None = ...,
-        capacity_quantile: Global___CapacityQuantile.ValueType = ...,
         capex_budget_includes_vat: _builtins.bool = ...,
         offer_policy: Global___OfferPolicy.ValueType = ...,
         include_providers: _abc.Iterable[_builtins.str] | None = ...,
@@ -738,6 +737,7 @@ class Constraints(_message.Message):
         pinned_offer_ids: _abc.Iterable[_builtins.str] | None = ...,
         include_regions: _abc.Iterable[_builtins.str] | None = ...,
         exclude_regions: _abc.Iterable[_builtins.str] | None = ...,
+        capacity_quantile: Global___CapacityQuantile.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "capex_budget", b"capex_budget", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "monthly_opex_cap", b"monthly_opex_cap", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
