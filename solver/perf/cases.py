@@ -27,7 +27,9 @@ from solver.perf.inference import (
     OfflineMax,
     OpenLoop,
     WorkloadShape,
+    build_replica,
     estimate_inference,
+    open_loop_timing,
 )
 from solver.perf.models import resolve_model
 from solver.perf.training import estimate_training
@@ -210,17 +212,22 @@ def _infer(case: EstimateCase, book: Pricebook, gpu: GpuSpec, model: ModelArch) 
     }
 
 
-def _binding_target(cap: Capacity, sla: Sla) -> str:
-    """Which target stops the rate (the one nearest its limit), or the replica's own limit."""
-    closeness = {
-        "ttft_p95_ms": cap.ttft_p95_ms / sla.ttft_p95_ms if sla.ttft_p95_ms else 0.0,
-        "tpot_p95_ms": cap.tpot_ms / sla.tpot_p95_ms if sla.tpot_p95_ms else 0.0,
-        "min_per_user_tok_s": sla.min_per_user_tok_s / cap.per_user_tok_s
-        if sla.min_per_user_tok_s and cap.per_user_tok_s
-        else 0.0,
-    }
-    name, value = max(closeness.items(), key=lambda item: item[1])
-    return name if value >= 1.0 - 2 * SEARCH_RELATIVE_TOLERANCE else "throughput"
+def _binding_target(
+    model: ModelArch, deployment: Deployment, shape: WorkloadShape, cap: Capacity, sla: Sla
+) -> str:
+    """Which target stops the rate: the one a rate just above capacity misses ("throughput" when
+    the replica saturates there, or no target is missed: the batch limit binds)."""
+    above = cap.max_request_rate_per_s * (1 + 2 * SEARCH_RELATIVE_TOLERANCE)
+    timing = open_loop_timing(build_replica(model, deployment, None), shape, above)
+    if timing is None:
+        return "throughput"
+    if sla.ttft_p95_ms is not None and timing.ttft_p95_s * 1e3 > sla.ttft_p95_ms:
+        return "ttft_p95_ms"
+    if sla.tpot_p95_ms is not None and timing.tpot_s * 1e3 > sla.tpot_p95_ms:
+        return "tpot_p95_ms"
+    if sla.min_per_user_tok_s is not None and 1.0 / timing.tpot_s < sla.min_per_user_tok_s:
+        return "min_per_user_tok_s"
+    return "throughput"
 
 
 def _capacity_fields(
@@ -247,7 +254,7 @@ def _capacity_fields(
         "sla_ttft_p95_ms_at_capacity": _finite(cap.ttft_p95_ms),
         "sla_tpot_ms_at_capacity": _finite(cap.tpot_ms),
         "sla_bottleneck": cap.bottleneck.value,
-        "sla_binding": _binding_target(cap, sla) if cap.feasible else "infeasible",
+        "sla_binding": _binding_target(model, deployment, shape, cap, sla) if cap.feasible else "infeasible",
     }
 
 
