@@ -91,6 +91,8 @@ class MelangeFleet:
     gpus: dict[str, int]
     cost_per_hour: float
     optimal: bool
+    load: dict[str, float]
+    """Σ slice load ÷ capacity per GPU type (≤ its count)."""
 
 
 def hourly_price(instance: FleetInstance) -> dict[str, float]:
@@ -145,7 +147,8 @@ def solve_melange(instance: FleetInstance, slices: int, time_limit_s: float = 30
     assert code in (pywraplp.Solver.OPTIMAL, pywraplp.Solver.FEASIBLE)
     counts = {g: round(n[g].solution_value()) for g in gpus if round(n[g].solution_value()) > 0}
     cost = sum(prices[g] * k for g, k in counts.items())
-    return MelangeFleet(counts, cost, code == pywraplp.Solver.OPTIMAL)
+    used = {g: sum(term.solution_value() for term in load[g]) for g in counts}  # type: ignore[attr-defined]
+    return MelangeFleet(counts, cost, code == pywraplp.Solver.OPTIMAL, used)
 
 
 def fleet_of(melange: MelangeFleet) -> Fleet:
