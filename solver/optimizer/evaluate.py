@@ -21,7 +21,7 @@ from pricebook.schema import ModelArch, Pricebook
 from solver.domain import AcquisitionMode, PlanRequest, Sla
 from solver.optimizer.caps import Cap
 from solver.optimizer.instance import Candidate, FleetInstance, InferenceDemand, owned_host_of
-from solver.optimizer.pooling import sizing_of
+from solver.optimizer.pooling import families, sizing_of
 from solver.optimizer.results import (
     Assignment,
     ChosenOption,
@@ -63,6 +63,7 @@ def perf_capacity_checker(request: PlanRequest, book: Pricebook) -> CapacityOf:
     candidate's request size among the sizes sharing its replicas, at its family's SLA, scaled by
     the target utilization and quantile (``solver.optimizer.pooling`` defines how a pool is sized)."""
     workloads = {w.name: w for w in request.inference}
+    request_families = families(request)
     known: dict[tuple[object, ...], tuple[Capacity, ...]] = {}
 
     def capacity_of(candidate: Candidate) -> float:
@@ -80,7 +81,7 @@ def perf_capacity_checker(request: PlanRequest, book: Pricebook) -> CapacityOf:
             candidate.mig_slice,
         )
         key += (candidate.pool or candidate.workload, shapes)
-        sizing = sizing_of(request, w.name, candidate.pool)
+        sizing = sizing_of(request_families, w.name, candidate.pool)
         if key not in known:
             dep = Deployment(
                 gpu=catalog.gpu(book, candidate.gpu),

@@ -116,10 +116,11 @@ def families(request: PlanRequest) -> tuple[Family, ...]:
     return tuple(out)
 
 
-def sizing_of(request: PlanRequest, workload: str, pool: str) -> Sizing:
-    """The sizing a candidate of ``workload`` in ``pool`` ("" = its own replicas) was computed with."""
+def sizing_of(request: PlanRequest | tuple[Family, ...], workload: str, pool: str) -> Sizing:
+    """The sizing a candidate of ``workload`` in ``pool`` ("" = its own replicas) was computed with
+    (``request`` or its ``families``)."""
     shared = pool.startswith(SHARED)
-    for family in families(request):
+    for family in request if isinstance(request, tuple) else families(request):
         if family.sizing.shared == shared and any(m.name == workload for m in family.members):
             return family.sizing
     msg = f"no family of {workload!r} for pool {pool!r}"
