@@ -30,7 +30,7 @@ stubs: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy api service solver pricebook clients tools
+	$(BIN)/mypy api service solver pricebook clients tools store
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.calibration_report

@@ -53,7 +53,7 @@ def _add_serve(sub: Subparsers[argparse.ArgumentParser]) -> None:
     for name in SERVE_SETTINGS:
         field = ServerSettings.model_fields[name]
         flag = "--pricebook" if name == "pricebook_dir" else f"--{name.replace('_', '-')}"
-        kind = bool if name == "log_json" else _flag_type(field.annotation)
+        kind = bool if name == "log_json" or field.annotation is bool else _flag_type(field.annotation)
         default = "" if field.default is None or field.default_factory else f" (default {field.default})"
         options: dict[str, Any] = {"dest": name, "help": f"{field.description or name}{default}"}
         if kind is bool:
