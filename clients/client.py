@@ -13,14 +13,17 @@ Several replicas: give several addresses (``["10.0.0.1:50051", "10.0.0.2:50051"]
 ``"10.0.0.1:50051,10.0.0.2:50051"``) or a DNS name that resolves to all of them
 (``"dns:///fleetplan-headless:50051"``). The channel balances calls over them with gRPC's own
 ``round_robin`` policy and retries a call that failed with UNAVAILABLE before the server began
-answering it (a replica that is down or draining) on another one: ``SERVICE_CONFIG``. A saving
-PlanFleet call without a request id gets one, so such a retry can never save the plan twice.
+answering it (a replica that is down or draining) on another one: ``SERVICE_CONFIG``; the client
+itself retries a call a stopping replica dropped after it had begun (``retry_elsewhere``). A saving
+PlanFleet call without a request id gets one, so no retry can ever save the plan twice.
 """
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import json
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -196,6 +199,28 @@ def _channel_options(extra: Sequence[tuple[str, Any]]) -> list[tuple[str, Any]]:
     ]
 
 
+RETRY_PAUSES_S = (0.05, 0.2, 0.5)
+"""Pauses before the client's own retries of a call a stopping replica dropped (``retry_elsewhere``)."""
+
+
+def retry_elsewhere(error: FleetPlanError) -> bool:
+    """Whether a replica dropped the call while stopping, after it had begun answering (so gRPC's
+    retry policy no longer applies): UNAVAILABLE ``SHUTTING_DOWN``, or CANCELLED without an
+    ErrorInfo (the transport of a stopping server cancels calls that race its GOAWAY; a solve
+    fleetplan cancels says ``SOLVE_CANCELLED``, and a sync caller cannot cancel a unary call).
+    Safe to call again elsewhere: every call is a read or a plan, and saves carry a request id."""
+    if error.code == grpc.StatusCode.UNAVAILABLE:
+        return error.reason == "SHUTTING_DOWN"
+    return error.code == grpc.StatusCode.CANCELLED and not error.reason
+
+
+def _retry_pause(pause: float | None, deadline: float, failure: FleetPlanError) -> float | None:
+    """The pause before the next attempt, or None to give up and raise ``failure``."""
+    if pause is None or time.monotonic() + pause >= deadline or not retry_elsewhere(failure):
+        return None
+    return pause
+
+
 def _save_request_id(request: api.PlanFleetRequest, request_id: str | None) -> str | None:
     """A request id for a saving call that has none, so a retried call saves one plan."""
     if request.save and not request.request_id and not request_id:
@@ -240,12 +265,28 @@ class FleetPlannerClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _call(self, method: Any, request: Any, timeout_s: float | None, request_id: str | None) -> Any:
+    def _call(
+        self,
+        method: Any,
+        request: Any,
+        timeout_s: float | None,
+        request_id: str | None,
+        *,
+        retry: bool = True,
+    ) -> Any:
         metadata = self._metadata + ((("x-request-id", request_id),) if request_id else ())
-        try:
-            return method(request, timeout=timeout_s or self.timeout_s, metadata=metadata or None)
-        except grpc.RpcError as error:
-            raise FleetPlanError.from_rpc_error(error) from None
+        deadline = time.monotonic() + (timeout_s or self.timeout_s)
+        for pause in (*RETRY_PAUSES_S, None):
+            try:
+                remaining = max(0.001, deadline - time.monotonic())
+                return method(request, timeout=remaining, metadata=metadata or None)
+            except grpc.RpcError as error:
+                failure = FleetPlanError.from_rpc_error(error)
+            wait = _retry_pause(pause if retry else None, deadline, failure)
+            if wait is None:
+                raise failure from None
+            time.sleep(wait)
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     # -- RPCs ----------------------------------------------------------------------------------
 
@@ -275,7 +316,9 @@ class FleetPlannerClient:
         return self._call(self._plans.ListPlans, message, timeout_s, None)  # type: ignore[no-any-return]
 
     def delete_plan(self, plan_id: str, *, timeout_s: float | None = None) -> None:
-        self._call(self._plans.DeletePlan, store_api.DeletePlanRequest(plan_id=plan_id), timeout_s, None)
+        # Not retried by the client: a repeated delete of a deleted plan would say NOT_FOUND.
+        request = store_api.DeletePlanRequest(plan_id=plan_id)
+        self._call(self._plans.DeletePlan, request, timeout_s, None, retry=False)
 
     def compare_plans(
         self, base_plan_id: str, other_plan_id: str, *, timeout_s: float | None = None
@@ -433,10 +476,18 @@ class AsyncFleetPlannerClient:
 
     async def _call(self, method: Any, request: Any, timeout_s: float | None, request_id: str | None) -> Any:
         metadata = self._metadata + ((("x-request-id", request_id),) if request_id else ())
-        try:
-            return await method(request, timeout=timeout_s or self.timeout_s, metadata=metadata or None)
-        except grpc.RpcError as error:
-            raise FleetPlanError.from_rpc_error(error) from None
+        deadline = time.monotonic() + (timeout_s or self.timeout_s)
+        for pause in (*RETRY_PAUSES_S, None):
+            try:
+                remaining = max(0.001, deadline - time.monotonic())
+                return await method(request, timeout=remaining, metadata=metadata or None)
+            except grpc.RpcError as error:
+                failure = FleetPlanError.from_rpc_error(error)
+            wait = _retry_pause(pause, deadline, failure)
+            if wait is None:
+                raise failure from None
+            await asyncio.sleep(wait)
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def plan_fleet(
         self,

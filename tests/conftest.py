@@ -70,3 +70,12 @@ def postgres_url(postgres: PostgresCluster | None) -> str:
     if postgres is None:
         pytest.skip("PostgreSQL cannot be started here (see the warning): apt-get install postgresql")
     return postgres.create_database()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_spec(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A ``--store`` value naming an empty database: a SQLite file, then a real PostgreSQL one."""
+    if request.param == "sqlite":
+        return str(tmp_path / "plans.db")
+    url: str = request.getfixturevalue("postgres_url")
+    return url
