@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test serve stubs lint bench clean
+.PHONY: demo test serve stubs lint bench pg clean
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -23,6 +23,11 @@ test: $(STAMP)
 ## Run the gRPC server on 127.0.0.1:50051 (embedded pricebook; Ctrl-C stops it gracefully).
 serve: $(STAMP)
 	$(BIN)/fleetplan serve --address 127.0.0.1:50051
+
+## A throwaway PostgreSQL for the plan store (needs Debian's postgresql package: apt-get install
+## postgresql); prints the FLEETPLAN_STORE URL to use, Ctrl-C stops and removes it.
+pg: $(STAMP)
+	$(BIN)/python -m tests.pg
 
 ## Regenerate the checked-in gRPC/protobuf stubs from proto/.
 stubs: $(STAMP)

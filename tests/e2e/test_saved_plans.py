@@ -170,7 +170,7 @@ def test_store_errors_are_statuses(tmp_path: Path) -> None:
         assert client.plan_fleet(quick).plan.fleet  # planning needs no store
         for call in (
             lambda: client.plan_fleet(_request("60m_krw_single_gpu.yaml", save=True)),
-            lambda: client.list_plans(),
+            client.list_plans,
         ):
             with pytest.raises(FleetPlanError) as disabled:
                 call()
