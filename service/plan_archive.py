@@ -100,6 +100,10 @@ class PlanArchive:
     async def delete(self, plan_id: str) -> None:
         await asyncio.to_thread(self._require(write=True).delete, plan_id)
 
+    async def set_document(self, plan_id: str, document: str | None) -> None:
+        """Attach opaque JSON to a saved plan (e.g. a report's data)."""
+        await asyncio.to_thread(self._require(write=True).set_document, plan_id, document)
+
     def close(self) -> None:
         if self._store is not None:
             self._store.close()

@@ -272,5 +272,13 @@ class SqlPlanStore:
                 raise PlanNotFound(plan_id)
             session.delete(row)
 
+    def set_document(self, plan_id: str, document: str | None) -> None:
+        self._require_writable()
+        with self._session() as session, session.begin():
+            row = session.get(PlanRow, plan_id)
+            if row is None:
+                raise PlanNotFound(plan_id)
+            row.document = document
+
     def close(self) -> None:
         self._engine.dispose()

@@ -4,6 +4,7 @@ store's error statuses, idempotent saves."""
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from collections import defaultdict
 from decimal import Decimal
@@ -219,3 +220,17 @@ def test_a_retried_save_returns_the_first_plan(tmp_path: Path) -> None:
             client.plan_fleet(client_request)
     assert reused.value.code == grpc.StatusCode.INVALID_ARGUMENT
     assert [v.field for v in reused.value.violations] == ["request_id"]
+
+
+def test_the_requester_is_the_tokens_name(tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens"
+    tokens.write_text("# NAME TOKEN, or a token\nalice secret-alice-1\nsecret-anon-2\n", encoding="utf-8")
+    request = _request("60m_krw_single_gpu.yaml", save=True)
+    with _server(str(tmp_path / "plans.db"), token_file=tokens) as server:
+        with FleetPlannerClient(server.address, bearer_token="secret-alice-1") as alice:
+            named = alice.get_plan(alice.plan_fleet(request).plan_id)
+        with FleetPlannerClient(server.address, bearer_token="secret-anon-2") as anonymous:
+            unnamed = anonymous.get_plan(anonymous.plan_fleet(request).plan_id)
+    assert named.requester == "alice"
+    assert unnamed.requester == "token-" + hashlib.sha256(b"secret-anon-2").hexdigest()[:8]
+    assert "secret" not in unnamed.requester

@@ -65,6 +65,17 @@ def test_delete_removes_the_plan_and_its_tags(repository: SqlPlanStore) -> None:
     assert repository.list(PlanFilter(tag="a"), 10).plans == ()
 
 
+def test_the_document_can_be_attached_later(repository: SqlPlanStore) -> None:
+    plan = _plan()
+    repository.save(plan)
+    assert repository.get(plan.plan_id).document is None
+    repository.set_document(plan.plan_id, '{"quote": {"total": "1 KRW"}}')
+    assert repository.get(plan.plan_id).document == '{"quote": {"total": "1 KRW"}}'
+    assert repository.get(plan.plan_id).response == plan.response  # nothing else changes
+    with pytest.raises(PlanNotFound):
+        repository.set_document(new_ulid(), "{}")
+
+
 def test_one_key_saves_one_plan(repository: SqlPlanStore) -> None:
     first = repository.save(_plan(idempotency_key="retry-me"))
     again = repository.save(_plan(idempotency_key="retry-me"))
