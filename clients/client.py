@@ -474,7 +474,15 @@ class AsyncFleetPlannerClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def _call(self, method: Any, request: Any, timeout_s: float | None, request_id: str | None) -> Any:
+    async def _call(
+        self,
+        method: Any,
+        request: Any,
+        timeout_s: float | None,
+        request_id: str | None,
+        *,
+        retry: bool = True,
+    ) -> Any:
         metadata = self._metadata + ((("x-request-id", request_id),) if request_id else ())
         deadline = time.monotonic() + (timeout_s or self.timeout_s)
         for pause in (*RETRY_PAUSES_S, None):
@@ -483,7 +491,7 @@ class AsyncFleetPlannerClient:
                 return await method(request, timeout=remaining, metadata=metadata or None)
             except grpc.RpcError as error:
                 failure = FleetPlanError.from_rpc_error(error)
-            wait = _retry_pause(pause, deadline, failure)
+            wait = _retry_pause(pause if retry else None, deadline, failure)
             if wait is None:
                 raise failure from None
             await asyncio.sleep(wait)
@@ -510,6 +518,22 @@ class AsyncFleetPlannerClient:
     ) -> store_api.ListPlansResponse:
         message = request or store_api.ListPlansRequest()
         return await self._call(self._plans.ListPlans, message, timeout_s, None)  # type: ignore[no-any-return]
+
+    async def delete_plan(self, plan_id: str, *, timeout_s: float | None = None) -> None:
+        request = store_api.DeletePlanRequest(plan_id=plan_id)
+        await self._call(self._plans.DeletePlan, request, timeout_s, None, retry=False)
+
+    async def compare_plans(
+        self, base_plan_id: str, other_plan_id: str, *, timeout_s: float | None = None
+    ) -> store_api.ComparePlansResponse:
+        request = store_api.ComparePlansRequest(base_plan_id=base_plan_id, other_plan_id=other_plan_id)
+        return await self._call(self._plans.ComparePlans, request, timeout_s, None)  # type: ignore[no-any-return]
+
+    async def reprice_plan(
+        self, plan_id: str, *, timeout_s: float | None = None
+    ) -> store_api.RepricePlanResponse:
+        request = store_api.RepricePlanRequest(plan_id=plan_id)
+        return await self._call(self._plans.RepricePlan, request, timeout_s, None)  # type: ignore[no-any-return]
 
     async def evaluate_fleet(
         self,

@@ -4,6 +4,7 @@ store's error statuses, idempotent saves."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import shutil
 from collections import defaultdict
@@ -17,7 +18,7 @@ import yaml
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import plan_pb2
 from api.fleetplan.v1 import plan_store_pb2 as store_api
-from clients import FleetPlanError, FleetPlannerClient
+from clients import AsyncFleetPlannerClient, FleetPlanError, FleetPlannerClient
 from clients.scenario import load_scenario
 from pricebook import loader
 from service.server import ThreadedServer
@@ -234,3 +235,19 @@ def test_the_requester_is_the_tokens_name(tmp_path: Path) -> None:
     assert named.requester == "alice"
     assert unnamed.requester == "token-" + hashlib.sha256(b"secret-anon-2").hexdigest()[:8]
     assert "secret" not in unnamed.requester
+
+
+def test_the_async_client_has_the_same_plan_methods(tmp_path: Path) -> None:
+    async def session(address: str) -> None:
+        async with AsyncFleetPlannerClient(address) as client:
+            saved = await client.plan_fleet(_request("60m_krw_single_gpu.yaml", save=True))
+            assert (await client.get_plan(saved.plan_id)).response == saved
+            assert [p.plan_id for p in (await client.list_plans()).plans] == [saved.plan_id]
+            same = await client.compare_plans(saved.plan_id, saved.plan_id)
+            assert list(same.messages) == ["the two plans are the same"]
+            assert (await client.reprice_plan(saved.plan_id)).still_feasible
+            await client.delete_plan(saved.plan_id)
+            assert (await client.list_plans()).plans == []
+
+    with _server(str(tmp_path / "plans.db")) as server:
+        asyncio.run(session(server.address))
