@@ -69,12 +69,19 @@ def test_replicas_starting_together_migrate_once(store_spec: str) -> None:
         engine.dispose()
 
 
+def test_the_fast_path_knows_the_newest_revision() -> None:
+    assert migrate.head_revision() == migrate.HEAD_REVISION
+
+
 def test_a_second_upgrade_is_a_no_op(store_spec: str) -> None:
     engine = create_engine(_url(store_spec))
     try:
+        with engine.connect() as connection:
+            assert not migrate.at_head(connection)
         migrate.upgrade(engine)
         migrate.upgrade(engine)
         with engine.connect() as connection:
+            assert migrate.at_head(connection)
             assert migrate.current_revision(connection) == migrate.head_revision()
     finally:
         engine.dispose()
