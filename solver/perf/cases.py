@@ -163,6 +163,7 @@ def _infer(case: EstimateCase, book: Pricebook, gpu: GpuSpec, model: ModelArch) 
                 "num_gpus", f"no TP degree divides num_gpus {case.num_gpus} within one {gpu.id} server"
             )
     best: tuple[float, int, InferenceEstimate] | None = None
+    deployments: dict[int, Deployment] = {}
     for tp in candidates:
         replicas = case.num_gpus // tp
         deployment = Deployment(
@@ -174,6 +175,7 @@ def _infer(case: EstimateCase, book: Pricebook, gpu: GpuSpec, model: ModelArch) 
             max_num_seqs=case.max_num_seqs,
             max_batched_tokens=case.max_batched_tokens,
         )
+        deployments[tp] = deployment
         est = estimate_inference(model, deployment, shape, _load(case, replicas))
         score = est.output_tok_s * replicas if est.fits else -1.0
         if best is None or score > best[0]:
@@ -181,7 +183,7 @@ def _infer(case: EstimateCase, book: Pricebook, gpu: GpuSpec, model: ModelArch) 
     assert best is not None
     _, tp, est = best
     replicas = case.num_gpus // tp
-    at_sla = {} if case.sla is None else _capacity_fields(case, gpu, model, tp, shape=shape, sla=case.sla)
+    at_sla = {} if case.sla is None else _capacity_fields(model, deployments[tp], shape, case.sla)
     return at_sla | {
         "tp": tp,
         "tp_chosen_by_estimator": case.tp is None,
@@ -231,19 +233,10 @@ def _binding_target(
 
 
 def _capacity_fields(
-    case: EstimateCase, gpu: GpuSpec, model: ModelArch, tp: int, *, shape: WorkloadShape, sla: Sla
+    model: ModelArch, deployment: Deployment, shape: WorkloadShape, sla: Sla
 ) -> dict[str, Any]:
     """One replica's largest sustainable load at ``sla`` (``capacity_at_sla``, what the planner
     sizes with) and what stops it there."""
-    deployment = Deployment(
-        gpu,
-        tp,
-        case.precision,
-        case.kv_precision,
-        case.engine,
-        max_num_seqs=case.max_num_seqs,
-        max_batched_tokens=case.max_batched_tokens,
-    )
     cap = capacity_at_sla(model, deployment, shape, sla)
     return {
         "sla_feasible": cap.feasible,
