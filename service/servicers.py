@@ -38,15 +38,18 @@ from service.convert.evaluate import evaluate_request_from_proto, evaluation_to_
 from service.convert.paths import PathMap, domain_violations_to_proto, path_map
 from service.convert.performance import performance_cases_from_proto, performance_results_to_proto
 from service.convert.plan import plan_to_proto
+from service.convert.plan_store import planning_part
 from service.convert.provenance import plan_provenance, provenance_to_proto
 from service.convert.scenario import scenario_request
 from service.convert.sweep import frontier_to_proto, sweep_point_to_proto, sweep_request_from_proto
 from service.errors import grpc_errors
 from service.limits import SolveGate, require_plan_within_deadline, solve_budget_s
+from service.plan_archive import PlanArchive
 from service.plan_cache import PlanCache, request_key
 from service.settings import ServerSettings
 from solver import planner
 from solver.errors import InvalidRequest
+from store.records import PlanRepository
 
 log = structlog.get_logger("fleetplan.service")
 _T = TypeVar("_T")
@@ -70,6 +73,8 @@ SERVER_VERSION = _package_version()
 class ServiceState:
     book: Pricebook
     settings: ServerSettings
+    store: PlanRepository | None = None
+    """Saved plans (None = no store: saving and the PlanStore RPCs answer FAILED_PRECONDITION)."""
 
 
 def _time_budget_s(context: grpc.aio.ServicerContext, settings: ServerSettings) -> float:
@@ -113,10 +118,15 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         """``fn()`` on the cheap executor (the call's context goes along: its log record)."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._cheap, contextvars.copy_context().run, fn)
+        self._archive = PlanArchive(state.store, state.settings)
 
     @property
     def gate(self) -> SolveGate:
         return self._gate
+
+    @property
+    def archive(self) -> PlanArchive:
+        return self._archive
 
     def _versions(self) -> dict[str, str]:
         return {"performance_model_version": self._model_version, "server_version": SERVER_VERSION}
@@ -126,7 +136,10 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         self, request: api.PlanFleetRequest, context: grpc.aio.ServicerContext
     ) -> api.PlanFleetResponse:
         book = self._state.book
-        key = request_key(request, book.content_hash)
+        earlier = await self._archive.earlier_answer(request, context)
+        if earlier is not None:  # a retried save: the answer saved the first time
+            return earlier
+        key = request_key(planning_part(request), book.content_hash)
         if not self._plan_cache.answers(key):
             self._gate.admit(context)  # a busy server refuses before converting the request
         resolved = scenario_request(request, book)
@@ -150,7 +163,12 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         provenance.reused_identical_request = reused
         # A 100-workload plan takes tens of milliseconds to convert: not on the event loop.
         plan = await asyncio.to_thread(plan_to_proto, result, book)
-        return api.PlanFleetResponse(plan=plan, provenance=provenance)
+        response = api.PlanFleetResponse(plan=plan, provenance=provenance)
+        if request.save:
+            return await self._archive.save(
+                request, response, context, calibration_date=domain_calls.calibration_fit_date()
+            )
+        return response
 
     @grpc_errors
     async def EvaluateFleet(

@@ -13,7 +13,7 @@ from enum import StrEnum
 from pricebook.schema import Currency, GpuId, Money, PriceLabel
 from solver.analysis.breakeven import ApiBreakEven, BuyVsRent
 from solver.analysis.tco import CostComponent, DepreciationYear, FleetTco, UnitCost, VatLines
-from solver.domain import AcquisitionMode
+from solver.domain import AcquisitionMode, CapacityQuantile
 from solver.optimizer.results import FleetSolution, SolveStatus, WorkloadFit
 
 
@@ -147,6 +147,15 @@ class PlanResult:
     gap_too_wide: bool = False
     """A plan stopped by its time limit with a gap above the request's ``max_gap``: for inspection,
     not a plan to buy (the summary and the warnings say so)."""
+    capacity_quantile: CapacityQuantile = CapacityQuantile.P50
+    """The quantile of the performance band replicas were sized at (issue 20)."""
+    tco_at_quantile: float | None = None
+    """This plan's horizon TCO as the optimizer priced it (request currency, before VAT)."""
+    tco_at_p50: float | None = None
+    """The same for the plan sized at p50 (the estimate): this plan's own with a p50 request;
+    None when that re-solve found no plan in time."""
+    meets_demand: tuple[tuple[str, float], ...] = ()
+    """Per inference workload: the probability the fleet meets its demand (``optimizer.risk``)."""
     vat: VatLines | None = None
     """Supply / VAT / total of the plan's payments (only when the request includes VAT)."""
     depreciation: tuple[DepreciationYear, ...] = ()
