@@ -113,12 +113,12 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         self._cheap = ThreadPoolExecutor(max_workers=CHEAP_THREADS, thread_name_prefix="fleetplan-cheap")
         self._catalogs: dict[tuple[str, ...], api.ListCatalogResponse] = {}
         """Catalogue answers by set of kinds (at most 2^kinds entries)."""
+        self._archive = PlanArchive(state.store, state.settings)
 
     async def _cheap_call(self, fn: Callable[[], _T]) -> _T:
         """``fn()`` on the cheap executor (the call's context goes along: its log record)."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._cheap, contextvars.copy_context().run, fn)
-        self._archive = PlanArchive(state.store, state.settings)
 
     @property
     def gate(self) -> SolveGate:

@@ -33,17 +33,27 @@ def test_sigterm_during_a_solve_drains_and_exits_zero() -> None:
             check = health_pb2.HealthCheckRequest(service="fleetplan.v1.FleetPlanner")
             assert health.Check(check, timeout=5).status == health_pb2.HealthCheckResponse.SERVING
             stub.ListCatalog(api.ListCatalogRequest(), timeout=10)  # warm the connection
-            in_flight = stub.PlanFleet.future(portfolio_plan(), timeout=60)
-            time.sleep(0.4)  # the solve is running
+            # 20 workloads over the whole catalogue: a first plan within a second or two, not proven
+            # within the grace period (the 500M KRW example now answers in under 0.4 s).
+            base = portfolio(20)
+            options = base.options.model_copy(update={"time_limit_s": 60})
+            request = plan_request_to_proto(base.model_copy(update={"options": options}))
+            in_flight = stub.PlanFleet.future(request, timeout=60)
+            time.sleep(1.5)  # the solve is running
             assert not in_flight.done()
             terminated_at = time.monotonic()
             served.process.terminate()
             time.sleep(0.1)
             # Draining: still answering, but telling load balancers to go away.
             assert health.Check(check, timeout=5).status == health_pb2.HealthCheckResponse.NOT_SERVING
-            response = in_flight.result(timeout=GRACE_S + 5)
-            assert response.plan.status in VERIFIED
-            assert response.plan.fleet
+            # Its best verified plan at the wrap-up, or (no plan yet on a cold, busy box) a clear
+            # SHUTTING_DOWN — never a bare cancellation.
+            try:
+                response = in_flight.result(timeout=GRACE_S + 5)
+                assert response.plan.status in VERIFIED
+                assert response.plan.fleet
+            except grpc.RpcError as error:
+                assert (error.code(), error_reason(error)) == (grpc.StatusCode.UNAVAILABLE, "SHUTTING_DOWN")
         exit_code = served.process.wait(GRACE_S + 10)
         stopped_after_s = time.monotonic() - terminated_at
     finally:
