@@ -7,6 +7,7 @@
 | ``solver.errors.SolveCancelled`` | CANCELLED | ``SOLVE_CANCELLED`` |
 | ``solver.errors.DeadlineExceeded`` | DEADLINE_EXCEEDED | ``DEADLINE_EXCEEDED`` |
 | ``ResourceExhausted`` | RESOURCE_EXHAUSTED | ``SERVER_BUSY`` + RetryInfo |
+| ``ShuttingDown`` | UNAVAILABLE | ``SHUTTING_DOWN`` + RetryInfo |
 | ``store.errors.PlanNotFound`` | NOT_FOUND | ``PLAN_NOT_FOUND`` + ResourceInfo |
 | ``store.errors.StoreDisabled``, ``…ReadOnly`` | FAILED_PRECONDITION | ``STORE_DISABLED``, ``…_READ_ONLY`` |
 | ``store.errors.StoreUnavailable`` | UNAVAILABLE | ``STORE_UNAVAILABLE`` + RetryInfo |

@@ -8,17 +8,24 @@ concurrency with a bounded queue, and the caller's deadline enforced on the solv
   answers INVALID_ARGUMENT with a BadRequest. ``LimitsInterceptor`` applies them to every RPC.
 - Undecodable bytes on the wire are answered INVALID_ARGUMENT (``MALFORMED_REQUEST``), not UNKNOWN.
 - ``SolveGate``: at most ``slots`` solves at once (one per core by default) and ``max_waiting``
-  queued; past that RESOURCE_EXHAUSTED with a ``RetryInfo`` hint (the measured mean solve time ×
-  the queue ahead). Admission control: a call whose deadline would pass before it gets a slot (by
-  that estimate, or in fact while it waits) is refused the same way instead of timing out in the queue.
-  Solves run on the gate's own thread pool, so cheap RPCs (catalog, estimates,
+  queued; past that RESOURCE_EXHAUSTED with a ``RetryInfo`` hint (the recent solve time × the queue
+  ahead ÷ slots). Admission control: a call is admitted only when that expected wait plus
+  ``MIN_SOLVE_S`` fits its deadline (less the margin); otherwise it is refused the same way at once,
+  and a call whose deadline would pass while it waits is refused then, instead of timing out in
+  the queue. Solves run on the gate's own (nicer) thread pool, so cheap RPCs (catalog, estimates,
   health) never wait behind them.
 - Deadlines: once a solve has its slot, a timer fires at the caller's remaining deadline minus
   ``margin_s`` and *wraps up* the solve: the MIP is interrupted and its best verified plan comes
   back (status FEASIBLE with its gap). If it had none, the call fails with DEADLINE_EXCEEDED.
-  Client cancellation (or the deadline passing) *cancels* the solve (``SolveCancelled`` inside the
-  solver) and the slot is only released when the worker thread has really stopped.
-- ``SolveGate.wrap_up_all()``: graceful shutdown asks every running solve for its best result.
+  ``HARD_STOP_LEAD_S`` before the deadline whatever still runs (e.g. candidate building of a big
+  portfolio) is cancelled and answered DEADLINE_EXCEEDED with its ErrorInfo, before gRPC would end
+  the call with a bare status. Client cancellation *cancels* the solve (``SolveCancelled`` inside
+  the solver) and the slot is only released when the worker thread has really stopped.
+- Shutdown (``service.shutdown``): ``SolveGate.start_draining()`` answers every queued solve (and
+  every new one) UNAVAILABLE ``SHUTTING_DOWN`` + RetryInfo at once; ``wrap_up_all()`` asks every
+  running solve for its best verified result; ``cancel_all(SHUTDOWN)`` stops what is still running
+  just before the grace period ends, and those calls are answered ``SHUTTING_DOWN`` too (never a
+  bare cancellation by gRPC).
 """
 
 from __future__ import annotations
@@ -26,11 +33,13 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import os
 import threading
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from enum import StrEnum
 from types import SimpleNamespace
 from typing import Any, TypeVar
 
@@ -44,7 +53,7 @@ from api.fleetplan.v1 import scenario_pb2
 from service.errors import ResourceExhausted, ShuttingDown, bad_request_status
 from service.guards import guarded_handler
 from solver import domain
-from solver.errors import DeadlineExceeded, FieldViolation
+from solver.errors import DeadlineExceeded, FieldViolation, SolveCancelled
 from solver.optimizer.cancel import CancelToken
 from solver.units import HOURS_PER_DAY
 
@@ -61,6 +70,12 @@ MAX_DEADLINE_WRAP_UP_S = 3.0
 """A solve is wrapped up max(margin, min(20 % of the caller's remaining time, 3 s)) before the caller's
 deadline: after the interrupt the planner still verifies the plan and starts (then stops) its optional
 solves, which takes about a second for 50 workloads."""
+REASSESS_S = 0.5
+"""How often a waiting solve's expected wait is estimated again (see ``SolveGate._acquire``)."""
+HARD_STOP_LEAD_S = 1.0
+"""What still runs this long before the caller's deadline is cancelled (half the wrap-up's lead when
+that is shorter): a cancel stops the solver in ~0.1 s (``bench/cancel.py``), longer on a loaded box,
+and the answer must reach the caller before gRPC ends the call with a bare DEADLINE_EXCEEDED."""
 WRAP_UP_REPEAT_S = 0.05
 """After a wrap-up, interrupt each newly started MIP this often (an interrupt before a solve starts is
 ignored by the backend, so later solves of the same call — baselines, sensitivity — are caught here)."""
@@ -214,12 +229,36 @@ class _Undecodable:
     reason: str
 
 
-def _lenient(deserialize: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
-    """``deserialize`` that returns ``_Undecodable`` instead of raising (gRPC would answer UNKNOWN)."""
+@dataclass(frozen=True, slots=True)
+class _TooLarge:
+    """A request over ``max_message_bytes`` (never decoded)."""
+
+    size: int
+    limit: int
+
+
+WIRE_CEILING_FACTOR = 4
+"""gRPC itself accepts requests up to this many times ``max_message_bytes`` (at most 1 GiB), so that
+fleetplan can refuse those over the limit with an error naming the limit and its setting; beyond
+the ceiling gRPC refuses them with its own bare RESOURCE_EXHAUSTED."""
+MAX_WIRE_CEILING_BYTES = 1024 * 1024 * 1024
+
+
+def wire_ceiling_bytes(max_message_bytes: int) -> int:
+    return min(MAX_WIRE_CEILING_BYTES, WIRE_CEILING_FACTOR * max_message_bytes)
+
+
+def _lenient(
+    deserialize: Callable[[bytes], Any] | None, max_message_bytes: int | None
+) -> Callable[[bytes], Any] | None:
+    """``deserialize`` that returns ``_Undecodable`` instead of raising (gRPC would answer UNKNOWN),
+    and ``_TooLarge`` for a request over ``max_message_bytes`` without decoding it."""
     if deserialize is None:
         return None
 
     def decode(data: bytes) -> Any:
+        if max_message_bytes is not None and len(data) > max_message_bytes:
+            return _TooLarge(len(data), max_message_bytes)
         try:
             return deserialize(data)
         except Exception as exc:
@@ -234,15 +273,30 @@ def violations_of(request: Any, limits: RequestLimits) -> list[FieldViolation]:
         return [
             FieldViolation("(request)", f"not a valid protobuf message of this method ({request.reason})")
         ]
+    if isinstance(request, _TooLarge):
+        return [
+            FieldViolation(
+                "(request)",
+                f"the request is {request.size:,} bytes; at most {request.limit:,} are accepted (limit "
+                "max_message_bytes: fleetplan serve --max-message-bytes or FLEETPLAN_MAX_MESSAGE_BYTES)",
+            )
+        ]
     return check_request(request, limits)
 
 
-class LimitsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
-    """Refuses undecodable requests and requests over ``RequestLimits`` with INVALID_ARGUMENT,
-    before any handler work."""
+def _refusal_reason(request: Any) -> str:
+    if isinstance(request, _TooLarge):
+        return "MESSAGE_TOO_LARGE"
+    return "MALFORMED_REQUEST" if isinstance(request, _Undecodable) else "LIMIT_EXCEEDED"
 
-    def __init__(self, limits: RequestLimits = RequestLimits()) -> None:
+
+class LimitsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """Refuses undecodable requests, requests over ``max_message_bytes`` and requests over
+    ``RequestLimits`` with INVALID_ARGUMENT, before any handler work."""
+
+    def __init__(self, limits: RequestLimits = RequestLimits(), max_message_bytes: int | None = None) -> None:
         self._limits = limits
+        self._max_message_bytes = max_message_bytes
 
     async def intercept_service(
         self,
@@ -257,10 +311,12 @@ class LimitsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         async def check(request: Any, context: grpc.aio.ServicerContext) -> None:
             violations = violations_of(request, limits)
             if violations:
-                reason = "MALFORMED_REQUEST" if violations[0].field == "(request)" else "LIMIT_EXCEEDED"
-                await context.abort_with_status(rpc_status.to_status(bad_request_status(violations, reason)))
+                status = bad_request_status(violations, _refusal_reason(request))
+                await context.abort_with_status(rpc_status.to_status(status))
 
-        return guarded_handler(handler, check, _lenient(handler.request_deserializer))
+        return guarded_handler(
+            handler, check, _lenient(handler.request_deserializer, self._max_message_bytes)
+        )
 
 
 # -- deadlines ---------------------------------------------------------------------------------
@@ -271,6 +327,20 @@ def solve_budget_s(time_remaining_s: float | None, *, default_s: float, margin_s
     if time_remaining_s is None:
         return default_s
     return max(0.05, min(default_s, time_remaining_s - margin_s))
+
+
+class StopReason(StrEnum):
+    """Why a solve was told to stop early (``SolveToken.wrap_up_reason``)."""
+
+    DEADLINE = "deadline"
+    SHUTDOWN = "shutdown"
+
+
+QUEUED_AT_SHUTDOWN = "the server is shutting down and this solve had not started; retry on another replica"
+STOPPED_AT_SHUTDOWN = (
+    "the server is shutting down and the solve had no verified plan within the grace period; "
+    "retry on another replica"
+)
 
 
 class SolveToken(CancelToken):
@@ -286,6 +356,12 @@ class SolveToken(CancelToken):
         self._wrapped = threading.Event()
         self._done = threading.Event()
         self.wrap_up_reason = ""
+
+    def stop(self, reason: StopReason) -> None:
+        """Cancel, remembering why (a shutdown's cancellation is answered SHUTTING_DOWN)."""
+        if not self.cancelled:
+            self.wrap_up_reason = self.wrap_up_reason or reason
+        self.cancel()
 
     def add_callback(self, callback: Callable[[], None]) -> Callable[[], None]:
         with self._live_lock:
@@ -340,6 +416,16 @@ class SolveToken(CancelToken):
         self._done.set()
 
 
+def _stopped_error(token: SolveToken, cancelled: SolveCancelled) -> Exception:
+    """What a solve the server itself stopped answers: SHUTTING_DOWN, or DEADLINE_EXCEEDED at the
+    caller's deadline (a caller's own cancellation stays a cancellation)."""
+    if token.wrap_up_reason == StopReason.SHUTDOWN:
+        return ShuttingDown(STOPPED_AT_SHUTDOWN)
+    if token.wrap_up_reason == StopReason.DEADLINE:
+        return DeadlineExceeded("the solver had no verified plan when the caller's deadline came")
+    return cancelled
+
+
 def _has_no_plan(outcome: Any) -> bool:
     """Whether a domain outcome (a planner result, or one holding ``.plan``) carries no plan at all."""
     for holder in (outcome, getattr(outcome, "plan", None)):
@@ -370,10 +456,23 @@ def require_plan_within_deadline(
 # -- bounded solve concurrency -----------------------------------------------------------------
 
 
+def _lower_priority(niceness: int) -> None:
+    """Executor initializer: make this solve thread (and the solver threads it starts) ``niceness``
+    nicer, so that when every core is solving the kernel still schedules the event loop (health,
+    catalogue, estimates) first (``ServerSettings.solve_niceness``)."""
+    if niceness <= 0:
+        return
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + niceness)
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        pass
+
+
 class SolveGate:
     """At most ``slots`` solves at once and ``max_waiting`` waiting; beyond that RESOURCE_EXHAUSTED."""
 
-    def __init__(self, slots: int, max_waiting: int, *, margin_s: float = 0.25) -> None:
+    def __init__(self, slots: int, max_waiting: int, *, margin_s: float = 0.25, niceness: int = 0) -> None:
         self._slots = slots
         self._max_waiting = max_waiting
         self._margin_s = margin_s
@@ -382,9 +481,20 @@ class SolveGate:
         self._running = 0
         self._threads = 0
         # Cancelled solves keep their thread until the MIP stops, so allow a few more threads than slots.
-        self._executor = ThreadPoolExecutor(max_workers=slots * 2 + 2, thread_name_prefix="fleetplan-solve")
-        self._active: set[SolveToken] = set()
+        self._executor = ThreadPoolExecutor(
+            max_workers=slots * 2 + 2,
+            thread_name_prefix="fleetplan-solve",
+            initializer=_lower_priority,
+            initargs=(niceness,),
+        )
+        self._active: dict[SolveToken, float] = {}
+        """Running solves and when each got its slot (``time.perf_counter()``)."""
         self._mean_solve_s = 1.0
+        self._draining = asyncio.Event()
+        self._answer_now: dict[SolveToken, asyncio.Future[None]] = {}
+        """Set when the server stops a running solve (deadline, shutdown): its call is answered then."""
+        self._queue: list[asyncio.Future[Any]] = []
+        """Waiting solves' slot requests in arrival order (the semaphore wakes them in this order)."""
 
     @property
     def running(self) -> int:
@@ -397,7 +507,24 @@ class SolveGate:
 
     def retry_after_s(self) -> float:
         """Expected wait for a slot: mean solve time × (queue ahead + 1) ÷ slots, 0.5…30 s."""
-        return round(min(30.0, max(0.5, self._mean_solve_s * (self._waiting + 1) / self._slots)), 1)
+        return round(min(30.0, max(0.5, self.expected_wait_s())), 1)
+
+    def solve_time_s(self) -> float:
+        """Recent solve time: the running mean of finished solves, or — when the running ones have
+        already taken longer (a burst of big solves, before any has finished) — their mean age."""
+        if not self._active:
+            return self._mean_solve_s
+        now = time.perf_counter()
+        age = sum(now - started for started in self._active.values()) / len(self._active)
+        return max(self._mean_solve_s, age)
+
+    def expected_wait_s(self, position: int | None = None) -> float:
+        """Expected wait for a slot of the solve at ``position`` in the queue (0 = next; None = a new
+        arrival, behind every waiting one): recent solve time × (position + 1) ÷ slots."""
+        if self._running < self._slots:
+            return 0.0
+        ahead = self._waiting if position is None else position
+        return self.solve_time_s() * (ahead + 1) / self._slots
 
     def wrap_up_all(self, reason: str) -> int:
         """Ask every running solve for its best verified result now (graceful shutdown)."""
@@ -406,15 +533,43 @@ class SolveGate:
             token.wrap_up(reason)
         return len(tokens)
 
-    def cancel_all(self) -> None:
-        for token in list(self._active):
-            token.cancel()
+    def start_draining(self) -> int:
+        """Shutdown: queued solves and new ones are answered SHUTTING_DOWN at once (running ones go
+        on). Returns how many were waiting."""
+        self._draining.set()
+        return self._waiting
 
-    async def _enter(
-        self, context: grpc.aio.ServicerContext | None
-    ) -> tuple[SolveToken, asyncio.TimerHandle | None]:
-        """Wait for a slot (or refuse when the queue is full, or when the caller's deadline would pass
-        in the queue); arm the caller's deadline."""
+    @property
+    def draining(self) -> bool:
+        return self._draining.is_set()
+
+    def cancel_all(self, reason: StopReason | None = None) -> int:
+        """Stop every running solve (``reason`` SHUTDOWN: their calls are answered SHUTTING_DOWN)."""
+        tokens = list(self._active)
+        for token in tokens:
+            if reason is None:
+                token.cancel()
+            else:
+                self._stop(token, reason)
+        return len(tokens)
+
+    def _stop(self, token: SolveToken, reason: StopReason) -> None:
+        """Cancel ``token``'s solve and answer its call now (``run``): its worker thread may take a
+        moment to unwind (SCIP presolve answers an interrupt late on a loaded box), and the caller
+        must have its answer before the deadline or the grace period ends. The slot stays taken
+        until the thread has stopped."""
+        token.stop(reason)
+        answer_now = self._answer_now.get(token)
+        if answer_now is not None and not answer_now.done():
+            answer_now.set_result(None)
+
+    def admit(self, context: grpc.aio.ServicerContext | None) -> float | None:
+        """Refuse now (``ShuttingDown``, ``ResourceExhausted``) a solve that could not be admitted —
+        queue full, or its expected wait plus ``MIN_SOLVE_S`` past its deadline — else return how
+        long it may wait for a slot (None = no deadline). Handlers call it before converting a big
+        request, so a refusal costs microseconds, not the conversion (issue 19: ≤ 100 ms)."""
+        if self._draining.is_set():
+            raise ShuttingDown(QUEUED_AT_SHUTDOWN)
         if self._running >= self._slots and self._waiting >= self._max_waiting:
             raise ResourceExhausted(
                 f"{self._running} solves running and {self._waiting} waiting "
@@ -425,51 +580,91 @@ class SolveGate:
         patience_s = None if remaining is None else remaining - self._margin_s - MIN_SOLVE_S
         if patience_s is not None and self._running >= self._slots:
             # Admission control: do not queue work whose deadline would pass before it gets a slot.
-            expected_wait_s = self._mean_solve_s * (self._waiting + 1) / self._slots
+            expected_wait_s = self.expected_wait_s()
             if expected_wait_s > patience_s:
-                raise ResourceExhausted(
-                    f"expected wait for a solve slot ≈{expected_wait_s:.1f} s leaves no time to solve within "
-                    f"the deadline ({remaining:.1f} s left); retry later or with a longer deadline",
-                    retry_after_s=self.retry_after_s(),
-                )
+                raise self._no_time(expected_wait_s, patience_s)
+        return patience_s
+
+    async def _enter(
+        self, context: grpc.aio.ServicerContext | None
+    ) -> tuple[SolveToken, list[asyncio.TimerHandle]]:
+        """Wait for a slot (or refuse when the queue is full, or when the caller's deadline would pass
+        in the queue); arm the caller's deadline (wrap-up, then hard stop)."""
+        patience_s = self.admit(context)
         self._waiting += 1
         try:
-            if not await self._acquire(patience_s):
-                raise ResourceExhausted(
-                    f"no solve slot freed in time to solve within the deadline ({remaining:.1f} s); "
-                    "retry later",
-                    retry_after_s=self.retry_after_s(),
-                )
+            await self._acquire(patience_s)
         finally:
             self._waiting -= 1
         self._running += 1
         token = SolveToken()
-        self._active.add(token)
+        self._active[token] = time.perf_counter()
+        self._answer_now[token] = asyncio.get_running_loop().create_future()
         remaining = context.time_remaining() if context is not None else None
-        timer = None
+        timers = []
         if remaining is not None:
             # The caller's deadline, measured now that the solve has its slot (queueing ate some of it).
+            loop = asyncio.get_running_loop()
             lead_s = max(self._margin_s, min(DEADLINE_WRAP_UP_SHARE * remaining, MAX_DEADLINE_WRAP_UP_S))
-            timer = asyncio.get_running_loop().call_later(
-                max(0.0, remaining - lead_s), token.wrap_up, "deadline"
-            )
-        return token, timer
+            timers.append(loop.call_later(max(0.0, remaining - lead_s), token.wrap_up, StopReason.DEADLINE))
+            # After the wrap-up (half its lead), at least the margin, at most HARD_STOP_LEAD_S before.
+            stop_s = max(0.0, remaining - min(max(self._margin_s, HARD_STOP_LEAD_S), lead_s / 2))
+            timers.append(loop.call_later(stop_s, self._stop, token, StopReason.DEADLINE))
+        return token, timers
 
-    async def _acquire(self, patience_s: float | None) -> bool:
-        """Take a slot, waiting at most ``patience_s`` (None = as long as it takes)."""
-        if patience_s is None or not self._semaphore.locked():
+    def _no_time(self, expected_wait_s: float | None, patience_s: float) -> ResourceExhausted:
+        """The refusal of a solve whose deadline leaves ``patience_s`` to wait (expected wait, or the
+        wait already over when None)."""
+        left = patience_s + self._margin_s + MIN_SOLVE_S
+        why = (
+            f"expected wait for a solve slot ≈{expected_wait_s:.1f} s leaves no time to solve"
+            if expected_wait_s is not None
+            else "no solve slot freed in time to solve"
+        )
+        return ResourceExhausted(
+            f"{why} within the deadline ({left:.1f} s left; at least {MIN_SOLVE_S} s to solve); "
+            "retry later or with a longer deadline",
+            retry_after_s=self.retry_after_s(),
+        )
+
+    async def _acquire(self, patience_s: float | None) -> None:
+        """Take a slot, waiting at most ``patience_s`` (None = as long as it takes). Every
+        ``REASSESS_S`` the wait is estimated again from the queue position and the recent solve
+        time: a solve that no longer fits its deadline is refused then, not when its deadline is
+        near. A shutdown while waiting raises ``ShuttingDown`` at once."""
+        if not self._semaphore.locked():
             await self._semaphore.acquire()
-            return True
+            return
         attempt = asyncio.ensure_future(self._semaphore.acquire())
+        self._queue.append(attempt)
+        drained = asyncio.ensure_future(self._draining.wait())
+        give_up_at = None if patience_s is None else time.monotonic() + patience_s
         try:
-            done, _ = await asyncio.wait({attempt}, timeout=max(0.0, patience_s))
+            while True:
+                timeout = (
+                    None if give_up_at is None else max(0.0, min(REASSESS_S, give_up_at - time.monotonic()))
+                )
+                done, _ = await asyncio.wait(
+                    {attempt, drained}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+                )
+                if self._draining.is_set():
+                    self._abandon(attempt)  # a slot it got in the meantime goes straight back
+                    raise ShuttingDown(QUEUED_AT_SHUTDOWN)
+                if attempt in done:
+                    return
+                if give_up_at is None:
+                    continue
+                left = give_up_at - time.monotonic()
+                expected = self.expected_wait_s(self._queue.index(attempt))
+                if left <= 0 or expected > left:
+                    self._abandon(attempt)
+                    raise self._no_time(expected if left > 0 else None, max(0.0, left))
         except asyncio.CancelledError:
             self._abandon(attempt)
             raise
-        if done:
-            return True
-        self._abandon(attempt)
-        return False
+        finally:
+            drained.cancel()
+            self._queue.remove(attempt)
 
     def _abandon(self, attempt: asyncio.Future[Any]) -> None:
         """Give up a pending acquire; a slot it got in the meantime goes straight back."""
@@ -482,15 +677,16 @@ class SolveGate:
             lambda a: self._semaphore.release() if not a.cancelled() and a.exception() is None else None
         )
 
-    def _release(self, token: SolveToken, timer: asyncio.TimerHandle | None, started: float | None) -> None:
+    def _release(self, token: SolveToken, timers: list[asyncio.TimerHandle], started: float | None) -> None:
         """Free the slot once the worker thread has stopped (idempotent). ``started`` (None = do not
         count this run) feeds the mean solve time behind retry hints and admission control."""
-        if timer is not None:
+        for timer in timers:
             timer.cancel()
         if token not in self._active:
             return
         token.finish()
-        self._active.discard(token)
+        self._active.pop(token, None)
+        self._answer_now.pop(token, None)
         if started is not None and not token.cancelled:
             self._mean_solve_s = 0.8 * self._mean_solve_s + 0.2 * (time.perf_counter() - started)
         self._running -= 1
@@ -500,7 +696,7 @@ class SolveGate:
         self, fn: Callable[[SolveToken], _T], context: grpc.aio.ServicerContext | None = None
     ) -> _T:
         """``fn(token)`` on a solve thread once a slot is free; ``context`` gives the caller's deadline."""
-        token, timer = await self._enter(context)
+        token, timers = await self._enter(context)
         started = time.perf_counter()
         loop = asyncio.get_running_loop()
         work = loop.run_in_executor(
@@ -510,20 +706,25 @@ class SolveGate:
         def done(finished: asyncio.Future[_T]) -> None:
             if not finished.cancelled():
                 finished.exception()  # retrieved: a gone caller's SolveCancelled is expected, not news
-            self._release(token, timer, started)
+            self._release(token, timers, started)
 
         work.add_done_callback(done)
+        answer_now = self._answer_now[token]  # made in _enter; popped when the worker has stopped
         try:
-            outcome = await asyncio.shield(work)
+            waits: set[asyncio.Future[Any]] = {work, answer_now}
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            if not work.done():
+                raise SolveCancelled("stopped by the server; the worker is still unwinding")
+            outcome = work.result()
         except asyncio.CancelledError:
             # Client went away or its deadline passed: stop the MIP; the slot frees when the thread does.
             token.cancel()
             raise
+        except SolveCancelled as exc:
+            raise _stopped_error(token, exc) from exc
         if token.wrapped_up and _has_no_plan(outcome):
-            if token.wrap_up_reason == "shutdown":
-                raise ShuttingDown(
-                    "the server is shutting down and the solve had no verified plan yet; retry"
-                )
+            if token.wrap_up_reason == StopReason.SHUTDOWN:
+                raise ShuttingDown(STOPPED_AT_SHUTDOWN)
             raise DeadlineExceeded("the solver found no plan before the caller's deadline")
         return outcome
 
@@ -531,7 +732,7 @@ class SolveGate:
         self, fn: Callable[[SolveToken], Iterator[_T]], context: grpc.aio.ServicerContext | None = None
     ) -> AsyncGenerator[_T, None]:
         """Iterate ``fn(token)`` on a solve thread, yielding each item as it is produced."""
-        token, timer = await self._enter(context)
+        token, timers = await self._enter(context)
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
 
@@ -546,14 +747,14 @@ class SolveGate:
 
         work = loop.run_in_executor(self._executor, functools.partial(contextvars.copy_context().run, pump))
         # A sweep runs many solves: its length says nothing about one solve, so it is not measured.
-        work.add_done_callback(lambda _: self._release(token, timer, None))
+        work.add_done_callback(lambda _: self._release(token, timers, None))
         try:
             while True:
                 kind, value = await queue.get()
                 if kind == "done":
                     break
                 if kind == "error":
-                    raise value
+                    raise _stopped_error(token, value) if isinstance(value, SolveCancelled) else value
                 yield value
         finally:
             if not work.done():
@@ -569,6 +770,7 @@ __all__ = [
     "RequestLimits",
     "SolveGate",
     "SolveToken",
+    "StopReason",
     "check_request",
     "require_plan_within_deadline",
     "solve_budget_s",

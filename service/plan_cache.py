@@ -47,6 +47,10 @@ class PlanCache(Generic[_V]):
     def __len__(self) -> int:
         return len(self._entries)
 
+    def answers(self, key: str) -> bool:
+        """Whether ``key`` is answered without a new solve (a stored answer, or one being computed)."""
+        return self._max_entries > 0 and (key in self._entries or key in self._in_flight)
+
     def _get(self, key: str) -> _V | None:
         value = self._entries.get(key)
         if value is not None:

@@ -31,7 +31,7 @@ from api.fleetplan.v1 import plan_store_pb2_grpc as store_rpc
 from pricebook import load_default, load_dir
 from pricebook.schema import Pricebook
 from service.interceptors import RequestLoggingInterceptor
-from service.limits import LimitsInterceptor
+from service.limits import LimitsInterceptor, wire_ceiling_bytes
 from service.plan_store import PlanStoreServicer
 from service.security import auth_interceptors, server_credentials
 from service.servicers import FleetPlannerServicer, ServiceState
@@ -75,14 +75,20 @@ class BuiltServer:
 async def build_server(settings: ServerSettings, book: Pricebook) -> BuiltServer:
     """A started server bound to ``settings.address`` (health SERVING)."""
     options: Sequence[tuple[str, int]] = (
-        ("grpc.max_receive_message_length", settings.max_message_bytes),
+        # Requests over max_message_bytes (up to a ceiling) reach LimitsInterceptor, which refuses
+        # them naming the limit and its setting; gRPC would answer a bare RESOURCE_EXHAUSTED.
+        ("grpc.max_receive_message_length", wire_ceiling_bytes(settings.max_message_bytes)),
         ("grpc.max_send_message_length", settings.max_message_bytes),
         # Two servers on one port must fail loudly, never share it silently.
         ("grpc.so_reuseport", 0),
     )
     server = grpc.aio.server(
         # Logging outermost (refused calls are logged too), then tokens, then request size caps.
-        interceptors=[RequestLoggingInterceptor(), *auth_interceptors(settings), LimitsInterceptor()],
+        interceptors=[
+            RequestLoggingInterceptor(),
+            *auth_interceptors(settings),
+            LimitsInterceptor(max_message_bytes=settings.max_message_bytes),
+        ],
         options=options,
         maximum_concurrent_rpcs=settings.max_concurrent_rpcs,
     )

@@ -5,15 +5,22 @@ statuses). Solves run in worker threads (OR-Tools releases the GIL) behind ``ser
 slots sized from the cores plus a bounded wait queue (RESOURCE_EXHAUSTED + RetryInfo past it). At the
 caller's deadline the solve is wrapped up (best verified plan, else DEADLINE_EXCEEDED); when the call
 is cancelled the solve's ``CancelToken`` fires so the MIP stops.
+
+Cheap RPCs never share a thread with solves: estimates run on their own small executor
+(``CHEAP_THREADS``), the catalogue (the same answer for the same kinds while the pricebook is
+loaded) is built once per set of kinds, and plan answers are turned into protobuf off the event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
+import functools
 import importlib.metadata
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -46,6 +53,9 @@ from store.records import PlanRepository
 
 log = structlog.get_logger("fleetplan.service")
 _T = TypeVar("_T")
+
+CHEAP_THREADS = 2
+"""Threads for cheap RPCs (performance estimates), apart from the solve slots and the event loop."""
 
 
 def _package_version() -> str:
@@ -96,10 +106,19 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
             state.settings.solve_slots,
             state.settings.max_queued_solves,
             margin_s=state.settings.deadline_margin_s,
+            niceness=state.settings.solve_niceness,
         )
         self._model_version = domain_calls.performance_model_version()
         self._plan_cache: PlanCache[planner.PlanResult] = PlanCache(state.settings.plan_cache_entries)
+        self._cheap = ThreadPoolExecutor(max_workers=CHEAP_THREADS, thread_name_prefix="fleetplan-cheap")
+        self._catalogs: dict[tuple[str, ...], api.ListCatalogResponse] = {}
+        """Catalogue answers by set of kinds (at most 2^kinds entries)."""
         self._archive = PlanArchive(state.store, state.settings)
+
+    async def _cheap_call(self, fn: Callable[[], _T]) -> _T:
+        """``fn()`` on the cheap executor (the call's context goes along: its log record)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._cheap, contextvars.copy_context().run, fn)
 
     @property
     def gate(self) -> SolveGate:
@@ -120,6 +139,9 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         earlier = await self._archive.earlier_answer(request, context)
         if earlier is not None:  # a retried save: the answer saved the first time
             return earlier
+        key = request_key(planning_part(request), book.content_hash)
+        if not self._plan_cache.answers(key):
+            self._gate.admit(context)  # a busy server refuses before converting the request
         resolved = scenario_request(request, book)
 
         async def solve() -> planner.PlanResult:
@@ -129,9 +151,7 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
                     lambda cancel: domain_calls.plan(resolved, limit, cancel), context
                 )
 
-        result, reused = await self._plan_cache.get_or_compute(
-            request_key(planning_part(request), book.content_hash), solve, reusable=lambda r: r.complete
-        )
+        result, reused = await self._plan_cache.get_or_compute(key, solve, reusable=lambda r: r.complete)
         _record_solver({**domain_calls.log_stats(result.solution), "reused": reused})
         require_plan_within_deadline(
             result.solution,
@@ -141,7 +161,9 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         )
         provenance = plan_provenance(result, **self._versions())
         provenance.reused_identical_request = reused
-        response = api.PlanFleetResponse(plan=plan_to_proto(result, book), provenance=provenance)
+        # A 100-workload plan takes tens of milliseconds to convert: not on the event loop.
+        plan = await asyncio.to_thread(plan_to_proto, result, book)
+        response = api.PlanFleetResponse(plan=plan, provenance=provenance)
         if request.save:
             return await self._archive.save(
                 request, response, context, calibration_date=domain_calls.calibration_fit_date()
@@ -153,6 +175,7 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         self, request: api.EvaluateFleetRequest, context: grpc.aio.ServicerContext
     ) -> api.EvaluateFleetResponse:
         book = self._state.book
+        self._gate.admit(context)  # a busy server refuses before converting the request
         fleet, resolved = evaluate_request_from_proto(request, book)
         limit = _time_budget_s(context, self._state.settings)
         with _proto_paths(path_map(request.workloads)):
@@ -178,7 +201,8 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         book = self._state.book
         cases = performance_cases_from_proto(request, book)
         valid = [c for c in cases if isinstance(c, dict)]
-        results = await asyncio.to_thread(domain_calls.estimate_cases, valid, book) if valid else []
+        estimate = functools.partial(domain_calls.estimate_cases, valid, book)
+        results = await self._cheap_call(estimate) if valid else []
         response = performance_results_to_proto(request, cases, results)
         response.provenance.CopyFrom(provenance_to_proto(book, **self._versions()))
         return response
@@ -188,6 +212,7 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         self, request: api.AnalyzeBreakEvenRequest, context: grpc.aio.ServicerContext
     ) -> api.AnalyzeBreakEvenResponse:
         book = self._state.book
+        self._gate.admit(context)  # a busy server refuses before converting the request
         query = break_even_request_from_proto(request, book)
         limit = _time_budget_s(context, self._state.settings)
         with _proto_paths(path_map(request.workloads)):
@@ -212,9 +237,13 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         self, request: api.ListCatalogRequest, context: grpc.aio.ServicerContext
     ) -> api.ListCatalogResponse:
         kinds = catalog_kinds_from_proto(request)
-        response = catalog_to_proto(self._state.book, kinds)
-        response.provenance.CopyFrom(provenance_to_proto(self._state.book, **self._versions()))
-        return response
+        key = tuple(sorted(set(kinds)))  # the answer depends on the set of kinds only
+        cached = self._catalogs.get(key)
+        if cached is None:  # ~12 ms to build; the same answer until the pricebook changes (a restart)
+            cached = catalog_to_proto(self._state.book, kinds)
+            cached.provenance.CopyFrom(provenance_to_proto(self._state.book, **self._versions()))
+            self._catalogs[key] = cached
+        return cached
 
     @grpc_errors
     async def SweepPlans(

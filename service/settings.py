@@ -38,6 +38,9 @@ class ServerSettings(BaseSettings):
     """Solves that run at once (the rest wait)."""
     max_queued_solves: int = Field(default=64, ge=0, le=10_000)
     """Solves that may wait for a slot before new ones get RESOURCE_EXHAUSTED."""
+    solve_niceness: int = Field(default=5, ge=0, le=19)
+    """How much nicer (lower CPU priority) solve threads run than the rest of the server, so health,
+    catalogue and estimates stay fast while every core solves (0 = same priority)."""
     plan_cache_entries: int = Field(default=256, ge=0, le=100_000)
     """Complete plan answers kept for identical requests (0 = always solve; see service.plan_cache)."""
     default_deadline_s: float = Field(default=60.0, gt=0, le=3600)

@@ -162,6 +162,7 @@ def _options(opt: domain.SolverOptions) -> scenario_pb2.SolverOptions:
         backend=BACKEND_TO_PROTO[opt.backend],
         compute_baselines=opt.compute_baselines,
         compute_sensitivity=opt.compute_sensitivity,
+        max_gap=opt.max_gap,
     )
 
 

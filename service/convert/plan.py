@@ -331,7 +331,8 @@ def plan_to_proto(result: planner.PlanResult, book: Pricebook | None = None) -> 
     rejected = dict(result.rejected)
     meets = dict(result.meets_demand)
     plan = plan_pb2.Plan(
-        status=status_to_proto(result.status),
+        # A plan too far from its bound is returned for inspection, not as one to buy.
+        status=plan_pb2.PLAN_STATUS_GAP_TOO_WIDE if result.gap_too_wide else status_to_proto(result.status),
         summary=result.summary,
         fleet=[fleet_line_to_proto(line, book) for line in result.fleet],
         deployments=[

@@ -258,7 +258,7 @@ def _api_price(msg: scenario_pb2.ApiPriceOverride) -> dict[str, Any]:
 
 def _options(msg: scenario_pb2.SolverOptions, col: Collector, path: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for name in ("time_limit_s", "relative_gap", "compute_baselines", "compute_sensitivity"):
+    for name in ("time_limit_s", "relative_gap", "compute_baselines", "compute_sensitivity", "max_gap"):
         put(out, name, optional(msg, name))
     backend = BACKEND_FROM_PROTO.get(msg.backend)
     if backend is None:
@@ -352,7 +352,10 @@ def fleet_from_proto(message: scenario_pb2.Fleet, book: Pricebook, path: str = "
     # the items' other problems, before a ``Fleet`` exists.
     refs = References(book)
     for i, item in enumerate(message.items):
-        gpu = refs.gpu(item.gpu_id, join_path(path, "items", i, "gpu_id")) if item.gpu_id else ""
+        gpu_path = join_path(path, "items", i, "gpu_id")
+        gpu = refs.gpu(item.gpu_id, gpu_path) if item.gpu_id.strip() else ""
+        if not gpu:  # a blank GPU reached the pricing as "not a catalogue id" (INTERNAL)
+            col.add(gpu_path, "is required: a catalogue GPU id or alias (see `fleetplan catalog`)")
         entry: dict[str, Any] = {"gpu": gpu, "count": item.count, "owned": item.owned}
         if item.server_id:
             entry["server"] = item.server_id

@@ -19,7 +19,7 @@ import structlog
 from pricebook.schema import Pricebook
 from solver.domain import Fleet, PlanRequest, SolverOptions
 from solver.errors import PlanVerificationError
-from solver.optimizer.cancel import CancelToken
+from solver.optimizer.cancel import CancelToken, polls_cancel
 from solver.optimizer.candidates import build_instance, perf_capacity_checker
 from solver.optimizer.driver import DEFAULT_BACKEND, relaxation_bound, solve_mip
 from solver.optimizer.evaluate import CapacityOf, check_solution
@@ -44,6 +44,7 @@ Measured on the 5-workload benchmark portfolio at the default 10 s: the plan is 
 the limit, and without the reserve no workload had a runner-up."""
 
 
+@polls_cancel
 def solve(
     instance: FleetInstance,
     *,
@@ -153,6 +154,7 @@ def optimize(
     )
 
 
+@polls_cancel
 def evaluate_fleet(
     fleet: Fleet,
     request: PlanRequest,

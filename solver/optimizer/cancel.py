@@ -2,13 +2,25 @@
 
 A ``CancelToken`` wraps ``threading.Event`` and runs callbacks when it fires, so the MIP can
 register ``solver.InterruptSolve`` and stop promptly when a gRPC client goes away.
+
+The work around the MIP (candidate building, model building, verification, LP bounds) cannot be
+interrupted from outside; it polls instead: an entry point that takes a token opens
+``cancel_scope(token)`` and the loops call ``checkpoint()``, which raises ``SolveCancelled`` once
+the token of the current scope has fired (a context variable, so no signature changes on the way
+down). Measured before the checkpoints: a cancel during candidate building of a 100-workload
+portfolio took up to 8 s to stop (issue 19).
 """
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import ParamSpec, TypeVar
+
+from solver.errors import SolveCancelled
 
 INTERRUPT_REPEAT_S = 0.05
 """How often ``interrupting`` repeats an interrupt until the solve returns."""
@@ -88,3 +100,50 @@ def interrupting(cancel: CancelToken | None, interrupt: Callable[[], None]) -> I
     finally:
         done.set()
         unregister()
+
+
+_SCOPE: contextvars.ContextVar[CancelToken | None] = contextvars.ContextVar("fleetplan_cancel", default=None)
+
+
+@contextmanager
+def cancel_scope(cancel: CancelToken | None) -> Iterator[None]:
+    """Within the block, ``checkpoint()`` raises once ``cancel`` has fired (None: the enclosing
+    scope's token stays in force)."""
+    if cancel is None:
+        yield
+        return
+    token = _SCOPE.set(cancel)
+    try:
+        yield
+    finally:
+        _SCOPE.reset(token)
+
+
+def checkpoint() -> None:
+    """Raise ``SolveCancelled`` when the current scope's token has fired (a wrap-up does not count:
+    a wrapped-up call still wants its best plan)."""
+    cancel = _SCOPE.get()
+    if cancel is not None and cancel.cancelled:
+        raise SolveCancelled("cancelled")
+
+
+def current_cancel() -> CancelToken | None:
+    """The token of the current ``cancel_scope`` (None outside one)."""
+    return _SCOPE.get()
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def polls_cancel(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Run ``fn`` in the ``cancel_scope`` of its keyword argument ``cancel`` (entry points that take a
+    token: everything they call may ``checkpoint()``)."""
+
+    @functools.wraps(fn)
+    def scoped(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        cancel = kwargs.get("cancel")
+        with cancel_scope(cancel if isinstance(cancel, CancelToken) else None):
+            return fn(*args, **kwargs)
+
+    return scoped

@@ -8,6 +8,7 @@ sequential rule "time left ÷ jobs left"; with two, twice as long per job in the
 
 from __future__ import annotations
 
+import contextvars
 import math
 import threading
 import time
@@ -57,5 +58,8 @@ def run_side_by_side(
 
     if workers <= 1 or len(jobs) <= 1:
         return [run(job) for job in jobs]
+    # Each job runs in a copy of the caller's context: its cancel scope (solver.optimizer.cancel)
+    # and log bindings go along to the worker thread.
+    contexts = [contextvars.copy_context() for _ in jobs]
     with ThreadPoolExecutor(max_workers=min(workers, len(jobs)), thread_name_prefix="fleet-extra") as pool:
-        return list(pool.map(run, jobs))
+        return list(pool.map(lambda context, job: context.run(run, job), contexts, jobs))

@@ -22,7 +22,7 @@ import structlog
 from ortools.linear_solver import linear_solver_pb2, pywraplp
 
 from solver.errors import SolveCancelled
-from solver.optimizer.cancel import CancelToken, interrupting
+from solver.optimizer.cancel import CancelToken, checkpoint, current_cancel, interrupting, polls_cancel
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.lp_guided import LpGuidedSearch, RestrictedResult, SearchCandidate
 from solver.optimizer.model import (
@@ -92,7 +92,10 @@ def relaxation_bound(instance: FleetInstance, time_limit_s: float) -> float | No
         return None
     lp.SuppressOutput()
     lp.SetTimeLimit(max(1, int(time_limit_s * 1000)))
-    if lp.Solve() != pywraplp.Solver.OPTIMAL:
+    with interrupting(current_cancel(), lp.InterruptSolve):
+        code = lp.Solve()
+    checkpoint()
+    if code != pywraplp.Solver.OPTIMAL:
         return None
     return float(lp.Objective().Value()) * builder.unit
 
@@ -119,6 +122,7 @@ class _Outcome:
     """The plan is the LP-guided search's, not the full MIP's."""
 
 
+@polls_cancel
 def solve_mip(
     instance: FleetInstance,
     *,

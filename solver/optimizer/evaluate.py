@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pricebook import catalog
 from pricebook.schema import ModelArch, Pricebook
 from solver.domain import AcquisitionMode, PlanRequest, Sla
+from solver.optimizer.cancel import checkpoint
 from solver.optimizer.caps import Cap
 from solver.optimizer.instance import Candidate, FleetInstance, InferenceDemand, owned_host_of
 from solver.optimizer.pooling import families, sizing_of
@@ -156,6 +157,7 @@ def check_demand(instance: FleetInstance, solution: FleetSolution, capacity: Cap
     demands = {w.name: w for w in instance.inference}
     out: list[Violation] = []
     for a in solution.assignments:
+        checkpoint()  # capacities are recomputed afresh: ~10 ms a workload
         w = demands.get(a.workload)
         if w is None:
             out.append(Violation(ViolationKind.DEMAND, a.workload, "assignment for an unknown workload"))

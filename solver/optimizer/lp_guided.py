@@ -167,6 +167,8 @@ class LpGuidedSearch:
         rounds = self._rounds([lp_vars[i].solution_value() for i in range(len(lp_vars))])
         best: RestrictedResult | None = None
         for keep, share in rounds:
+            if self._stopped:
+                break
             round_deadline = time.perf_counter() + (deadline - time.perf_counter()) * share
             if round_deadline - time.perf_counter() < MIN_ROUND_SECONDS:
                 break
@@ -231,12 +233,18 @@ class LpGuidedSearch:
     def _solve_restricted(
         self, keep: set[int], hint: RestrictedResult | None, deadline: float, started: float
     ) -> RestrictedResult | None:
+        # Loading the model and bounding its variables takes ~1 s at 100 workloads and cannot be
+        # interrupted: look at the stop flag on the way (a cancel must stop the call within 0.5 s).
+        if self._stopped:
+            return None
         sub = pywraplp.Solver.CreateSolver("SCIP")
         if sub is None or sub.LoadModelFromProto(self._model):  # pragma: no cover
             return None
         sub.SuppressOutput()
         sub_vars = sub.variables()
         for c in self._candidates:
+            if self._stopped:
+                return None
             for i in c.replica_indices:
                 if i not in keep:
                     sub_vars[i].SetUb(0.0)

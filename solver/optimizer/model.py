@@ -132,6 +132,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from solver.optimizer.cancel import checkpoint
 from solver.optimizer.caps import Cap, CapKey, count_cap, counted_gpu
 from solver.optimizer.instance import (
     Bucket,
@@ -386,15 +387,19 @@ class ModelBuilder:
             if cid in self.r:
                 for var, count in zip(self.r[cid], replicas, strict=True):
                     var.SetBounds(count, count)
+        checkpoint()
         self._demand()
+        checkpoint()
         self._shared_pools()
         self._gpus_and_domains()
+        checkpoint()
         self._servers()
         self._rental_instances()
         self._owned_and_counts()
         self._fixed_fleet()
         self._training()
         self._caps()  # after training: the opex cap counts training's busy hours
+        checkpoint()
         self._objective()
         self._branch_on_fleet_first()
 
@@ -460,6 +465,7 @@ class ModelBuilder:
         self.penalty = 1e3
         self.alpha: Any = slv.NumVar(0, 1e3, "alpha") if self.relax.maximize_demand_scale else None
         for w in self.inst.inference:
+            checkpoint()
             peak = w.peak_req_s
             if self.relax.elastic_demand:
                 self.short[w.name] = [

@@ -42,6 +42,8 @@ from solver.planner.results import (
 )
 from solver.planner.summary import (
     fx_note,
+    gap_too_wide,
+    gap_too_wide_warning,
     model_warnings,
     owned_warnings,
     price_warnings,
@@ -91,7 +93,9 @@ def assemble_result(
     """The full answer for ``solution``; ``started`` (``time.monotonic()``) times the whole call."""
     currency = request.constraints.currency
     economics = _economics(request, book, instance, solution)
-    warnings = list(extras.warnings)
+    too_wide = gap_too_wide(solution, request.options.max_gap)
+    warnings = [gap_too_wide_warning(solution, request.options.max_gap)] if too_wide else []
+    warnings += extras.warnings
     if economics.tco is not None:
         warnings.extend(solve_warnings(solution, economics.tco, instance))
     warnings.extend(price_warnings(book, instance, solution))
@@ -108,7 +112,8 @@ def assemble_result(
     )
     return PlanResult(
         status=solution.status,
-        summary=summary_text(solution, economics.tco, extras.saving),
+        summary=(gap_too_wide_warning(solution, request.options.max_gap) + " " if too_wide else "")
+        + summary_text(solution, economics.tco, extras.saving),
         currency=currency,
         horizon_months=instance.horizon_months,
         solution=solution,
@@ -134,6 +139,7 @@ def assemble_result(
         rejected=rejected_deployments(instance),
         complete=complete,
         deadline_limited=deadline_limited,
+        gap_too_wide=too_wide,
     )
 
 

@@ -17,7 +17,7 @@ from pricebook.schema import Pricebook
 from solver.analysis.whatif import BaselineRun
 from solver.domain import CapacityQuantile, PlanRequest
 from solver.optimizer.api import request_summary, solve
-from solver.optimizer.cancel import CancelToken
+from solver.optimizer.cancel import CancelToken, polls_cancel
 from solver.optimizer.candidates import build_instance, perf_capacity_checker
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.results import FleetSolution, LimitFired, SolveStatus
@@ -61,6 +61,7 @@ def plan(
     return result
 
 
+@polls_cancel
 def plan_request(
     resolved: ResolvedRequest,
     *,
@@ -105,6 +106,7 @@ class ReSolver:
         )
 
 
+@polls_cancel
 def plan_instance(
     resolved: ResolvedRequest,
     instance: FleetInstance,

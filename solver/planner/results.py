@@ -144,6 +144,9 @@ class PlanResult:
     deadline_limited: bool = False
     """The caller's deadline, not the request's own ``time_limit_s``, set the main solve's limit (so
     a plan not found in time is the deadline's doing)."""
+    gap_too_wide: bool = False
+    """A plan stopped by its time limit with a gap above the request's ``max_gap``: for inspection,
+    not a plan to buy (the summary and the warnings say so)."""
     capacity_quantile: CapacityQuantile = CapacityQuantile.P50
     """The quantile of the performance band replicas were sized at (issue 20)."""
     tco_at_quantile: float | None = None

@@ -61,6 +61,22 @@ def fx_note(book: Pricebook) -> str:
     return "no FX rate in the pricebook"
 
 
+def gap_too_wide(solution: FleetSolution, max_gap: float) -> bool:
+    """Whether a plan the time limit stopped is further than ``max_gap`` from the bound."""
+    gap = solution.stats.gap
+    return solution.status is SolveStatus.FEASIBLE and gap is not None and gap > max_gap
+
+
+def gap_too_wide_warning(solution: FleetSolution, max_gap: float) -> str:
+    """The summary's first sentence for such a plan."""
+    gap = solution.stats.gap or 0.0
+    return (
+        f"Not a plan to buy: the time limit stopped the solver {gap:.1%} from its bound (above the "
+        f"{max_gap:.0%} allowed by max_gap), so a much cheaper fleet may exist; solve with a longer "
+        "time limit (or deadline) before acting on it."
+    )
+
+
 def solve_warnings(solution: FleetSolution, tco: FleetTco, instance: FleetInstance) -> list[str]:
     """A TCO breakdown that disagrees with the MIP objective (a bug), and a plan not proven optimal
     (stopped by the time limit, or with hours clustered into buckets: why, and how far it may be)."""

@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from solver.analysis.whatif import describe_fleet, scale_inference_demand, with_capex_budget
 from solver.domain import PlanRequest
 from solver.errors import FieldViolation, InvalidRequest, SolveCancelled
-from solver.optimizer.cancel import CancelToken
+from solver.optimizer.cancel import CancelToken, polls_cancel
 from solver.optimizer.candidates import build_instance
 from solver.optimizer.instance import FleetInstance
 from solver.planner.plan import plan_instance
@@ -146,6 +146,7 @@ def sweep(
 class _PointSolver:
     """Plans one sweep point: the request at that value, solved without baselines or sensitivity."""
 
+    @polls_cancel
     def __init__(self, prepared: PreparedSweep, *, cancel: CancelToken, time_limit_s: float) -> None:
         self.prepared = prepared
         self.cancel = cancel

@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 import pytest
@@ -53,16 +53,31 @@ def portfolio_plan() -> api.PlanFleetRequest:
     return load_scenario(REPO / "examples" / "500m_krw_portfolio.yaml", api.PlanFleetRequest)
 
 
-def error_reason(error: grpc.RpcError) -> str:
-    """The ``ErrorInfo`` reason of a failed call (fails the test when the status has no rich details)."""
+_D = TypeVar("_D", error_details_pb2.ErrorInfo, error_details_pb2.RetryInfo)
+
+
+def _detail(error: grpc.RpcError, kind: type[_D]) -> _D | None:
+    """The status detail of type ``kind`` of a failed call (fails the test without rich details)."""
     status = rpc_status.from_call(error)
     assert status is not None, f"{error.code()} without rich details: {error.details()}"
     for detail in status.details:
-        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
-            info = error_details_pb2.ErrorInfo()
-            detail.Unpack(info)
-            return str(info.reason)
-    return ""
+        if detail.Is(kind.DESCRIPTOR):
+            found = kind()
+            detail.Unpack(found)
+            return found
+    return None
+
+
+def error_reason(error: grpc.RpcError) -> str:
+    """The ``ErrorInfo`` reason of a failed call ('' without one)."""
+    info = _detail(error, error_details_pb2.ErrorInfo)
+    return str(info.reason) if info is not None else ""
+
+
+def retry_delay_s(error: grpc.RpcError) -> float | None:
+    """The ``RetryInfo`` delay of a failed call (None without one)."""
+    info = _detail(error, error_details_pb2.RetryInfo)
+    return None if info is None else float(info.retry_delay.seconds + info.retry_delay.nanos / 1e9)
 
 
 @pytest.fixture(scope="module")

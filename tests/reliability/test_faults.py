@@ -12,9 +12,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from google.rpc import error_details_pb2
-from grpc_status import rpc_status
-from reliability_support import error_reason, portfolio_plan, small_plan
+from reliability_support import error_reason, portfolio_plan, retry_delay_s, small_plan
 
 import pricebook
 from api.fleetplan.v1 import fleet_planner_pb2 as api
@@ -25,7 +23,8 @@ from service.convert.encode import plan_request_to_proto
 from service.server import ThreadedServer, start_in_thread
 from service.settings import ServerSettings
 
-PLANNED = (plan_pb2.PLAN_STATUS_OPTIMAL, plan_pb2.PLAN_STATUS_FEASIBLE)
+PLANNED = (plan_pb2.PLAN_STATUS_OPTIMAL, plan_pb2.PLAN_STATUS_FEASIBLE, plan_pb2.PLAN_STATUS_GAP_TOO_WIDE)
+"""A verified plan (one too far from its bound is still one, returned for inspection)."""
 
 
 def _wait_until(condition: Callable[[], bool], timeout_s: float) -> float:
@@ -80,8 +79,11 @@ def test_tiny_deadline_answers_with_a_plan_or_a_detailed_deadline_error(server: 
             try:
                 response = stub.PlanFleet(small_plan(), timeout=timeout_s)
             except grpc.RpcError as error:
-                assert error.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-                continue  # the client's own deadline may fire first when conversion alone takes that long
+                # The client's own deadline may fire first when conversion alone takes that long; and
+                # with both slots still busy (a previous test's solve unwinding) admission refuses a
+                # deadline that leaves no time to solve at once.
+                assert error.code() in (grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.RESOURCE_EXHAUSTED)
+                continue
             assert response.plan.status in PLANNED
     assert (
         server.built.servicer.gate.running == 0
@@ -104,13 +106,9 @@ def test_full_queue_answers_resource_exhausted_with_retry_info() -> None:
                 codes.append(grpc.StatusCode.OK)
             except grpc.RpcError as error:
                 codes.append(error.code())
-                status = rpc_status.from_call(error)
-                assert status is not None
-                for detail in status.details:
-                    if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
-                        info = error_details_pb2.RetryInfo()
-                        detail.Unpack(info)
-                        retry_delays.append(info.retry_delay.seconds + info.retry_delay.nanos / 1e9)
+                delay = retry_delay_s(error)
+                if delay is not None:
+                    retry_delays.append(delay)
         # One running + one queued are served; the other two are refused with a retry hint.
         assert codes.count(grpc.StatusCode.OK) == 2
         assert codes.count(grpc.StatusCode.RESOURCE_EXHAUSTED) == 2

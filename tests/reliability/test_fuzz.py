@@ -22,10 +22,11 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reliability_support import small_plan
+from reliability_support import error_reason, small_plan
 
 from api.fleetplan.v1 import catalog_pb2
 from api.fleetplan.v1 import fleet_planner_pb2 as api
+from service.limits import wire_ceiling_bytes
 from service.server import ThreadedServer
 
 SERVICE = "/fleetplan.v1.FleetPlanner/"
@@ -289,13 +290,30 @@ def test_garbage_is_invalid_argument_naming_the_request(channel: grpc.Channel) -
     _assert_healthy(channel)
 
 
-def test_oversized_message_is_refused_and_server_survives(channel: grpc.Channel) -> None:
-    # 17 MiB: over the server's 16 MiB max_message_bytes. gRPC itself refuses it (RESOURCE_EXHAUSTED,
-    # no rich details: the message never reaches fleetplan code).
+def test_oversized_message_is_refused_naming_the_limit_and_server_survives(channel: grpc.Channel) -> None:
+    # 17 MiB: over the server's 16 MiB max_message_bytes. Refused before decoding, with the limit and
+    # the setting that raises it (gRPC's own refusal would be a bare RESOURCE_EXHAUSTED).
     huge = api.ListCatalogRequest(kinds=[catalog_pb2.CATALOG_KIND_GPU] * (17 * 1024 * 1024))
     with pytest.raises(grpc.RpcError) as info:
         channel.unary_unary(
             SERVICE + "ListCatalog", request_serializer=api.ListCatalogRequest.SerializeToString
         )(huge, timeout=30)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert error_reason(info.value) == "MESSAGE_TOO_LARGE"
+    details = info.value.details() or ""
+    assert f"at most {16 * 1024 * 1024:,}" in details
+    assert "--max-message-bytes" in details and "FLEETPLAN_MAX_MESSAGE_BYTES" in details
+    _assert_healthy(channel)
+
+
+def test_message_over_the_wire_ceiling_is_refused_by_grpc(channel: grpc.Channel) -> None:
+    # Past WIRE_CEILING_FACTOR × the limit the transport refuses it unread (memory stays bounded).
+    huge = api.ListCatalogRequest(
+        kinds=[catalog_pb2.CATALOG_KIND_GPU] * (wire_ceiling_bytes(16 * 1024 * 1024) + 1)
+    )
+    with pytest.raises(grpc.RpcError) as info:
+        channel.unary_unary(
+            SERVICE + "ListCatalog", request_serializer=api.ListCatalogRequest.SerializeToString
+        )(huge, timeout=60)
     assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     _assert_healthy(channel)

@@ -4,6 +4,7 @@ deadline wrap-up, cancellation that frees the slot only when the worker has stop
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 import time
 from typing import Any
@@ -12,10 +13,18 @@ import pytest
 
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import performance_pb2, scenario_pb2
-from service.errors import ResourceExhausted
-from service.limits import RequestLimits, SolveGate, SolveToken, check_request, solve_budget_s
+from service.errors import ResourceExhausted, ShuttingDown
+from service.limits import (
+    REASSESS_S,
+    RequestLimits,
+    SolveGate,
+    SolveToken,
+    StopReason,
+    check_request,
+    solve_budget_s,
+)
 from solver import domain
-from solver.errors import DeadlineExceeded
+from solver.errors import DeadlineExceeded, SolveCancelled
 
 
 def _workload(i: int) -> scenario_pb2.Workload:
@@ -118,6 +127,18 @@ def _interruptible(stop_after_interrupt_s: float = 0.0) -> Any:
     return solve
 
 
+def _append(out: list[str], item: str, token: SolveToken) -> None:
+    out.append(item)
+
+
+async def _hold_the_slot(gate: SolveGate) -> tuple[threading.Event, asyncio.Future[Any]]:
+    """A solve that holds a slot until the returned event is set (and the future of its call)."""
+    release = threading.Event()
+    running = asyncio.ensure_future(gate.run(lambda token: release.wait(10), FakeContext(None)))
+    await asyncio.sleep(0.05)
+    return release, running
+
+
 def test_queue_full_gives_resource_exhausted_with_retry_hint() -> None:
     async def scenario() -> None:
         gate = SolveGate(slots=1, max_waiting=1)
@@ -182,8 +203,9 @@ def test_wrap_up_catches_a_solve_started_after_it() -> None:
     async def scenario() -> None:
         gate = SolveGate(slots=1, max_waiting=0, margin_s=0.0)
         started = time.perf_counter()
-        assert await gate.run(two_solves, FakeContext(0.2)) == 2
-        assert time.perf_counter() - started < 1.0
+        # Wrap-up at 2.0 − 0.4 s; the hard stop (0.2 s later) is not needed: both MIPs were interrupted.
+        assert await gate.run(two_solves, FakeContext(2.0)) == 2
+        assert time.perf_counter() - started < 1.8
         gate.close()
 
     asyncio.run(scenario())
@@ -249,24 +271,161 @@ def test_stream_yields_items_and_a_closed_consumer_cancels_the_producer() -> Non
 def test_admission_control_refuses_work_whose_deadline_would_pass_in_the_queue() -> None:
     async def scenario() -> None:
         gate = SolveGate(slots=1, max_waiting=10, margin_s=0.25)
-        release = threading.Event()
-        running = asyncio.ensure_future(gate.run(lambda token: release.wait(10), FakeContext(None)))
-        await asyncio.sleep(0.05)
+        release, running = await _hold_the_slot(gate)
         # Expected wait = mean solve time (1 s before any measurement) > 0.9 − 0.25 − 0.5 s left to solve.
         started = time.perf_counter()
         with pytest.raises(ResourceExhausted, match="expected wait"):
             await gate.run(lambda token: True, FakeContext(0.9))
         assert time.perf_counter() - started < 0.1  # refused at once, not after waiting
-        # Admitted (1 s expected < 2.0 − 0.75 s), but the slot never frees in time: refused at 1.25 s.
+        # Admitted (1 s expected < 2.0 − 0.75 s), but the slot does not free: at the next assessment
+        # (REASSESS_S) the same 1 s no longer fits the 0.75 s of patience left, so it is refused then —
+        # not when its patience runs out.
         started = time.perf_counter()
-        with pytest.raises(ResourceExhausted, match="no solve slot freed"):
+        with pytest.raises(ResourceExhausted, match="expected wait"):
             await gate.run(lambda token: True, FakeContext(2.0))
-        assert 1.1 < time.perf_counter() - started < 1.6
+        assert REASSESS_S - 0.05 < time.perf_counter() - started < REASSESS_S + 0.3
         assert gate.waiting == 0
         release.set()
         assert await running is True
         # No slot leaked by the abandoned wait: the gate still runs one solve at a time, and runs it.
         assert await gate.run(lambda token: "ran", FakeContext(5.0)) == "ran"
+        assert gate.running == 0
+        gate.close()
+
+    asyncio.run(scenario())
+
+
+def test_draining_answers_queued_and_new_solves_shutting_down_at_once() -> None:
+    async def scenario() -> None:
+        gate = SolveGate(slots=1, max_waiting=10)
+        ran: list[str] = []
+        running = asyncio.ensure_future(gate.run(_interruptible(), FakeContext(None)))
+        await asyncio.sleep(0.05)
+        queued = [
+            asyncio.ensure_future(gate.run(functools.partial(_append, ran, f"q{i}"), FakeContext(30.0)))
+            for i in range(3)
+        ]
+        await asyncio.sleep(0.05)
+        assert gate.waiting == 3
+        started = time.perf_counter()
+        assert gate.start_draining() == 3
+        outcomes = await asyncio.gather(*queued, return_exceptions=True)
+        assert time.perf_counter() - started < 0.1
+        assert all(isinstance(o, ShuttingDown) for o in outcomes), outcomes
+        with pytest.raises(ShuttingDown):
+            await gate.run(lambda token: ran.append("new"), FakeContext(None))
+        assert ran == [], "no queued or new solve started while draining"
+        assert not running.done()  # the running solve goes on
+        assert gate.wrap_up_all(StopReason.SHUTDOWN) == 1
+        assert (await running)["wrapped"] is True
+        assert gate.running == 0 and gate.waiting == 0
+        gate.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_solve_cancelled_for_shutdown_is_answered_shutting_down() -> None:
+    def never_finishes(token: SolveToken) -> None:
+        token.wait(30)
+        raise SolveCancelled("stopped")
+
+    async def scenario() -> None:
+        gate = SolveGate(slots=1, max_waiting=0)
+        task = asyncio.ensure_future(gate.run(never_finishes, FakeContext(None)))
+        await asyncio.sleep(0.05)
+        assert gate.cancel_all(StopReason.SHUTDOWN) == 1
+        with pytest.raises(ShuttingDown):
+            await task
+        await asyncio.sleep(0.1)  # answered at once; the slot frees when the worker has unwound
+        task = asyncio.ensure_future(gate.run(never_finishes, FakeContext(None)))
+        await asyncio.sleep(0.05)
+        gate.cancel_all()  # any other cancellation stays a cancellation
+        with pytest.raises(SolveCancelled):
+            await task
+        gate.close()
+
+    asyncio.run(scenario())
+
+
+def test_queued_solves_are_refused_as_soon_as_their_wait_no_longer_fits() -> None:
+    """Six solves queue behind one that runs for 3 s, each with a 10 s deadline. Admitted on the 1 s
+    guess, the later ones are refused once the running solve's age shows the wait will not fit
+    (expected wait = age × (position + 1)), seconds before their deadlines; the first two run."""
+
+    async def scenario() -> None:
+        gate = SolveGate(slots=1, max_waiting=10, margin_s=0.25)
+        release, running = await _hold_the_slot(gate)
+        started = time.perf_counter()
+        ended: dict[int, float] = {}
+
+        async def queued(position: int) -> object:
+            try:
+                return await gate.run(lambda token: position, FakeContext(10.0))
+            except ResourceExhausted as refused:
+                return refused
+            finally:
+                ended[position] = time.perf_counter() - started
+
+        waiters = []
+        for position in range(6):
+            waiters.append(asyncio.ensure_future(queued(position)))
+            await asyncio.sleep(0.01)  # arrival order = queue order
+        await asyncio.sleep(3.0)
+        release.set()
+        outcomes = await asyncio.gather(*waiters)
+        assert await running is True
+        assert outcomes[:2] == [0, 1], outcomes
+        refused = outcomes[2:]
+        assert all(isinstance(o, ResourceExhausted) and "expected wait" in str(o) for o in refused), outcomes
+        assert all(ended[p] < 3.0 for p in range(2, 6)), ended  # deadlines were 10 s away
+        assert gate.waiting == 0 and gate.running == 0
+        gate.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_solve_that_ignores_the_wrap_up_is_stopped_before_the_deadline() -> None:
+    """Candidate building cannot be wrapped up: what still runs just before the caller's deadline is
+    cancelled and answered DEADLINE_EXCEEDED by the server, before gRPC would end the call bare."""
+
+    def building(token: SolveToken) -> None:
+        token.wait(30)  # only a cancellation stops it
+        raise SolveCancelled("stopped")
+
+    async def scenario() -> None:
+        gate = SolveGate(slots=1, max_waiting=0, margin_s=0.2)
+        started = time.perf_counter()
+        with pytest.raises(DeadlineExceeded):
+            await gate.run(building, FakeContext(2.0))
+        assert 1.5 < time.perf_counter() - started < 2.0  # wrap-up at 1.6 s did nothing; stopped at 1.8 s
+        await asyncio.sleep(0.1)  # answered at once; the slot frees when the worker has unwound
+        assert gate.running == 0
+        gate.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_stopped_solve_is_answered_before_its_worker_has_unwound() -> None:
+    """A solver that answers an interrupt late (SCIP presolve on a loaded box) must not make the
+    caller miss its answer: the call is answered when the server stops it, the slot is freed when
+    the worker has really stopped."""
+
+    def slow_to_stop(token: SolveToken) -> None:
+        token.wait(30)
+        time.sleep(0.8)  # still unwinding
+        raise SolveCancelled("stopped")
+
+    async def scenario() -> None:
+        gate = SolveGate(slots=1, max_waiting=0)
+        task = asyncio.ensure_future(gate.run(slow_to_stop, FakeContext(None)))
+        await asyncio.sleep(0.05)
+        stopped_at = time.perf_counter()
+        gate.cancel_all(StopReason.SHUTDOWN)
+        with pytest.raises(ShuttingDown):
+            await task
+        assert time.perf_counter() - stopped_at < 0.2
+        assert gate.running == 1  # the worker is still unwinding
+        await asyncio.sleep(1.0)
         assert gate.running == 0
         gate.close()
 

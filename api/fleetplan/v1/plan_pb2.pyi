@@ -41,6 +41,10 @@ class _PlanStatusEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_PlanStatus
     """The time limit fired before any plan was found."""
     PLAN_STATUS_CANCELLED: _PlanStatus.ValueType  # 5
     """The caller cancelled the solve."""
+    PLAN_STATUS_GAP_TOO_WIDE: _PlanStatus.ValueType  # 6
+    """A verified plan, but the time limit stopped the solver with a relative gap above
+    SolverOptions.max_gap: returned for inspection, not a plan to buy (the summary says so).
+    """
 
 class PlanStatus(_PlanStatus, metaclass=_PlanStatusEnumTypeWrapper):
     """Outcome of a solve."""
@@ -57,6 +61,10 @@ PLAN_STATUS_NO_SOLUTION: PlanStatus.ValueType  # 4
 """The time limit fired before any plan was found."""
 PLAN_STATUS_CANCELLED: PlanStatus.ValueType  # 5
 """The caller cancelled the solve."""
+PLAN_STATUS_GAP_TOO_WIDE: PlanStatus.ValueType  # 6
+"""A verified plan, but the time limit stopped the solver with a relative gap above
+SolverOptions.max_gap: returned for inspection, not a plan to buy (the summary says so).
+"""
 Global___PlanStatus: _TypeAlias = PlanStatus  # noqa: Y015
 
 class _LimitFired:

@@ -468,7 +468,7 @@ class TrainingWorkload(_message.Message):
     tokens_per_run: _builtins.float
     """Training tokens processed per run (tokens per epoch × epochs)."""
     runs_per_month: _builtins.float
-    """Runs per month (with tokens_per_run); absent = 1."""
+    """Runs per month (with tokens_per_run), from 1/1200 (one a century) to 10,000; absent = 1."""
     seq_len: _builtins.int
     """Sequence length in tokens; absent = 4096."""
     deadline_hours: _builtins.float
@@ -901,6 +901,7 @@ class SolverOptions(_message.Message):
     BACKEND_FIELD_NUMBER: _builtins.int
     COMPUTE_BASELINES_FIELD_NUMBER: _builtins.int
     COMPUTE_SENSITIVITY_FIELD_NUMBER: _builtins.int
+    MAX_GAP_FIELD_NUMBER: _builtins.int
     time_limit_s: _builtins.float
     """Wall-clock limit of one solve, in seconds (also capped by the call's deadline); absent = 10."""
     relative_gap: _builtins.float
@@ -911,6 +912,10 @@ class SolverOptions(_message.Message):
     """Whether to compute the best single-GPU-type fleets; absent = true."""
     compute_sensitivity: _builtins.bool
     """Whether to compute price and demand sensitivity; absent = true."""
+    max_gap: _builtins.float
+    """A plan stopped by its time limit with a relative gap above this (0…1) is not presented as a
+    plan to buy: PLAN_STATUS_GAP_TOO_WIDE; absent = 0.1.
+    """
     def __init__(
         self,
         *,
@@ -919,15 +924,18 @@ class SolverOptions(_message.Message):
         backend: Global___SolverBackend.ValueType = ...,
         compute_baselines: _builtins.bool | None = ...,
         compute_sensitivity: _builtins.bool | None = ...,
+        max_gap: _builtins.float | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_compute_baselines", b"_compute_baselines", "_compute_sensitivity", b"_compute_sensitivity", "_relative_gap", b"_relative_gap", "_time_limit_s", b"_time_limit_s", "compute_baselines", b"compute_baselines", "compute_sensitivity", b"compute_sensitivity", "relative_gap", b"relative_gap", "time_limit_s", b"time_limit_s"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_compute_baselines", b"_compute_baselines", "_compute_sensitivity", b"_compute_sensitivity", "_max_gap", b"_max_gap", "_relative_gap", b"_relative_gap", "_time_limit_s", b"_time_limit_s", "compute_baselines", b"compute_baselines", "compute_sensitivity", b"compute_sensitivity", "max_gap", b"max_gap", "relative_gap", b"relative_gap", "time_limit_s", b"time_limit_s"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_compute_baselines", b"_compute_baselines", "_compute_sensitivity", b"_compute_sensitivity", "_relative_gap", b"_relative_gap", "_time_limit_s", b"_time_limit_s", "backend", b"backend", "compute_baselines", b"compute_baselines", "compute_sensitivity", b"compute_sensitivity", "relative_gap", b"relative_gap", "time_limit_s", b"time_limit_s"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_compute_baselines", b"_compute_baselines", "_compute_sensitivity", b"_compute_sensitivity", "_max_gap", b"_max_gap", "_relative_gap", b"_relative_gap", "_time_limit_s", b"_time_limit_s", "backend", b"backend", "compute_baselines", b"compute_baselines", "compute_sensitivity", b"compute_sensitivity", "max_gap", b"max_gap", "relative_gap", b"relative_gap", "time_limit_s", b"time_limit_s"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__compute_baselines: _TypeAlias = _typing.Literal["compute_baselines"]  # noqa: Y015
     _WhichOneofArgType__compute_baselines: _TypeAlias = _typing.Literal["_compute_baselines", b"_compute_baselines"]  # noqa: Y015
     _WhichOneofReturnType__compute_sensitivity: _TypeAlias = _typing.Literal["compute_sensitivity"]  # noqa: Y015
     _WhichOneofArgType__compute_sensitivity: _TypeAlias = _typing.Literal["_compute_sensitivity", b"_compute_sensitivity"]  # noqa: Y015
+    _WhichOneofReturnType__max_gap: _TypeAlias = _typing.Literal["max_gap"]  # noqa: Y015
+    _WhichOneofArgType__max_gap: _TypeAlias = _typing.Literal["_max_gap", b"_max_gap"]  # noqa: Y015
     _WhichOneofReturnType__relative_gap: _TypeAlias = _typing.Literal["relative_gap"]  # noqa: Y015
     _WhichOneofArgType__relative_gap: _TypeAlias = _typing.Literal["_relative_gap", b"_relative_gap"]  # noqa: Y015
     _WhichOneofReturnType__time_limit_s: _TypeAlias = _typing.Literal["time_limit_s"]  # noqa: Y015
@@ -936,6 +944,8 @@ class SolverOptions(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__compute_baselines) -> _WhichOneofReturnType__compute_baselines | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__compute_sensitivity) -> _WhichOneofReturnType__compute_sensitivity | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__max_gap) -> _WhichOneofReturnType__max_gap | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__relative_gap) -> _WhichOneofReturnType__relative_gap | None: ...
     @_typing.overload
