@@ -185,6 +185,16 @@ class FleetPlannerClient:
     ) -> api.PlanFleetResponse:
         return self._call(self._stub.PlanFleet, _plan_proto(request), timeout_s, request_id)  # type: ignore[no-any-return]
 
+    def export_plan(
+        self,
+        request: api.ExportPlanRequest,
+        *,
+        timeout_s: float | None = None,
+        request_id: str | None = None,
+    ) -> api.ExportPlanResponse:
+        """A quote of a plan as one document (HTML, PDF or XLSX): its bytes, media type, file name."""
+        return self._call(self._stub.ExportPlan, request, timeout_s, request_id)  # type: ignore[no-any-return]
+
     def evaluate_fleet(
         self,
         request: api.EvaluateFleetRequest | domain.PlanRequest,
@@ -342,6 +352,15 @@ class AsyncFleetPlannerClient:
         request_id: str | None = None,
     ) -> api.PlanFleetResponse:
         return await self._call(self._stub.PlanFleet, _plan_proto(request), timeout_s, request_id)  # type: ignore[no-any-return]
+
+    async def export_plan(
+        self,
+        request: api.ExportPlanRequest,
+        *,
+        timeout_s: float | None = None,
+        request_id: str | None = None,
+    ) -> api.ExportPlanResponse:
+        return await self._call(self._stub.ExportPlan, request, timeout_s, request_id)  # type: ignore[no-any-return]
 
     async def evaluate_fleet(
         self,

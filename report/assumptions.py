@@ -124,9 +124,8 @@ def _site(resolved: ResolvedRequest) -> list[Assumption]:
 
 def _models(resolved: ResolvedRequest) -> list[Assumption]:
     request = resolved.request
-    ids = dict.fromkeys(
-        w.model.model_id for w in (*request.inference, *request.training) if w.model.model_id is not None
-    )
+    refs = [w.model for w in request.inference] + [t.model for t in request.training]
+    ids = dict.fromkeys(ref.model_id for ref in refs if ref.model_id is not None)
     rows = []
     for model_id in ids:
         try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from html import escape
+from typing import Any
 
 from report import charts
 from report.cashflow import cash_flow, money_sum
@@ -14,8 +15,8 @@ from report.formatting import DASH, money, money_summary, number, percent, signe
 from report.labels import Language, label
 from report.style import CSS
 
-Cell = str | tuple[str, str]
-"""Escaped cell text, or (escaped text, the cell's ``data-field`` name)."""
+Cell = Any
+"""Escaped cell text (str), or (escaped text, the cell's ``data-field`` name)."""
 
 
 def _e(text: object) -> str:

@@ -190,10 +190,10 @@ def _cash_flow(
     last = first + len(flow.rows) - 1
     total_row = last + 1
     sheet.write_string(total_row, 0, label("cf.total", lang), f.bold)
-    for y, value in enumerate((*flow.totals, flow.total)):
+    for y, year_total in enumerate((*flow.totals, flow.total)):
         col = 2 + y
         span = f"{xl_rowcol_to_cell(first, col)}:{xl_rowcol_to_cell(last, col)}"
-        sheet.write_formula(total_row, col, f"=SUM({span})", f.total, float(value.amount))
+        sheet.write_formula(total_row, col, f"=SUM({span})", f.total, float(year_total.amount))
     sheet.set_column(0, 0, 22)
     sheet.set_column(1, 2 + years, 16)
     return f"CashFlow!{xl_rowcol_to_cell(total_row, 2 + years, row_abs=True, col_abs=True)}"
@@ -225,12 +225,12 @@ def _summary(
         r = 3 + i
         sheet.write_string(r, 0, label(key, lang), f.bold)
         if isinstance(value, tuple):
-            cell, money = value
+            cell, amount = value
             if cell is not None:
-                sheet.write_formula(r, 1, f"={cell}", fmt, float(money.amount))
+                sheet.write_formula(r, 1, f"={cell}", fmt, float(amount.amount))
             else:
-                sheet.write_number(r, 1, float(money.amount), fmt)
-            sheet.write_string(r, 2, money_summary(money, lang))
+                sheet.write_number(r, 1, float(amount.amount), fmt)
+            sheet.write_string(r, 2, money_summary(amount, lang))
         else:
             _row(sheet, r, [None, value], fmt)
             sheet.write_string(r, 0, label(key, lang), f.bold)

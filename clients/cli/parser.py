@@ -8,6 +8,7 @@ from typing import Any
 
 from clients.cli.commands import SERVE_SETTINGS, cmd_breakeven, cmd_catalog, cmd_evaluate, cmd_plan, cmd_serve
 from clients.cli.estimate import cmd_estimate
+from clients.cli.report import add_report
 from clients.cli.sweep import cmd_sweep
 from clients.client import DEFAULT_TIMEOUT_S
 from service.settings import ServerSettings
@@ -27,6 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_breakeven(sub)
     _add_catalog(sub)
     _add_sweep(sub)
+    add_report(sub, _client_options)
     return parser
 
 
