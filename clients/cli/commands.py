@@ -46,6 +46,10 @@ def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
     with connect(args) as client, progress("planning (solve, baselines, sensitivity)", sys.stderr):
         response = client.plan_fleet(request)
     emit(args, response, render.render_plan(response.plan, response.provenance, markdown=args.markdown), out)
+    if args.csv is not None:
+        args.csv.mkdir(parents=True, exist_ok=True)
+        written = [table.write_csv(args.csv) for table in render.plan_tables(response.plan)]
+        sys.stderr.write(f"wrote {len(written)} CSV files to {args.csv}\n")
     return plan_status_exit(response.plan)
 
 

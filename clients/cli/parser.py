@@ -83,6 +83,9 @@ def _add_plan(sub: Subparsers[argparse.ArgumentParser]) -> None:
     plan.add_argument(
         "--no-sensitivity", action="store_true", help="skip the price and demand sensitivity (faster)"
     )
+    plan.add_argument(
+        "--csv", type=Path, metavar="DIR", help="also write the plan's tables as CSV files into DIR"
+    )
     _client_options(plan)
     plan.set_defaults(func=cmd_plan)
 
