@@ -30,7 +30,7 @@ stubs: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy api service solver pricebook clients tools
+	$(BIN)/mypy api service solver pricebook clients tools report
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.calibration_report

@@ -102,7 +102,8 @@ def why_it_loses(alt: Alternative, lang: Language) -> str:
     if alt.kind is AlternativeKind.RECOMMENDED:
         return label("this_plan", lang)
     if alt.reason:
-        key = "infeasible_because" if not alt.feasible else "not_comparable"
+        # An API without a price for every workload is not a fleet that fails: it is not comparable.
+        key = "not_comparable" if alt.kind is AlternativeKind.API else "infeasible_because"
         return label(key, lang).format(reason=alt.reason)
     if alt.extra_cost is None:
         return DASH

@@ -1,9 +1,12 @@
-"""The layers import one way: api and pricebook at the bottom, then solver, then service, then clients.
+"""The layers import one way: api and pricebook at the bottom, then solver, then report, then service,
+then clients.
 
 ```
 api (generated stubs)    pricebook (data, loader, overrides)
           │                   │
           │                 solver (perf, pricing, optimizer, analysis, planner)
+          │                   │
+          │                 report (quotes: QuoteData → HTML, PDF, XLSX; no protobuf, no grpc)
           │                   │
           └──────────────► service (proto ↔ domain, gRPC server)
                               │
@@ -27,16 +30,21 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("api", "pricebook", "solver", "service", "clients", "tools")
+PACKAGES = ("api", "pricebook", "solver", "report", "service", "clients", "tools")
 GENERATED = REPO_ROOT / "api" / "fleetplan"
 
 FORBIDDEN: dict[str, frozenset[str]] = {
-    "api": frozenset({"pricebook", "solver", "service", "clients", "bench", "tools"}),
-    "pricebook": frozenset({"api", "solver", "service", "clients", "bench", "tools", "grpc"}),
-    "solver": frozenset({"api", "service", "clients", "bench", "tools", "grpc", "grpc_status", "google.rpc"}),
+    "api": frozenset({"pricebook", "solver", "report", "service", "clients", "bench", "tools"}),
+    "pricebook": frozenset({"api", "solver", "report", "service", "clients", "bench", "tools", "grpc"}),
+    "solver": frozenset(
+        {"api", "report", "service", "clients", "bench", "tools", "grpc", "grpc_status", "google.rpc"}
+    ),
+    "report": frozenset(
+        {"api", "service", "clients", "bench", "tools", "grpc", "grpc_status", "google.rpc", "google.protobuf"}
+    ),
     "service": frozenset({"clients", "bench", "tools"}),
     "clients": frozenset({"bench", "tools"}),
-    "tools": frozenset({"service", "clients", "api", "grpc"}),
+    "tools": frozenset({"report", "service", "clients", "api", "grpc"}),
 }
 """Top-level modules each package must not import."""
 

@@ -82,11 +82,15 @@ def test_alternatives_are_the_plans_baselines_rent_only_and_api() -> None:
     assert not api.feasible and "embeddings" in api.reason and api.extra_cost is None
     rows = planned.plan_json["break_even"]["api"]
     months = Decimal(planned.quote.horizon_months)
-    expected = sum(
-        amount(r.get("api_per_million_tokens")) * Decimal(str(r["workload_daily_tokens"])) / 10**6
-        for r in rows
-        if "api_per_million_tokens" in r
-    ) * DAYS_PER_MONTH * months
+    expected = (
+        sum(
+            amount(r.get("api_per_million_tokens")) * Decimal(str(r["workload_daily_tokens"])) / 10**6
+            for r in rows
+            if "api_per_million_tokens" in r
+        )
+        * DAYS_PER_MONTH
+        * months
+    )
     assert api.horizon_tco is not None and abs(api.horizon_tco.amount - expected) <= 1
 
 

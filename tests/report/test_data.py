@@ -15,7 +15,10 @@ def test_quote_json_round_trips_exactly() -> None:
     assert again == quote
     assert again.model_dump_json() == stored
     # Money stays Decimal (a string in JSON), not a float that would lose a won.
-    assert again.economics is not None and again.economics.horizon_tco.amount == quote.economics.horizon_tco.amount
+    assert (
+        again.economics is not None
+        and again.economics.horizon_tco.amount == quote.economics.horizon_tco.amount
+    )
     assert '"amount":"' in stored
 
 

@@ -33,7 +33,9 @@ def _row_of(sheet: Any, text: str, column: int) -> int:
     raise AssertionError(f"{text!r} not in column {column} of {sheet.title}")
 
 
-@pytest.mark.parametrize(("name", "lang"), [("500m_krw_portfolio", Language.KO), ("rtx5090_cluster", Language.EN)])
+@pytest.mark.parametrize(
+    ("name", "lang"), [("500m_krw_portfolio", Language.KO), ("rtx5090_cluster", Language.EN)]
+)
 def test_totals_equal_the_plans_capex_and_tco(name: str, lang: Language) -> None:
     planned = example(name)
     values, formulas = _books(name, lang)
@@ -47,7 +49,9 @@ def test_totals_equal_the_plans_capex_and_tco(name: str, lang: Language) -> None
     assert Decimal(str(bom_v.cell(supply_row, 8).value)) == capex
     assert str(bom_f.cell(supply_row, 8).value).startswith("=SUM(H")
     lines = [
-        Decimal(str(bom_v.cell(r, 8).value)) for r in range(4, supply_row - 1) if bom_v.cell(r, 8).value is not None
+        Decimal(str(bom_v.cell(r, 8).value))
+        for r in range(4, supply_row - 1)
+        if bom_v.cell(r, 8).value is not None
     ]
     assert lines == expected_bom_lines(planned)
     for r in range(4, 4 + len(lines)):
