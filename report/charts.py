@@ -152,6 +152,9 @@ def latency_chart(rows: Sequence[WorkloadRow], lang: Language) -> str:
         for i, (name, values) in enumerate(series):
             xs = [j + (i - 1) * width for j in range(len(names))]
             ax.bar(xs, values, width=width, label=name, color=COLORS[i + 1])
+        for j in range(len(rows)):
+            if not any(values[j] for _, values in series):  # throughput-only work: nothing to draw
+                ax.annotate(label("batch", lang), xy=(j, 0.05), ha="center", fontsize=7, color="#555555")
         ax.axhline(1.0, color=COLORS[5], linestyle="--", linewidth=1.0, label=label("share_of_target", lang))
         ax.set_xticks(range(len(names)), names)
         ax.yaxis.set_major_formatter(PercentFormatter(1.0))
