@@ -158,38 +158,26 @@ def _times(unit: Money, quantity: int) -> Money:
 
 
 def _purchase_lines(line: PlanFleetLine, tco: OptionTco, book: Pricebook) -> list[BomLine]:
+    """The line's GPUs, then its hosts when they were bought (the request counts host costs)."""
     offer = _offer(book, line.offer_id)
-    provider = offer.provider if offer is not None else ""
-    label = offer.label.value if offer is not None else ""
-    gpu_unit = _unit_price(tco.tco.purchase_gpus, line.gpus)
-    out = [
-        BomLine(
-            kind=BomKind.GPU,
-            item_id=line.gpu,
-            item_name=_gpu_name(book, line.gpu),
-            offer_id=line.offer_id,
-            provider=provider,
-            price_label=label,
-            unit_price=gpu_unit,
-            quantity=line.gpus,
-            amount=_times(gpu_unit, line.gpus),
-            owned=line.owned,
-        )
-    ]
-    hosts = tco.tco.purchase_hosts
-    if hosts.amount != 0 and line.server_id is not None:
-        host_unit = _unit_price(hosts, line.servers)
+    items = [(BomKind.GPU, line.gpu, _gpu_name(book, line.gpu), tco.tco.purchase_gpus, line.gpus)]
+    if tco.tco.purchase_hosts.amount != 0 and line.server_id is not None:
+        name = _server_name(book, line.server_id)
+        items.append((BomKind.HOST, line.server_id, name, tco.tco.purchase_hosts, line.servers))
+    out = []
+    for kind, item_id, item_name, total, quantity in items:
+        unit = _unit_price(total, quantity)
         out.append(
             BomLine(
-                kind=BomKind.HOST,
-                item_id=line.server_id,
-                item_name=_server_name(book, line.server_id),
+                kind=kind,
+                item_id=item_id,
+                item_name=item_name,
                 offer_id=line.offer_id,
-                provider=provider,
-                price_label=label,
-                unit_price=host_unit,
-                quantity=line.servers,
-                amount=_times(host_unit, line.servers),
+                provider=offer.provider if offer is not None else "",
+                price_label=offer.label.value if offer is not None else "",
+                unit_price=unit,
+                quantity=quantity,
+                amount=_times(unit, quantity),
                 owned=line.owned,
             )
         )

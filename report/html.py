@@ -12,7 +12,7 @@ from report import charts
 from report.cashflow import cash_flow, money_sum
 from report.data import Alternative, AlternativeKind, QuoteData
 from report.formatting import DASH, money, money_summary, number, percent, signed_percent
-from report.labels import Language, label
+from report.labels import COLUMNS, Language, label
 from report.style import CSS
 
 Cell = Any
@@ -52,6 +52,10 @@ def _note(text: str) -> str:
     return f'<p class="note">{_e(text)}</p>'
 
 
+def _bullets(key: str, items: Iterable[str], lang: Language) -> str:
+    return f"<h3>{_e(label(key, lang))}</h3><ul>" + "".join(f"<li>{_e(i)}</li>" for i in items) + "</ul>"
+
+
 def _status(quote: QuoteData, lang: Language) -> str:
     return label(f"status.{quote.status}", lang)
 
@@ -89,11 +93,7 @@ def _summary(quote: QuoteData, lang: Language) -> str:
     body += _note(label("vat_included" if quote.includes_vat else "vat_excluded", lang))
     if econ is None:
         body = f'<p class="no-plan">{_e(label("no_plan", lang))}</p>' + body
-        body += (
-            f"<h3>{_e(label('diagnosis', lang))}</h3><ul>"
-            + "".join(f"<li>{_e(d)}</li>" for d in quote.diagnosis)
-            + "</ul>"
-        )
+        body += _bullets("diagnosis", quote.diagnosis, lang)
     return _section("summary", "summary", body, lang)
 
 
@@ -118,9 +118,7 @@ def why_it_loses(alt: Alternative, lang: Language) -> str:
 
 
 def _alternatives(quote: QuoteData, lang: Language) -> str:
-    headers = [
-        label(k, lang) for k in ("alternative", "feasible", "horizon_tco", "capex", "gpus", "fleet", "why")
-    ]
+    headers = [label(k, lang) for k in COLUMNS.alternatives]
     rows = [
         [
             _e(label(f"kind.{a.kind.value}", lang) + (f" ({a.name})" if a.name else "")),
@@ -150,10 +148,7 @@ def _bom(quote: QuoteData, lang: Language) -> str:
     bom = quote.bom
     if bom is None:
         return _section("bom", "bom", _note(label("no_bom", lang)), lang)
-    headers = [
-        label(k, lang)
-        for k in ("item", "model", "offer", "provider", "price_label", "unit_price", "quantity", "amount")
-    ]
+    headers = [label(k, lang) for k in COLUMNS.bom]
     rows = [
         [
             _e(label(f"kind.{b.kind.value}", lang) + (f" ({label('owned', lang)})" if b.owned else "")),
@@ -184,19 +179,7 @@ def _bom(quote: QuoteData, lang: Language) -> str:
     ]
     body = _table(headers, rows, "bom-table", foot) if rows else _note(label("no_purchases", lang))
     if bom.rentals:
-        headers = [
-            label(k, lang)
-            for k in (
-                "gpu",
-                "mode",
-                "offer",
-                "provider",
-                "gpus",
-                "price_per_gpu_hour",
-                "gpu_hours_month",
-                "monthly_amount",
-            )
-        ]
+        headers = [label(k, lang) for k in COLUMNS.rentals]
         rental_rows = [
             [
                 _e(r.gpu_id),
@@ -391,10 +374,7 @@ def _workloads(quote: QuoteData, lang: Language) -> str:
     body += f"<h3>{_e(label('training', lang))}</h3>"
     if not quote.training:
         return _section("workloads", "workloads", body + _note(label("no_training", lang)), lang)
-    headers = [
-        label(k, lang)
-        for k in ("workload", "gpu", "gpus", "hours_per_run", "runs_per_month", "deadline", "cost_per_run")
-    ]
+    headers = [label(k, lang) for k in COLUMNS.training]
     rows = [
         [
             _e(t.name),
@@ -415,9 +395,7 @@ def _sensitivity(quote: QuoteData, lang: Language) -> str:
         body = _note(label("no_sensitivity", lang))
     else:
         missing = label("not_in_range", lang)
-        headers = [
-            label(k, lang) for k in ("subject", "parameter", "change_down", "change_up", "explanation")
-        ]
+        headers = [label(k, lang) for k in COLUMNS.sensitivity]
         rows = [
             [
                 _e(s.subject),
@@ -432,7 +410,7 @@ def _sensitivity(quote: QuoteData, lang: Language) -> str:
     frontier = quote.frontier
     if frontier is not None:
         body += f"<h3>{_e(label('frontier', lang))}</h3>"
-        headers = [label(k, lang) for k in ("value", "status", "horizon_tco", "fleet", "pareto")]
+        headers = [label(k, lang) for k in COLUMNS.frontier]
         rows = [
             [
                 _e(f"{p.value:g}"),
@@ -456,7 +434,7 @@ def _sensitivity(quote: QuoteData, lang: Language) -> str:
 
 
 def _assumptions(quote: QuoteData, lang: Language) -> str:
-    headers = [label(k, lang) for k in ("kind", "key", "value", "source", "as_of", "label")]
+    headers = [label(k, lang) for k in COLUMNS.assumptions]
     rows = [
         [
             _e(a.kind.value),
@@ -501,11 +479,7 @@ def _provenance(quote: QuoteData, lang: Language) -> str:
     body = f"<dl>{listing}</dl><h3>{_e(label('request', lang))}</h3>"
     body += f'<pre class="request">{_e(p.request_json)}</pre>'
     if quote.warnings:
-        body += (
-            f"<h3>{_e(label('warnings', lang))}</h3><ul>"
-            + "".join(f"<li>{_e(w)}</li>" for w in quote.warnings)
-            + "</ul>"
-        )
+        body += _bullets("warnings", quote.warnings, lang)
     return _section("provenance", "provenance", body, lang)
 
 

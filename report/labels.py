@@ -195,6 +195,30 @@ LABELS: dict[str, tuple[str, str]] = {
 """label key → (English, Korean)."""
 
 
+class Columns:
+    """The label keys of the tables both the page and the workbook show, in column order."""
+
+    alternatives = ("alternative", "feasible", "horizon_tco", "capex", "gpus", "fleet", "why")
+    bom = ("item", "model", "offer", "provider", "price_label", "unit_price", "quantity", "amount")
+    rentals = (
+        "gpu",
+        "mode",
+        "offer",
+        "provider",
+        "gpus",
+        "price_per_gpu_hour",
+        "gpu_hours_month",
+        "monthly_amount",
+    )
+    training = ("workload", "gpu", "gpus", "hours_per_run", "runs_per_month", "deadline", "cost_per_run")
+    sensitivity = ("subject", "parameter", "change_down", "change_up", "explanation")
+    frontier = ("value", "status", "horizon_tco", "fleet", "pareto")
+    assumptions = ("kind", "key", "value", "source", "as_of", "label")
+
+
+COLUMNS = Columns()
+
+
 def label(key: str, lang: Language) -> str:
     en, ko = LABELS[key]
     return ko if lang is Language.KO else en

@@ -22,7 +22,7 @@ from report.cashflow import cash_flow, money_sum
 from report.data import QuoteData
 from report.formatting import money_summary
 from report.html import why_it_loses
-from report.labels import Language, label
+from report.labels import COLUMNS, Language, label
 
 SHEETS = ("Summary", "Alternatives", "BOM", "CashFlow", "Workloads", "Assumptions", "Sensitivity")
 MINOR_DIGITS = {"KRW": 0, "USD": 2}
@@ -77,7 +77,7 @@ def _bom(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) -> str
     _header(
         sheet,
         2,
-        ["item", "model", "offer", "provider", "price_label", "unit_price", "quantity", "amount"],
+        COLUMNS.bom,
         f,
         lang,
     )
@@ -122,16 +122,7 @@ def _rentals(sheet: Worksheet, row: int, quote: QuoteData, f: _Formats, lang: La
     if quote.bom is None or not quote.bom.rentals:
         return
     sheet.write_string(row, 0, label("rentals", lang), f.bold)
-    keys = [
-        "gpu",
-        "mode",
-        "offer",
-        "provider",
-        "gpus",
-        "price_per_gpu_hour",
-        "gpu_hours_month",
-        "monthly_amount",
-    ]
+    keys = COLUMNS.rentals
     _header(sheet, row + 1, keys, f, lang)
     for i, r in enumerate(quote.bom.rentals):
         _row(sheet, row + 2 + i, [r.gpu_id, r.mode, r.offer_id, r.provider, r.gpus])
@@ -243,7 +234,7 @@ def _summary(
 
 
 def _alternatives(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) -> None:
-    _header(sheet, 0, ["alternative", "feasible", "horizon_tco", "capex", "gpus", "fleet", "why"], f, lang)
+    _header(sheet, 0, COLUMNS.alternatives, f, lang)
     for i, a in enumerate(quote.alternatives):
         name = label(f"kind.{a.kind.value}", lang) + (f" ({a.name})" if a.name else "")
         _row(sheet, 1 + i, [name, label("yes" if a.feasible else "no", lang)])
@@ -286,7 +277,7 @@ def _workloads(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) 
         _header(
             sheet,
             r + 1,
-            ["workload", "gpu", "gpus", "hours_per_run", "runs_per_month", "deadline", "cost_per_run"],
+            COLUMNS.training,
             f,
             lang,
         )
@@ -302,7 +293,7 @@ def _workloads(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) 
 
 
 def _assumptions(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) -> None:
-    _header(sheet, 0, ["kind", "key", "value", "source", "as_of", "label"], f, lang)
+    _header(sheet, 0, COLUMNS.assumptions, f, lang)
     for i, a in enumerate(quote.assumptions):
         _row(
             sheet,
@@ -335,7 +326,7 @@ def _assumptions(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language
 
 
 def _sensitivity(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) -> None:
-    _header(sheet, 0, ["subject", "parameter", "change_down", "change_up", "explanation"], f, lang)
+    _header(sheet, 0, COLUMNS.sensitivity, f, lang)
     if not quote.sensitivity:
         sheet.write_string(1, 0, label("no_sensitivity", lang))
     for i, s in enumerate(quote.sensitivity):
@@ -346,7 +337,7 @@ def _sensitivity(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language
     if quote.frontier is not None:
         r = len(quote.sensitivity) + 3
         sheet.write_string(r, 0, label("frontier", lang), f.bold)
-        _header(sheet, r + 1, ["value", "status", "horizon_tco", "fleet", "pareto"], f, lang)
+        _header(sheet, r + 1, COLUMNS.frontier, f, lang)
         for i, p in enumerate(quote.frontier.points):
             _row(sheet, r + 2 + i, [p.value, p.status])
             sheet.write(r + 2 + i, 2, _amount(p.horizon_tco), f.money)
