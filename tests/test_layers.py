@@ -40,7 +40,17 @@ FORBIDDEN: dict[str, frozenset[str]] = {
         {"api", "report", "service", "clients", "bench", "tools", "grpc", "grpc_status", "google.rpc"}
     ),
     "report": frozenset(
-        {"api", "service", "clients", "bench", "tools", "grpc", "grpc_status", "google.rpc", "google.protobuf"}
+        {
+            "api",
+            "service",
+            "clients",
+            "bench",
+            "tools",
+            "grpc",
+            "grpc_status",
+            "google.rpc",
+            "google.protobuf",
+        }
     ),
     "service": frozenset({"clients", "bench", "tools"}),
     "clients": frozenset({"bench", "tools"}),

@@ -134,6 +134,7 @@ def test_one_request_and_response_per_rpc_named_after_it(
         "AnalyzeBreakEven",
         "ListCatalog",
         "SweepPlans",
+        "ExportPlan",
     }
     for method in methods:
         assert method.input_type == f".fleetplan.v1.{method.name}Request"

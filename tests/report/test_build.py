@@ -9,11 +9,11 @@ from decimal import ROUND_HALF_EVEN, Decimal
 import pytest
 from report_support import amount, example, expected_bom_lines
 
+from pricebook.schema import Money
 from report.cashflow import cash_flow
 from report.data import AlternativeKind, BomKind
 from report.formatting import korean_units, money_summary
 from report.labels import Language
-from pricebook.schema import Money
 
 DAYS_PER_MONTH = Decimal(365) / Decimal(12)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from browser import chromium
 from PIL import Image
-from report_support import amount, example, exact_amount, expected_bom_lines
+from report_support import amount, exact_amount, example, expected_bom_lines
 from selenium import webdriver
 from selenium.webdriver.common.by import By
 
@@ -88,3 +88,11 @@ def test_korean_page_reads_won_with_separators_and_eok_man(driver: webdriver.Chr
     assert f"({int(tco):,}원)" in text
     assert driver.find_element(By.CSS_SELECTOR, "html").get_attribute("lang") == "ko"
     assert "자재 명세서" in driver.find_element(By.ID, "bom").text
+
+
+def test_the_blank_chart_check_can_fail(driver: webdriver.Chrome, tmp_path: Path) -> None:
+    """A chart whose SVG draws nothing is caught by the same measure."""
+    blank = '<figure class="chart" id="chart-blank"><svg width="600" height="200"></svg></figure>'
+    _open(driver, f"<!DOCTYPE html><html><body>{blank}</body></html>", tmp_path / "blank.html")
+    ink, _ = _ink(driver.find_element(By.ID, "chart-blank").screenshot_as_png)
+    assert ink <= MIN_INK_FRACTION

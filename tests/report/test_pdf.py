@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
-from report_support import amount, example, exact_amount
+from report_support import amount, exact_amount, example
 
 from report import Language
 from report.pdf import render_pdf
