@@ -70,13 +70,21 @@ class Table:
         return section(self.title, self.headers, self.rows, markdown=markdown)
 
     def write_csv(self, directory: Path) -> Path:
-        """``<directory>/<name>.csv``: the headers, then each row's cells (numbers unformatted)."""
+        """``<directory>/<name>.csv``: the headers, then each row's cells (numbers unformatted, money
+        as its exact amount in the answer's currency)."""
         path = directory / f"{self.name}.csv"
         with path.open("w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
             writer.writerow(self.headers)
-            writer.writerows([str(c).strip() if isinstance(c, str) else c for c in row] for row in self.rows)
+            writer.writerows([_csv_cell(c) for c in row] for row in self.rows)
         return path
+
+
+def _csv_cell(cell: Cell) -> Cell:
+    amount = getattr(cell, "amount", None)  # values.MoneyText
+    if isinstance(amount, str):
+        return amount
+    return cell.strip() if isinstance(cell, str) else cell
 
 
 def heading(text: str, *, markdown: bool) -> str:

@@ -49,3 +49,8 @@ def test_plan_csv_writes_the_plans_tables(tmp_path: Path, capsys: pytest.Capture
     # per-user and aggregate tok/s side by side, as the plan's deployment says
     assert float(rows[0]["tok/s/user"]) == pytest.approx(deployment["per_user_tok_s"])
     assert float(rows[0]["agg tok/s"]) == pytest.approx(deployment["output_tok_s"])
+    with (tmp_path / "tables" / "fleet.csv").open(encoding="utf-8") as handle:
+        fleet = list(csv.DictReader(handle))
+    assert [row["horizon cost"] for row in fleet] == [
+        line["horizon_cost"]["amount"] for line in plan["fleet"]
+    ]
