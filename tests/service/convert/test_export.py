@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from convert_support import chat
 
-from api.fleetplan.v1 import common_pb2, scenario_pb2
+from api.fleetplan.v1 import common_pb2
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from pricebook import load_default
 from report import Document, Language, ReportFormat
@@ -16,19 +17,7 @@ from solver.errors import InvalidRequest
 
 
 def _scenario() -> api.PlanFleetRequest:
-    return api.PlanFleetRequest(
-        workloads=[
-            scenario_pb2.Workload(
-                name="chat",
-                inference=scenario_pb2.InferenceWorkload(
-                    model=common_pb2.ModelRef(model_id="meta-llama/Llama-3.1-8B"),
-                    input_tokens=1000,
-                    output_tokens=200,
-                    daily_tokens=100_000_000,
-                ),
-            )
-        ]
-    )
+    return api.PlanFleetRequest(workloads=[chat()])
 
 
 def _fields(exc: pytest.ExceptionInfo[InvalidRequest]) -> set[str]:
