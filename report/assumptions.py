@@ -20,9 +20,10 @@ SITE_FIELDS = (
     "electricity_usd_per_kwh",
     "pue",
     "depreciation_months",
-    "residual_value_fraction",
     "support_fraction_per_year",
-    "colocation_per_rack_unit_month",
+    "colocation_price_month",
+    "colocation_basis",
+    "colocation_includes_power",
     "average_gpu_power_fraction",
     "idle_gpu_power_fraction",
     "vat_rate",
@@ -115,6 +116,17 @@ def _site(resolved: ResolvedRequest) -> list[Assumption]:
             else str(value)
         )
         rows.append(_row(AssumptionKind.SITE, name, text, site, field=name))
+    rows += [
+        _row(
+            AssumptionKind.SITE,
+            f"residual_curve.{curve.gpu_class.value}",
+            ", ".join(
+                f"{p.fraction:g} at {p.age_months} months ({p.low:g}–{p.high:g})" for p in curve.points
+            ),
+            curve,
+        )
+        for curve in site.residual_curves
+    ]
     rows += [
         _row(AssumptionKind.FX, f"{fx.base}/{fx.quote}", f"1 {fx.base} = {fx.rate:g} {fx.quote}", fx)
         for fx in site.fx_rates

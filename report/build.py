@@ -17,7 +17,7 @@ from decimal import Decimal
 
 from pricebook import catalog
 from pricebook.errors import UnknownEntryError
-from pricebook.schema import Money, Offer, Pricebook
+from pricebook.schema import Money, Pricebook
 from report.assumptions import assumptions
 from report.data import (
     Alternative,
@@ -25,6 +25,7 @@ from report.data import (
     Bom,
     BomKind,
     BomLine,
+    BookDepreciationYear,
     CostComponentRow,
     Economics,
     Frontier,
@@ -34,9 +35,10 @@ from report.data import (
     QuoteData,
     RentalLine,
     SolverInfo,
+    VatSummary,
 )
 from report.sections import api_rows, buy_vs_rent_rows, sensitivity_rows, training_rows, workload_rows
-from solver.analysis.tco import OptionTco, add_money, to_money
+from solver.analysis.tco import OptionTco, add_money, to_money, vat_lines
 from solver.analysis.whatif import describe_fleet
 from solver.domain import AcquisitionMode
 from solver.perf.calibration import load_calibration
@@ -133,19 +135,27 @@ def _economics(result: PlanResult) -> Economics | None:
             )
             for c in result.cost_components
         ),
+        vat=VatSummary(
+            rate=result.vat.rate,
+            supply=result.vat.supply,
+            vat=result.vat.vat,
+            total=result.vat.total,
+            horizon_tco_with_vat=result.vat.horizon_total_with_vat,
+        )
+        if result.vat is not None
+        else None,
+        book_depreciation=tuple(
+            BookDepreciationYear(
+                year=d.year, months=d.months, depreciation=d.depreciation, book_value_end=d.book_value_end
+            )
+            for d in result.depreciation
+        ),
     )
 
 
 # --------------------------------------------------------------------------------------------
 # Bill of materials
 # --------------------------------------------------------------------------------------------
-
-
-def _offer(book: Pricebook, offer_id: str) -> Offer | None:
-    try:
-        return catalog.offer(book, offer_id)
-    except UnknownEntryError:  # owned GPUs have no offer
-        return None
 
 
 def _unit_price(amount: Money, quantity: int) -> Money:
@@ -159,7 +169,6 @@ def _times(unit: Money, quantity: int) -> Money:
 
 def _purchase_lines(line: PlanFleetLine, tco: OptionTco, book: Pricebook) -> list[BomLine]:
     """The line's GPUs, then its hosts when they were bought (the request counts host costs)."""
-    offer = _offer(book, line.offer_id)
     items = [(BomKind.GPU, line.gpu, _gpu_name(book, line.gpu), tco.tco.purchase_gpus, line.gpus)]
     if tco.tco.purchase_hosts.amount != 0 and line.server_id is not None:
         name = _server_name(book, line.server_id)
@@ -173,8 +182,8 @@ def _purchase_lines(line: PlanFleetLine, tco: OptionTco, book: Pricebook) -> lis
                 item_id=item_id,
                 item_name=item_name,
                 offer_id=line.offer_id,
-                provider=offer.provider if offer is not None else "",
-                price_label=offer.label.value if offer is not None else "",
+                provider=line.provider,
+                price_label=line.price_label.value if line.price_label is not None else "",
                 unit_price=unit,
                 quantity=quantity,
                 amount=_times(unit, quantity),
@@ -184,15 +193,14 @@ def _purchase_lines(line: PlanFleetLine, tco: OptionTco, book: Pricebook) -> lis
     return out
 
 
-def _rental_line(line: PlanFleetLine, tco: OptionTco, book: Pricebook) -> RentalLine:
-    offer = _offer(book, line.offer_id)
+def _rental_line(line: PlanFleetLine, tco: OptionTco) -> RentalLine:
     monthly = tco.tco.reserved_monthly if line.mode is AcquisitionMode.RESERVED else tco.tco.on_demand_monthly
     return RentalLine(
         gpu_id=line.gpu,
         mode=line.mode.value,
         offer_id=line.offer_id,
-        provider=offer.provider if offer is not None else "",
-        price_label=offer.label.value if offer is not None else "",
+        provider=line.provider,
+        price_label=line.price_label.value if line.price_label is not None else "",
         gpus=line.gpus,
         price_per_gpu_hour=line.price_per_gpu_hour,
         busy_gpu_hours_per_month=line.busy_gpu_hours_per_month,
@@ -210,19 +218,13 @@ def _bom(result: PlanResult, book: Pricebook) -> Bom | None:
     for line in result.fleet:
         tco = by_option[line.option_id]
         if line.mode in (AcquisitionMode.RESERVED, AcquisitionMode.ON_DEMAND):
-            rentals.append(_rental_line(line, tco, book))
+            rentals.append(_rental_line(line, tco))
         else:
             lines.extend(_purchase_lines(line, tco, book))
     rate = book.site.vat_rate
-    amounts = add_money((b.amount for b in lines), currency)
-    if result.includes_vat:
-        total = amounts
-        supply = to_money(float(total.amount) / (1.0 + rate), currency)
-        vat = Money(amount=total.amount - supply.amount, currency=currency)
-    else:
-        supply = amounts
-        vat = to_money(float(supply.amount) * rate, currency)
-        total = add_money((supply, vat), currency)
+    supply = add_money((b.amount for b in lines), currency)
+    vat = vat_lines(result.tco.total, rate).capex_vat  # VAT on the purchases (issue 15's line)
+    total = add_money((supply, vat), currency)
     return Bom(
         lines=tuple(lines),
         rentals=tuple(rentals),
@@ -230,7 +232,6 @@ def _bom(result: PlanResult, book: Pricebook) -> Bom | None:
         vat_rate=rate,
         vat=vat,
         total=total,
-        prices_include_vat=result.includes_vat,
     )
 
 
@@ -380,10 +381,14 @@ def _frontier(frontier: SweepFrontier | None) -> Frontier | None:
 
 def _depreciation_note(book: Pricebook, horizon_months: int) -> str:
     site = book.site
+    curves = "; ".join(
+        f"{c.gpu_class.value}: " + ", ".join(f"{p.fraction:.0%} at {p.age_months} months" for p in c.points)
+        for c in site.residual_curves
+    )
     return (
-        f"straight-line over {site.depreciation_months} months to a residual value of "
-        f"{site.residual_value_fraction:.0%} of the purchase price; the residual at month {horizon_months} "
-        "is credited at the end of the horizon"
+        f"the TCO credits the market (resale) value at month {horizon_months} by GPU class ({curves}); "
+        f"book depreciation is straight line to zero over {site.depreciation_months} months "
+        "(accounting only)"
     )
 
 

@@ -95,8 +95,6 @@ class Bom(_Quote):
     vat_rate: float
     vat: Money
     total: Money
-    prices_include_vat: bool
-    """True: the plan's amounts include VAT, so the supply amount is net of it (total ÷ (1 + rate))."""
 
 
 class CostComponentRow(_Quote):
@@ -118,6 +116,24 @@ class OpexMonthly(_Quote):
     total: Money
 
 
+class VatSummary(_Quote):
+    """The plan's VAT line (issue 15: supply = capex + opex × months, VAT on it, total), when the
+    request asked for VAT; every other amount is ex-VAT."""
+
+    rate: float
+    supply: Money
+    vat: Money
+    total: Money
+    horizon_tco_with_vat: Money
+
+
+class BookDepreciationYear(_Quote):
+    year: int
+    months: int
+    depreciation: Money
+    book_value_end: Money
+
+
 class Economics(_Quote):
     horizon_tco: Money
     capex: Money
@@ -125,6 +141,9 @@ class Economics(_Quote):
     depreciation_monthly: Money
     opex: OpexMonthly
     components: tuple[CostComponentRow, ...]
+    vat: VatSummary | None = None
+    book_depreciation: tuple[BookDepreciationYear, ...] = ()
+    """Straight-line book depreciation per year (accounting only; the TCO uses market value)."""
 
 
 class WorkloadRow(_Quote):
@@ -262,6 +281,7 @@ class QuoteData(_Quote):
     currency: Currency
     horizon_months: int
     includes_vat: bool
+    """The request asked for VAT: ``economics.vat`` holds the VAT line (amounts stay ex-VAT)."""
     fleet_summary: str
     gpus: int
     economics: Economics | None

@@ -80,6 +80,11 @@ def _summary(quote: QuoteData, lang: Language) -> str:
             (L("horizon_tco"), _e(money_summary(econ.horizon_tco, lang)), "horizon-tco"),
             (L("capex"), _e(money_summary(econ.capex, lang)), "capex"),
             (L("opex_monthly"), _e(money_summary(econ.opex.total, lang)), "opex-monthly"),
+            *(
+                [(L("tco_with_vat"), _e(money_summary(econ.vat.horizon_tco_with_vat, lang)), "tco-with-vat")]
+                if econ.vat is not None
+                else []
+            ),
             (L("horizon"), f"{quote.horizon_months} {L('months')}", ""),
         ]
         if quote.saving is not None:
@@ -197,6 +202,33 @@ def _bom(quote: QuoteData, lang: Language) -> str:
     return _section("bom", "bom", body, lang)
 
 
+def _vat_and_depreciation(quote: QuoteData, lang: Language) -> str:
+    """The plan's VAT line (when the request asked for VAT) and its book depreciation schedule."""
+    econ = quote.economics
+    body = ""
+    if econ is not None and econ.vat is not None:
+        v = econ.vat
+        rows = [
+            [_e(label("vat_supply", lang)), (_e(money(v.supply, lang)), "vat-supply")],
+            [_e(f"{label('vat', lang)} ({percent(v.rate, 0)})"), (_e(money(v.vat, lang)), "vat-vat")],
+            [_e(label("total", lang)), (_e(money(v.total, lang)), "vat-total")],
+            [_e(label("tco_with_vat", lang)), (_e(money(v.horizon_tco_with_vat, lang)), "vat-tco")],
+        ]
+        body += f"<h3>{_e(label('vat_line', lang))}</h3>" + _table(
+            ["", label("amount", lang)], rows, "vat-table"
+        )
+    if econ is not None and econ.book_depreciation:
+        headers = [label(k, lang) for k in ("year", "months", "depreciation_amount", "book_value_end")]
+        rows = [
+            [_e(d.year), _e(d.months), _e(money(d.depreciation, lang)), _e(money(d.book_value_end, lang))]
+            for d in econ.book_depreciation
+        ]
+        body += f"<h3>{_e(label('book_depreciation', lang))}</h3>" + _table(
+            headers, rows, "depreciation-table"
+        )
+    return body
+
+
 def _cash_flow(quote: QuoteData, lang: Language) -> str:
     econ = quote.economics
     if econ is None:
@@ -248,6 +280,7 @@ def _cash_flow(quote: QuoteData, lang: Language) -> str:
     body += _chart(
         "tco", charts.tco_chart(econ.components, quote.currency, lang), label("tco_breakdown", lang)
     )
+    body += _vat_and_depreciation(quote, lang)
     return _section("cashflow", "cashflow", body, lang)
 
 

@@ -44,8 +44,20 @@ LABELS: dict[str, tuple[str, str]] = {
         "No plan: the request cannot be met as stated.",
         "계획 없음: 요청 조건을 충족할 수 없습니다.",
     ),
-    "vat_included": ("Amounts include VAT", "금액은 부가세 포함"),
+    "vat_included": (
+        "Amounts exclude VAT; the VAT line shows what the bid pays with it",
+        "금액은 부가세 별도이며, 부가세 포함 금액은 부가세 내역에 표시",
+    ),
     "vat_excluded": ("Amounts exclude VAT", "금액은 부가세 별도"),
+    "tco_with_vat": ("Horizon TCO incl. VAT", "부가세 포함 총소유비용"),
+    "vat_line": ("VAT on every payment over the horizon", "기간 중 전체 지급액에 대한 부가세"),
+    "vat_supply": ("Supply: capex + opex × months", "공급가액: CAPEX + 월 OPEX × 개월"),
+    "book_depreciation": (
+        "Book depreciation (straight line; accounting only, the TCO uses market value)",
+        "장부상 감가상각 (정액법; 회계용, TCO는 시장 가치 기준)",
+    ),
+    "book_value_end": ("Book value at year end", "연말 장부가액"),
+    "depreciation_amount": ("Depreciation", "감가상각비"),
     # Alternatives
     "alternative": ("Alternative", "대안"),
     "feasible": ("Feasible", "실현 가능"),

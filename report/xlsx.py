@@ -94,14 +94,9 @@ def _bom(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) -> str
     digits = MINOR_DIGITS[quote.currency]
     lines_sum = f"SUM(H{first + 1}:H{last + 1})" if bom.lines else "0"
     rate = f"$H${rate_row + 1}"
-    if bom.prices_include_vat:
-        total = f"={lines_sum}"
-        supply = f"=ROUND(H{total_row + 1}/(1+{rate}),{digits})"
-        vat = f"=H{total_row + 1}-H{supply_row + 1}"
-    else:
-        supply = f"={lines_sum}"
-        vat = f"=ROUND(H{supply_row + 1}*{rate},{digits})"
-        total = f"=H{supply_row + 1}+H{vat_row + 1}"
+    supply = f"={lines_sum}"
+    vat = f"=ROUND(H{supply_row + 1}*{rate},{digits})"
+    total = f"=H{supply_row + 1}+H{vat_row + 1}"
     for r, key, formula, value in (
         (supply_row, "supply_amount", supply, bom.supply_amount),
         (vat_row, "vat", vat, bom.vat),
@@ -206,6 +201,11 @@ def _summary(
             ("horizon_tco", (cells["tco"], econ.horizon_tco), f.total),
             ("capex", (cells["capex"], econ.capex), f.total),
             ("opex_monthly", float(econ.opex.total.amount), f.money),
+            *(
+                [("tco_with_vat", float(econ.vat.horizon_tco_with_vat.amount), f.money)]
+                if econ.vat is not None
+                else []
+            ),
             ("horizon", quote.horizon_months, None),
         ]
         if quote.saving is not None:

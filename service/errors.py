@@ -133,8 +133,10 @@ def status_for(exc: BaseException) -> status_pb2.Status:
         return status_pb2.Status(
             code=code_pb2.UNAVAILABLE,
             message=str(exc),
-            details=[_pack(_error_info("SHUTTING_DOWN")), _pack(error_details_pb2.RetryInfo(
-                retry_delay=duration_pb2.Duration(seconds=1)))],
+            details=[
+                _pack(_error_info("SHUTTING_DOWN")),
+                _pack(error_details_pb2.RetryInfo(retry_delay=duration_pb2.Duration(seconds=1))),
+            ],
         )
     if isinstance(exc, NotImplementedError):
         return status_pb2.Status(
@@ -187,5 +189,10 @@ def grpc_errors(method: Callable[..., Any]) -> Callable[..., Any]:
 
 
 __all__ = [
-    "ERROR_DOMAIN", "ResourceExhausted", "ShuttingDown", "bad_request_status", "grpc_errors", "status_for",
+    "ERROR_DOMAIN",
+    "ResourceExhausted",
+    "ShuttingDown",
+    "bad_request_status",
+    "grpc_errors",
+    "status_for",
 ]

@@ -55,6 +55,16 @@ class AcquisitionMode(StrEnum):
     ON_DEMAND = "on_demand"
 
 
+class OfferPolicy(StrEnum):
+    """How one offer is chosen per GPU and acquisition mode (``solver.pricing.costs``)."""
+
+    MOST_RELIABLE = "most_reliable"
+    """The most reliable price label available (``pricebook.schema.LABEL_RELIABILITY``: quote > list >
+    street > derived > estimate), then the cheapest offer with it."""
+    CHEAPEST = "cheapest"
+    """The cheapest offer whatever its label."""
+
+
 class TrainingMethod(StrEnum):
     FULL = "full"
     LORA = "lora"
@@ -254,8 +264,24 @@ class Constraints(_Frozen):
     owned: tuple[OwnedGpus, ...] = ()
     count_bounds: tuple[CountBound, ...] = ()
     include_vat: bool = False
+    """Add a VAT line (and supply / VAT / total) to the answer; every other amount stays ex-VAT."""
     include_host_costs: bool = True
     """False prices GPUs alone (cards going into hosts already owned), as the seeds' budget tables do."""
+    capex_budget_includes_vat: bool = False
+    """Whether ``capex_budget`` is a VAT-inclusive figure (then purchases + VAT must fit it); default:
+    the budget is ex-VAT, like every amount the planner compares."""
+    offer_policy: OfferPolicy = OfferPolicy.MOST_RELIABLE
+    include_providers: tuple[str, ...] = ()
+    """Only offers from these providers (case-insensitive); empty = every provider."""
+    exclude_providers: tuple[str, ...] = ()
+    """Never offers from these providers (case-insensitive)."""
+    include_regions: tuple[str, ...] = ()
+    """Only offers in these regions (case-insensitive; an offer without a region never matches);
+    empty = every region."""
+    exclude_regions: tuple[str, ...] = ()
+    """Never offers in these regions (case-insensitive)."""
+    pinned_offers: tuple[str, ...] = ()
+    """Offer ids to use: for a GPU and acquisition kind with a pinned offer, only pinned offers count."""
 
     @field_validator("capex_budget", "monthly_opex_cap")
     @classmethod

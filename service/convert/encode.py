@@ -19,6 +19,7 @@ from service.convert.enums import (
     METHOD_TO_PROTO,
     MODE_TO_PROTO,
     OFFER_KIND_TO_PROTO,
+    OFFER_POLICY_TO_PROTO,
     PRECISION_TO_PROTO,
 )
 from service.convert.fields import put
@@ -92,6 +93,13 @@ def _constraints(c: domain.Constraints) -> scenario_pb2.Constraints:
         "count_bounds": [_count_bound(b) for b in c.count_bounds],
         "include_vat": c.include_vat,
         "include_host_costs": c.include_host_costs,
+        "capex_budget_includes_vat": c.capex_budget_includes_vat,
+        "offer_policy": OFFER_POLICY_TO_PROTO[c.offer_policy],
+        "include_providers": c.include_providers,
+        "exclude_providers": c.exclude_providers,
+        "pinned_offer_ids": c.pinned_offers,
+        "include_regions": c.include_regions,
+        "exclude_regions": c.exclude_regions,
     }
     put(fields, "capex_budget", money_to_proto(c.capex_budget))
     put(fields, "monthly_opex_cap", money_to_proto(c.monthly_opex_cap))
@@ -119,6 +127,15 @@ def _overrides(o: PricebookOverrides) -> scenario_pb2.PricebookOverrides:
         json_format.ParseDict(o.site, out.site_assumptions)
     if o.fx_usd_krw is not None:
         out.fx_usd_krw = o.fx_usd_krw
+    for p in o.api_prices:
+        out.api_prices.append(
+            scenario_pb2.ApiPriceOverride(
+                model_id=p.model_id,
+                provider=p.provider,
+                input_per_mtok=money_to_proto(p.input_per_mtok),
+                output_per_mtok=money_to_proto(p.output_per_mtok),
+            )
+        )
     return out
 
 

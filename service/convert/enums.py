@@ -60,6 +60,12 @@ OFFER_KIND_FROM_PROTO: dict[scenario_pb2.OfferKind.ValueType, OfferKind] = by_na
     scenario_pb2.OfferKind, "OFFER_KIND", OfferKind
 )
 OFFER_KIND_TO_PROTO: dict[OfferKind, scenario_pb2.OfferKind.ValueType] = inverted(OFFER_KIND_FROM_PROTO)
+OFFER_POLICY_FROM_PROTO: dict[scenario_pb2.OfferPolicy.ValueType, domain.OfferPolicy] = by_name(
+    scenario_pb2.OfferPolicy, "OFFER_POLICY", domain.OfferPolicy
+)
+OFFER_POLICY_TO_PROTO: dict[domain.OfferPolicy, scenario_pb2.OfferPolicy.ValueType] = inverted(
+    OFFER_POLICY_FROM_PROTO
+)
 BACKEND_FROM_PROTO: dict[scenario_pb2.SolverBackend.ValueType, str] = {
     scenario_pb2.SOLVER_BACKEND_UNSPECIFIED: "auto",
     **by_name(scenario_pb2.SolverBackend, "SOLVER_BACKEND", (b for b in SOLVER_BACKENDS if b != "auto")),

@@ -96,6 +96,9 @@ def fleet_line_to_proto(line: planner.PlanFleetLine, book: Pricebook | None) -> 
         offer_id=line.offer_id,
         power_kw=finite(line.power_kw),
         rack_units=round(finite(line.rack_units)),
+        provider=line.provider,
+        price_label=line.price_label.value if line.price_label is not None else "",
+        gpus_per_instance=line.gpus_per_instance,
     )
     set_money(out, "price_per_gpu_hour", line.price_per_gpu_hour)
     set_money(out, "price_per_gpu", line.price_per_gpu)
@@ -205,6 +208,15 @@ def _cost(result: planner.PlanResult) -> plan_pb2.CostBreakdown | None:
     set_money(out, "opex_monthly", total.opex_monthly)
     set_money(out, "residual_value", total.residual_value)
     set_money(out, "horizon_tco", total.horizon_total)
+    for year in result.depreciation:
+        row = out.depreciation_schedule.add(year=year.year, months=year.months)
+        set_money(row, "depreciation", year.depreciation)
+        set_money(row, "book_value_end", year.book_value_end)
+    if result.vat is not None:
+        out.vat.vat_rate = result.vat.rate
+        for name in ("supply", "vat", "total", "capex_vat"):
+            set_money(out.vat, name, getattr(result.vat, name))
+        set_money(out.vat, "horizon_tco_with_vat", result.vat.horizon_total_with_vat)
     return out
 
 

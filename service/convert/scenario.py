@@ -23,6 +23,7 @@ from service.convert.enums import (
     METHOD_FROM_PROTO,
     MODE_FROM_PROTO,
     OFFER_KIND_FROM_PROTO,
+    OFFER_POLICY_FROM_PROTO,
     PRECISION_FROM_PROTO,
 )
 from service.convert.fields import optional, put
@@ -178,6 +179,14 @@ def _constraints(msg: scenario_pb2.Constraints, col: Collector, path: str) -> di
     out["owned"] = tuple({"gpu": o.gpu_id, "count": o.count} for o in msg.owned_gpus)
     out["count_bounds"] = tuple(_count_bound(b) for b in msg.count_bounds)
     put(out, "include_host_costs", optional(msg, "include_host_costs"))
+    out["capex_budget_includes_vat"] = msg.capex_budget_includes_vat
+    policy = col.enum(OFFER_POLICY_FROM_PROTO, msg.offer_policy, join_path(path, "offer_policy"))
+    put(out, "offer_policy", policy)
+    out["include_providers"] = tuple(msg.include_providers)
+    out["exclude_providers"] = tuple(msg.exclude_providers)
+    out["pinned_offers"] = tuple(msg.pinned_offer_ids)
+    out["include_regions"] = tuple(msg.include_regions)
+    out["exclude_regions"] = tuple(msg.exclude_regions)
     return out
 
 
@@ -199,7 +208,17 @@ def _overrides(msg: scenario_pb2.PricebookOverrides, col: Collector, path: str) 
     if msg.HasField("site_assumptions"):
         out["site"] = json_format.MessageToDict(msg.site_assumptions)
     put(out, "fx_usd_krw", optional(msg, "fx_usd_krw"))
+    out["api_prices"] = tuple(_api_price(p) for p in msg.api_prices)
     return out
+
+
+def _api_price(msg: scenario_pb2.ApiPriceOverride) -> dict[str, Any]:
+    price: dict[str, Any] = {"model_id": msg.model_id}
+    put(price, "provider", msg.provider or None)
+    for name in ("input_per_mtok", "output_per_mtok"):
+        if msg.HasField(name):
+            price[name] = money_to_dict(getattr(msg, name))
+    return price
 
 
 def _options(msg: scenario_pb2.SolverOptions, col: Collector, path: str) -> dict[str, Any]:

@@ -96,11 +96,11 @@ def scale_option_price(option: AcquisitionOption, factor: float) -> AcquisitionO
     if option.owned:
         return option
     if option.mode is AcquisitionMode.BUY:
-        support = option.fixed_monthly_per_gpu - option.idle_power_monthly_per_gpu
+        support = option.support_monthly_per_gpu
         return replace(
             option,
             capex_per_gpu=option.capex_per_gpu * factor,
-            fixed_monthly_per_gpu=support * factor + option.idle_power_monthly_per_gpu,
+            fixed_monthly_per_gpu=option.fixed_monthly_per_gpu + support * (factor - 1.0),
         )
     if option.mode is AcquisitionMode.RESERVED:
         return replace(option, fixed_monthly_per_gpu=option.fixed_monthly_per_gpu * factor)

@@ -51,7 +51,7 @@ from solver.optimizer.instance import (
 )
 from solver.perf import Deployment, WorkloadShape, capacity_at_sla, resolve_model
 from solver.perf.training import estimate_training, min_gpus_to_fit
-from solver.pricing.costs import acquisition_options, to_currency
+from solver.pricing.costs import acquisition_options, capex_budget_ex_vat, to_currency
 from solver.pricing.options import AcquisitionOption
 from solver.units import HOURS_PER_DAY, SECONDS_PER_HOUR
 
@@ -232,7 +232,7 @@ def _dominates(a: Candidate, b: Candidate) -> bool:
 def _caps(constraints: Constraints, book: Pricebook) -> Caps:
     cur = constraints.currency
     return Caps(
-        capex_budget=to_currency(constraints.capex_budget, cur, book) if constraints.capex_budget else None,
+        capex_budget=capex_budget_ex_vat(constraints, book),
         monthly_opex_cap=to_currency(constraints.monthly_opex_cap, cur, book)
         if constraints.monthly_opex_cap
         else None,
@@ -280,6 +280,15 @@ def _fixed_fleet(fleet: Fleet, options: list[AcquisitionOption]) -> tuple[FixedG
             where = f" in {item.server}" if item.server else ""
             reason = f"the pricebook has no {what} offer for {item.gpu}{where}"
             problems.append(FieldViolation(f"fleet.items[{i}]", reason))
+            continue
+        instance = max(o.rental_instance_gpus for o in options if o.id in matching)
+        if item.mode is not AcquisitionMode.BUY and not item.owned and item.count % instance:
+            offer = next(o.offer_id for o in options if o.id in matching)
+            reason = (
+                f"{item.gpu} {item.mode.value} ({offer}) rents whole {instance}-GPU instances: "
+                f"{item.count} is not a multiple of {instance}"
+            )
+            problems.append(FieldViolation(f"fleet.items[{i}].count", reason))
             continue
         groups[matching] += item.count
     if problems:

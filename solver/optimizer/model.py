@@ -45,6 +45,8 @@ Constraints (numbers match ``ModelBuilder`` method comments and the evaluator's 
    is exactly "every TP group inside one NVLink/P2P domain of one server". Candidates whose TP
    exceeds every domain of their GPU are rejected before the model.
 4. Whole servers, ∀o bought/owned: n_o ≤ k_o · s_o  (n_o = k_o · s_o for bought fixed boards).
+   Whole rental instances, ∀o rented with i_o GPUs per instance > 1: n_o = i_o · w_o (reserved),
+   d_o,b = i_o · w_o,b (on-demand), w ∈ Z+.
    Owned GPUs sit densely in owned hosts: n_o ≥ k_o · s_o − (k_o − 1). A bought option b of the
    same GPU and server model as an owned option o (b not a fixed board) shares o's free slots:
    n_b + n_o ≤ k (s_b + s_o) replaces n_b ≤ k · s_b (``instance.owned_host_of``).
@@ -363,7 +365,10 @@ class ModelBuilder:
         for g in self.inst.gpu_types():
             extra = max((lim.min_count for lim in self.inst.count_limits if lim.gpu == g), default=0)
             extra = max(extra, self.inst.owned_counts.get(g, 0))
-            servers = max((o.gpus_per_server for o in self.inst.options if o.gpu == g), default=1)
+            servers = max(
+                (max(o.gpus_per_server, o.rental_instance_gpus) for o in self.inst.options if o.gpu == g),
+                default=1,
+            )
             bound = math.ceil(need.get(g, 0.0)) + extra + servers + 1
             for lim in self.inst.count_limits:
                 if lim.gpu == g and lim.max_count is not None:
@@ -422,6 +427,7 @@ class ModelBuilder:
         self._demand()
         self._gpus_and_domains()
         self._servers()
+        self._rental_instances()
         self._owned_and_counts()
         self._fixed_fleet()
         self._training()
@@ -538,6 +544,18 @@ class ModelBuilder:
                 slv.Add(n + self.n[host.id] <= k * (s + self.s[host.id]), f"servers[{o.id}]")
             else:
                 slv.Add(n <= k * s, f"servers[{o.id}]")
+
+    # 4b: rentals come in whole instances of ``rental_instance_gpus`` GPUs
+    def _rental_instances(self) -> None:
+        slv = self.solver
+        for o in self.inst.options:
+            k = o.rental_instance_gpus
+            if k <= 1 or is_on_site(o):
+                continue
+            counts = self.d[o.id] if o.id in self.d else [self.n[o.id]]
+            for i, count in enumerate(counts):
+                whole = slv.IntVar(0, slv.infinity(), f"instances[{o.id},{i}]")
+                slv.Add(count == k * whole, f"rental_instances[{o.id},{i}]")
 
     def _monthly_busy(self) -> Any:
         expr: Any = 0

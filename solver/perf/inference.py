@@ -397,10 +397,29 @@ _MODEL_CACHE_LIMIT = 4096
 
 # Every architecture field the physics reads (inline specs share ids, so the id is not enough).
 _PHYSICS_FIELDS = (
-    "id", "params_b", "active_params_b", "layers", "hidden", "intermediate", "moe_intermediate", "heads",
-    "kv_heads", "head_dim", "vocab", "max_context", "experts", "experts_per_token", "attention",
-    "kv_lora_rank", "qk_rope_head_dim", "sliding_window", "full_attention_layers", "assumed",
-    "linear_attention_layers", "kv_bytes_per_token_bf16_full_layers", "kv_bytes_per_token_bf16_window_layers",
+    "id",
+    "params_b",
+    "active_params_b",
+    "layers",
+    "hidden",
+    "intermediate",
+    "moe_intermediate",
+    "heads",
+    "kv_heads",
+    "head_dim",
+    "vocab",
+    "max_context",
+    "experts",
+    "experts_per_token",
+    "attention",
+    "kv_lora_rank",
+    "qk_rope_head_dim",
+    "sliding_window",
+    "full_attention_layers",
+    "assumed",
+    "linear_attention_layers",
+    "kv_bytes_per_token_bf16_full_layers",
+    "kv_bytes_per_token_bf16_window_layers",
 )
 
 

@@ -168,6 +168,9 @@ class FleetLine(_message.Message):
     HORIZON_COST_FIELD_NUMBER: _builtins.int
     POWER_KW_FIELD_NUMBER: _builtins.int
     RACK_UNITS_FIELD_NUMBER: _builtins.int
+    PROVIDER_FIELD_NUMBER: _builtins.int
+    PRICE_LABEL_FIELD_NUMBER: _builtins.int
+    GPUS_PER_INSTANCE_FIELD_NUMBER: _builtins.int
     gpu_id: _builtins.str
     """Catalogue GPU id."""
     gpu_name: _builtins.str
@@ -188,6 +191,12 @@ class FleetLine(_message.Message):
     """Wall power at full load including PUE, in kilowatts (on-site lines)."""
     rack_units: _builtins.int
     """Rack units (on-site lines)."""
+    provider: _builtins.str
+    """Who sells or rents the offer."""
+    price_label: _builtins.str
+    """The offer's price label: "quote", "list", "street", "derived" or "estimate"."""
+    gpus_per_instance: _builtins.int
+    """Rentals: GPUs per rented instance (the line rents gpu_count / gpus_per_instance instances)."""
     @_builtins.property
     def on_demand_gpus_by_hour(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """On-demand GPUs rented in each hour of the day (24 values; on-demand lines only)."""
@@ -221,10 +230,13 @@ class FleetLine(_message.Message):
         horizon_cost: _common_pb2.Money | None = ...,
         power_kw: _builtins.float = ...,
         rack_units: _builtins.int = ...,
+        provider: _builtins.str = ...,
+        price_label: _builtins.str = ...,
+        gpus_per_instance: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["horizon_cost", b"horizon_cost", "price_per_gpu", b"price_per_gpu", "price_per_gpu_hour", b"price_per_gpu_hour"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["gpu_count", b"gpu_count", "gpu_id", b"gpu_id", "gpu_name", b"gpu_name", "horizon_cost", b"horizon_cost", "mode", b"mode", "offer_id", b"offer_id", "on_demand_gpus_by_hour", b"on_demand_gpus_by_hour", "owned", b"owned", "power_kw", b"power_kw", "price_per_gpu", b"price_per_gpu", "price_per_gpu_hour", b"price_per_gpu_hour", "rack_units", b"rack_units", "server_count", b"server_count", "server_id", b"server_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["gpu_count", b"gpu_count", "gpu_id", b"gpu_id", "gpu_name", b"gpu_name", "gpus_per_instance", b"gpus_per_instance", "horizon_cost", b"horizon_cost", "mode", b"mode", "offer_id", b"offer_id", "on_demand_gpus_by_hour", b"on_demand_gpus_by_hour", "owned", b"owned", "power_kw", b"power_kw", "price_label", b"price_label", "price_per_gpu", b"price_per_gpu", "price_per_gpu_hour", b"price_per_gpu_hour", "provider", b"provider", "rack_units", b"rack_units", "server_count", b"server_count", "server_id", b"server_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -540,12 +552,14 @@ class CostBreakdown(_message.Message):
     COMPONENTS_FIELD_NUMBER: _builtins.int
     INCLUDES_VAT_FIELD_NUMBER: _builtins.int
     FX_RATE_NOTE_FIELD_NUMBER: _builtins.int
+    DEPRECIATION_SCHEDULE_FIELD_NUMBER: _builtins.int
+    VAT_FIELD_NUMBER: _builtins.int
     currency_code: _builtins.str
     """ISO-4217 currency of every amount here."""
     horizon_months: _builtins.int
     """Horizon in months."""
     includes_vat: _builtins.bool
-    """Whether amounts include VAT."""
+    """Whether the request asked for VAT: then `vat` holds the VAT line (amounts stay ex-VAT)."""
     fx_rate_note: _builtins.str
     """FX rate used (KRW per USD) and its date, e.g. "1 USD = 1,400 KRW (2026-11-01)"."""
     @_builtins.property
@@ -568,6 +582,14 @@ class CostBreakdown(_message.Message):
     def components(self) -> _containers.RepeatedCompositeFieldContainer[Global___CostComponent]:
         """The TCO by component."""
 
+    @_builtins.property
+    def depreciation_schedule(self) -> _containers.RepeatedCompositeFieldContainer[Global___DepreciationYear]:
+        """Straight-line book depreciation of the purchases per year (accounting; the TCO uses market value)."""
+
+    @_builtins.property
+    def vat(self) -> Global___VatLine:
+        """Supply / VAT / total (set when the request includes VAT; every other amount is ex-VAT)."""
+
     def __init__(
         self,
         *,
@@ -580,14 +602,106 @@ class CostBreakdown(_message.Message):
         components: _abc.Iterable[Global___CostComponent] | None = ...,
         includes_vat: _builtins.bool = ...,
         fx_rate_note: _builtins.str = ...,
+        depreciation_schedule: _abc.Iterable[Global___DepreciationYear] | None = ...,
+        vat: Global___VatLine | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["capex", b"capex", "horizon_tco", b"horizon_tco", "opex_monthly", b"opex_monthly", "residual_value", b"residual_value"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["capex", b"capex", "horizon_tco", b"horizon_tco", "opex_monthly", b"opex_monthly", "residual_value", b"residual_value", "vat", b"vat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["capex", b"capex", "components", b"components", "currency_code", b"currency_code", "fx_rate_note", b"fx_rate_note", "horizon_months", b"horizon_months", "horizon_tco", b"horizon_tco", "includes_vat", b"includes_vat", "opex_monthly", b"opex_monthly", "residual_value", b"residual_value"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["capex", b"capex", "components", b"components", "currency_code", b"currency_code", "depreciation_schedule", b"depreciation_schedule", "fx_rate_note", b"fx_rate_note", "horizon_months", b"horizon_months", "horizon_tco", b"horizon_tco", "includes_vat", b"includes_vat", "opex_monthly", b"opex_monthly", "residual_value", b"residual_value", "vat", b"vat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CostBreakdown: _TypeAlias = CostBreakdown  # noqa: Y015
+
+@_typing.final
+class DepreciationYear(_message.Message):
+    """One year of book depreciation."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    YEAR_FIELD_NUMBER: _builtins.int
+    MONTHS_FIELD_NUMBER: _builtins.int
+    DEPRECIATION_FIELD_NUMBER: _builtins.int
+    BOOK_VALUE_END_FIELD_NUMBER: _builtins.int
+    year: _builtins.int
+    """Year of the horizon (1 = its first twelve months)."""
+    months: _builtins.int
+    """Months of the horizon in this year."""
+    @_builtins.property
+    def depreciation(self) -> _common_pb2.Money:
+        """Depreciation booked in the year."""
+
+    @_builtins.property
+    def book_value_end(self) -> _common_pb2.Money:
+        """Book value of the purchases at the end of the year."""
+
+    def __init__(
+        self,
+        *,
+        year: _builtins.int = ...,
+        months: _builtins.int = ...,
+        depreciation: _common_pb2.Money | None = ...,
+        book_value_end: _common_pb2.Money | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["book_value_end", b"book_value_end", "depreciation", b"depreciation"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["book_value_end", b"book_value_end", "depreciation", b"depreciation", "months", b"months", "year", b"year"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DepreciationYear: _TypeAlias = DepreciationYear  # noqa: Y015
+
+@_typing.final
+class VatLine(_message.Message):
+    """The VAT line: supply (공급가액), VAT (부가세) and total (합계) of what the fleet pays."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VAT_RATE_FIELD_NUMBER: _builtins.int
+    SUPPLY_FIELD_NUMBER: _builtins.int
+    VAT_FIELD_NUMBER: _builtins.int
+    TOTAL_FIELD_NUMBER: _builtins.int
+    CAPEX_VAT_FIELD_NUMBER: _builtins.int
+    HORIZON_TCO_WITH_VAT_FIELD_NUMBER: _builtins.int
+    vat_rate: _builtins.float
+    """VAT rate (0.10 = 10 %)."""
+    @_builtins.property
+    def supply(self) -> _common_pb2.Money:
+        """Every payment over the horizon, ex-VAT: capex + opex × months."""
+
+    @_builtins.property
+    def vat(self) -> _common_pb2.Money:
+        """VAT on the supply."""
+
+    @_builtins.property
+    def total(self) -> _common_pb2.Money:
+        """Supply + VAT."""
+
+    @_builtins.property
+    def capex_vat(self) -> _common_pb2.Money:
+        """VAT on the purchases alone."""
+
+    @_builtins.property
+    def horizon_tco_with_vat(self) -> _common_pb2.Money:
+        """The TCO with VAT: horizon_tco + vat."""
+
+    def __init__(
+        self,
+        *,
+        vat_rate: _builtins.float = ...,
+        supply: _common_pb2.Money | None = ...,
+        vat: _common_pb2.Money | None = ...,
+        total: _common_pb2.Money | None = ...,
+        capex_vat: _common_pb2.Money | None = ...,
+        horizon_tco_with_vat: _common_pb2.Money | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["capex_vat", b"capex_vat", "horizon_tco_with_vat", b"horizon_tco_with_vat", "supply", b"supply", "total", b"total", "vat", b"vat"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["capex_vat", b"capex_vat", "horizon_tco_with_vat", b"horizon_tco_with_vat", "supply", b"supply", "total", b"total", "vat", b"vat", "vat_rate", b"vat_rate"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___VatLine: _TypeAlias = VatLine  # noqa: Y015
 
 @_typing.final
 class UnitCost(_message.Message):

@@ -62,6 +62,34 @@ hourly_profile then describe arrivals only). The SLA, if given, still applies pe
 """
 Global___ServingKind: _TypeAlias = ServingKind  # noqa: Y015
 
+class _OfferPolicy:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _OfferPolicyEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_OfferPolicy.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    OFFER_POLICY_UNSPECIFIED: _OfferPolicy.ValueType  # 0
+    """Not given: OFFER_POLICY_MOST_RELIABLE."""
+    OFFER_POLICY_MOST_RELIABLE: _OfferPolicy.ValueType  # 1
+    """The most reliable price label available (quote > list > street > derived > estimate), then
+    the cheapest offer with it.
+    """
+    OFFER_POLICY_CHEAPEST: _OfferPolicy.ValueType  # 2
+    """The cheapest offer whatever its label."""
+
+class OfferPolicy(_OfferPolicy, metaclass=_OfferPolicyEnumTypeWrapper):
+    """How one offer is chosen per GPU and acquisition mode."""
+
+OFFER_POLICY_UNSPECIFIED: OfferPolicy.ValueType  # 0
+"""Not given: OFFER_POLICY_MOST_RELIABLE."""
+OFFER_POLICY_MOST_RELIABLE: OfferPolicy.ValueType  # 1
+"""The most reliable price label available (quote > list > street > derived > estimate), then
+the cheapest offer with it.
+"""
+OFFER_POLICY_CHEAPEST: OfferPolicy.ValueType  # 2
+"""The cheapest offer whatever its label."""
+Global___OfferPolicy: _TypeAlias = OfferPolicy  # noqa: Y015
+
 class _OfferKind:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -485,6 +513,13 @@ class Constraints(_message.Message):
     COUNT_BOUNDS_FIELD_NUMBER: _builtins.int
     INCLUDE_VAT_FIELD_NUMBER: _builtins.int
     INCLUDE_HOST_COSTS_FIELD_NUMBER: _builtins.int
+    CAPEX_BUDGET_INCLUDES_VAT_FIELD_NUMBER: _builtins.int
+    OFFER_POLICY_FIELD_NUMBER: _builtins.int
+    INCLUDE_PROVIDERS_FIELD_NUMBER: _builtins.int
+    EXCLUDE_PROVIDERS_FIELD_NUMBER: _builtins.int
+    PINNED_OFFER_IDS_FIELD_NUMBER: _builtins.int
+    INCLUDE_REGIONS_FIELD_NUMBER: _builtins.int
+    EXCLUDE_REGIONS_FIELD_NUMBER: _builtins.int
     currency_code: _builtins.str
     """ISO-4217 currency of every figure in the answer ("USD" or "KRW"); empty = USD."""
     horizon_months: _builtins.int
@@ -494,11 +529,17 @@ class Constraints(_message.Message):
     rack_units_cap: _builtins.int
     """Upper limit on rack units of on-site servers."""
     include_vat: _builtins.bool
-    """Whether prices in the answer include VAT (at the pricebook's rate)."""
+    """Whether the answer adds a VAT line (supply / VAT / total) at the pricebook's rate; every other
+    amount is ex-VAT either way.
+    """
     include_host_costs: _builtins.bool
     """Whether host servers (chassis, CPUs, NICs, their power and racks) are costed; absent = true.
     false prices GPU cards alone, as the seeds' budget tables do.
     """
+    capex_budget_includes_vat: _builtins.bool
+    """Whether capex_budget includes VAT (then purchases + their VAT must fit it); default ex-VAT."""
+    offer_policy: Global___OfferPolicy.ValueType
+    """How one offer is chosen per GPU and mode; unspecified = most reliable label first."""
     @_builtins.property
     def capex_budget(self) -> _common_pb2.Money:
         """Upper limit on up-front purchase spending."""
@@ -523,6 +564,26 @@ class Constraints(_message.Message):
     def count_bounds(self) -> _containers.RepeatedCompositeFieldContainer[Global___CountBound]:
         """Minimum/maximum GPUs per type."""
 
+    @_builtins.property
+    def include_providers(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Only offers from these providers (case-insensitive); empty = every provider."""
+
+    @_builtins.property
+    def exclude_providers(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Never offers from these providers (case-insensitive)."""
+
+    @_builtins.property
+    def pinned_offer_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Offer ids to use: for a GPU and mode with a pinned offer, only pinned offers are considered."""
+
+    @_builtins.property
+    def include_regions(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Only offers in these regions (case-insensitive; offers without a region never match)."""
+
+    @_builtins.property
+    def exclude_regions(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Never offers in these regions (case-insensitive)."""
+
     def __init__(
         self,
         *,
@@ -538,10 +599,17 @@ class Constraints(_message.Message):
         count_bounds: _abc.Iterable[Global___CountBound] | None = ...,
         include_vat: _builtins.bool = ...,
         include_host_costs: _builtins.bool | None = ...,
+        capex_budget_includes_vat: _builtins.bool = ...,
+        offer_policy: Global___OfferPolicy.ValueType = ...,
+        include_providers: _abc.Iterable[_builtins.str] | None = ...,
+        exclude_providers: _abc.Iterable[_builtins.str] | None = ...,
+        pinned_offer_ids: _abc.Iterable[_builtins.str] | None = ...,
+        include_regions: _abc.Iterable[_builtins.str] | None = ...,
+        exclude_regions: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "capex_budget", b"capex_budget", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "monthly_opex_cap", b"monthly_opex_cap", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "allowed_gpu_ids", b"allowed_gpu_ids", "allowed_modes", b"allowed_modes", "capex_budget", b"capex_budget", "count_bounds", b"count_bounds", "currency_code", b"currency_code", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_vat", b"include_vat", "monthly_opex_cap", b"monthly_opex_cap", "owned_gpus", b"owned_gpus", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "allowed_gpu_ids", b"allowed_gpu_ids", "allowed_modes", b"allowed_modes", "capex_budget", b"capex_budget", "capex_budget_includes_vat", b"capex_budget_includes_vat", "count_bounds", b"count_bounds", "currency_code", b"currency_code", "exclude_providers", b"exclude_providers", "exclude_regions", b"exclude_regions", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_providers", b"include_providers", "include_regions", b"include_regions", "include_vat", b"include_vat", "monthly_opex_cap", b"monthly_opex_cap", "offer_policy", b"offer_policy", "owned_gpus", b"owned_gpus", "pinned_offer_ids", b"pinned_offer_ids", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__horizon_months: _TypeAlias = _typing.Literal["horizon_months"]  # noqa: Y015
     _WhichOneofArgType__horizon_months: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months"]  # noqa: Y015
@@ -619,6 +687,7 @@ class PricebookOverrides(_message.Message):
     OFFERS_FIELD_NUMBER: _builtins.int
     SITE_ASSUMPTIONS_FIELD_NUMBER: _builtins.int
     FX_USD_KRW_FIELD_NUMBER: _builtins.int
+    API_PRICES_FIELD_NUMBER: _builtins.int
     fx_usd_krw: _builtins.float
     """KRW per USD, replacing the pricebook's dated FX rate."""
     @_builtins.property
@@ -629,22 +698,65 @@ class PricebookOverrides(_message.Message):
     def site_assumptions(self) -> _struct_pb2.Struct:
         """Site assumption name → new value, e.g. {"pue": 1.3, "electricity_krw_per_kwh": 150}."""
 
+    @_builtins.property
+    def api_prices(self) -> _containers.RepeatedCompositeFieldContainer[Global___ApiPriceOverride]:
+        """The request's own API prices (e.g. a contract rate), used for their model ahead of the book's."""
+
     def __init__(
         self,
         *,
         offers: _abc.Iterable[Global___OfferOverride] | None = ...,
         site_assumptions: _struct_pb2.Struct | None = ...,
         fx_usd_krw: _builtins.float | None = ...,
+        api_prices: _abc.Iterable[Global___ApiPriceOverride] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_fx_usd_krw", b"_fx_usd_krw", "fx_usd_krw", b"fx_usd_krw", "site_assumptions", b"site_assumptions"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_fx_usd_krw", b"_fx_usd_krw", "fx_usd_krw", b"fx_usd_krw", "offers", b"offers", "site_assumptions", b"site_assumptions"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_fx_usd_krw", b"_fx_usd_krw", "api_prices", b"api_prices", "fx_usd_krw", b"fx_usd_krw", "offers", b"offers", "site_assumptions", b"site_assumptions"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__fx_usd_krw: _TypeAlias = _typing.Literal["fx_usd_krw"]  # noqa: Y015
     _WhichOneofArgType__fx_usd_krw: _TypeAlias = _typing.Literal["_fx_usd_krw", b"_fx_usd_krw"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType__fx_usd_krw) -> _WhichOneofReturnType__fx_usd_krw | None: ...
 
 Global___PricebookOverrides: _TypeAlias = PricebookOverrides  # noqa: Y015
+
+@_typing.final
+class ApiPriceOverride(_message.Message):
+    """A per-token API price the request supplies."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MODEL_ID_FIELD_NUMBER: _builtins.int
+    PROVIDER_FIELD_NUMBER: _builtins.int
+    INPUT_PER_MTOK_FIELD_NUMBER: _builtins.int
+    OUTPUT_PER_MTOK_FIELD_NUMBER: _builtins.int
+    model_id: _builtins.str
+    """Catalogue model id or alias."""
+    provider: _builtins.str
+    """Who offers it; empty = "request override"."""
+    @_builtins.property
+    def input_per_mtok(self) -> _common_pb2.Money:
+        """Price per one million input tokens."""
+
+    @_builtins.property
+    def output_per_mtok(self) -> _common_pb2.Money:
+        """Price per one million output tokens."""
+
+    def __init__(
+        self,
+        *,
+        model_id: _builtins.str = ...,
+        provider: _builtins.str = ...,
+        input_per_mtok: _common_pb2.Money | None = ...,
+        output_per_mtok: _common_pb2.Money | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["input_per_mtok", b"input_per_mtok", "output_per_mtok", b"output_per_mtok"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["input_per_mtok", b"input_per_mtok", "model_id", b"model_id", "output_per_mtok", b"output_per_mtok", "provider", b"provider"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ApiPriceOverride: _TypeAlias = ApiPriceOverride  # noqa: Y015
 
 @_typing.final
 class SolverOptions(_message.Message):
