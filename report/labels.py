@@ -124,6 +124,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "comp.colocation": ("Colocation", "코로케이션"),
     "comp.reserved_rental": ("Reserved rental", "예약 임차"),
     "comp.on_demand_rental": ("On-demand rental", "온디맨드 임차"),
+    "comp.vat": ("VAT", "부가세"),
     # Buy vs rent
     "gpu": ("GPU", "GPU"),
     "utilization": ("Utilisation", "가동률"),

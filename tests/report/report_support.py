@@ -12,7 +12,7 @@ import functools
 import json
 import re
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -93,10 +93,23 @@ def expected_gpu_lines(plan_json: dict[str, Any]) -> list[Decimal]:
     ]
 
 
+def _in_currency(value: Decimal, currency: str, planned: Planned) -> Decimal:
+    target = planned.result.currency
+    if currency != target:
+        fx = planned.resolved.book.site.fx_rates
+        rate = next((Decimal(str(r.rate)) for r in fx if (r.base, r.quote) == (currency, target)), None)
+        if rate is None:
+            rate = 1 / next(Decimal(str(r.rate)) for r in fx if (r.base, r.quote) == (target, currency))
+        value = value * rate
+    quantum = Decimal(1) if target == "KRW" else Decimal("0.01")
+    return value.quantize(quantum, rounding=ROUND_HALF_EVEN)
+
+
 def expected_bom_lines(planned: Planned) -> list[Decimal]:
     """Each purchase line's amount in BOM order: a bought fleet line's GPUs (price per GPU × GPUs,
     from the plan JSON), then its hosts when the request counts them (the pricebook's host cost of
-    the line's server model × servers; only for a book priced in the request currency)."""
+    the line's server model × servers, in the request currency at the pricebook's FX rate, rounded
+    to the currency's minor unit as a price is)."""
     book = planned.resolved.book
     with_hosts = planned.resolved.request.constraints.include_host_costs
     out = []
@@ -108,6 +121,6 @@ def expected_bom_lines(planned: Planned) -> list[Decimal]:
         if with_hosts and server_id:
             host = next(s.host_cost for s in book.servers if s.id == server_id)
             if host.amount:
-                assert host.currency == planned.result.currency, "example priced in another currency"
-                out.append(host.amount * int(line.get("server_count", 0)))
+                unit = _in_currency(host.amount, host.currency, planned)
+                out.append(unit * int(line.get("server_count", 0)))
     return out

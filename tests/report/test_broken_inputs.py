@@ -17,11 +17,13 @@ from report import Language, ReportFormat, build_quote, render
 from report.data import AlternativeKind
 from report.html import render_html
 from solver import planner
+from solver.domain import AcquisitionMode
 
 
 def _infeasible() -> api.PlanFleetRequest:
     request = load_scenario(EXAMPLES / "500m_krw_portfolio.yaml", api.PlanFleetRequest)
     request.constraints.capex_budget.amount = "1000000"  # a million won buys no GPU
+    del request.constraints.allowed_modes[:]  # and buying is the only way (the default)
     return request
 
 
@@ -69,7 +71,10 @@ def test_a_sweep_frontier_is_tabled_and_charted() -> None:
     points = []
     for budget in (1_000_000, 350_000_000, 500_000_000):
         constraints = base.request.constraints.model_copy(
-            update={"capex_budget": Money(amount=budget, currency="KRW")}
+            update={
+                "capex_budget": Money(amount=budget, currency="KRW"),
+                "allowed_modes": (AcquisitionMode.BUY,),
+            }
         )
         variant = base.with_request(base.request.model_copy(update={"constraints": constraints}))
         points.append((float(budget), planner.plan(variant, time_limit_s=20.0)))

@@ -33,13 +33,18 @@ def test_totals_and_bom_lines_are_the_plans(name: str) -> None:
 
 
 def test_vat_is_the_sites_rate_on_the_supply_amount() -> None:
-    planned = example("500m_krw_portfolio")
+    planned = example("500m_krw_portfolio")  # the request includes VAT: the plan has a VAT line
     bom = planned.quote.bom
-    assert bom is not None and not bom.prices_include_vat
+    assert bom is not None
     rate = Decimal(str(planned.resolved.book.site.vat_rate))
     expected_vat = (bom.supply_amount.amount * rate).quantize(Decimal(1), rounding=ROUND_HALF_EVEN)
-    assert bom.vat.amount == expected_vat
+    assert bom.vat.amount == expected_vat == amount(planned.plan_json["cost"]["vat"]["capex_vat"])
     assert bom.total.amount == bom.supply_amount.amount + expected_vat
+    economics = planned.quote.economics
+    assert economics is not None and economics.vat is not None
+    assert economics.vat.horizon_tco_with_vat.amount == amount(
+        planned.plan_json["cost"]["vat"]["horizon_tco_with_vat"]
+    )
 
 
 def test_cash_flow_years_add_up_to_the_horizon_tco() -> None:
@@ -119,7 +124,8 @@ def test_assumptions_name_every_offer_used_with_source_and_date() -> None:
         assert offers[offer_id].source == entry.source and offers[offer_id].as_of == entry.as_of
         assert offers[offer_id].label == entry.label.value
     site = {a.key for a in planned.quote.assumptions if a.kind.value == "site"}
-    assert {"pue", "vat_rate", "residual_value_fraction", "electricity_krw_per_kwh"} <= site
+    assert {"pue", "vat_rate", "colocation_price_month", "electricity_krw_per_kwh"} <= site
+    assert {f"residual_curve.{c.gpu_class.value}" for c in planned.resolved.book.site.residual_curves} <= site
     assert any(a.kind.value == "fx" for a in planned.quote.assumptions)
 
 
