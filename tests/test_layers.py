@@ -3,12 +3,12 @@ then clients.
 
 ```
 api (generated stubs)    pricebook (data, loader, overrides)
-          │                   │
-          │                 solver (perf, pricing, optimizer, analysis, planner)
-          │                   │
+          │                   │            │
+          │                 solver        store (saved plans: SQLAlchemy + Alembic; opaque
+          │                   │            │      bytes, no protobuf; only pricebook's error types)
           │                 report (quotes: QuoteData → HTML, PDF, XLSX; no protobuf, no grpc)
-          │                   │
-          └──────────────► service (proto ↔ domain, gRPC server)
+          │                   │            │
+          └──────────────► service (proto ↔ domain, gRPC server) ◄┘
                               │
                             clients (client, scenarios, rendering, the CLI)
 ```
@@ -30,18 +30,21 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("api", "pricebook", "solver", "report", "service", "clients", "tools")
+PACKAGES = ("api", "pricebook", "solver", "report", "store", "service", "clients", "tools")
 GENERATED = REPO_ROOT / "api" / "fleetplan"
 
 FORBIDDEN: dict[str, frozenset[str]] = {
-    "api": frozenset({"pricebook", "solver", "report", "service", "clients", "bench", "tools"}),
-    "pricebook": frozenset({"api", "solver", "report", "service", "clients", "bench", "tools", "grpc"}),
+    "api": frozenset({"pricebook", "solver", "report", "store", "service", "clients", "bench", "tools"}),
+    "pricebook": frozenset(
+        {"api", "solver", "report", "store", "service", "clients", "bench", "tools", "grpc"}
+    ),
     "solver": frozenset(
-        {"api", "report", "service", "clients", "bench", "tools", "grpc", "grpc_status", "google.rpc"}
+        {"api", "report", "store", "service", "clients", "bench", "tools", "grpc", "grpc_status", "google.rpc"}
     ),
     "report": frozenset(
         {
             "api",
+            "store",
             "service",
             "clients",
             "bench",
@@ -52,9 +55,23 @@ FORBIDDEN: dict[str, frozenset[str]] = {
             "google.protobuf",
         }
     ),
+    "store": frozenset(
+        {
+            "api",
+            "solver",
+            "report",
+            "service",
+            "clients",
+            "bench",
+            "tools",
+            "grpc",
+            "google.protobuf",
+            "google.rpc",
+        }
+    ),
     "service": frozenset({"clients", "bench", "tools"}),
     "clients": frozenset({"bench", "tools"}),
-    "tools": frozenset({"report", "service", "clients", "api", "grpc"}),
+    "tools": frozenset({"report", "service", "clients", "api", "grpc", "store"}),
 }
 """Top-level modules each package must not import."""
 

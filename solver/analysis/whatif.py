@@ -45,6 +45,8 @@ DEMAND_DOWN_MIN = 0.25
 TOLERANCE = 0.02
 """Bisection stops when the multiplier interval is narrower than 2 percentage points."""
 MIN_SOLVE_SECONDS = 0.2
+PROVEN = frozenset({SolveStatus.OPTIMAL, SolveStatus.INFEASIBLE})
+"""Solve outcomes that decide a probe on their own (no plan at all is a change of plan too)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -311,7 +313,7 @@ def find_threshold(
         if solution.status is SolveStatus.NO_SOLUTION:
             return None  # no answer in time: unknown, not a change of plan
         mix = mix_of(solution)
-        if solution.status is not SolveStatus.OPTIMAL and not _beats(instance, solution, mix, base):
+        if solution.status not in PROVEN and not _beats(instance, solution, mix, base):
             return None  # a plan the time limit stopped proves neither "unchanged" nor a change
         return mix, solution
 
