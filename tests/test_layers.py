@@ -39,7 +39,18 @@ FORBIDDEN: dict[str, frozenset[str]] = {
         {"api", "solver", "report", "store", "service", "clients", "bench", "tools", "grpc"}
     ),
     "solver": frozenset(
-        {"api", "report", "store", "service", "clients", "bench", "tools", "grpc", "grpc_status", "google.rpc"}
+        {
+            "api",
+            "report",
+            "store",
+            "service",
+            "clients",
+            "bench",
+            "tools",
+            "grpc",
+            "grpc_status",
+            "google.rpc",
+        }
     ),
     "report": frozenset(
         {

@@ -8,7 +8,6 @@ from typing import Any
 
 from clients.cli.commands import SERVE_SETTINGS, cmd_breakeven, cmd_catalog, cmd_evaluate, cmd_plan, cmd_serve
 from clients.cli.estimate import cmd_estimate
-from clients.cli.report import add_report
 from clients.cli.plans import (
     cmd_plans_delete,
     cmd_plans_diff,
@@ -16,6 +15,7 @@ from clients.cli.plans import (
     cmd_plans_reprice,
     cmd_plans_show,
 )
+from clients.cli.report import add_report
 from clients.cli.sweep import cmd_sweep
 from clients.client import DEFAULT_TIMEOUT_S
 from service.settings import ServerSettings
