@@ -149,6 +149,11 @@ def _add_estimate(sub: Subparsers[argparse.ArgumentParser]) -> None:
     estimate.add_argument("--method", help="training: full, lora or qlora")
     estimate.add_argument("--tokens", type=float, help="training tokens of one run")
     estimate.add_argument("--seq-len", type=int)
+    estimate.add_argument(
+        "--sla-ttft-p95-ms", type=float, help="also give one replica's capacity at this p95 TTFT"
+    )
+    estimate.add_argument("--sla-tpot-p95-ms", type=float, help="… at this p95 TPOT")
+    estimate.add_argument("--sla-min-per-user-tok-s", type=float, help="… at this per-user decode speed")
     _client_options(estimate)
     estimate.set_defaults(func=cmd_estimate)
 

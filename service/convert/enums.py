@@ -74,6 +74,16 @@ BACKEND_TO_PROTO: dict[str, scenario_pb2.SolverBackend.ValueType] = inverted(BAC
 CATALOG_KIND_FROM_PROTO: dict[catalog_pb2.CatalogKind.ValueType, str] = by_name(
     catalog_pb2.CatalogKind, "CATALOG_KIND", pb_catalog.CATALOG_KINDS
 )
+ISOLATION_FROM_PROTO: dict[scenario_pb2.Isolation.ValueType, domain.Isolation] = by_name(
+    scenario_pb2.Isolation, "ISOLATION", domain.Isolation
+)
+ISOLATION_TO_PROTO: dict[domain.Isolation, scenario_pb2.Isolation.ValueType] = inverted(ISOLATION_FROM_PROTO)
+QUANTILE_FROM_PROTO: dict[scenario_pb2.CapacityQuantile.ValueType, domain.CapacityQuantile] = by_name(
+    scenario_pb2.CapacityQuantile, "CAPACITY_QUANTILE", domain.CapacityQuantile
+)
+QUANTILE_TO_PROTO: dict[domain.CapacityQuantile, scenario_pb2.CapacityQuantile.ValueType] = inverted(
+    QUANTILE_FROM_PROTO
+)
 ESTIMATE_MODE_FROM_PROTO: dict[performance_pb2.EstimateMode.ValueType, str] = {
     performance_pb2.ESTIMATE_MODE_UNSPECIFIED: "infer",
     **by_name(performance_pb2.EstimateMode, "ESTIMATE_MODE", ESTIMATE_MODES),

@@ -11,7 +11,7 @@ from api.fleetplan.v1 import common_pb2, plan_pb2
 from pricebook import catalog as pb_catalog
 from pricebook.errors import UnknownEntryError
 from pricebook.schema import Pricebook
-from service.convert.enums import MODE_TO_PROTO, by_name, precision_to_proto
+from service.convert.enums import MODE_TO_PROTO, QUANTILE_TO_PROTO, by_name, precision_to_proto
 from service.convert.money import amount_to_proto, money_to_proto, set_money
 from solver import planner
 from solver.analysis.tco import UnitCost
@@ -107,7 +107,11 @@ def fleet_line_to_proto(line: planner.PlanFleetLine, book: Pricebook | None) -> 
 
 
 def _deployment(
-    assignment: Assignment, solution: FleetSolution, currency: str, rejected: Sequence[str] = ()
+    assignment: Assignment,
+    solution: FleetSolution,
+    currency: str,
+    rejected: Sequence[str] = (),
+    probability: float = 0.0,
 ) -> plan_pb2.WorkloadDeployment:
     peak = assignment.peak_bucket
     if not assignment.uses:  # a given fleet with no replica for this workload (EvaluateFleet)
@@ -128,6 +132,10 @@ def _deployment(
             replicas=u.replicas[peak],
             replicas_by_hour=_by_hour(solution.buckets, u.replicas),
             capacity_per_replica_req_s=finite(u.candidate.capacity_req_s),
+            pool_id=u.candidate.pool if u.pooled else "",
+            shared_replicas=finite(u.shared_load[peak]) if u.pooled else 0.0,
+            input_tokens=u.candidate.input_tokens,
+            output_tokens=u.candidate.output_tokens,
         )
         for u in assignment.uses
     ]
@@ -145,7 +153,8 @@ def _deployment(
         utilization=finite(assignment.utilization),
         demand_req_s=finite(assignment.demand_req_s[peak]),
         capacity_req_s=finite(assignment.capacity_req_s[peak]),
-        output_tok_s=finite(sum(u.replicas[peak] * u.candidate.max_output_tok_s for u in assignment.uses)),
+        output_tok_s=finite(sum(u.serving(peak) * u.candidate.max_output_tok_s for u in assignment.uses)),
+        meets_demand_probability=probability,
         bottleneck=primary.bottleneck or "",
         runner_up_note=assignment.runner_up_note,
         rejected_deployments=rejected,
@@ -320,12 +329,15 @@ def plan_to_proto(result: planner.PlanResult, book: Pricebook | None = None) -> 
     sensitivity, diagnosis, statistics, uncertainty, warnings, cap usage."""
     solution = result.solution
     rejected = dict(result.rejected)
+    meets = dict(result.meets_demand)
     plan = plan_pb2.Plan(
         status=status_to_proto(result.status),
         summary=result.summary,
         fleet=[fleet_line_to_proto(line, book) for line in result.fleet],
         deployments=[
-            _deployment(a, solution, result.currency, rejected.get(a.workload, ()))
+            _deployment(
+                a, solution, result.currency, rejected.get(a.workload, ()), meets.get(a.workload, 0.0)
+            )
             for a in solution.assignments
         ],
         training=_training(result, rejected),
@@ -349,4 +361,31 @@ def plan_to_proto(result: planner.PlanResult, book: Pricebook | None = None) -> 
         plan.baseline_saving.CopyFrom(_baseline_saving(result.baseline_saving))
     if solution.diagnosis is not None:
         plan.diagnosis.CopyFrom(_diagnosis(solution.diagnosis))
+    _pools_and_risk(plan, result)
     return plan
+
+
+def _pools_and_risk(plan: plan_pb2.Plan, result: planner.PlanResult) -> None:
+    """Shared pools, the capacity quantile and the TCO at it and at p50 (issue 20)."""
+    solution = result.solution
+    for pool in solution.pools:
+        d = pool.deployment
+        plan.pools.append(
+            plan_pb2.ReplicaPool(
+                pool_id=pool.id,
+                gpu_id=d.gpu,
+                tp=d.tp,
+                mig_slice=d.mig_slice,
+                precision=precision_to_proto(d.precision),
+                replicas=max(pool.replicas, default=0),
+                replicas_by_hour=_by_hour(solution.buckets, pool.replicas),
+                spares=pool.spares,
+                workload_names=list(pool.members),
+            )
+        )
+    if result.tco_at_quantile is None:
+        return
+    plan.capacity_quantile = QUANTILE_TO_PROTO[result.capacity_quantile]
+    plan.horizon_tco_at_quantile.CopyFrom(amount_to_proto(result.tco_at_quantile, result.currency))
+    if result.tco_at_p50 is not None:
+        plan.horizon_tco_at_p50.CopyFrom(amount_to_proto(result.tco_at_p50, result.currency))

@@ -13,7 +13,7 @@ from enum import StrEnum
 from pricebook.schema import Currency, GpuId, Money, PriceLabel
 from solver.analysis.breakeven import ApiBreakEven, BuyVsRent
 from solver.analysis.tco import CostComponent, DepreciationYear, FleetTco, UnitCost, VatLines
-from solver.domain import AcquisitionMode
+from solver.domain import AcquisitionMode, CapacityQuantile
 from solver.optimizer.results import FleetSolution, SolveStatus, WorkloadFit
 
 
@@ -146,6 +146,15 @@ class PlanResult:
     deadline_limited: bool = False
     """The caller's deadline, not the request's own ``time_limit_s``, set the main solve's limit (so
     a plan not found in time is the deadline's doing)."""
+    capacity_quantile: CapacityQuantile = CapacityQuantile.P50
+    """The quantile of the performance band replicas were sized at (issue 20)."""
+    tco_at_quantile: float | None = None
+    """This plan's horizon TCO as the optimizer priced it (request currency, before VAT)."""
+    tco_at_p50: float | None = None
+    """The same for the plan sized at p50 (the estimate): this plan's own with a p50 request;
+    None when that re-solve found no plan in time."""
+    meets_demand: tuple[tuple[str, float], ...] = ()
+    """Per inference workload: the probability the fleet meets its demand (``optimizer.risk``)."""
     vat: VatLines | None = None
     """Supply / VAT / total of the plan's payments (only when the request includes VAT)."""
     depreciation: tuple[DepreciationYear, ...] = ()

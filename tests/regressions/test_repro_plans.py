@@ -239,6 +239,9 @@ def test_an_impossible_fleet_line_is_refused_naming_it(
 
 def test_a_fleet_line_may_name_its_server_model(client: FleetPlannerClient) -> None:
     request = plan_request(repro("02-evaluate-misprices-planned-fleet.json")["request"])
+    for w in request.workloads:  # recorded when replicas were sized flat out: one fleet line
+        if w.HasField("inference"):
+            w.inference.target_utilization = 1.0
     plan = client.plan_fleet(request).plan
     (line,) = plan.fleet
     for server, cheapest in ((line.server_id, True), ("rig-rtx-4090-4gpu", False)):

@@ -7,6 +7,7 @@ when buying pays off, how it compares with single-GPU fleets, and how sure the s
 
 from collections import abc as _abc
 from api.fleetplan.v1 import common_pb2 as _common_pb2
+from api.fleetplan.v1 import scenario_pb2 as _scenario_pb2
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
@@ -256,6 +257,10 @@ class ReplicaGroup(_message.Message):
     REPLICAS_FIELD_NUMBER: _builtins.int
     REPLICAS_BY_HOUR_FIELD_NUMBER: _builtins.int
     CAPACITY_PER_REPLICA_REQ_S_FIELD_NUMBER: _builtins.int
+    POOL_ID_FIELD_NUMBER: _builtins.int
+    SHARED_REPLICAS_FIELD_NUMBER: _builtins.int
+    INPUT_TOKENS_FIELD_NUMBER: _builtins.int
+    OUTPUT_TOKENS_FIELD_NUMBER: _builtins.int
     gpu_id: _builtins.str
     """Catalogue GPU id."""
     tp: _builtins.int
@@ -270,6 +275,16 @@ class ReplicaGroup(_message.Message):
     """Replicas at the peak hour."""
     capacity_per_replica_req_s: _builtins.float
     """Requests per second one replica sustains at the SLA."""
+    pool_id: _builtins.str
+    """The shared pool these replicas belong to (see Plan.pools); empty = the workload's own."""
+    shared_replicas: _builtins.float
+    """In a shared pool: this workload's share of the pool's replicas at the peak hour, in
+    replica-equivalents (demand served ÷ capacity per replica); replicas is then 0.
+    """
+    input_tokens: _builtins.int
+    """Request size this group serves (a length mix has one group per size and deployment)."""
+    output_tokens: _builtins.int
+    """Generated tokens of that request size."""
     @_builtins.property
     def replicas_by_hour(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """Replicas in each hour of the day (24 values)."""
@@ -285,14 +300,76 @@ class ReplicaGroup(_message.Message):
         replicas: _builtins.int = ...,
         replicas_by_hour: _abc.Iterable[_builtins.int] | None = ...,
         capacity_per_replica_req_s: _builtins.float = ...,
+        pool_id: _builtins.str = ...,
+        shared_replicas: _builtins.float = ...,
+        input_tokens: _builtins.int = ...,
+        output_tokens: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["capacity_per_replica_req_s", b"capacity_per_replica_req_s", "gpu_id", b"gpu_id", "kv_precision", b"kv_precision", "mig_slice", b"mig_slice", "precision", b"precision", "replicas", b"replicas", "replicas_by_hour", b"replicas_by_hour", "tp", b"tp"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["capacity_per_replica_req_s", b"capacity_per_replica_req_s", "gpu_id", b"gpu_id", "input_tokens", b"input_tokens", "kv_precision", b"kv_precision", "mig_slice", b"mig_slice", "output_tokens", b"output_tokens", "pool_id", b"pool_id", "precision", b"precision", "replicas", b"replicas", "replicas_by_hour", b"replicas_by_hour", "shared_replicas", b"shared_replicas", "tp", b"tp"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ReplicaGroup: _TypeAlias = ReplicaGroup  # noqa: Y015
+
+@_typing.final
+class ReplicaPool(_message.Message):
+    """Replicas of one deployment shared by several loads: workloads on one model, sizes of a mix."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POOL_ID_FIELD_NUMBER: _builtins.int
+    GPU_ID_FIELD_NUMBER: _builtins.int
+    TP_FIELD_NUMBER: _builtins.int
+    MIG_SLICE_FIELD_NUMBER: _builtins.int
+    PRECISION_FIELD_NUMBER: _builtins.int
+    REPLICAS_FIELD_NUMBER: _builtins.int
+    REPLICAS_BY_HOUR_FIELD_NUMBER: _builtins.int
+    SPARES_FIELD_NUMBER: _builtins.int
+    WORKLOAD_NAMES_FIELD_NUMBER: _builtins.int
+    pool_id: _builtins.str
+    """Pool id, e.g. "shared:meta-llama/Llama-3.1-8B/vllm/h100-sxm/tp1/fp8"."""
+    gpu_id: _builtins.str
+    """Catalogue GPU id."""
+    tp: _builtins.int
+    """Tensor-parallel degree (GPUs per replica)."""
+    mig_slice: _builtins.int
+    """MIG slice: 0 = whole GPUs; n = a replica runs on 1/n of one GPU."""
+    precision: _common_pb2.Precision.ValueType
+    """Weight precision."""
+    replicas: _builtins.int
+    """Replicas at the busiest hour (spares included)."""
+    spares: _builtins.int
+    """Spare replicas kept idle (the members' largest N+R)."""
+    @_builtins.property
+    def replicas_by_hour(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Replicas in each hour of the day (24 values)."""
+
+    @_builtins.property
+    def workload_names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Workloads whose requests the pool serves."""
+
+    def __init__(
+        self,
+        *,
+        pool_id: _builtins.str = ...,
+        gpu_id: _builtins.str = ...,
+        tp: _builtins.int = ...,
+        mig_slice: _builtins.int = ...,
+        precision: _common_pb2.Precision.ValueType = ...,
+        replicas: _builtins.int = ...,
+        replicas_by_hour: _abc.Iterable[_builtins.int] | None = ...,
+        spares: _builtins.int = ...,
+        workload_names: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["gpu_id", b"gpu_id", "mig_slice", b"mig_slice", "pool_id", b"pool_id", "precision", b"precision", "replicas", b"replicas", "replicas_by_hour", b"replicas_by_hour", "spares", b"spares", "tp", b"tp", "workload_names", b"workload_names"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReplicaPool: _TypeAlias = ReplicaPool  # noqa: Y015
 
 @_typing.final
 class RunnerUp(_message.Message):
@@ -365,6 +442,7 @@ class WorkloadDeployment(_message.Message):
     RUNNER_UP_NOTE_FIELD_NUMBER: _builtins.int
     ARCHITECTURE_ASSUMED_FIELD_NUMBER: _builtins.int
     REJECTED_DEPLOYMENTS_FIELD_NUMBER: _builtins.int
+    MEETS_DEMAND_PROBABILITY_FIELD_NUMBER: _builtins.int
     workload_name: _builtins.str
     """Workload name."""
     gpu_id: _builtins.str
@@ -397,6 +475,10 @@ class WorkloadDeployment(_message.Message):
     """Why there is no runner-up, or a remark about it."""
     architecture_assumed: _builtins.bool
     """True when the model architecture was assumed from its size."""
+    meets_demand_probability: _builtins.float
+    """Probability (from the performance model's calibrated band) that the fleet meets this
+    workload's demand in every hour, the plan's split of load over replicas held fixed.
+    """
     @_builtins.property
     def replica_groups(self) -> _containers.RepeatedCompositeFieldContainer[Global___ReplicaGroup]:
         """Every replica group (more than one when the solver mixes GPU types for a workload)."""
@@ -434,10 +516,11 @@ class WorkloadDeployment(_message.Message):
         runner_up_note: _builtins.str = ...,
         architecture_assumed: _builtins.bool = ...,
         rejected_deployments: _abc.Iterable[_builtins.str] | None = ...,
+        meets_demand_probability: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["runner_up", b"runner_up"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["architecture_assumed", b"architecture_assumed", "bottleneck", b"bottleneck", "capacity_req_s", b"capacity_req_s", "demand_req_s", b"demand_req_s", "gpu_id", b"gpu_id", "kv_precision", b"kv_precision", "output_tok_s", b"output_tok_s", "per_user_tok_s", b"per_user_tok_s", "precision", b"precision", "rejected_deployments", b"rejected_deployments", "replica_groups", b"replica_groups", "replicas", b"replicas", "runner_up", b"runner_up", "runner_up_note", b"runner_up_note", "tp", b"tp", "tpot_ms", b"tpot_ms", "ttft_p95_ms", b"ttft_p95_ms", "utilization", b"utilization", "workload_name", b"workload_name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["architecture_assumed", b"architecture_assumed", "bottleneck", b"bottleneck", "capacity_req_s", b"capacity_req_s", "demand_req_s", b"demand_req_s", "gpu_id", b"gpu_id", "kv_precision", b"kv_precision", "meets_demand_probability", b"meets_demand_probability", "output_tok_s", b"output_tok_s", "per_user_tok_s", b"per_user_tok_s", "precision", b"precision", "rejected_deployments", b"rejected_deployments", "replica_groups", b"replica_groups", "replicas", b"replicas", "runner_up", b"runner_up", "runner_up_note", b"runner_up_note", "tp", b"tp", "tpot_ms", b"tpot_ms", "ttft_p95_ms", b"ttft_p95_ms", "utilization", b"utilization", "workload_name", b"workload_name"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1182,10 +1265,16 @@ class Plan(_message.Message):
     UNCERTAINTY_FIELD_NUMBER: _builtins.int
     WARNINGS_FIELD_NUMBER: _builtins.int
     CAP_USAGE_FIELD_NUMBER: _builtins.int
+    POOLS_FIELD_NUMBER: _builtins.int
+    CAPACITY_QUANTILE_FIELD_NUMBER: _builtins.int
+    HORIZON_TCO_AT_QUANTILE_FIELD_NUMBER: _builtins.int
+    HORIZON_TCO_AT_P50_FIELD_NUMBER: _builtins.int
     status: Global___PlanStatus.ValueType
     """Outcome of the solve."""
     summary: _builtins.str
     """One-paragraph summary in words."""
+    capacity_quantile: _scenario_pb2.CapacityQuantile.ValueType
+    """The quantile of the performance band replicas were sized at."""
     @_builtins.property
     def fleet(self) -> _containers.RepeatedCompositeFieldContainer[Global___FleetLine]:
         """The fleet."""
@@ -1242,6 +1331,18 @@ class Plan(_message.Message):
     def cap_usage(self) -> _containers.ScalarMap[_builtins.str, _builtins.float]:
         """Cap usage: "capex", "monthly_opex", "power_kw", "rack_units" → value."""
 
+    @_builtins.property
+    def pools(self) -> _containers.RepeatedCompositeFieldContainer[Global___ReplicaPool]:
+        """Shared replica pools of the plan (their members' groups name them by pool_id)."""
+
+    @_builtins.property
+    def horizon_tco_at_quantile(self) -> _common_pb2.Money:
+        """This plan's horizon TCO as the optimizer priced it (before VAT)."""
+
+    @_builtins.property
+    def horizon_tco_at_p50(self) -> _common_pb2.Money:
+        """The same for the plan sized at p50 (the estimate); absent when not found in time."""
+
     def __init__(
         self,
         *,
@@ -1261,10 +1362,14 @@ class Plan(_message.Message):
         uncertainty: _common_pb2.UncertaintyBand | None = ...,
         warnings: _abc.Iterable[_builtins.str] | None = ...,
         cap_usage: _abc.Mapping[_builtins.str, _builtins.float] | None = ...,
+        pools: _abc.Iterable[Global___ReplicaPool] | None = ...,
+        capacity_quantile: _scenario_pb2.CapacityQuantile.ValueType = ...,
+        horizon_tco_at_quantile: _common_pb2.Money | None = ...,
+        horizon_tco_at_p50: _common_pb2.Money | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "break_even", b"break_even", "cost", b"cost", "diagnosis", b"diagnosis", "solver_statistics", b"solver_statistics", "uncertainty", b"uncertainty"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "break_even", b"break_even", "cost", b"cost", "diagnosis", b"diagnosis", "horizon_tco_at_p50", b"horizon_tco_at_p50", "horizon_tco_at_quantile", b"horizon_tco_at_quantile", "solver_statistics", b"solver_statistics", "uncertainty", b"uncertainty"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "baselines", b"baselines", "break_even", b"break_even", "cap_usage", b"cap_usage", "cost", b"cost", "deployments", b"deployments", "diagnosis", b"diagnosis", "fleet", b"fleet", "sensitivity", b"sensitivity", "solver_statistics", b"solver_statistics", "status", b"status", "summary", b"summary", "training", b"training", "uncertainty", b"uncertainty", "unit_costs", b"unit_costs", "warnings", b"warnings"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "baselines", b"baselines", "break_even", b"break_even", "cap_usage", b"cap_usage", "capacity_quantile", b"capacity_quantile", "cost", b"cost", "deployments", b"deployments", "diagnosis", b"diagnosis", "fleet", b"fleet", "horizon_tco_at_p50", b"horizon_tco_at_p50", "horizon_tco_at_quantile", b"horizon_tco_at_quantile", "pools", b"pools", "sensitivity", b"sensitivity", "solver_statistics", b"solver_statistics", "status", b"status", "summary", b"summary", "training", b"training", "uncertainty", b"uncertainty", "unit_costs", b"unit_costs", "warnings", b"warnings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
