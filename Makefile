@@ -35,7 +35,7 @@ stubs: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy api service solver pricebook clients tools store
+	$(BIN)/mypy api service solver pricebook clients tools report store
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.calibration_report

@@ -330,6 +330,16 @@ class FleetPlannerClient:
         request = store_api.RepricePlanRequest(plan_id=plan_id)
         return self._call(self._plans.RepricePlan, request, timeout_s, None)  # type: ignore[no-any-return]
 
+    def export_plan(
+        self,
+        request: api.ExportPlanRequest,
+        *,
+        timeout_s: float | None = None,
+        request_id: str | None = None,
+    ) -> api.ExportPlanResponse:
+        """A quote of a plan as one document (HTML, PDF or XLSX): its bytes, media type, file name."""
+        return self._call(self._stub.ExportPlan, request, timeout_s, request_id)  # type: ignore[no-any-return]
+
     def evaluate_fleet(
         self,
         request: api.EvaluateFleetRequest | domain.PlanRequest,
@@ -534,6 +544,15 @@ class AsyncFleetPlannerClient:
     ) -> store_api.RepricePlanResponse:
         request = store_api.RepricePlanRequest(plan_id=plan_id)
         return await self._call(self._plans.RepricePlan, request, timeout_s, None)  # type: ignore[no-any-return]
+
+    async def export_plan(
+        self,
+        request: api.ExportPlanRequest,
+        *,
+        timeout_s: float | None = None,
+        request_id: str | None = None,
+    ) -> api.ExportPlanResponse:
+        return await self._call(self._stub.ExportPlan, request, timeout_s, request_id)  # type: ignore[no-any-return]
 
     async def evaluate_fleet(
         self,

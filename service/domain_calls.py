@@ -15,12 +15,20 @@ from typing import Any
 from pydantic import ValidationError
 
 from pricebook.schema import Pricebook
+from report import Document, Language, ReportFormat, build_quote, render
 from solver import domain, planner
 from solver.optimizer.cancel import CancelToken
 from solver.optimizer.results import FleetSolution
 from solver.perf import cases as perf_cases
 from solver.perf.calibration import load_calibration
+from solver.planner.plan import plan_request
 from solver.resolve import ResolvedRequest
+
+QUOTE_MAIN_SHARE = 0.6
+"""Share of an ExportPlan's time the plan may use; the rent-only alternative gets ``QUOTE_RENT_SHARE``,
+and rendering (a PDF takes seconds) the rest."""
+QUOTE_RENT_SHARE = 0.15
+RENT_MODES = (domain.AcquisitionMode.RESERVED, domain.AcquisitionMode.ON_DEMAND)
 
 
 def calibration_fit_date() -> str:
@@ -51,6 +59,40 @@ def log_stats(solution: FleetSolution) -> dict[str, Any]:
 
 def plan(resolved: ResolvedRequest, time_limit_s: float, cancel: CancelToken) -> planner.PlanResult:
     return planner.plan(resolved, time_limit_s=time_limit_s, cancel=cancel)
+
+
+def rent_only(resolved: ResolvedRequest) -> ResolvedRequest:
+    """The same request with rentals only (reserved and on demand; what is owned stays)."""
+    constraints = resolved.request.constraints.model_copy(update={"allowed_modes": RENT_MODES})
+    return resolved.with_request(resolved.request.model_copy(update={"constraints": constraints}))
+
+
+def quote(
+    resolved: ResolvedRequest,
+    time_limit_s: float,
+    cancel: CancelToken,
+    *,
+    fmt: ReportFormat,
+    language: Language,
+    title: str,
+    request_json: str,
+    fleetplan_version: str,
+) -> tuple[Document, planner.PlanResult]:
+    """ExportPlan: the plan (with baselines and sensitivity), the rent-only plan beside it, the
+    quote built from both and rendered."""
+    result = planner.plan(resolved, time_limit_s=time_limit_s * QUOTE_MAIN_SHARE, cancel=cancel)
+    rentals = plan_request(
+        rent_only(resolved), time_limit_s=time_limit_s * QUOTE_RENT_SHARE, cancel=cancel, with_extras=False
+    )
+    data = build_quote(
+        result,
+        resolved,
+        request_json=request_json,
+        rent_only=rentals,
+        fleetplan_version=fleetplan_version,
+        title=title,
+    )
+    return render(data, fmt, language), result
 
 
 def evaluate(

@@ -35,6 +35,7 @@ from service.calls import current_call
 from service.convert.break_even import break_even_analysis_to_proto, break_even_request_from_proto
 from service.convert.catalog import catalog_kinds_from_proto, catalog_to_proto
 from service.convert.evaluate import evaluate_request_from_proto, evaluation_to_proto
+from service.convert.export import document_to_proto, export_request_from_proto
 from service.convert.paths import PathMap, domain_violations_to_proto, path_map
 from service.convert.performance import performance_cases_from_proto, performance_results_to_proto
 from service.convert.plan import plan_to_proto
@@ -280,3 +281,26 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
                         frontier=frontier_to_proto(item),
                         provenance=provenance,
                     )
+
+    @grpc_errors
+    async def ExportPlan(
+        self, request: api.ExportPlanRequest, context: grpc.aio.ServicerContext
+    ) -> api.ExportPlanResponse:
+        query = export_request_from_proto(request, self._state.book)
+        limit = _time_budget_s(context, self._state.settings)
+        with _proto_paths(path_map(request.request.workloads, prefix="request")):
+            document, result = await self._gate.run(
+                lambda cancel: domain_calls.quote(
+                    query.resolved,
+                    limit,
+                    cancel,
+                    fmt=query.format,
+                    language=query.language,
+                    title=query.title,
+                    request_json=query.request_json,
+                    fleetplan_version=SERVER_VERSION,
+                ),
+                context,
+            )
+        _record_solver(domain_calls.log_stats(result.solution))
+        return document_to_proto(document, plan_provenance(result, **self._versions()))

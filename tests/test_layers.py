@@ -1,10 +1,13 @@
-"""The layers import one way: api and pricebook at the bottom, then solver, then service, then clients.
+"""The layers import one way: api and pricebook at the bottom, then solver, then report, then service,
+then clients.
 
 ```
 api (generated stubs)    pricebook (data, loader, overrides)
           │                   │            │
           │                 solver        store (saved plans: SQLAlchemy + Alembic; opaque
           │                   │            │      bytes, no protobuf; only pricebook's error types)
+          │                 report (quotes: QuoteData → HTML, PDF, XLSX; no protobuf, no grpc)
+          │                   │            │
           └──────────────► service (proto ↔ domain, gRPC server) ◄┘
                               │
                             clients (client, scenarios, rendering, the CLI)
@@ -27,21 +30,59 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("api", "pricebook", "solver", "store", "service", "clients", "tools")
+PACKAGES = ("api", "pricebook", "solver", "report", "store", "service", "clients", "tools")
 GENERATED = REPO_ROOT / "api" / "fleetplan"
 
 FORBIDDEN: dict[str, frozenset[str]] = {
-    "api": frozenset({"pricebook", "solver", "store", "service", "clients", "bench", "tools"}),
-    "pricebook": frozenset({"api", "solver", "store", "service", "clients", "bench", "tools", "grpc"}),
+    "api": frozenset({"pricebook", "solver", "report", "store", "service", "clients", "bench", "tools"}),
+    "pricebook": frozenset(
+        {"api", "solver", "report", "store", "service", "clients", "bench", "tools", "grpc"}
+    ),
     "solver": frozenset(
-        {"api", "store", "service", "clients", "bench", "tools", "grpc", "grpc_status", "google.rpc"}
+        {
+            "api",
+            "report",
+            "store",
+            "service",
+            "clients",
+            "bench",
+            "tools",
+            "grpc",
+            "grpc_status",
+            "google.rpc",
+        }
+    ),
+    "report": frozenset(
+        {
+            "api",
+            "store",
+            "service",
+            "clients",
+            "bench",
+            "tools",
+            "grpc",
+            "grpc_status",
+            "google.rpc",
+            "google.protobuf",
+        }
     ),
     "store": frozenset(
-        {"api", "solver", "service", "clients", "bench", "tools", "grpc", "google.protobuf", "google.rpc"}
+        {
+            "api",
+            "solver",
+            "report",
+            "service",
+            "clients",
+            "bench",
+            "tools",
+            "grpc",
+            "google.protobuf",
+            "google.rpc",
+        }
     ),
     "service": frozenset({"clients", "bench", "tools"}),
     "clients": frozenset({"bench", "tools"}),
-    "tools": frozenset({"service", "clients", "api", "grpc", "store"}),
+    "tools": frozenset({"report", "service", "clients", "api", "grpc", "store"}),
 }
 """Top-level modules each package must not import."""
 

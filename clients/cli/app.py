@@ -49,8 +49,11 @@ def rpc_error_message(args: argparse.Namespace, exc: FleetPlanError) -> str:
     scenario = getattr(args, "scenario", None)
     prefix = f"{scenario}: " if scenario else ""
     from_flags = args.command == "estimate" and not args.cases
+    # ExportPlan carries the scenario as its ``request`` field: name the field as the file has it.
+    inside = "request." if args.command == "report" else ""
     lines = [f"fleetplan: {exc.code.name}: the request is invalid"]
     lines += [
-        f"  {flag_name(v.field) if from_flags else prefix + v.field}: {v.description}" for v in exc.violations
+        f"  {flag_name(v.field) if from_flags else prefix + v.field.removeprefix(inside)}: {v.description}"
+        for v in exc.violations
     ]
     return "\n".join(lines) + "\n"

@@ -54,6 +54,10 @@ def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
     if response.plan_id:
         text += f"\nsaved as plan {response.plan_id}"
     emit(args, response, text, out)
+    if args.csv is not None:
+        args.csv.mkdir(parents=True, exist_ok=True)
+        written = [table.write_csv(args.csv) for table in render.plan_tables(response.plan)]
+        sys.stderr.write(f"wrote {len(written)} CSV files to {args.csv}\n")
     return plan_status_exit(response.plan)
 
 

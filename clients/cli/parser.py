@@ -15,6 +15,7 @@ from clients.cli.plans import (
     cmd_plans_reprice,
     cmd_plans_show,
 )
+from clients.cli.report import add_report
 from clients.cli.sweep import cmd_sweep
 from clients.client import DEFAULT_TIMEOUT_S
 from service.settings import ServerSettings
@@ -34,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_breakeven(sub)
     _add_catalog(sub)
     _add_sweep(sub)
+    add_report(sub, _client_options)
     _add_plans(sub)
     return parser
 
@@ -92,6 +94,9 @@ def _add_plan(sub: Subparsers[argparse.ArgumentParser]) -> None:
     )
     plan.add_argument(
         "--no-sensitivity", action="store_true", help="skip the price and demand sensitivity (faster)"
+    )
+    plan.add_argument(
+        "--csv", type=Path, metavar="DIR", help="also write the plan's tables as CSV files into DIR"
     )
     plan.add_argument(
         "--save", action="store_true", help="save the plan in the server's plan store; prints its id"

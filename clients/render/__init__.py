@@ -15,19 +15,21 @@ from clients.render.break_even import (
 from clients.render.catalog import render_catalog
 from clients.render.estimates import render_estimates
 from clients.render.evaluation import render_evaluation
-from clients.render.plan import render_plan
+from clients.render.plan import plan_tables, render_plan
 from clients.render.sweep import render_frontier, swept_value
-from clients.render.tables import Cell, heading, section, table, verdicts
+from clients.render.tables import Cell, Table, heading, section, table, verdicts
 from clients.render.values import enum_name, money, render_provenance
 
 __all__ = [
     "Cell",
+    "Table",
     "api_break_even",
     "enum_name",
     "has_on_demand",
     "heading",
     "money",
     "payback",
+    "plan_tables",
     "render_break_even",
     "render_break_even_answer",
     "render_catalog",

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 
 from api.fleetplan.v1 import common_pb2, plan_pb2
 from clients.render.break_even import render_break_even
-from clients.render.tables import Cell, heading, section
+from clients.render.tables import Cell, Table, heading, section
 from clients.render.values import enum_name, mode_name, money, precision_name, render_provenance, status_name
 
 TURNED_AWAY_SHOWN = 3
@@ -24,6 +24,7 @@ WORKLOAD_HEADERS = [
     "p95 TTFT ms",
     "TPOT ms",
     "tok/s/user",
+    "agg tok/s",
     "util",
     "runner-up (Δ cost)",
 ]
@@ -53,10 +54,30 @@ def render_plan(plan: plan_pb2.Plan, provenance: common_pb2.Provenance, *, markd
     return "\n".join(out)
 
 
+def plan_tables(plan: plan_pb2.Plan) -> list[Table]:
+    """The plan's tables, as the text and Markdown renderings show them (and ``--csv`` writes them)."""
+    tables = (
+        _fleet_table(plan),
+        _workloads_table(plan),
+        _training_table(plan),
+        _cost_table(plan),
+        _unit_costs_table(plan),
+        _baselines_table(plan),
+        _sensitivity_table(plan),
+    )
+    return [t for t in tables if t is not None]
+
+
 def _fleet(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
+    table = _fleet_table(plan)
+    return table.section(markdown=markdown) if table is not None else []
+
+
+def _fleet_table(plan: plan_pb2.Plan) -> Table | None:
     if not plan.fleet:
-        return []
-    return section(
+        return None
+    return Table(
+        "fleet",
         "Fleet",
         [
             "GPU",
@@ -85,7 +106,6 @@ def _fleet(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
             ]
             for f in plan.fleet
         ],
-        markdown=markdown,
     )
 
 
@@ -107,11 +127,10 @@ def _gpu_count(line: plan_pb2.FleetLine) -> str:
 
 def _workloads(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
     """The deployments' table, then the notes on runner-ups and the deployments turned away."""
-    if not plan.deployments:
+    table = _workloads_table(plan)
+    if table is None:
         return []
-    out = section(
-        "Workloads", WORKLOAD_HEADERS, [_workload_row(d) for d in plan.deployments], markdown=markdown
-    )
+    out = table.section(markdown=markdown)
     out += [
         f"note on {d.workload_name}: {d.runner_up_note}"
         for d in plan.deployments
@@ -121,6 +140,12 @@ def _workloads(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
     for deployment in plan.deployments:
         out += turned_away(deployment.workload_name, deployment.rejected_deployments)
     return out
+
+
+def _workloads_table(plan: plan_pb2.Plan) -> Table | None:
+    if not plan.deployments:
+        return None
+    return Table("workloads", "Workloads", WORKLOAD_HEADERS, [_workload_row(d) for d in plan.deployments])
 
 
 def _workload_row(d: plan_pb2.WorkloadDeployment) -> list[Cell]:
@@ -134,6 +159,7 @@ def _workload_row(d: plan_pb2.WorkloadDeployment) -> list[Cell]:
         d.ttft_p95_ms,
         d.tpot_ms,
         d.per_user_tok_s,
+        d.output_tok_s,
         f"{d.utilization:.0%}",
         runner_up,
     ]
@@ -185,9 +211,20 @@ def turned_away(workload: str, reasons: Sequence[str]) -> list[str]:
 
 
 def _training(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
-    if not plan.training:
+    table = _training_table(plan)
+    if table is None:
         return []
-    out = section(
+    out = table.section(markdown=markdown)
+    for t in plan.training:
+        out += turned_away(t.workload_name, t.rejected_gpus)
+    return out
+
+
+def _training_table(plan: plan_pb2.Plan) -> Table | None:
+    if not plan.training:
+        return None
+    return Table(
+        "training",
         "Training",
         ["workload", "GPU", "GPUs", "hours/run", "GPU-h/month", "on-demand GPU-h"],
         [
@@ -201,31 +238,15 @@ def _training(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
             ]
             for t in plan.training
         ],
-        markdown=markdown,
     )
-    for t in plan.training:
-        out += turned_away(t.workload_name, t.rejected_gpus)
-    return out
 
 
 def _cost(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
-    if not plan.HasField("cost"):
+    table = _cost_table(plan)
+    if table is None:
         return []
+    out = table.section(markdown=markdown)
     c = plan.cost
-    rows: list[list[Cell]] = [
-        ["capex", money(c.capex)],
-        ["opex / month", money(c.opex_monthly)],
-        ["residual value", money(c.residual_value)],
-        ["horizon TCO", money(c.horizon_tco)],
-    ]
-    rows = [[*row, ""] for row in rows]
-    rows += [[f"  {x.name}", money(x.horizon_amount), x.explanation] for x in c.components]
-    out = section(
-        f"Cost ({c.currency_code}, {c.horizon_months} months, ex-VAT)",
-        ["item", "amount", "how"],
-        rows,
-        markdown=markdown,
-    )
     if c.HasField("vat"):
         out += _vat(c.vat, markdown=markdown)
     if c.depreciation_schedule:
@@ -241,6 +262,21 @@ def _cost(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
     if c.fx_rate_note:
         out.append(f"FX rate: {c.fx_rate_note}")
     return out
+
+
+def _cost_table(plan: plan_pb2.Plan) -> Table | None:
+    if not plan.HasField("cost"):
+        return None
+    c = plan.cost
+    rows: list[list[Cell]] = [
+        ["capex", money(c.capex), ""],
+        ["opex / month", money(c.opex_monthly), ""],
+        ["residual value", money(c.residual_value), ""],
+        ["horizon TCO", money(c.horizon_tco), ""],
+    ]
+    rows += [[f"  {x.name}", money(x.horizon_amount), x.explanation] for x in c.components]
+    title = f"Cost ({c.currency_code}, {c.horizon_months} months, ex-VAT)"
+    return Table("cost", title, ["item", "amount", "how"], rows)
 
 
 def _vat(vat: plan_pb2.VatLine, *, markdown: bool) -> list[str]:
@@ -259,9 +295,15 @@ def _vat(vat: plan_pb2.VatLine, *, markdown: bool) -> list[str]:
 
 
 def _unit_costs(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
+    table = _unit_costs_table(plan)
+    return table.section(markdown=markdown) if table is not None else []
+
+
+def _unit_costs_table(plan: plan_pb2.Plan) -> Table | None:
     if not plan.unit_costs:
-        return []
-    return section(
+        return None
+    return Table(
+        "unit_costs",
         "Unit costs",
         ["workload", "per 1M output tok", "per 1M tokens", "per training run"],
         [
@@ -273,22 +315,14 @@ def _unit_costs(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
             ]
             for u in plan.unit_costs
         ],
-        markdown=markdown,
     )
 
 
 def _baselines(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
-    if not plan.baselines:
+    table = _baselines_table(plan)
+    if table is None:
         return []
-    out = section(
-        "Single-GPU baselines",
-        ["GPU", "feasible", "horizon TCO", "extra vs plan", "note"],
-        [
-            [b.gpu_id, "yes" if b.feasible else "no", money(b.horizon_tco), money(b.extra_cost), b.reason]
-            for b in plan.baselines
-        ],
-        markdown=markdown,
-    )
+    out = table.section(markdown=markdown)
     if plan.HasField("baseline_saving"):
         s = plan.baseline_saving
         out.append(
@@ -298,10 +332,30 @@ def _baselines(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
     return out
 
 
+def _baselines_table(plan: plan_pb2.Plan) -> Table | None:
+    if not plan.baselines:
+        return None
+    return Table(
+        "baselines",
+        "Single-GPU baselines",
+        ["GPU", "feasible", "horizon TCO", "extra vs plan", "note"],
+        [
+            [b.gpu_id, "yes" if b.feasible else "no", money(b.horizon_tco), money(b.extra_cost), b.reason]
+            for b in plan.baselines
+        ],
+    )
+
+
 def _sensitivity(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
+    table = _sensitivity_table(plan)
+    return table.section(markdown=markdown) if table is not None else []
+
+
+def _sensitivity_table(plan: plan_pb2.Plan) -> Table | None:
     if not plan.sensitivity:
-        return []
-    return section(
+        return None
+    return Table(
+        "sensitivity",
         "Sensitivity",
         ["subject", "parameter", "down", "up", "explanation"],
         [
@@ -314,7 +368,6 @@ def _sensitivity(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
             ]
             for s in plan.sensitivity
         ],
-        markdown=markdown,
     )
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 Cell = str | int | float
 
@@ -51,6 +54,37 @@ def section(
 ) -> list[str]:
     """A heading and its table."""
     return [heading(title, markdown=markdown), table(headers, rows, markdown=markdown)]
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """One titled table of an answer: rendered as text or Markdown, or written as CSV."""
+
+    name: str
+    """File-name stem for CSV (``fleet``, ``workloads``, …)."""
+    title: str
+    headers: Sequence[str]
+    rows: Sequence[Sequence[Cell]]
+
+    def section(self, *, markdown: bool) -> list[str]:
+        return section(self.title, self.headers, self.rows, markdown=markdown)
+
+    def write_csv(self, directory: Path) -> Path:
+        """``<directory>/<name>.csv``: the headers, then each row's cells (numbers unformatted, money
+        as its exact amount in the answer's currency)."""
+        path = directory / f"{self.name}.csv"
+        with path.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(self.headers)
+            writer.writerows([_csv_cell(c) for c in row] for row in self.rows)
+        return path
+
+
+def _csv_cell(cell: Cell) -> Cell:
+    amount = getattr(cell, "amount", None)  # values.MoneyText
+    if isinstance(amount, str):
+        return amount
+    return cell.strip() if isinstance(cell, str) else cell
 
 
 def heading(text: str, *, markdown: bool) -> str:

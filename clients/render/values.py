@@ -7,6 +7,19 @@ from decimal import Decimal, InvalidOperation
 from api.fleetplan.v1 import common_pb2, plan_pb2
 
 
+class MoneyText(str):
+    """An amount as a table shows it (``350,000,000 KRW``) that still knows its exact amount, so a
+    CSV file (``plan --csv``) can write the number instead of the text."""
+
+    amount: str
+    """The Money message's decimal string, unrounded."""
+
+    def __new__(cls, text: str, amount: str) -> MoneyText:
+        out = super().__new__(cls, text)
+        out.amount = amount
+        return out
+
+
 def money(value: common_pb2.Money) -> str:
     if not value.currency_code:
         return "-"
@@ -15,7 +28,7 @@ def money(value: common_pb2.Money) -> str:
     except InvalidOperation:
         return f"{value.amount} {value.currency_code}"
     places = 0 if value.currency_code == "KRW" or abs(amount) >= 1000 else 2
-    return f"{amount:,.{places}f} {value.currency_code}"
+    return MoneyText(f"{amount:,.{places}f} {value.currency_code}", value.amount)
 
 
 def enum_name(enum: object, number: int, prefix: str) -> str:

@@ -42,10 +42,12 @@ def price_baselines(
     for run in runs:
         fleet: tuple[PlanFleetLine, ...] = ()
         total: Money | None = None
+        capex: Money | None = None
         if run.feasible and run.solution is not None and run.instance is not None:
             tco = fleet_tco(fleet_lines(run.solution, run.instance), months, currency)
             fleet = plan_fleet_lines(run.solution, run.instance, tco, currency)
             total = tco.total.horizon_total
+            capex = tco.total.capex
         result.append(
             Baseline(
                 gpu=run.gpu,
@@ -57,6 +59,7 @@ def price_baselines(
                 else None,
                 reason=run.reason,
                 fleet_summary=describe_fleet(run.solution) if run.solution is not None else "",
+                capex=capex,
             )
         )
     priced = [(b.horizon_tco.amount, b.gpu) for b in result if b.horizon_tco is not None]

@@ -80,6 +80,8 @@ class Baseline:
     """Baseline TCO − chosen plan TCO."""
     reason: str
     fleet_summary: str
+    capex: Money | None = None
+    """Purchase price of the baseline fleet (GPUs and hosts), None without one."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,6 +58,7 @@ def test_generated_code_imports_in_a_fresh_interpreter_outside_the_repo(tmp_path
                 "AnalyzeBreakEven",
                 "EstimatePerformance",
                 "EvaluateFleet",
+                "ExportPlan",
                 "ListCatalog",
                 "PlanFleet",
                 "SweepPlans",

@@ -134,6 +134,7 @@ def test_one_request_and_response_per_rpc_named_after_it(
         "AnalyzeBreakEven",
         "ListCatalog",
         "SweepPlans",
+        "ExportPlan",
         "GetPlan",
         "ListPlans",
         "DeletePlan",

@@ -67,6 +67,58 @@ SWEEP_DIMENSION_MIN_PER_USER_TOK_S: SweepDimension.ValueType  # 5
 """Minimum per-user decode speed in tokens per second."""
 Global___SweepDimension: _TypeAlias = SweepDimension  # noqa: Y015
 
+class _ReportFormat:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ReportFormatEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ReportFormat.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    REPORT_FORMAT_UNSPECIFIED: _ReportFormat.ValueType  # 0
+    """Not set (invalid)."""
+    REPORT_FORMAT_HTML: _ReportFormat.ValueType  # 1
+    """One self-contained HTML page (charts inline as SVG, no network fetches, print styles)."""
+    REPORT_FORMAT_PDF: _ReportFormat.ValueType  # 2
+    """PDF laid out from the same HTML, fonts embedded (Korean included)."""
+    REPORT_FORMAT_XLSX: _ReportFormat.ValueType  # 3
+    """XLSX workbook: Summary, Alternatives, BOM, CashFlow, Workloads, Assumptions, Sensitivity."""
+
+class ReportFormat(_ReportFormat, metaclass=_ReportFormatEnumTypeWrapper):
+    """The file format of an exported quote."""
+
+REPORT_FORMAT_UNSPECIFIED: ReportFormat.ValueType  # 0
+"""Not set (invalid)."""
+REPORT_FORMAT_HTML: ReportFormat.ValueType  # 1
+"""One self-contained HTML page (charts inline as SVG, no network fetches, print styles)."""
+REPORT_FORMAT_PDF: ReportFormat.ValueType  # 2
+"""PDF laid out from the same HTML, fonts embedded (Korean included)."""
+REPORT_FORMAT_XLSX: ReportFormat.ValueType  # 3
+"""XLSX workbook: Summary, Alternatives, BOM, CashFlow, Workloads, Assumptions, Sensitivity."""
+Global___ReportFormat: _TypeAlias = ReportFormat  # noqa: Y015
+
+class _ReportLanguage:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ReportLanguageEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ReportLanguage.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    REPORT_LANGUAGE_UNSPECIFIED: _ReportLanguage.ValueType  # 0
+    """Not set: English."""
+    REPORT_LANGUAGE_EN: _ReportLanguage.ValueType  # 1
+    """English."""
+    REPORT_LANGUAGE_KO: _ReportLanguage.ValueType  # 2
+    """Korean: Korean labels, KRW as won with thousands separators and 억/만 원 in summaries."""
+
+class ReportLanguage(_ReportLanguage, metaclass=_ReportLanguageEnumTypeWrapper):
+    """The language of an exported quote's labels and number formats."""
+
+REPORT_LANGUAGE_UNSPECIFIED: ReportLanguage.ValueType  # 0
+"""Not set: English."""
+REPORT_LANGUAGE_EN: ReportLanguage.ValueType  # 1
+"""English."""
+REPORT_LANGUAGE_KO: ReportLanguage.ValueType  # 2
+"""Korean: Korean labels, KRW as won with thousands separators and 억/만 원 in summaries."""
+Global___ReportLanguage: _TypeAlias = ReportLanguage  # noqa: Y015
+
 @_typing.final
 class PlanFleetRequest(_message.Message):
     """Request of PlanFleet."""
@@ -763,3 +815,77 @@ class SweepPlansResponse(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType_event) -> _WhichOneofReturnType_event | None: ...
 
 Global___SweepPlansResponse: _TypeAlias = SweepPlansResponse  # noqa: Y015
+
+@_typing.final
+class ExportPlanRequest(_message.Message):
+    """Request of ExportPlan."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_FIELD_NUMBER: _builtins.int
+    FORMAT_FIELD_NUMBER: _builtins.int
+    LANGUAGE_FIELD_NUMBER: _builtins.int
+    TITLE_FIELD_NUMBER: _builtins.int
+    format: Global___ReportFormat.ValueType
+    """The file format (required)."""
+    language: Global___ReportLanguage.ValueType
+    """The language (default English)."""
+    title: _builtins.str
+    """A title for the quote and its file name (e.g. the scenario's file name); empty = "plan"."""
+    @_builtins.property
+    def request(self) -> Global___PlanFleetRequest:
+        """A scenario: planned now (like PlanFleet, with the rent-only alternative beside it)."""
+
+    def __init__(
+        self,
+        *,
+        request: Global___PlanFleetRequest | None = ...,
+        format: Global___ReportFormat.ValueType = ...,
+        language: Global___ReportLanguage.ValueType = ...,
+        title: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["request", b"request", "source", b"source"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["format", b"format", "language", b"language", "request", b"request", "source", b"source", "title", b"title"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_source: _TypeAlias = _typing.Literal["request"]  # noqa: Y015
+    _WhichOneofArgType_source: _TypeAlias = _typing.Literal["source", b"source"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_source) -> _WhichOneofReturnType_source | None: ...
+
+Global___ExportPlanRequest: _TypeAlias = ExportPlanRequest  # noqa: Y015
+
+@_typing.final
+class ExportPlanResponse(_message.Message):
+    """Response of ExportPlan."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONTENT_FIELD_NUMBER: _builtins.int
+    MEDIA_TYPE_FIELD_NUMBER: _builtins.int
+    FILE_NAME_FIELD_NUMBER: _builtins.int
+    PROVENANCE_FIELD_NUMBER: _builtins.int
+    content: _builtins.bytes
+    """The document's bytes."""
+    media_type: _builtins.str
+    """Its media type (e.g. "application/pdf")."""
+    file_name: _builtins.str
+    """A file name for it, e.g. "quote-500m_krw_portfolio-2026-12-03-ko.pdf"."""
+    @_builtins.property
+    def provenance(self) -> _common_pb2.Provenance:
+        """What the quote was computed from."""
+
+    def __init__(
+        self,
+        *,
+        content: _builtins.bytes = ...,
+        media_type: _builtins.str = ...,
+        file_name: _builtins.str = ...,
+        provenance: _common_pb2.Provenance | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["provenance", b"provenance"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "file_name", b"file_name", "media_type", b"media_type", "provenance", b"provenance"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExportPlanResponse: _TypeAlias = ExportPlanResponse  # noqa: Y015

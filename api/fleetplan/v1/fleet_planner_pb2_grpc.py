@@ -65,6 +65,11 @@ class FleetPlannerStub:
                 request_serializer=fleetplan_dot_v1_dot_fleet__planner__pb2.SweepPlansRequest.SerializeToString,
                 response_deserializer=fleetplan_dot_v1_dot_fleet__planner__pb2.SweepPlansResponse.FromString,
                 _registered_method=True)
+        self.ExportPlan = channel.unary_unary(
+                '/fleetplan.v1.FleetPlanner/ExportPlan',
+                request_serializer=fleetplan_dot_v1_dot_fleet__planner__pb2.ExportPlanRequest.SerializeToString,
+                response_deserializer=fleetplan_dot_v1_dot_fleet__planner__pb2.ExportPlanResponse.FromString,
+                _registered_method=True)
 
 
 class FleetPlannerServicer:
@@ -113,6 +118,13 @@ class FleetPlannerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ExportPlan(self, request, context):
+        """A bid-ready quote of a plan as one document: HTML, PDF or XLSX, in English or Korean.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_FleetPlannerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -145,6 +157,11 @@ def add_FleetPlannerServicer_to_server(servicer, server):
                     servicer.SweepPlans,
                     request_deserializer=fleetplan_dot_v1_dot_fleet__planner__pb2.SweepPlansRequest.FromString,
                     response_serializer=fleetplan_dot_v1_dot_fleet__planner__pb2.SweepPlansResponse.SerializeToString,
+            ),
+            'ExportPlan': grpc.unary_unary_rpc_method_handler(
+                    servicer.ExportPlan,
+                    request_deserializer=fleetplan_dot_v1_dot_fleet__planner__pb2.ExportPlanRequest.FromString,
+                    response_serializer=fleetplan_dot_v1_dot_fleet__planner__pb2.ExportPlanResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -310,6 +327,33 @@ class FleetPlanner:
             '/fleetplan.v1.FleetPlanner/SweepPlans',
             fleetplan_dot_v1_dot_fleet__planner__pb2.SweepPlansRequest.SerializeToString,
             fleetplan_dot_v1_dot_fleet__planner__pb2.SweepPlansResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExportPlan(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fleetplan.v1.FleetPlanner/ExportPlan',
+            fleetplan_dot_v1_dot_fleet__planner__pb2.ExportPlanRequest.SerializeToString,
+            fleetplan_dot_v1_dot_fleet__planner__pb2.ExportPlanResponse.FromString,
             options,
             channel_credentials,
             insecure,

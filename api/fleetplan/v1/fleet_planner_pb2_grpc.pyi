@@ -52,6 +52,8 @@ class FleetPlannerStub:
     """The active pricebook: GPUs, servers, offers, API prices, models, site assumptions."""
     SweepPlans: _grpc.UnaryStreamMultiCallable[_fleet_planner_pb2.SweepPlansRequest, _fleet_planner_pb2.SweepPlansResponse]
     """Solves a plan at each point of a sweep, streaming progress, points and the final frontier."""
+    ExportPlan: _grpc.UnaryUnaryMultiCallable[_fleet_planner_pb2.ExportPlanRequest, _fleet_planner_pb2.ExportPlanResponse]
+    """A bid-ready quote of a plan as one document: HTML, PDF or XLSX, in English or Korean."""
 
 @_typing.type_check_only
 class FleetPlannerAsyncStub(FleetPlannerStub):
@@ -70,6 +72,8 @@ class FleetPlannerAsyncStub(FleetPlannerStub):
     """The active pricebook: GPUs, servers, offers, API prices, models, site assumptions."""
     SweepPlans: _aio.UnaryStreamMultiCallable[_fleet_planner_pb2.SweepPlansRequest, _fleet_planner_pb2.SweepPlansResponse]  # type: ignore[assignment]
     """Solves a plan at each point of a sweep, streaming progress, points and the final frontier."""
+    ExportPlan: _aio.UnaryUnaryMultiCallable[_fleet_planner_pb2.ExportPlanRequest, _fleet_planner_pb2.ExportPlanResponse]  # type: ignore[assignment]
+    """A bid-ready quote of a plan as one document: HTML, PDF or XLSX, in English or Korean."""
 
 class FleetPlannerServicer(metaclass=_abc_1.ABCMeta):
     """Plans GPU fleets. (The name is fixed by the public contract, hence no "Service" suffix.)"""
@@ -121,5 +125,13 @@ class FleetPlannerServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_fleet_planner_pb2.SweepPlansResponse], _abc.AsyncIterator[_fleet_planner_pb2.SweepPlansResponse]]:
         """Solves a plan at each point of a sweep, streaming progress, points and the final frontier."""
+
+    @_abc_1.abstractmethod
+    def ExportPlan(
+        self,
+        request: _fleet_planner_pb2.ExportPlanRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_fleet_planner_pb2.ExportPlanResponse, _abc.Awaitable[_fleet_planner_pb2.ExportPlanResponse]]:
+        """A bid-ready quote of a plan as one document: HTML, PDF or XLSX, in English or Korean."""
 
 def add_FleetPlannerServicer_to_server(servicer: FleetPlannerServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,0 +1,67 @@
+"""``fleetplan report SCENARIO.yaml --output quote.html|quote.pdf|quote.xlsx [--lang en|ko]``: a quote
+of the scenario's plan through the ExportPlan RPC (the format from the file's suffix)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+from api.fleetplan.v1 import fleet_planner_pb2 as api
+from clients.cli.connection import connect
+from clients.cli.exits import EXIT_OK
+from clients.cli.progress import progress
+from clients.scenario import ScenarioError, load_scenario
+
+FORMATS = {
+    ".html": api.REPORT_FORMAT_HTML,
+    ".pdf": api.REPORT_FORMAT_PDF,
+    ".xlsx": api.REPORT_FORMAT_XLSX,
+}
+LANGUAGES = {"en": api.REPORT_LANGUAGE_EN, "ko": api.REPORT_LANGUAGE_KO}
+
+
+def report_format(output: Path) -> api.ReportFormat.ValueType:
+    """The format named by the output file's suffix; any other suffix is refused."""
+    fmt = FORMATS.get(output.suffix.lower())
+    if fmt is None:
+        raise ScenarioError(
+            "--output",
+            str(output),
+            f"unknown report format {output.suffix or '(no suffix)'!r}; use .html, .pdf or .xlsx",
+        )
+    return fmt
+
+
+def cmd_report(args: argparse.Namespace, out: TextIO) -> int:
+    output = Path(args.output)
+    fmt = report_format(output)
+    scenario = Path(args.scenario)
+    request = api.ExportPlanRequest(
+        request=load_scenario(scenario, api.PlanFleetRequest),
+        format=fmt,
+        language=LANGUAGES[args.lang],
+        title=scenario.stem,
+    )
+    with connect(args) as client, progress("planning and rendering the quote", sys.stderr):
+        response = client.export_plan(request)
+    output.write_bytes(response.content)
+    out.write(f"wrote {output} ({response.media_type}, {len(response.content):,} bytes)\n")
+    return EXIT_OK
+
+
+def add_report(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    client_options: Callable[[argparse.ArgumentParser], None],
+) -> None:
+    """The ``report`` sub-command (``client_options`` adds --target, --timeout-s, TLS, …)."""
+    report = sub.add_parser("report", help="a bid-ready quote of a scenario's plan: HTML, PDF or XLSX")
+    report.add_argument("scenario", help="YAML with the shape of PlanFleetRequest")
+    report.add_argument(
+        "--output", required=True, help="quote.html, quote.pdf or quote.xlsx (format from the suffix)"
+    )
+    report.add_argument("--lang", choices=sorted(LANGUAGES), default="en", help="labels and number formats")
+    client_options(report)
+    report.set_defaults(func=cmd_report)

@@ -1,0 +1,417 @@
+"""``build_quote``: a plan's domain objects (``PlanResult`` + the resolved request) → ``QuoteData``.
+
+No arithmetic of its own beyond presentation: every amount is a line of the plan's rounded TCO
+report (``solver.analysis.tco``) or a sum of them. Two things a quote shows that the plan does not
+spell out are derived here, in the open: the bill of materials' unit prices (a line's purchase
+amount ÷ its quantity) with VAT on top of the supply amount (공급가액 × rate, or taken out of the
+total when the plan's prices include VAT), and the per-token API alternative (each priced
+workload's daily tokens × its blended API price × days over the horizon).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterable
+from decimal import Decimal
+
+from pricebook import catalog
+from pricebook.errors import UnknownEntryError
+from pricebook.schema import Money, Pricebook
+from report.assumptions import assumptions
+from report.data import (
+    Alternative,
+    AlternativeKind,
+    Bom,
+    BomKind,
+    BomLine,
+    BookDepreciationYear,
+    CostComponentRow,
+    Economics,
+    Frontier,
+    FrontierRow,
+    OpexMonthly,
+    Provenance,
+    QuoteData,
+    RentalLine,
+    SolverInfo,
+    VatSummary,
+)
+from report.sections import api_rows, buy_vs_rent_rows, sensitivity_rows, training_rows, workload_rows
+from solver.analysis.tco import OptionTco, add_money, to_money, vat_lines
+from solver.analysis.whatif import describe_fleet
+from solver.domain import AcquisitionMode
+from solver.perf.calibration import load_calibration
+from solver.planner.results import PlanFleetLine, PlanResult, SweepFrontier
+from solver.resolve import ResolvedRequest
+from solver.units import DAYS_PER_MONTH, TOKENS_PER_MILLION
+
+
+def build_quote(
+    result: PlanResult,
+    resolved: ResolvedRequest,
+    *,
+    request_json: str | None = None,
+    rent_only: PlanResult | None = None,
+    frontier: SweepFrontier | None = None,
+    fleetplan_version: str = "",
+    quoted_on: dt.date | None = None,
+    title: str = "",
+) -> QuoteData:
+    """Everything the quote shows. ``request_json`` is the request as the caller sent it (default:
+    the domain request's JSON); ``rent_only`` the plan of the same request with rentals only."""
+    book = resolved.book
+    currency = result.currency
+    economics = _economics(result)
+    plan_tco = economics.horizon_tco if economics is not None else None
+    saving = result.baseline_saving
+    return QuoteData(
+        title=title,
+        quoted_on=quoted_on or dt.date.today(),
+        status=result.status.value,
+        summary=result.summary,
+        currency=currency,
+        horizon_months=result.horizon_months,
+        includes_vat=result.includes_vat,
+        fleet_summary=describe_fleet(result.solution),
+        gpus=sum(line.gpus for line in result.fleet),
+        economics=economics,
+        saving=saving.saving if saving is not None else None,
+        saving_fraction=saving.saving_fraction if saving is not None else None,
+        saving_against=saving.best_baseline_gpu if saving is not None else "",
+        alternatives=_alternatives(result, rent_only, plan_tco),
+        bom=_bom(result, book),
+        workloads=workload_rows(result, resolved.request),
+        training=training_rows(result, resolved.request),
+        buy_vs_rent=buy_vs_rent_rows(result),
+        api=api_rows(result),
+        sensitivity=sensitivity_rows(result),
+        frontier=_frontier(frontier),
+        assumptions=assumptions(result, resolved, _all_fleet_lines(result, rent_only)),
+        fx_note=result.fx_rate_note,
+        vat_rate=book.site.vat_rate,
+        uncertainty_low=result.uncertainty.low_factor,
+        uncertainty_high=result.uncertainty.high_factor,
+        uncertainty_note=result.uncertainty.note,
+        depreciation_note=_depreciation_note(book, result.horizon_months),
+        diagnosis=_diagnosis(result),
+        warnings=result.warnings,
+        solver=_solver(result),
+        provenance=Provenance(
+            fleetplan_version=fleetplan_version,
+            pricebook_version=result.pricebook_version,
+            pricebook_hash=result.pricebook_hash,
+            calibration_date=load_calibration().fit_date,
+            overrides_applied=result.overrides_applied,
+            request_json=request_json
+            or json.dumps(resolved.request.model_dump(mode="json"), indent=2, ensure_ascii=False),
+        ),
+    )
+
+
+def _economics(result: PlanResult) -> Economics | None:
+    if result.tco is None:
+        return None
+    total = result.tco.total
+    return Economics(
+        horizon_tco=total.horizon_total,
+        capex=total.capex,
+        residual_value=total.residual_value,
+        depreciation_monthly=total.depreciation_monthly,
+        opex=OpexMonthly(
+            support=total.support_monthly,
+            power=total.power_monthly,
+            colocation=total.colocation_monthly,
+            reserved=total.reserved_monthly,
+            on_demand=total.on_demand_monthly,
+            total=total.opex_monthly,
+        ),
+        components=tuple(
+            CostComponentRow(
+                name=c.name.value,
+                horizon_amount=c.horizon_amount,
+                monthly_amount=c.monthly_amount,
+                explanation=c.explanation,
+            )
+            for c in result.cost_components
+        ),
+        vat=VatSummary(
+            rate=result.vat.rate,
+            supply=result.vat.supply,
+            vat=result.vat.vat,
+            total=result.vat.total,
+            horizon_tco_with_vat=result.vat.horizon_total_with_vat,
+        )
+        if result.vat is not None
+        else None,
+        book_depreciation=tuple(
+            BookDepreciationYear(
+                year=d.year, months=d.months, depreciation=d.depreciation, book_value_end=d.book_value_end
+            )
+            for d in result.depreciation
+        ),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Bill of materials
+# --------------------------------------------------------------------------------------------
+
+
+def _unit_price(amount: Money, quantity: int) -> Money:
+    """A line's amount ÷ its quantity, to the currency's minor unit."""
+    return to_money(float(amount.amount / quantity), amount.currency) if quantity else amount
+
+
+def _times(unit: Money, quantity: int) -> Money:
+    return Money(amount=unit.amount * quantity, currency=unit.currency)
+
+
+def _purchase_lines(line: PlanFleetLine, tco: OptionTco, book: Pricebook) -> list[BomLine]:
+    """The line's GPUs, then its hosts when they were bought (the request counts host costs)."""
+    items = [(BomKind.GPU, line.gpu, _gpu_name(book, line.gpu), tco.tco.purchase_gpus, line.gpus)]
+    if tco.tco.purchase_hosts.amount != 0 and line.server_id is not None:
+        name = _server_name(book, line.server_id)
+        items.append((BomKind.HOST, line.server_id, name, tco.tco.purchase_hosts, line.servers))
+    out = []
+    for kind, item_id, item_name, total, quantity in items:
+        unit = _unit_price(total, quantity)
+        out.append(
+            BomLine(
+                kind=kind,
+                item_id=item_id,
+                item_name=item_name,
+                offer_id=line.offer_id,
+                provider=line.provider,
+                price_label=line.price_label.value if line.price_label is not None else "",
+                unit_price=unit,
+                quantity=quantity,
+                amount=_times(unit, quantity),
+                owned=line.owned,
+            )
+        )
+    return out
+
+
+def _rental_line(line: PlanFleetLine, tco: OptionTco) -> RentalLine:
+    monthly = tco.tco.reserved_monthly if line.mode is AcquisitionMode.RESERVED else tco.tco.on_demand_monthly
+    return RentalLine(
+        gpu_id=line.gpu,
+        mode=line.mode.value,
+        offer_id=line.offer_id,
+        provider=line.provider,
+        price_label=line.price_label.value if line.price_label is not None else "",
+        gpus=line.gpus,
+        price_per_gpu_hour=line.price_per_gpu_hour,
+        busy_gpu_hours_per_month=line.busy_gpu_hours_per_month,
+        monthly_amount=monthly,
+    )
+
+
+def _bom(result: PlanResult, book: Pricebook) -> Bom | None:
+    if result.tco is None:
+        return None
+    currency = result.currency
+    by_option = {o.option_id: o for o in result.tco.by_option}
+    lines: list[BomLine] = []
+    rentals: list[RentalLine] = []
+    for line in result.fleet:
+        tco = by_option[line.option_id]
+        if line.mode in (AcquisitionMode.RESERVED, AcquisitionMode.ON_DEMAND):
+            rentals.append(_rental_line(line, tco))
+        else:
+            lines.extend(_purchase_lines(line, tco, book))
+    rate = book.site.vat_rate
+    supply = add_money((b.amount for b in lines), currency)
+    vat = vat_lines(result.tco.total, rate).capex_vat  # VAT on the purchases (issue 15's line)
+    total = add_money((supply, vat), currency)
+    return Bom(
+        lines=tuple(lines),
+        rentals=tuple(rentals),
+        supply_amount=supply,
+        vat_rate=rate,
+        vat=vat,
+        total=total,
+    )
+
+
+def _gpu_name(book: Pricebook, gpu_id: str) -> str:
+    try:
+        return catalog.gpu(book, gpu_id).name
+    except UnknownEntryError:
+        return gpu_id
+
+
+def _server_name(book: Pricebook, server_id: str) -> str:
+    try:
+        return catalog.server(book, server_id).name
+    except UnknownEntryError:
+        return server_id
+
+
+# --------------------------------------------------------------------------------------------
+# Alternatives side by side
+# --------------------------------------------------------------------------------------------
+
+
+def _extra(tco: Money | None, plan_tco: Money | None) -> tuple[Money | None, float | None]:
+    if tco is None or plan_tco is None:
+        return None, None
+    extra = Money(amount=tco.amount - plan_tco.amount, currency=tco.currency)
+    fraction = float(extra.amount / plan_tco.amount) if plan_tco.amount else None
+    return extra, fraction
+
+
+def _plan_alternative(
+    kind: AlternativeKind, name: str, result: PlanResult, plan_tco: Money | None
+) -> Alternative:
+    tco = result.horizon_tco
+    extra, fraction = _extra(tco, plan_tco) if kind is not AlternativeKind.RECOMMENDED else (None, None)
+    return Alternative(
+        kind=kind,
+        name=name,
+        feasible=result.solution.has_plan,
+        horizon_tco=tco,
+        capex=result.tco.total.capex if result.tco is not None else None,
+        gpus=sum(line.gpus for line in result.fleet),
+        fleet_summary=describe_fleet(result.solution),
+        extra_cost=extra,
+        extra_fraction=fraction,
+        reason="" if result.solution.has_plan else result.summary,
+    )
+
+
+def _api_alternative(result: PlanResult, plan_tco: Money | None) -> Alternative | None:
+    """Every inference workload on its per-token API: comparable only when each has a price and
+    the request has no training (an API does not train)."""
+    rows = result.break_even.api
+    if not rows:
+        return None
+    currency = result.currency
+    priced = [a for a in rows if a.api_per_million_tokens is not None]
+    monthly = sum(
+        (
+            a.api_per_million_tokens.amount * Decimal(repr(a.workload_daily_tokens)) / TOKENS_PER_MILLION
+            for a in priced
+            if a.api_per_million_tokens is not None
+        ),
+        Decimal(0),
+    ) * Decimal(repr(DAYS_PER_MONTH))
+    cost = to_money(float(monthly) * result.horizon_months, currency) if priced else None
+    missing = [a.workload for a in rows if a.api_per_million_tokens is None]
+    reasons = []
+    if missing:
+        reasons.append("no API price for: " + ", ".join(missing))
+    if result.solution.training:
+        reasons.append("training runs are not offered as an API; the amount covers inference only")
+    comparable = not reasons
+    extra, fraction = _extra(cost, plan_tco) if comparable else (None, None)
+    return Alternative(
+        kind=AlternativeKind.API,
+        name=", ".join(dict.fromkeys(a.provider for a in priced if a.provider)),
+        feasible=not missing,
+        horizon_tco=cost,
+        capex=Money(amount=Decimal(0), currency=currency),
+        gpus=0,
+        fleet_summary=", ".join(f"{a.workload}: {a.api_price_id}" for a in priced),
+        extra_cost=extra,
+        extra_fraction=fraction,
+        reason="; ".join(reasons),
+    )
+
+
+def _alternatives(
+    result: PlanResult, rent_only: PlanResult | None, plan_tco: Money | None
+) -> tuple[Alternative, ...]:
+    out = [_plan_alternative(AlternativeKind.RECOMMENDED, "", result, plan_tco)]
+    for b in result.baselines:
+        extra, fraction = _extra(b.horizon_tco, plan_tco)
+        out.append(
+            Alternative(
+                kind=AlternativeKind.SINGLE_GPU,
+                name=b.gpu,
+                feasible=b.feasible,
+                horizon_tco=b.horizon_tco,
+                capex=b.capex,
+                gpus=sum(line.gpus for line in b.fleet),
+                fleet_summary=b.fleet_summary,
+                extra_cost=extra,
+                extra_fraction=fraction,
+                reason="" if b.feasible else b.reason,
+            )
+        )
+    if rent_only is not None:
+        out.append(_plan_alternative(AlternativeKind.RENT_ONLY, "", rent_only, plan_tco))
+    api = _api_alternative(result, plan_tco)
+    if api is not None:
+        out.append(api)
+    return tuple(out)
+
+
+def _all_fleet_lines(result: PlanResult, rent_only: PlanResult | None) -> Iterable[PlanFleetLine]:
+    yield from result.fleet
+    for b in result.baselines:
+        yield from b.fleet
+    if rent_only is not None:
+        yield from rent_only.fleet
+
+
+# --------------------------------------------------------------------------------------------
+# The rest
+# --------------------------------------------------------------------------------------------
+
+
+def _frontier(frontier: SweepFrontier | None) -> Frontier | None:
+    if frontier is None:
+        return None
+    return Frontier(
+        axis=frontier.axis.value,
+        points=tuple(
+            FrontierRow(
+                value=p.value,
+                status=p.status.value,
+                horizon_tco=p.horizon_tco,
+                fleet_summary=p.fleet_summary,
+                pareto_optimal=p.pareto_optimal,
+            )
+            for p in frontier.points
+        ),
+    )
+
+
+def _depreciation_note(book: Pricebook, horizon_months: int) -> str:
+    site = book.site
+    curves = "; ".join(
+        f"{c.gpu_class.value}: " + ", ".join(f"{p.fraction:.0%} at {p.age_months} months" for p in c.points)
+        for c in site.residual_curves
+    )
+    return (
+        f"the TCO credits the market (resale) value at month {horizon_months} by GPU class ({curves}); "
+        f"book depreciation is straight line to zero over {site.depreciation_months} months "
+        "(accounting only)"
+    )
+
+
+def _diagnosis(result: PlanResult) -> tuple[str, ...]:
+    diagnosis = result.solution.diagnosis
+    if diagnosis is None:
+        return ()
+    lines: list[str] = list(diagnosis.messages)
+    for u in diagnosis.unservable:
+        lines.extend(f"{u.workload}: {reason}" for reason in u.reasons[:3])
+    lines.extend(c.message for c in diagnosis.binding_caps)
+    return tuple(dict.fromkeys(lines))
+
+
+def _solver(result: PlanResult) -> SolverInfo:
+    stats = result.solution.stats
+    return SolverInfo(
+        status=stats.status.value,
+        backend=stats.backend,
+        objective=stats.objective,
+        best_bound=stats.best_bound,
+        gap=stats.gap,
+        seconds=stats.seconds,
+        limit_fired=stats.limit_fired.value,
+        complete=result.complete,
+    )

@@ -1,0 +1,69 @@
+"""Cash flow by year over the horizon: the purchase in year 1, each monthly cost line × the months of
+each year, the residual value credited in the last year. The rows are the plan's rounded TCO lines,
+so the years add up to the horizon TCO exactly."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+
+from pricebook.schema import Money
+from report.data import Economics
+
+MONTHS_PER_YEAR = 12
+ROWS = ("capex", "support", "power", "colocation", "reserved", "on_demand", "residual")
+"""Cash-flow rows in report order (label keys ``cf.<row>``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CashFlow:
+    years: tuple[int, ...]
+    months: tuple[int, ...]
+    """Months of the horizon in each year (the last year may be partial)."""
+    rows: tuple[tuple[str, tuple[Money, ...]], ...]
+    """(row, amount per year); the residual is negative (money back)."""
+    totals: tuple[Money, ...]
+    total: Money
+
+
+def money_sum(amounts: Sequence[Money]) -> Money:
+    """Sum of amounts of one currency (the first's)."""
+    total = sum((a.amount for a in amounts[1:]), amounts[0].amount)
+    return Money(amount=total, currency=amounts[0].currency)
+
+
+def cash_flow(economics: Economics, horizon_months: int) -> CashFlow:
+    currency = economics.capex.currency
+    years = (horizon_months + MONTHS_PER_YEAR - 1) // MONTHS_PER_YEAR
+    months = tuple(min(MONTHS_PER_YEAR, horizon_months - MONTHS_PER_YEAR * y) for y in range(years))
+    opex = economics.opex
+    monthly = {
+        "support": opex.support,
+        "power": opex.power,
+        "colocation": opex.colocation,
+        "reserved": opex.reserved,
+        "on_demand": opex.on_demand,
+    }
+    zero = Decimal(0) * economics.capex.amount  # keeps the currency's minor-unit exponent
+
+    def money(amount: Decimal) -> Money:
+        return Money(amount=amount, currency=currency)
+
+    rows: list[tuple[str, tuple[Money, ...]]] = []
+    for row in ROWS:
+        if row == "capex":
+            amounts = [economics.capex.amount if y == 0 else zero for y in range(years)]
+        elif row == "residual":
+            amounts = [-economics.residual_value.amount if y == years - 1 else zero for y in range(years)]
+        else:
+            amounts = [monthly[row].amount * m for m in months]
+        rows.append((row, tuple(money(a) for a in amounts)))
+    totals = tuple(money(sum((r[1][y].amount for r in rows), zero)) for y in range(years))
+    return CashFlow(
+        years=tuple(range(1, years + 1)),
+        months=months,
+        rows=tuple(rows),
+        totals=totals,
+        total=money(sum((t.amount for t in totals), zero)),
+    )

@@ -1,0 +1,189 @@
+"""The quote's charts as inline SVG, drawn by matplotlib.
+
+Why matplotlib: it is on the local package mirror as a wheel with no system libraries to install,
+draws offline (no browser, no network, unlike Vega-Altair + vl-convert's embedded JavaScript
+engine), and its SVG backend can turn text into paths, so the SVG carries its own Korean glyphs
+and looks the same in a browser and in WeasyPrint. Each chart is an explicit ``Figure`` saved by the
+SVG backend (no pyplot and its global state, no Agg raster step), a fixed hash salt and no date in
+the metadata, so the same quote gives byte-identical charts.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from typing import Any
+
+from matplotlib import rc_context
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, PercentFormatter
+
+from report.cashflow import CashFlow
+from report.data import BuyVsRentRow, CostComponentRow, Frontier, WorkloadRow
+from report.labels import Language, label
+from solver.units import HOURS_PER_MONTH
+
+FONTS = ["DejaVu Sans", "Noto Sans CJK KR", "Noto Sans CJK JP"]
+"""Latin first, then Debian's fonts-noto-cjk for Hangul (matplotlib falls back glyph by glyph)."""
+COLORS = ["#1f4e79", "#2e86c1", "#48c9b0", "#f5b041", "#af7ac5", "#ec7063", "#85929e", "#58d68d"]
+WIDTH_IN = 7.0
+HEIGHT_IN = 3.0
+UTILISATION_POINTS = 101
+
+
+def _svg(fig: Figure, salt: str) -> str:
+    buffer = io.StringIO()
+    with rc_context({"svg.hashsalt": f"fleetplan-{salt}", "svg.fonttype": "path"}):
+        fig.savefig(buffer, format="svg", metadata={"Date": None})  # the SVG backend's canvas
+    text = buffer.getvalue()
+    return text[text.index("<svg") :]
+
+
+def _figure(height_in: float = HEIGHT_IN) -> tuple[Figure, Axes]:
+    fig = Figure(figsize=(WIDTH_IN, height_in), layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def _money_axis(ax: Axes, axis: str = "y") -> None:
+    fmt = FuncFormatter(lambda v, _pos: f"{v:,.0f}")
+    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(fmt)
+
+
+def _style() -> Any:  # rc_context's keys are typed as literals
+    return {"font.family": FONTS, "font.size": 8, "axes.spines.top": False, "axes.spines.right": False}
+
+
+def cash_flow_chart(flow: CashFlow, lang: Language) -> str:
+    """Stacked bars per year: purchase and each running cost up, the residual value down."""
+    with rc_context(_style()):
+        fig, ax = _figure()
+        years = [f"{label('year', lang)} {y}" for y in flow.years]
+        up = [0.0] * len(years)
+        down = [0.0] * len(years)
+        for i, (row, amounts) in enumerate(flow.rows):
+            values = [float(a.amount) for a in amounts]
+            if not any(values):
+                continue
+            base = [d if v < 0 else u for v, u, d in zip(values, up, down, strict=True)]
+            ax.bar(years, values, bottom=base, label=label(f"cf.{row}", lang), color=COLORS[i % len(COLORS)])
+            up = [u + max(v, 0.0) for u, v in zip(up, values, strict=True)]
+            down = [d + min(v, 0.0) for d, v in zip(down, values, strict=True)]
+        ax.axhline(0, color="#333333", linewidth=0.6)
+        _money_axis(ax)
+        ax.set_ylabel(flow.total.currency)
+        ax.legend(fontsize=7, ncols=4, loc="upper right", frameon=False)
+        return _svg(fig, "cashflow")
+
+
+def tco_chart(components: Sequence[CostComponentRow], currency: str, lang: Language) -> str:
+    """Horizontal bars: each TCO component over the horizon (the residual value negative)."""
+    with rc_context(_style()):
+        fig, ax = _figure(max(1.6, 0.35 * len(components) + 0.8))
+        names = [label(f"comp.{c.name}", lang) for c in components]
+        values = [float(c.horizon_amount.amount) for c in components]
+        ax.barh(names, values, color=[COLORS[i % len(COLORS)] for i in range(len(values))])
+        ax.invert_yaxis()
+        ax.axvline(0, color="#333333", linewidth=0.6)
+        _money_axis(ax, "x")
+        ax.set_xlabel(currency)
+        return _svg(fig, "tco")
+
+
+def buy_vs_rent_chart(row: BuyVsRentRow, currency: str, lang: Language) -> str:
+    """Cost of one GPU per month against utilisation: buying (fixed + power per busy hour), renting
+    on demand (per busy hour) and reserved (flat), with the break-even points marked."""
+    with rc_context(_style()):
+        fig, ax = _figure()
+        u = [i / (UTILISATION_POINTS - 1) for i in range(UTILISATION_POINTS)]
+        hours = HOURS_PER_MONTH
+        if row.owned_fixed_monthly_per_gpu is not None:
+            fixed = row.owned_fixed_monthly_per_gpu
+            power = row.power_per_busy_gpu_hour
+            ax.plot(
+                u, [fixed + power * hours * x for x in u], label=label("owned_line", lang), color=COLORS[0]
+            )
+        if row.on_demand_per_gpu_hour is not None:
+            od = float(row.on_demand_per_gpu_hour.amount)
+            ax.plot(u, [od * hours * x for x in u], label=label("on_demand_line", lang), color=COLORS[5])
+        if row.reserved_per_gpu_hour is not None:
+            flat = float(row.reserved_per_gpu_hour.amount) * hours
+            ax.plot(u, [flat] * len(u), label=label("reserved_line", lang), color=COLORS[3], linestyle="--")
+        for point, key in (
+            (row.break_even_on_demand, "break_even_od"),
+            (row.break_even_reserved, "break_even_res"),
+        ):
+            if point is not None and 0.0 <= point <= 1.0:
+                ax.axvline(point, color="#555555", linestyle=":", linewidth=1.0)
+                ax.annotate(
+                    f"{label(key, lang)} {point:.0%}",
+                    xy=(point, 0.95),
+                    xycoords=("data", "axes fraction"),
+                    fontsize=7,
+                    rotation=90,
+                    va="top",
+                    ha="right",
+                )
+        if row.plan_utilization is not None:
+            ax.axvline(
+                row.plan_utilization, color=COLORS[2], linewidth=1.2, label=label("plan_utilization", lang)
+            )
+        ax.xaxis.set_major_formatter(PercentFormatter(1.0))
+        _money_axis(ax)
+        ax.set_xlabel(label("utilization", lang))
+        ax.set_ylabel(f"{label('cost_per_gpu_month', lang)} ({currency})")
+        ax.set_title(row.gpu_id, fontsize=9)
+        ax.legend(fontsize=7, frameon=False, loc="upper left")
+        return _svg(fig, f"breakeven-{row.gpu_id}")
+
+
+def latency_chart(rows: Sequence[WorkloadRow], lang: Language) -> str:
+    """Per workload: p95 TTFT and TPOT as a share of their targets (below 1 meets the SLA), and the
+    per-user speed's target as a share of the speed reached."""
+    with rc_context(_style()):
+        fig, ax = _figure()
+        names = [r.name for r in rows]
+        series = (
+            ("TTFT", [_share(r.ttft_p95_ms, r.ttft_target_ms) for r in rows]),
+            ("TPOT", [_share(r.tpot_p95_ms, r.tpot_target_ms) for r in rows]),
+            ("tok/s", [_share(r.min_per_user_tok_s, r.per_user_tok_s) for r in rows]),
+        )
+        width = 0.25
+        for i, (name, values) in enumerate(series):
+            xs = [j + (i - 1) * width for j in range(len(names))]
+            ax.bar(xs, values, width=width, label=name, color=COLORS[i + 1])
+        for j in range(len(rows)):
+            if not any(values[j] for _, values in series):  # throughput-only work: nothing to draw
+                ax.annotate(label("batch", lang), xy=(j, 0.05), ha="center", fontsize=7, color="#555555")
+        ax.axhline(1.0, color=COLORS[5], linestyle="--", linewidth=1.0, label=label("share_of_target", lang))
+        ax.set_xticks(range(len(names)), names)
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+        ax.set_ylim(0, max(1.2, *(v for _, vs in series for v in vs)) * 1.05)
+        ax.legend(fontsize=7, frameon=False, ncols=4, loc="upper right")
+        return _svg(fig, "latency")
+
+
+def _share(value: float | None, target: float | None) -> float:
+    if value is None or target is None or target <= 0:
+        return 0.0
+    return value / target
+
+
+def frontier_chart(frontier: Frontier, currency: str, lang: Language) -> str:
+    """TCO of each sweep point against the swept value, Pareto-optimal points highlighted."""
+    with rc_context(_style()):
+        fig, ax = _figure()
+        points = [p for p in frontier.points if p.horizon_tco is not None]
+        xs = [p.value for p in points]
+        ys = [float(p.horizon_tco.amount) for p in points if p.horizon_tco is not None]
+        ax.plot(xs, ys, color=COLORS[6], marker="o", markersize=3, linewidth=0.8)
+        pareto = [
+            (p.value, float(p.horizon_tco.amount)) for p in points if p.pareto_optimal and p.horizon_tco
+        ]
+        if pareto:
+            ax.scatter(*zip(*pareto, strict=True), color=COLORS[0], zorder=3, label=label("pareto", lang))
+            ax.legend(fontsize=7, frameon=False)
+        _money_axis(ax)
+        ax.set_xlabel(frontier.axis)
+        ax.set_ylabel(f"{label('horizon_tco', lang)} ({currency})")
+        return _svg(fig, "frontier")

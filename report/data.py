@@ -1,0 +1,314 @@
+"""What a quote shows, as one typed JSON document: ``QuoteData``.
+
+Built once from a plan (``report.build.build_quote``) and rendered by every format from this alone,
+so a stored plan (its ``QuoteData.model_dump_json()``) renders again without re-planning, and the
+HTML, PDF and XLSX of one plan show the same numbers. Money is ``pricebook.schema.Money`` (a
+Decimal amount, a string in JSON): ``model_validate_json(model_dump_json())`` round-trips exactly.
+Words that come from the planner (reasons, verdicts, explanations) are kept as it wrote them;
+every label around them comes from ``report.labels``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+from pricebook.schema import Currency, Money
+
+QUOTE_SCHEMA_VERSION = 1
+"""Bumped when a stored ``QuoteData`` document would no longer validate."""
+
+
+class _Quote(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class AlternativeKind(StrEnum):
+    """One column of the alternatives table."""
+
+    RECOMMENDED = "recommended"
+    SINGLE_GPU = "single_gpu"
+    """The best fleet of one allowed GPU type alone (the plan's baseline)."""
+    RENT_ONLY = "rent_only"
+    """The cheapest fleet of reserved and on-demand rentals (plus what is owned)."""
+    API = "api"
+    """Every inference workload on a per-token API."""
+
+
+class Alternative(_Quote):
+    kind: AlternativeKind
+    name: str
+    """GPU id (single-GPU), API providers (API), or empty."""
+    feasible: bool
+    horizon_tco: Money | None
+    capex: Money | None
+    gpus: int
+    fleet_summary: str
+    extra_cost: Money | None
+    """This alternative's TCO − the recommended plan's (positive: it costs more)."""
+    extra_fraction: float | None
+    """``extra_cost`` ÷ the recommended plan's TCO."""
+    reason: str
+    """Why it is infeasible or not comparable (planner's words); empty otherwise."""
+
+
+class BomKind(StrEnum):
+    GPU = "gpu"
+    HOST = "host"
+
+
+class BomLine(_Quote):
+    """One purchased item: GPUs of one offer, or the hosts (servers) they go in."""
+
+    kind: BomKind
+    item_id: str
+    """GPU id or server id."""
+    item_name: str
+    offer_id: str
+    provider: str
+    price_label: str
+    unit_price: Money
+    quantity: int
+    amount: Money
+    owned: bool = False
+
+
+class RentalLine(_Quote):
+    gpu_id: str
+    mode: str
+    offer_id: str
+    provider: str
+    price_label: str
+    gpus: int
+    price_per_gpu_hour: Money | None
+    busy_gpu_hours_per_month: float
+    monthly_amount: Money
+
+
+class Bom(_Quote):
+    lines: tuple[BomLine, ...]
+    rentals: tuple[RentalLine, ...]
+    supply_amount: Money
+    """Sum of the purchase lines (= the plan's capex)."""
+    vat_rate: float
+    vat: Money
+    total: Money
+
+
+class CostComponentRow(_Quote):
+    name: str
+    """``solver.analysis.tco.CostComponentName`` value."""
+    horizon_amount: Money
+    monthly_amount: Money
+    explanation: str
+
+
+class OpexMonthly(_Quote):
+    """The plan's monthly operating cost by component (rounded lines; they add up to ``total``)."""
+
+    support: Money
+    power: Money
+    colocation: Money
+    reserved: Money
+    on_demand: Money
+    total: Money
+
+
+class VatSummary(_Quote):
+    """The plan's VAT line (issue 15: supply = capex + opex × months, VAT on it, total), when the
+    request asked for VAT; every other amount is ex-VAT."""
+
+    rate: float
+    supply: Money
+    vat: Money
+    total: Money
+    horizon_tco_with_vat: Money
+
+
+class BookDepreciationYear(_Quote):
+    year: int
+    months: int
+    depreciation: Money
+    book_value_end: Money
+
+
+class Economics(_Quote):
+    horizon_tco: Money
+    capex: Money
+    residual_value: Money
+    depreciation_monthly: Money
+    opex: OpexMonthly
+    components: tuple[CostComponentRow, ...]
+    vat: VatSummary | None = None
+    book_depreciation: tuple[BookDepreciationYear, ...] = ()
+    """Straight-line book depreciation per year (accounting only; the TCO uses market value)."""
+
+
+class WorkloadRow(_Quote):
+    name: str
+    served: bool
+    gpu_id: str
+    tp: int
+    mig_slice: str
+    precision: str
+    replicas: int
+    ttft_p95_ms: float | None
+    ttft_target_ms: float | None
+    tpot_p95_ms: float | None
+    tpot_target_ms: float | None
+    per_user_tok_s: float | None
+    min_per_user_tok_s: float | None
+    aggregate_tok_s: float | None
+    """Output tokens/s the replicas at the peak hour can produce at the SLA."""
+    utilization: float | None
+    note: str
+    """Why it is not served, or empty."""
+
+
+class TrainingRow(_Quote):
+    name: str
+    gpu_id: str
+    gpus: int
+    hours_per_run: float
+    runs_per_month: float
+    deadline_hours: float | None
+    cost_per_run: Money | None
+
+
+class BuyVsRentRow(_Quote):
+    gpu_id: str
+    owned_fixed_monthly_per_gpu: float | None
+    power_per_busy_gpu_hour: float
+    on_demand_per_gpu_hour: Money | None
+    reserved_per_gpu_hour: Money | None
+    break_even_on_demand: float | None
+    break_even_reserved: float | None
+    plan_utilization: float | None
+    payback_months: float | None
+    verdict: str
+
+
+class ApiRow(_Quote):
+    workload: str
+    api_price_id: str
+    provider: str
+    api_model: str
+    same_model: bool
+    api_per_million_tokens: Money | None
+    self_hosted_per_million_tokens: Money | None
+    workload_daily_tokens: float
+    break_even_daily_tokens: float | None
+    verdict: str
+
+
+class SensitivityRow(_Quote):
+    subject: str
+    parameter: str
+    change_down_fraction: float | None
+    change_up_fraction: float | None
+    plan_below: str
+    plan_above: str
+    explanation: str
+
+
+class FrontierRow(_Quote):
+    value: float
+    status: str
+    horizon_tco: Money | None
+    fleet_summary: str
+    pareto_optimal: bool
+
+
+class Frontier(_Quote):
+    axis: str
+    points: tuple[FrontierRow, ...]
+
+
+class AssumptionKind(StrEnum):
+    OFFER = "offer"
+    SERVER = "server"
+    API_PRICE = "api_price"
+    SITE = "site"
+    FX = "fx"
+    MODEL = "model"
+    PERFORMANCE = "performance"
+
+
+class Assumption(_Quote):
+    kind: AssumptionKind
+    key: str
+    """Entry id (offer, server, API price) or the site field's name."""
+    value: str
+    """The number with its unit as the pricebook states it (e.g. ``50000000 KRW``, ``1.3``)."""
+    source: str
+    as_of: dt.date | None
+    label: str
+    """Price label (list, quote, estimate…) or empty."""
+
+
+class SolverInfo(_Quote):
+    status: str
+    backend: str
+    objective: float | None
+    best_bound: float | None
+    gap: float | None
+    seconds: float
+    limit_fired: str
+    complete: bool
+
+
+class Provenance(_Quote):
+    fleetplan_version: str
+    pricebook_version: str
+    pricebook_hash: str
+    calibration_date: str
+    overrides_applied: tuple[str, ...]
+    request_json: str
+    """The request itself (JSON of the scenario), so the quote can be reproduced."""
+
+
+class QuoteData(_Quote):
+    """Everything a quote shows; see the module docstring."""
+
+    schema_version: int = QUOTE_SCHEMA_VERSION
+    title: str
+    quoted_on: dt.date
+    status: str
+    """``solver.optimizer.results.SolveStatus`` value."""
+    summary: str
+    currency: Currency
+    horizon_months: int
+    includes_vat: bool
+    """The request asked for VAT: ``economics.vat`` holds the VAT line (amounts stay ex-VAT)."""
+    fleet_summary: str
+    gpus: int
+    economics: Economics | None
+    """None without a plan (infeasible, no solution)."""
+    saving: Money | None
+    saving_fraction: float | None
+    saving_against: str
+    alternatives: tuple[Alternative, ...]
+    bom: Bom | None
+    workloads: tuple[WorkloadRow, ...]
+    training: tuple[TrainingRow, ...]
+    buy_vs_rent: tuple[BuyVsRentRow, ...]
+    api: tuple[ApiRow, ...]
+    sensitivity: tuple[SensitivityRow, ...]
+    frontier: Frontier | None
+    assumptions: tuple[Assumption, ...]
+    fx_note: str
+    vat_rate: float
+    uncertainty_low: float
+    uncertainty_high: float
+    uncertainty_note: str
+    depreciation_note: str
+    diagnosis: tuple[str, ...]
+    warnings: tuple[str, ...]
+    solver: SolverInfo
+    provenance: Provenance
+
+    @property
+    def has_plan(self) -> bool:
+        return self.economics is not None

@@ -1,0 +1,62 @@
+"""How numbers read in a quote: money with thousands separators (KRW as won, and 억/만 원 in Korean
+summaries), percentages, plain numbers. Dates are ISO (``date.isoformat()``) everywhere."""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_EVEN, Decimal
+
+from pricebook.schema import Money
+from report.labels import Language
+
+MAN = 10_000
+EOK = 100_000_000
+DASH = "–"
+
+
+def _grouped(amount: Decimal, places: int) -> str:
+    return f"{amount:,.{places}f}"
+
+
+def money(value: Money | None, lang: Language) -> str:
+    """``247,591,848원`` / ``KRW 247,591,848`` / ``$46,807.56`` (``–`` when absent)."""
+    if value is None:
+        return DASH
+    amount = value.amount
+    if value.currency == "KRW":
+        text = _grouped(amount, 0 if amount == amount.to_integral_value() else 2)
+        return f"{text}원" if lang is Language.KO else f"KRW {text}"
+    text = _grouped(amount, max(2, -min(0, int(amount.as_tuple().exponent))))
+    if lang is Language.KO:
+        return f"{text} USD"
+    return f"-${text[1:]}" if text.startswith("-") else f"${text}"
+
+
+def korean_units(amount: Decimal) -> str:
+    """Won in 억 and 만: 247,591,848 → ``2억 4,759만 원`` (to the nearest 만 원)."""
+    sign = "-" if amount < 0 else ""
+    whole = int(abs(amount).quantize(Decimal(1), rounding=ROUND_HALF_EVEN))
+    if whole < MAN:
+        return f"{sign}{whole:,}원"
+    man_total = (whole + MAN // 2) // MAN
+    eok, man = divmod(man_total, EOK // MAN)
+    parts = ([f"{eok:,}억"] if eok else []) + ([f"{man:,}만"] if man else [])
+    return f"{sign}{' '.join(parts)} 원"
+
+
+def money_summary(value: Money | None, lang: Language) -> str:
+    """A summary figure: in Korean, KRW as 억/만 원 with the exact amount beside it."""
+    if value is not None and lang is Language.KO and value.currency == "KRW":
+        return f"{korean_units(value.amount)} ({money(value, lang)})"
+    return money(value, lang)
+
+
+def percent(value: float | None, places: int = 1) -> str:
+    return DASH if value is None else f"{value * 100:.{places}f}%"
+
+
+def signed_percent(value: float | None, places: int = 1) -> str:
+    return DASH if value is None else f"{value * 100:+.{places}f}%"
+
+
+def number(value: float | None, places: int = 0) -> str:
+    return DASH if value is None else f"{value:,.{places}f}"

@@ -1,0 +1,541 @@
+"""The quote as one self-contained HTML page: inline CSS (print rules included), charts as inline
+SVG, no script and no external resource, so it opens offline and prints (and becomes the PDF)
+as it is. Sections follow issue 17's contents 1–9; each says so when it has nothing to show."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from html import escape
+from typing import Any
+
+from report import charts
+from report.cashflow import cash_flow, money_sum
+from report.data import Alternative, AlternativeKind, QuoteData
+from report.formatting import DASH, money, money_summary, number, percent, signed_percent
+from report.labels import COLUMNS, Language, label
+from report.style import CSS
+
+Cell = Any
+"""Escaped cell text (str), or (escaped text, the cell's ``data-field`` name)."""
+
+
+def _e(text: object) -> str:
+    return escape(str(text))
+
+
+def _table(
+    headers: Sequence[str], rows: Iterable[Sequence[Cell]], table_id: str, foot: Sequence[Sequence[Cell]] = ()
+) -> str:
+    def cells(row: Sequence[Cell], tag: str) -> str:
+        out = []
+        for cell in row:
+            text, field = cell if isinstance(cell, tuple) else (cell, "")
+            attr = f' data-field="{field}"' if field else ""
+            out.append(f"<{tag}{attr}>{text}</{tag}>")
+        return "<tr>" + "".join(out) + "</tr>"
+
+    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
+    body = "".join(cells(r, "td") for r in rows)
+    tfoot = "<tfoot>" + "".join(cells(r, "td") for r in foot) + "</tfoot>" if foot else ""
+    return f'<table id="{table_id}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody>{tfoot}</table>'
+
+
+def _section(key: str, section_id: str, body: str, lang: Language) -> str:
+    return f'<section id="{section_id}"><h2>{_e(label(key, lang))}</h2>{body}</section>'
+
+
+def _chart(chart_id: str, svg: str, caption: str) -> str:
+    return f'<figure class="chart" id="chart-{chart_id}">{svg}<figcaption>{_e(caption)}</figcaption></figure>'
+
+
+def _note(text: str) -> str:
+    return f'<p class="note">{_e(text)}</p>'
+
+
+def _bullets(key: str, items: Iterable[str], lang: Language) -> str:
+    return f"<h3>{_e(label(key, lang))}</h3><ul>" + "".join(f"<li>{_e(i)}</li>" for i in items) + "</ul>"
+
+
+def _status(quote: QuoteData, lang: Language) -> str:
+    return label(f"status.{quote.status}", lang)
+
+
+# --------------------------------------------------------------------------------------------
+# 1–2: summary and alternatives
+# --------------------------------------------------------------------------------------------
+
+
+def _summary(quote: QuoteData, lang: Language) -> str:
+    def L(key: str) -> str:
+        return _e(label(key, lang))
+
+    items = [
+        (L("status"), _e(_status(quote, lang)), "status"),
+        (L("quoted_on"), _e(quote.quoted_on.isoformat()), ""),
+    ]
+    econ = quote.economics
+    if econ is not None:
+        items += [
+            (L("recommended_fleet"), _e(quote.fleet_summary), "fleet"),
+            (L("horizon_tco"), _e(money_summary(econ.horizon_tco, lang)), "horizon-tco"),
+            (L("capex"), _e(money_summary(econ.capex, lang)), "capex"),
+            (L("opex_monthly"), _e(money_summary(econ.opex.total, lang)), "opex-monthly"),
+            *(
+                [(L("tco_with_vat"), _e(money_summary(econ.vat.horizon_tco_with_vat, lang)), "tco-with-vat")]
+                if econ.vat is not None
+                else []
+            ),
+            (L("horizon"), f"{quote.horizon_months} {L('months')}", ""),
+        ]
+        if quote.saving is not None:
+            fraction = percent(quote.saving_fraction)
+            saving = f"{money_summary(quote.saving, lang)} ({fraction}, {quote.saving_against})"
+            items.append((L("saving"), _e(saving), "saving"))
+    rows = "".join(
+        f"<dt>{k}</dt><dd" + (f' data-field="{f}"' if f else "") + f">{v}</dd>" for k, v, f in items
+    )
+    body = f'<dl class="summary">{rows}</dl><p>{_e(quote.summary)}</p>'
+    body += _note(label("vat_included" if quote.includes_vat else "vat_excluded", lang))
+    if econ is None:
+        body = f'<p class="no-plan">{_e(label("no_plan", lang))}</p>' + body
+        body += _bullets("diagnosis", quote.diagnosis, lang)
+    return _section("summary", "summary", body, lang)
+
+
+def why_it_loses(alt: Alternative, lang: Language) -> str:
+    """One line on why an alternative loses to the recommended plan."""
+    if alt.kind is AlternativeKind.RECOMMENDED:
+        return label("this_plan", lang)
+    if alt.reason:
+        # An API without a price for every workload is not a fleet that fails: it is not comparable.
+        key = "not_comparable" if alt.kind is AlternativeKind.API else "infeasible_because"
+        return label(key, lang).format(reason=alt.reason)
+    if alt.extra_cost is None:
+        return DASH
+    if alt.extra_cost.amount > 0:
+        return label("costs_more", lang).format(
+            amount=money(alt.extra_cost, lang), fraction=percent(alt.extra_fraction)
+        )
+    if alt.extra_cost.amount < 0:
+        less = alt.extra_cost.model_copy(update={"amount": -alt.extra_cost.amount})
+        return label("costs_less", lang).format(amount=money(less, lang))
+    return label("costs_same", lang)
+
+
+def _alternatives(quote: QuoteData, lang: Language) -> str:
+    headers = [label(k, lang) for k in COLUMNS.alternatives]
+    rows = [
+        [
+            _e(label(f"kind.{a.kind.value}", lang) + (f" ({a.name})" if a.name else "")),
+            _e(label("yes" if a.feasible else "no", lang)),
+            (_e(money(a.horizon_tco, lang)), f"alt-tco-{a.kind.value}"),
+            _e(money(a.capex, lang)),
+            _e(a.gpus),
+            _e(a.fleet_summary),
+            _e(why_it_loses(a, lang)),
+        ]
+        for a in quote.alternatives
+    ]
+    body = _table(headers, rows, "alternatives-table")
+    if not any(a.kind is AlternativeKind.RENT_ONLY for a in quote.alternatives):
+        body += _note(label("no_rent_only", lang))
+    if not any(a.kind is AlternativeKind.API for a in quote.alternatives):
+        body += _note(label("no_api_price", lang))
+    return _section("alternatives", "alternatives", body, lang)
+
+
+# --------------------------------------------------------------------------------------------
+# 3–4: bill of materials, cash flow, TCO
+# --------------------------------------------------------------------------------------------
+
+
+def _bom(quote: QuoteData, lang: Language) -> str:
+    bom = quote.bom
+    if bom is None:
+        return _section("bom", "bom", _note(label("no_bom", lang)), lang)
+    headers = [label(k, lang) for k in COLUMNS.bom]
+    rows = [
+        [
+            _e(label(f"kind.{b.kind.value}", lang) + (f" ({label('owned', lang)})" if b.owned else "")),
+            _e(b.item_name),
+            _e(b.offer_id),
+            _e(b.provider),
+            _e(b.price_label),
+            (_e(money(b.unit_price, lang)), "bom-unit"),
+            (_e(b.quantity), "bom-qty"),
+            (_e(money(b.amount, lang)), "bom-amount"),
+        ]
+        for b in bom.lines
+    ]
+    vat_label = f"{label('vat', lang)} ({percent(bom.vat_rate, 0)})"
+    foot = [
+        [
+            "",
+            "",
+            "",
+            "",
+            "",
+            "",
+            _e(label("supply_amount", lang)),
+            (_e(money(bom.supply_amount, lang)), "bom-supply"),
+        ],
+        ["", "", "", "", "", "", _e(vat_label), (_e(money(bom.vat, lang)), "bom-vat")],
+        ["", "", "", "", "", "", _e(label("total", lang)), (_e(money(bom.total, lang)), "bom-total")],
+    ]
+    body = _table(headers, rows, "bom-table", foot) if rows else _note(label("no_purchases", lang))
+    if bom.rentals:
+        headers = [label(k, lang) for k in COLUMNS.rentals]
+        rental_rows = [
+            [
+                _e(r.gpu_id),
+                _e(r.mode),
+                _e(r.offer_id),
+                _e(r.provider),
+                _e(r.gpus),
+                _e(money(r.price_per_gpu_hour, lang)),
+                _e(number(r.busy_gpu_hours_per_month)),
+                (_e(money(r.monthly_amount, lang)), "rental-monthly"),
+            ]
+            for r in bom.rentals
+        ]
+        body += f"<h3>{_e(label('rentals', lang))}</h3>" + _table(headers, rental_rows, "rentals-table")
+    return _section("bom", "bom", body, lang)
+
+
+def _vat_and_depreciation(quote: QuoteData, lang: Language) -> str:
+    """The plan's VAT line (when the request asked for VAT) and its book depreciation schedule."""
+    econ = quote.economics
+    body = ""
+    if econ is not None and econ.vat is not None:
+        v = econ.vat
+        rows = [
+            [_e(label("vat_supply", lang)), (_e(money(v.supply, lang)), "vat-supply")],
+            [_e(f"{label('vat', lang)} ({percent(v.rate, 0)})"), (_e(money(v.vat, lang)), "vat-vat")],
+            [_e(label("total", lang)), (_e(money(v.total, lang)), "vat-total")],
+            [_e(label("tco_with_vat", lang)), (_e(money(v.horizon_tco_with_vat, lang)), "vat-tco")],
+        ]
+        body += f"<h3>{_e(label('vat_line', lang))}</h3>" + _table(
+            ["", label("amount", lang)], rows, "vat-table"
+        )
+    if econ is not None and econ.book_depreciation:
+        headers = [label(k, lang) for k in ("year", "months", "depreciation_amount", "book_value_end")]
+        rows = [
+            [_e(d.year), _e(d.months), _e(money(d.depreciation, lang)), _e(money(d.book_value_end, lang))]
+            for d in econ.book_depreciation
+        ]
+        body += f"<h3>{_e(label('book_depreciation', lang))}</h3>" + _table(
+            headers, rows, "depreciation-table"
+        )
+    return body
+
+
+def _cash_flow(quote: QuoteData, lang: Language) -> str:
+    econ = quote.economics
+    if econ is None:
+        return _section("cashflow", "cashflow", _note(label("no_bom", lang)), lang)
+    flow = cash_flow(econ, quote.horizon_months)
+    headers = [
+        "",
+        *(
+            f"{label('year', lang)} {y} ({m} {label('months', lang)})"
+            for y, m in zip(flow.years, flow.months, strict=True)
+        ),
+        label("total", lang),
+    ]
+    rows = [
+        [
+            _e(label(f"cf.{row}", lang)),
+            *(_e(money(a, lang)) for a in amounts),
+            _e(money(money_sum(amounts), lang)),
+        ]
+        for row, amounts in flow.rows
+        if any(a.amount for a in amounts)
+    ]
+    foot = [
+        [
+            _e(label("cf.total", lang)),
+            *(_e(money(t, lang)) for t in flow.totals),
+            (_e(money(flow.total, lang)), "cashflow-total"),
+        ]
+    ]
+    body = _table(headers, rows, "cashflow-table", foot)
+    body += _chart("cashflow", charts.cash_flow_chart(flow, lang), label("cashflow", lang))
+    comp_rows = [
+        [
+            _e(label(f"comp.{c.name}", lang)),
+            _e(money(c.horizon_amount, lang)),
+            _e(money(c.monthly_amount, lang)),
+            _e(c.explanation),
+        ]
+        for c in econ.components
+    ]
+    comp_foot = [[_e(label("horizon_tco", lang)), (_e(money(econ.horizon_tco, lang)), "tco-total"), "", ""]]
+    body += f"<h3>{_e(label('tco_breakdown', lang))}</h3>"
+    body += _table(
+        [label(k, lang) for k in ("component", "total", "monthly", "explanation")],
+        comp_rows,
+        "tco-table",
+        comp_foot,
+    )
+    body += _chart(
+        "tco", charts.tco_chart(econ.components, quote.currency, lang), label("tco_breakdown", lang)
+    )
+    body += _vat_and_depreciation(quote, lang)
+    return _section("cashflow", "cashflow", body, lang)
+
+
+# --------------------------------------------------------------------------------------------
+# 5–7: buy vs rent, workloads, sensitivity
+# --------------------------------------------------------------------------------------------
+
+
+def _buy_vs_rent(quote: QuoteData, lang: Language) -> str:
+    if not quote.buy_vs_rent:
+        body = _note(label("no_buy_vs_rent", lang))
+    else:
+        headers = [
+            label(k, lang)
+            for k in (
+                "gpu",
+                "on_demand_line",
+                "reserved_line",
+                "break_even_od",
+                "break_even_res",
+                "plan_utilization",
+                "payback",
+                "verdict",
+            )
+        ]
+        rows = [
+            [
+                _e(b.gpu_id),
+                _e(money(b.on_demand_per_gpu_hour, lang)),
+                _e(money(b.reserved_per_gpu_hour, lang)),
+                _e(percent(b.break_even_on_demand)),
+                _e(percent(b.break_even_reserved)),
+                _e(percent(b.plan_utilization)),
+                _e(number(b.payback_months, 1)),
+                _e(b.verdict),
+            ]
+            for b in quote.buy_vs_rent
+        ]
+        body = _table(headers, rows, "buy-vs-rent-table")
+        for b in quote.buy_vs_rent:
+            body += _chart(
+                f"breakeven-{b.gpu_id}",
+                charts.buy_vs_rent_chart(b, quote.currency, lang),
+                f"{label('buy_vs_rent', lang)}: {b.gpu_id}",
+            )
+    body += f"<h3>{_e(label('api_vs_self', lang))}</h3>"
+    if not quote.api:
+        return _section("buy_vs_rent", "buy-vs-rent", body + _note(label("no_api_rows", lang)), lang)
+    headers = [
+        label(k, lang)
+        for k in (
+            "workload",
+            "provider",
+            "api_price",
+            "self_hosted_price",
+            "daily_tokens",
+            "break_even_tokens",
+            "verdict",
+        )
+    ]
+    rows = [
+        [
+            _e(a.workload),
+            _e(f"{a.provider} ({a.api_price_id})" if a.api_price_id else DASH),
+            _e(money(a.api_per_million_tokens, lang)),
+            _e(money(a.self_hosted_per_million_tokens, lang)),
+            _e(number(a.workload_daily_tokens)),
+            _e(number(a.break_even_daily_tokens)),
+            _e(a.verdict),
+        ]
+        for a in quote.api
+    ]
+    return _section("buy_vs_rent", "buy-vs-rent", body + _table(headers, rows, "api-table"), lang)
+
+
+def _target(value: float | None, target: float | None) -> str:
+    if value is None:
+        return DASH
+    return f"{value:,.0f}" + (f" ({target:,.0f})" if target is not None else "")
+
+
+def _workloads(quote: QuoteData, lang: Language) -> str:
+    body = ""
+    if not quote.workloads:
+        body += _note(label("no_inference", lang))
+    else:
+        headers = [
+            label(k, lang)
+            for k in (
+                "workload",
+                "gpu",
+                "tp_slice",
+                "precision",
+                "replicas",
+                "ttft",
+                "tpot",
+                "per_user",
+                "aggregate",
+                "utilization",
+            )
+        ]
+        rows = [
+            [
+                _e(w.name),
+                _e(w.gpu_id if w.served else f"{label('not_served', lang)}: {w.note}"),
+                _e(f"{w.tp}" + (f"/{w.mig_slice}" if w.mig_slice else "") if w.served else DASH),
+                _e(w.precision or DASH),
+                _e(w.replicas),
+                _e(_target(w.ttft_p95_ms, w.ttft_target_ms)),
+                _e(_target(w.tpot_p95_ms, w.tpot_target_ms)),
+                _e(
+                    number(w.per_user_tok_s, 1)
+                    + (f" (≥{w.min_per_user_tok_s:g})" if w.min_per_user_tok_s else "")
+                ),
+                _e(number(w.aggregate_tok_s)),
+                _e(percent(w.utilization)),
+            ]
+            for w in quote.workloads
+        ]
+        body += _table(headers, rows, "workloads-table")
+        served = [w for w in quote.workloads if w.served]
+        if served:
+            body += _chart("latency", charts.latency_chart(served, lang), label("latency_chart", lang))
+    body += f"<h3>{_e(label('training', lang))}</h3>"
+    if not quote.training:
+        return _section("workloads", "workloads", body + _note(label("no_training", lang)), lang)
+    headers = [label(k, lang) for k in COLUMNS.training]
+    rows = [
+        [
+            _e(t.name),
+            _e(t.gpu_id),
+            _e(t.gpus),
+            _e(number(t.hours_per_run, 1)),
+            _e(number(t.runs_per_month, 1)),
+            _e(number(t.deadline_hours)),
+            _e(money(t.cost_per_run, lang)),
+        ]
+        for t in quote.training
+    ]
+    return _section("workloads", "workloads", body + _table(headers, rows, "training-table"), lang)
+
+
+def _sensitivity(quote: QuoteData, lang: Language) -> str:
+    if not quote.sensitivity:
+        body = _note(label("no_sensitivity", lang))
+    else:
+        missing = label("not_in_range", lang)
+        headers = [label(k, lang) for k in COLUMNS.sensitivity]
+        rows = [
+            [
+                _e(s.subject),
+                _e(s.parameter),
+                _e(signed_percent(s.change_down_fraction) if s.change_down_fraction is not None else missing),
+                _e(signed_percent(s.change_up_fraction) if s.change_up_fraction is not None else missing),
+                _e(s.explanation),
+            ]
+            for s in quote.sensitivity
+        ]
+        body = _table(headers, rows, "sensitivity-table")
+    frontier = quote.frontier
+    if frontier is not None:
+        body += f"<h3>{_e(label('frontier', lang))}</h3>"
+        headers = [label(k, lang) for k in COLUMNS.frontier]
+        rows = [
+            [
+                _e(f"{p.value:g}"),
+                _e(label(f"status.{p.status}", lang)),
+                _e(money(p.horizon_tco, lang)),
+                _e(p.fleet_summary),
+                _e(label("yes" if p.pareto_optimal else "no", lang)),
+            ]
+            for p in frontier.points
+        ]
+        body += _table(headers, rows, "frontier-table")
+        body += _chart(
+            "frontier", charts.frontier_chart(frontier, quote.currency, lang), label("frontier", lang)
+        )
+    return _section("sensitivity", "sensitivity", body, lang)
+
+
+# --------------------------------------------------------------------------------------------
+# 8–9: assumptions and provenance
+# --------------------------------------------------------------------------------------------
+
+
+def _assumptions(quote: QuoteData, lang: Language) -> str:
+    headers = [label(k, lang) for k in COLUMNS.assumptions]
+    rows = [
+        [
+            _e(a.kind.value),
+            _e(a.key),
+            _e(a.value),
+            _e(a.source),
+            _e(a.as_of.isoformat() if a.as_of else DASH),
+            _e(a.label or DASH),
+        ]
+        for a in quote.assumptions
+    ]
+    vat_basis = "vat_included" if quote.includes_vat else "vat_excluded"
+    facts = [
+        ("fx_rate", quote.fx_note or DASH),
+        ("vat_rate", f"{percent(quote.vat_rate, 0)} ({label(vat_basis, lang)})"),
+        ("depreciation", quote.depreciation_note),
+        (
+            "uncertainty",
+            f"×{quote.uncertainty_low:.2f} – ×{quote.uncertainty_high:.2f}: {quote.uncertainty_note}",
+        ),
+    ]
+    listing = "".join(f"<dt>{_e(label(k, lang))}</dt><dd>{_e(v)}</dd>" for k, v in facts)
+    return _section(
+        "assumptions", "assumptions", f"<dl>{listing}</dl>" + _table(headers, rows, "assumptions-table"), lang
+    )
+
+
+def _provenance(quote: QuoteData, lang: Language) -> str:
+    p = quote.provenance
+    s = quote.solver
+    facts = [
+        ("fleetplan_version", p.fleetplan_version or DASH),
+        ("pricebook_version", p.pricebook_version),
+        ("pricebook_hash", p.pricebook_hash),
+        ("calibration_date", p.calibration_date),
+        ("solver_status", f"{label(f'status.{s.status}', lang)}, {s.seconds:.2f} s, limit: {s.limit_fired}"),
+        ("solver_gap", percent(s.gap, 3) if s.gap is not None else DASH),
+        ("solver_backend", s.backend),
+        ("overrides", ", ".join(p.overrides_applied) or label("none", lang)),
+    ]
+    listing = "".join(f"<dt>{_e(label(k, lang))}</dt><dd>{_e(v)}</dd>" for k, v in facts)
+    body = f"<dl>{listing}</dl><h3>{_e(label('request', lang))}</h3>"
+    body += f'<pre class="request">{_e(p.request_json)}</pre>'
+    if quote.warnings:
+        body += _bullets("warnings", quote.warnings, lang)
+    return _section("provenance", "provenance", body, lang)
+
+
+def render_html(quote: QuoteData, lang: Language) -> str:
+    """The whole quote as one HTML document (UTF-8 text)."""
+    title = quote.title or label("title", lang)
+    sections = (
+        _summary(quote, lang),
+        _alternatives(quote, lang),
+        _bom(quote, lang),
+        _cash_flow(quote, lang),
+        _buy_vs_rent(quote, lang),
+        _workloads(quote, lang),
+        _sensitivity(quote, lang),
+        _assumptions(quote, lang),
+        _provenance(quote, lang),
+    )
+    return (
+        f'<!DOCTYPE html>\n<html lang="{lang.value}"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
+        f'<header><h1>{_e(label("title", lang))}</h1><p class="subtitle">{_e(quote.title)} · '
+        f"{_e(quote.quoted_on.isoformat())} · {_e(quote.currency)}</p></header>"
+        + "".join(sections)
+        + "</body></html>\n"
+    )

@@ -1,0 +1,126 @@
+"""Plans and quotes the report tests share, and the plan's own JSON to check the quote against.
+
+The expected numbers come from the plan as the API answers it (``PlanFleetResponse`` JSON via
+``service.convert.plan.plan_to_proto``: fleet lines' prices and counts, the cost breakdown) and from
+the pricebook, never from ``report``'s own formatting: tests read the rendered numbers back.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import json
+import re
+from dataclasses import dataclass
+from decimal import ROUND_HALF_EVEN, Decimal
+from pathlib import Path
+from typing import Any
+
+from google.protobuf import json_format
+
+from api.fleetplan.v1 import fleet_planner_pb2 as api
+from clients.scenario import load_scenario
+from pricebook import load_default
+from report import QuoteData, build_quote
+from service.convert.plan import plan_to_proto
+from service.convert.scenario import scenario_request
+from service.domain_calls import rent_only
+from solver import planner
+from solver.planner.plan import plan_request
+from solver.resolve import ResolvedRequest
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLE_NAMES = tuple(sorted(p.stem for p in EXAMPLES.glob("*.yaml")))
+QUOTED_ON = dt.date(2026, 12, 3)
+TIME_LIMIT_S = 20.0
+
+
+@dataclass(frozen=True)
+class Planned:
+    resolved: ResolvedRequest
+    result: planner.PlanResult
+    rentals: planner.PlanResult
+    quote: QuoteData
+    plan_json: dict[str, Any]
+    """The plan as PlanFleet answers it (protobuf JSON, proto field names)."""
+
+
+def resolved_of(request: api.PlanFleetRequest) -> ResolvedRequest:
+    return scenario_request(request, load_default())
+
+
+def plan_and_quote(resolved: ResolvedRequest, title: str) -> Planned:
+    result = planner.plan(resolved, time_limit_s=TIME_LIMIT_S)
+    rentals = plan_request(rent_only(resolved), time_limit_s=TIME_LIMIT_S, cancel=None, with_extras=False)
+    quote = build_quote(result, resolved, rent_only=rentals, quoted_on=QUOTED_ON, title=title)
+    plan_json = json.loads(json_format.MessageToJson(plan_to_proto(result), preserving_proto_field_name=True))
+    return Planned(resolved, result, rentals, quote, plan_json)
+
+
+@functools.cache
+def example(name: str) -> Planned:
+    request = load_scenario(EXAMPLES / f"{name}.yaml", api.PlanFleetRequest)
+    return plan_and_quote(resolved_of(request), name)
+
+
+def amount(money: dict[str, Any] | None) -> Decimal:
+    """A Money message's amount from the plan JSON (absent = 0, as proto3 omits it)."""
+    return Decimal(money["amount"]) if money and "amount" in money else Decimal(0)
+
+
+NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+
+
+def numbers_in(text: str) -> list[Decimal]:
+    """Every number written in ``text`` (thousands separators dropped), in order."""
+    return [Decimal(m.group().replace(",", "")) for m in NUMBER.finditer(text)]
+
+
+def exact_amount(text: str) -> Decimal:
+    """The exact amount of a money cell as printed: the last number in it (a Korean summary figure
+    reads ``2억 4,759만 원 (247,591,848원)``: the exact amount is the one in brackets)."""
+    found = numbers_in(text)
+    assert found, f"no number in {text!r}"
+    return found[-1]
+
+
+def expected_gpu_lines(plan_json: dict[str, Any]) -> list[Decimal]:
+    """Each bought fleet line's GPU amount: price per GPU × GPUs, from the plan JSON."""
+    return [
+        amount(line.get("price_per_gpu")) * int(line.get("gpu_count", 0))
+        for line in plan_json.get("fleet", [])
+        if line.get("mode") == "ACQUISITION_MODE_BUY"
+    ]
+
+
+def _in_currency(value: Decimal, currency: str, planned: Planned) -> Decimal:
+    target = planned.result.currency
+    if currency != target:
+        fx = planned.resolved.book.site.fx_rates
+        rate = next((Decimal(str(r.rate)) for r in fx if (r.base, r.quote) == (currency, target)), None)
+        if rate is None:
+            rate = 1 / next(Decimal(str(r.rate)) for r in fx if (r.base, r.quote) == (target, currency))
+        value = value * rate
+    quantum = Decimal(1) if target == "KRW" else Decimal("0.01")
+    return value.quantize(quantum, rounding=ROUND_HALF_EVEN)
+
+
+def expected_bom_lines(planned: Planned) -> list[Decimal]:
+    """Each purchase line's amount in BOM order: a bought fleet line's GPUs (price per GPU × GPUs,
+    from the plan JSON), then its hosts when the request counts them (the pricebook's host cost of
+    the line's server model × servers, in the request currency at the pricebook's FX rate, rounded
+    to the currency's minor unit as a price is)."""
+    book = planned.resolved.book
+    with_hosts = planned.resolved.request.constraints.include_host_costs
+    out = []
+    for line in planned.plan_json.get("fleet", []):
+        if line.get("mode") != "ACQUISITION_MODE_BUY":
+            continue
+        out.append(amount(line.get("price_per_gpu")) * int(line.get("gpu_count", 0)))
+        server_id = line.get("server_id")
+        if with_hosts and server_id:
+            host = next(s.host_cost for s in book.servers if s.id == server_id)
+            if host.amount:
+                unit = _in_currency(host.amount, host.currency, planned)
+                out.append(unit * int(line.get("server_count", 0)))
+    return out

@@ -1,0 +1,98 @@
+"""The HTML quote in a real browser: it loads with no console error, every chart is drawn (its
+screenshot is not blank), and the numbers on the page are the plan's (read back from the page and
+compared with the plan's JSON)."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from browser import chromium
+from PIL import Image
+from report_support import amount, exact_amount, example, expected_bom_lines
+from selenium import webdriver
+from selenium.webdriver.common.by import By
+
+from report import Language
+from report.html import render_html
+
+MIN_INK_FRACTION = 0.01
+"""Share of a chart's pixels that must differ from the white page (a blank or missing chart has 0)."""
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator[webdriver.Chrome]:
+    yield from chromium()
+
+
+def _open(driver: webdriver.Chrome, html: str, path: Path) -> None:
+    path.write_text(html, encoding="utf-8")
+    driver.get(path.as_uri())
+
+
+def _ink(png: bytes) -> tuple[float, int]:
+    """(share of non-white pixels, number of distinct colours) of a screenshot."""
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    pixels = list(image.get_flattened_data())
+    inked = sum(1 for p in pixels if min(p) < 235)
+    return inked / len(pixels), len(set(pixels))
+
+
+def _field(driver: webdriver.Chrome, name: str) -> list[str]:
+    return [e.text for e in driver.find_elements(By.CSS_SELECTOR, f'[data-field="{name}"]')]
+
+
+@pytest.mark.parametrize("lang", list(Language))
+def test_quote_page_loads_charts_show_and_numbers_are_the_plans(
+    driver: webdriver.Chrome, tmp_path: Path, lang: Language
+) -> None:
+    planned = example("500m_krw_portfolio")
+    _open(driver, render_html(planned.quote, lang), tmp_path / f"quote-{lang.value}.html")
+    assert driver.find_element(By.TAG_NAME, "h1").text
+    errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    assert errors == []
+    # No resource outside the page: every src/href is inline.
+    assert driver.execute_script("return performance.getEntriesByType('resource').length") == 0
+
+    charts = driver.find_elements(By.CSS_SELECTOR, "figure.chart")
+    ids = {c.get_attribute("id") for c in charts}
+    gpus = {line["gpu_id"] for line in planned.plan_json["fleet"]}
+    assert {"chart-cashflow", "chart-tco", "chart-latency"} | {f"chart-breakeven-{g}" for g in gpus} <= ids
+    for chart in charts:
+        size = chart.find_element(By.TAG_NAME, "svg").size
+        assert size["width"] > 200 and size["height"] > 80, chart.get_attribute("id")
+        ink, colours = _ink(chart.screenshot_as_png)
+        assert ink > MIN_INK_FRACTION and colours > 3, chart.get_attribute("id")
+
+    cost = planned.plan_json["cost"]
+    assert [exact_amount(t) for t in _field(driver, "horizon-tco")] == [amount(cost["horizon_tco"])]
+    assert [exact_amount(t) for t in _field(driver, "capex")] == [amount(cost["capex"])]
+    assert [exact_amount(t) for t in _field(driver, "opex-monthly")] == [amount(cost["opex_monthly"])]
+    assert [exact_amount(t) for t in _field(driver, "tco-total")] == [amount(cost["horizon_tco"])]
+    assert [exact_amount(t) for t in _field(driver, "cashflow-total")] == [amount(cost["horizon_tco"])]
+    assert [exact_amount(t) for t in _field(driver, "bom-amount")] == expected_bom_lines(planned)
+    assert [exact_amount(t) for t in _field(driver, "bom-supply")] == [amount(cost["capex"])]
+    assert [exact_amount(t) for t in _field(driver, "alt-tco-recommended")] == [amount(cost["horizon_tco"])]
+
+
+def test_korean_page_reads_won_with_separators_and_eok_man(driver: webdriver.Chrome, tmp_path: Path) -> None:
+    planned = example("500m_krw_portfolio")
+    _open(driver, render_html(planned.quote, Language.KO), tmp_path / "quote-ko.html")
+    tco = amount(planned.plan_json["cost"]["horizon_tco"])
+    text = _field(driver, "horizon-tco")[0]
+    eok, rest = divmod(int(tco), 10**8)
+    man = (rest + 5_000) // 10**4
+    assert text.startswith(f"{eok}억 {man:,}만 원")
+    assert f"({int(tco):,}원)" in text
+    assert driver.find_element(By.CSS_SELECTOR, "html").get_attribute("lang") == "ko"
+    assert "자재 명세서" in driver.find_element(By.ID, "bom").text
+
+
+def test_the_blank_chart_check_can_fail(driver: webdriver.Chrome, tmp_path: Path) -> None:
+    """A chart whose SVG draws nothing is caught by the same measure."""
+    blank = '<figure class="chart" id="chart-blank"><svg width="600" height="200"></svg></figure>'
+    _open(driver, f"<!DOCTYPE html><html><body>{blank}</body></html>", tmp_path / "blank.html")
+    ink, _ = _ink(driver.find_element(By.ID, "chart-blank").screenshot_as_png)
+    assert ink <= MIN_INK_FRACTION
