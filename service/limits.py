@@ -9,8 +9,8 @@ concurrency with a bounded queue, and the caller's deadline enforced on the solv
 - Undecodable bytes on the wire are answered INVALID_ARGUMENT (``MALFORMED_REQUEST``), not UNKNOWN.
 - ``SolveGate``: at most ``slots`` solves at once (one per core by default) and ``max_waiting``
   queued; past that RESOURCE_EXHAUSTED with a ``RetryInfo`` hint (the recent solve time × the queue
-  ahead ÷ slots). Admission control: a call is admitted only when that expected wait plus
-  ``MIN_SOLVE_S`` fits its deadline (less the margin); otherwise it is refused the same way at once,
+  ahead ÷ slots). Admission control: a call is admitted only when that expected wait plus the
+  recent solve time (at least ``MIN_SOLVE_S``) fits its deadline (less the margin); otherwise it is refused the same way at once,
   and a call whose deadline would pass while it waits is refused then, instead of timing out in
   the queue. Solves run on the gate's own (nicer) thread pool, so cheap RPCs (catalog, estimates,
   health) never wait behind them.
@@ -61,7 +61,8 @@ log = structlog.get_logger("fleetplan.limits")
 _T = TypeVar("_T")
 
 MIN_SOLVE_S = 0.5
-"""A queued solve gives up (RESOURCE_EXHAUSTED) when less than this would be left to solve in."""
+"""A queued solve gives up (RESOURCE_EXHAUSTED) when less than the recent solve time — and never
+less than this — would be left to solve in (``SolveGate.time_to_solve_s``)."""
 MIN_MIP_SLICE_S = 0.3
 """After a wrap-up, the main MIP still gets this long from its start before it is interrupted, so it
 can find a first verified plan."""
@@ -518,6 +519,13 @@ class SolveGate:
         age = sum(now - started for started in self._active.values()) / len(self._active)
         return max(self._mean_solve_s, age)
 
+    def time_to_solve_s(self) -> float:
+        """What a queued solve must still have when it gets its slot: the recent mean solve time, at
+        least ``MIN_SOLVE_S``. Reserving only a fixed half second let a solve that waited most of its
+        deadline start with too little time to find any plan, and time out (DEADLINE_EXCEEDED) on a
+        busy box instead of being refused with RetryInfo."""
+        return max(MIN_SOLVE_S, self._mean_solve_s)
+
     def expected_wait_s(self, position: int | None = None) -> float:
         """Expected wait for a slot of the solve at ``position`` in the queue (0 = next; None = a new
         arrival, behind every waiting one): recent solve time × (position + 1) ÷ slots."""
@@ -565,7 +573,7 @@ class SolveGate:
 
     def admit(self, context: grpc.aio.ServicerContext | None) -> float | None:
         """Refuse now (``ShuttingDown``, ``ResourceExhausted``) a solve that could not be admitted —
-        queue full, or its expected wait plus ``MIN_SOLVE_S`` past its deadline — else return how
+        queue full, or its expected wait plus ``time_to_solve_s()`` past its deadline — else return how
         long it may wait for a slot (None = no deadline). Handlers call it before converting a big
         request, so a refusal costs microseconds, not the conversion (issue 19: ≤ 100 ms)."""
         if self._draining.is_set():
@@ -577,7 +585,7 @@ class SolveGate:
                 retry_after_s=self.retry_after_s(),
             )
         remaining = context.time_remaining() if context is not None else None
-        patience_s = None if remaining is None else remaining - self._margin_s - MIN_SOLVE_S
+        patience_s = None if remaining is None else remaining - self._margin_s - self.time_to_solve_s()
         if patience_s is not None and self._running >= self._slots:
             # Admission control: do not queue work whose deadline would pass before it gets a slot.
             expected_wait_s = self.expected_wait_s()
@@ -615,14 +623,15 @@ class SolveGate:
     def _no_time(self, expected_wait_s: float | None, patience_s: float) -> ResourceExhausted:
         """The refusal of a solve whose deadline leaves ``patience_s`` to wait (expected wait, or the
         wait already over when None)."""
-        left = patience_s + self._margin_s + MIN_SOLVE_S
+        needed_s = self.time_to_solve_s()
+        left = patience_s + self._margin_s + needed_s
         why = (
             f"expected wait for a solve slot ≈{expected_wait_s:.1f} s leaves no time to solve"
             if expected_wait_s is not None
             else "no solve slot freed in time to solve"
         )
         return ResourceExhausted(
-            f"{why} within the deadline ({left:.1f} s left; at least {MIN_SOLVE_S} s to solve); "
+            f"{why} within the deadline ({left:.1f} s left; about {needed_s:.1f} s to solve); "
             "retry later or with a longer deadline",
             retry_after_s=self.retry_after_s(),
         )

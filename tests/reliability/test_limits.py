@@ -272,17 +272,17 @@ def test_admission_control_refuses_work_whose_deadline_would_pass_in_the_queue()
     async def scenario() -> None:
         gate = SolveGate(slots=1, max_waiting=10, margin_s=0.25)
         release, running = await _hold_the_slot(gate)
-        # Expected wait = mean solve time (1 s before any measurement) > 0.9 − 0.25 − 0.5 s left to solve.
+        # Expected wait = mean solve time (1 s before any measurement) > 0.9 − 0.25 margin − 1 s to solve.
         started = time.perf_counter()
         with pytest.raises(ResourceExhausted, match="expected wait"):
             await gate.run(lambda token: True, FakeContext(0.9))
         assert time.perf_counter() - started < 0.1  # refused at once, not after waiting
-        # Admitted (1 s expected < 2.0 − 0.75 s), but the slot does not free: at the next assessment
-        # (REASSESS_S) the same 1 s no longer fits the 0.75 s of patience left, so it is refused then —
-        # not when its patience runs out.
+        # Admitted (1 s expected < 2.5 − 0.25 − 1 s = 1.25 s of patience), but the slot does not free: at
+        # the next assessment (REASSESS_S) the same 1 s no longer fits the 0.75 s of patience left, so it
+        # is refused then — not when its patience runs out.
         started = time.perf_counter()
         with pytest.raises(ResourceExhausted, match="expected wait"):
-            await gate.run(lambda token: True, FakeContext(2.0))
+            await gate.run(lambda token: True, FakeContext(2.5))
         assert REASSESS_S - 0.05 < time.perf_counter() - started < REASSESS_S + 0.3
         assert gate.waiting == 0
         release.set()
