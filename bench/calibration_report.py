@@ -22,7 +22,7 @@ import numpy as np
 
 from pricebook import catalog
 from pricebook.loader import load_default
-from solver.domain import ModelRef, ModelSpec, Precision, TrainingMethod
+from solver.domain import Arrival, ModelRef, ModelSpec, Precision, TrainingMethod
 from solver.perf.calibration import CALIBRATION_PATH, Calibration, load_calibration
 from solver.perf.inference import (
     ClosedLoop,
@@ -70,7 +70,7 @@ def _seed_targets(book: Any) -> dict[str, Any]:
     seed000: dict[str, Any] = {}
     for gpu_id in ("h100-sxm", "rtx-pro-6000-ws"):
         dep = Deployment(catalog.gpu(book, gpu_id), 1, Precision.FP8, Precision.BF16)
-        est = estimate_inference(model, dep, shape, ClosedLoop(50))
+        est = estimate_inference(model, dep, shape, ClosedLoop(50, Arrival.BURST))
         seed000[gpu_id] = {"output_tok_s": est.output_tok_s, "tpot_ms": est.tpot_ms, "ttft_ms": est.ttft_ms}
     ratio = seed000["h100-sxm"]["output_tok_s"] / seed000["rtx-pro-6000-ws"]["output_tok_s"]
     seed000["h100_over_rtx_ratio"] = ratio
@@ -79,8 +79,8 @@ def _seed_targets(book: Any) -> dict[str, Any]:
     # not publish lengths; vLLM's benchmark_serving random defaults are 1024 in / 128 out.
     gemma = catalog.model(book, "google/gemma-4-31B-it")
     h100 = Deployment(catalog.gpu(book, "h100-sxm"), 1, Precision.BF16)
-    one = estimate_inference(gemma, h100, WorkloadShape(1024, 128), ClosedLoop(1))
-    sixteen = estimate_inference(gemma, h100, WorkloadShape(1024, 128), ClosedLoop(16))
+    one = estimate_inference(gemma, h100, WorkloadShape(1024, 128), ClosedLoop(1, Arrival.BURST))
+    sixteen = estimate_inference(gemma, h100, WorkloadShape(1024, 128), ClosedLoop(16, Arrival.BURST))
     seed003 = {"ttft_1_ms": one.ttft_ms, "ttft_16_ms": sixteen.ttft_ms,
                "ratio": sixteen.ttft_ms / one.ttft_ms, "target": "10-60x (measured 130 -> 4159 ms, 32x)",
                "assumed_shape": "1024 in / 128 out (vLLM benchmark_serving random defaults)"}

@@ -173,6 +173,10 @@ CASE_KEYS = {
     "method",
     "tokens",
     "seq_len",
+    "arrival",
+    "engine_version",
+    "id",
+    "label",
 }
 
 
@@ -198,6 +202,12 @@ def case_from_json(line: dict[str, Any], where: str) -> performance_pb2.Performa
                 data["concurrency"] = value
         elif key == "request_rate":
             data["request_rate_per_s"] = value
+        elif key == "label":
+            if "id" in line:
+                raise ScenarioError(
+                    where, "label", "give id or label, not both (label is another name for id)"
+                )
+            data["id"] = value
         else:
             data[key] = value
     return parse_scenario(data, performance_pb2.PerformanceCase, where)

@@ -10,6 +10,7 @@ from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import performance_pb2
 from pricebook.schema import Pricebook
 from service.convert.enums import (
+    ARRIVAL_FROM_PROTO,
     ENGINE_FROM_PROTO,
     ESTIMATE_MODE_FROM_PROTO,
     METHOD_FROM_PROTO,
@@ -62,6 +63,7 @@ def _load(case: performance_pb2.PerformanceCase, col: Collector, path: str, out:
         if case.concurrency <= 0:
             col.add(join_path(path, "concurrency"), _not_positive(case.concurrency))
         out["concurrency"] = case.concurrency
+        put(out, "arrival", _enum_value(col, ARRIVAL_FROM_PROTO, case.arrival, join_path(path, "arrival")))
     elif load == "max_concurrency" and case.max_concurrency:
         out["concurrency"] = "max"
     elif load == "request_rate_per_s":
@@ -125,6 +127,10 @@ def _case_dict(case: performance_pb2.PerformanceCase, col: Collector, path: str)
         _enum_value(col, PRECISION_FROM_PROTO, case.kv_precision, join_path(path, "kv_precision")),
     )
     put(out, "engine", _enum_value(col, ENGINE_FROM_PROTO, case.engine, join_path(path, "engine")))
+    if case.engine_version:
+        out["engine_version"] = case.engine_version
+    if case.id:
+        out["id"] = case.id
     if mode == "infer":
         _inference_fields(case, col, path, out)
     else:

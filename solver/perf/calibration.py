@@ -37,6 +37,10 @@ class EfficiencyFactors:
     """Fixed time per engine iteration: scheduling, kernel launches, sampling."""
     per_sequence_overhead_s: float = 20e-6
     """Extra time per running sequence per iteration (CPU-side bookkeeping, sampling)."""
+    request_overhead_s: float = 0.02
+    """Fixed time every request spends outside engine iterations before its first token reaches
+    the client: HTTP and tokenisation, scheduling into the batch, detokenising and streaming the
+    first chunk. Part of every TTFT (and so of every closed-loop cycle)."""
     prefill_budget_share: float = 1.0
     """Share of the iteration token budget the scheduler actually fills with prefill chunks
     (schedulers split long prompts more finely than the budget allows to protect decode latency)."""
@@ -90,6 +94,9 @@ class Calibration:
 
     base: EfficiencyFactors
     engine: dict[str, dict[str, float]]
+    generation: dict[str, dict[str, float]]
+    """Multipliers per engine generation (``engines.EngineGeneration``: vLLM V0 vs V1, TRT-LLM's
+    TensorRT vs PyTorch backend): step costs, all-reduce latency, kernels differ by release."""
     architecture: dict[str, dict[str, float]]
     precision: dict[str, dict[str, float]]
     """Multipliers per weight precision (e.g. FP8 GEMMs reach a smaller share of their peak)."""
@@ -106,13 +113,18 @@ class Calibration:
     fit_date: str
     source: str
 
-    def factors(self, architecture: Architecture, engine: Engine, precision: Precision) -> EfficiencyFactors:
-        return _combined(self, architecture.value, engine.value, precision.value)
+    def factors(
+        self, architecture: Architecture, engine: Engine, generation: str, precision: Precision
+    ) -> EfficiencyFactors:
+        return _combined(self, architecture.value, engine.value, generation, precision.value)
 
 
 @lru_cache(maxsize=1024)
-def _combined(cal: Calibration, architecture: str, engine: str, precision: str) -> EfficiencyFactors:
+def _combined(
+    cal: Calibration, architecture: str, engine: str, generation: str, precision: str
+) -> EfficiencyFactors:
     factors = cal.base.scaled(cal.engine.get(engine, {}))
+    factors = factors.scaled(cal.generation.get(generation, {}))
     factors = factors.scaled(cal.precision.get(precision, {}))
     return factors.scaled(cal.architecture.get(architecture, {}))
 
@@ -127,6 +139,7 @@ def calibration_from_dict(data: dict[str, Any]) -> Calibration:
     return Calibration(
         base=base,
         engine={k: dict(v) for k, v in data.get("engine", {}).items()},
+        generation={k: dict(v) for k, v in data.get("generation", {}).items()},
         architecture={k: dict(v) for k, v in data.get("architecture", {}).items()},
         precision={k: dict(v) for k, v in data.get("precision", {}).items()},
         training=training,

@@ -18,7 +18,7 @@ from typing import Any
 from pricebook import catalog
 from pricebook.errors import UnknownEntryError
 from pricebook.schema import GpuSpec, ModelArch, Pricebook
-from solver.domain import Engine, ModelSpec, Precision, TrainingMethod
+from solver.domain import Arrival, Engine, ModelSpec, Precision, TrainingMethod
 from solver.perf.calibration import CALIBRATION_PATH, Calibration
 from solver.perf.inference import (
     ClosedLoop,
@@ -204,7 +204,7 @@ def _seed_points(book: Pricebook) -> tuple[list[CalibrationPoint], list[SkippedR
                 kv_precision=Precision.BF16,
                 input_len=int(r["input_len"]),
                 output_len=int(r["output_len"]),
-                load=ClosedLoop(int(r["concurrency"])),
+                load=ClosedLoop(int(r["concurrency"]), Arrival.BURST),
                 note="all requests arrive at once",
             )
         )

@@ -44,6 +44,30 @@ ESTIMATE_MODE_TRAIN: EstimateMode.ValueType  # 2
 """Training / fine-tuning estimate."""
 Global___EstimateMode: _TypeAlias = EstimateMode  # noqa: Y015
 
+class _Arrival:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ArrivalEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Arrival.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    ARRIVAL_UNSPECIFIED: _Arrival.ValueType  # 0
+    """Not given: steady."""
+    ARRIVAL_STEADY: _Arrival.ValueType  # 1
+    """Each user sends the next request when the last one ends, for a long run (the usual benchmark)."""
+    ARRIVAL_BURST: _Arrival.ValueType  # 2
+    """All users send one request at the same moment (seed 000's benchmark)."""
+
+class Arrival(_Arrival, metaclass=_ArrivalEnumTypeWrapper):
+    """How the users of a closed loop (`concurrency`) send their requests."""
+
+ARRIVAL_UNSPECIFIED: Arrival.ValueType  # 0
+"""Not given: steady."""
+ARRIVAL_STEADY: Arrival.ValueType  # 1
+"""Each user sends the next request when the last one ends, for a long run (the usual benchmark)."""
+ARRIVAL_BURST: Arrival.ValueType  # 2
+"""All users send one request at the same moment (seed 000's benchmark)."""
+Global___Arrival: _TypeAlias = Arrival  # noqa: Y015
+
 @_typing.final
 class PerformanceCase(_message.Message):
     """One what-if. Field names follow the batch-file contract (`fleetplan estimate --cases`)."""
@@ -69,6 +93,9 @@ class PerformanceCase(_message.Message):
     TOKENS_FIELD_NUMBER: _builtins.int
     SEQ_LEN_FIELD_NUMBER: _builtins.int
     MAX_BATCHED_TOKENS_FIELD_NUMBER: _builtins.int
+    ARRIVAL_FIELD_NUMBER: _builtins.int
+    ENGINE_VERSION_FIELD_NUMBER: _builtins.int
+    ID_FIELD_NUMBER: _builtins.int
     mode: Global___EstimateMode.ValueType
     """Inference (default) or training."""
     gpu_id: _builtins.str
@@ -80,7 +107,9 @@ class PerformanceCase(_message.Message):
     precision: _common_pb2.Precision.ValueType
     """Weight precision; unspecified = bf16."""
     kv_precision: _common_pb2.Precision.ValueType
-    """KV-cache precision; unspecified = fp8 with fp8 weights, else bf16."""
+    """KV-cache precision; unspecified = the engine's documented default (vLLM and SGLang: bf16 unless
+    asked; TensorRT-LLM: fp8 with fp8/fp4 checkpoints).
+    """
     engine: _common_pb2.Engine.ValueType
     """Inference engine; unspecified = vLLM."""
     input_len: _builtins.int
@@ -105,6 +134,12 @@ class PerformanceCase(_message.Message):
     """Training sequence length in tokens (training); absent = 4096."""
     max_batched_tokens: _builtins.int
     """Engine per-iteration token budget (chunked prefill); absent = the engine's default."""
+    arrival: Global___Arrival.ValueType
+    """With `concurrency`: steady closed loop (default) or a burst of requests arriving together."""
+    engine_version: _builtins.str
+    """Engine release, e.g. "0.11.2" (its documented scheduler defaults); empty = the newest documented."""
+    id: _builtins.str
+    """The caller's name for this case (at most 256 characters), echoed in the result's `case`."""
     @_builtins.property
     def model(self) -> _common_pb2.ModelRef:
         """The model."""
@@ -131,10 +166,13 @@ class PerformanceCase(_message.Message):
         tokens: _builtins.float = ...,
         seq_len: _builtins.int | None = ...,
         max_batched_tokens: _builtins.int | None = ...,
+        arrival: Global___Arrival.ValueType = ...,
+        engine_version: _builtins.str = ...,
+        id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_max_batched_tokens", b"_max_batched_tokens", "_max_num_seqs", b"_max_num_seqs", "_num_gpus", b"_num_gpus", "_seq_len", b"_seq_len", "_tp", b"_tp", "concurrency", b"concurrency", "load", b"load", "max_batched_tokens", b"max_batched_tokens", "max_concurrency", b"max_concurrency", "max_num_seqs", b"max_num_seqs", "model", b"model", "num_gpus", b"num_gpus", "request_rate_per_s", b"request_rate_per_s", "seq_len", b"seq_len", "tp", b"tp"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_batched_tokens", b"_max_batched_tokens", "_max_num_seqs", b"_max_num_seqs", "_num_gpus", b"_num_gpus", "_seq_len", b"_seq_len", "_tp", b"_tp", "concurrency", b"concurrency", "engine", b"engine", "gpu_id", b"gpu_id", "input_len", b"input_len", "kv_precision", b"kv_precision", "load", b"load", "max_batched_tokens", b"max_batched_tokens", "max_concurrency", b"max_concurrency", "max_num_seqs", b"max_num_seqs", "method", b"method", "mode", b"mode", "model", b"model", "num_gpus", b"num_gpus", "output_len", b"output_len", "precision", b"precision", "prefix_hit_rate", b"prefix_hit_rate", "request_rate_per_s", b"request_rate_per_s", "seq_len", b"seq_len", "tokens", b"tokens", "tp", b"tp"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_batched_tokens", b"_max_batched_tokens", "_max_num_seqs", b"_max_num_seqs", "_num_gpus", b"_num_gpus", "_seq_len", b"_seq_len", "_tp", b"_tp", "arrival", b"arrival", "concurrency", b"concurrency", "engine", b"engine", "engine_version", b"engine_version", "gpu_id", b"gpu_id", "id", b"id", "input_len", b"input_len", "kv_precision", b"kv_precision", "load", b"load", "max_batched_tokens", b"max_batched_tokens", "max_concurrency", b"max_concurrency", "max_num_seqs", b"max_num_seqs", "method", b"method", "mode", b"mode", "model", b"model", "num_gpus", b"num_gpus", "output_len", b"output_len", "precision", b"precision", "prefix_hit_rate", b"prefix_hit_rate", "request_rate_per_s", b"request_rate_per_s", "seq_len", b"seq_len", "tokens", b"tokens", "tp", b"tp"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__max_batched_tokens: _TypeAlias = _typing.Literal["max_batched_tokens"]  # noqa: Y015
     _WhichOneofArgType__max_batched_tokens: _TypeAlias = _typing.Literal["_max_batched_tokens", b"_max_batched_tokens"]  # noqa: Y015
@@ -242,7 +280,9 @@ class InferenceEstimate(_message.Message):
     fits: _builtins.bool
     """Whether the case fits memory at all."""
     bottleneck: _builtins.str
-    """Binding bottleneck: "memory_bandwidth", "compute", "interconnect" or "kv_capacity"."""
+    """Binding bottleneck: "memory_bandwidth", "compute", "interconnect", "kv_capacity", "scheduler" or
+    "prefill_budget" (prompts arrive faster than the iterations' token budget prefills them).
+    """
     output_tok_s_low: _builtins.float
     """Lower end of the output tok/s band."""
     output_tok_s_high: _builtins.float

@@ -9,7 +9,7 @@ import pytest
 
 from pricebook import catalog
 from pricebook.loader import load_default
-from solver.domain import Precision
+from solver.domain import Arrival, Precision
 from solver.perf import ClosedLoop, Deployment, WorkloadShape, estimate_inference
 
 SEEDS_CSV = Path(__file__).parents[3] / "solver/perf/calibration_data/seed_measurements.csv"
@@ -31,7 +31,7 @@ def _seed000(gpu_row: str) -> tuple[dict[str, float], object]:
     # vLLM's default kv_cache_dtype "auto" keeps KV in bf16 for an FP8 checkpoint.
     deployment = Deployment(gpu, int(row["tp"]), Precision(row["precision"]), Precision.BF16)
     shape = WorkloadShape(int(row["input_len"]), int(row["output_len"]))
-    est = estimate_inference(model, deployment, shape, ClosedLoop(int(row["concurrency"])))
+    est = estimate_inference(model, deployment, shape, ClosedLoop(int(row["concurrency"]), Arrival.BURST))
     measured = {r["metric"]: float(r["value"]) for r in ROWS.values()
                 if r["seed"] == "000" and r["kind"] == "measured" and r["gpu"] == row["gpu"]}
     return measured, est
@@ -61,6 +61,6 @@ def test_seed003_gemma31b_ttft_rises_10_to_60x_from_1_to_16_users() -> None:
     h100 = Deployment(catalog.gpu(BOOK, "h100-sxm"), 1, Precision.BF16)
     # Lengths are not published; vLLM benchmark_serving's random dataset defaults: 1024 in, 128 out.
     shape = WorkloadShape(1024, 128)
-    ttft_1 = estimate_inference(gemma, h100, shape, ClosedLoop(1)).ttft_ms
-    ttft_16 = estimate_inference(gemma, h100, shape, ClosedLoop(16)).ttft_ms
+    ttft_1 = estimate_inference(gemma, h100, shape, ClosedLoop(1, Arrival.BURST)).ttft_ms
+    ttft_16 = estimate_inference(gemma, h100, shape, ClosedLoop(16, Arrival.BURST)).ttft_ms
     assert 10 <= ttft_16 / ttft_1 <= 60
