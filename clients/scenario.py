@@ -177,6 +177,7 @@ CASE_KEYS = {
     "engine_version",
     "id",
     "label",
+    "num_scheduler_steps",
 }
 
 

@@ -89,6 +89,7 @@ def _inference_fields(
         out["prefix_hit_rate"] = hit
     put(out, "max_num_seqs", optional(case, "max_num_seqs"))
     put(out, "max_batched_tokens", optional(case, "max_batched_tokens"))
+    put(out, "num_scheduler_steps", optional(case, "num_scheduler_steps"))
 
 
 def _training_fields(
@@ -247,6 +248,8 @@ def _inference_estimate(row: Mapping[str, Any]) -> performance_pb2.InferenceEsti
             capacity_gb=_num(row, "usable_gb_per_gpu"),
         ),
         reason=str(row.get("reason") or ""),
+        ttft_mean_ms=_num(row, "ttft_ms"),
+        ttft_median_ms=_num(row, "ttft_median_ms"),
     )
 
 

@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from pricebook.schema import Architecture, ScaleUpLink
+from pricebook.schema import GpuSpec, ScaleUpLink
 from solver.domain import Engine, Precision
 from solver.perf.physics import ALLREDUCE_LATENCY_PRIOR_S
 
@@ -41,6 +41,11 @@ class EfficiencyFactors:
     """Fixed time every request spends outside engine iterations before its first token reaches
     the client: HTTP and tokenisation, scheduling into the batch, detokenising and streaming the
     first chunk. Part of every TTFT (and so of every closed-loop cycle)."""
+    admission_wait_gaps: float = 0.1
+    """How long a request of a steady closed loop waits to be admitted, in mean gaps between
+    request completions (1/λ): schedulers that admit waiting requests only when a running one
+    finishes and frees its blocks (TensorRT-LLM's capacity scheduler) make a new request wait for
+    the next completion; an engine that admits on every iteration waits almost nothing."""
     prefill_budget_share: float = 1.0
     """Share of the iteration token budget the scheduler actually fills with prefill chunks
     (schedulers split long prompts more finely than the budget allows to protect decode latency)."""
@@ -114,18 +119,36 @@ class Calibration:
     source: str
 
     def factors(
-        self, architecture: Architecture, engine: Engine, generation: str, precision: Precision
+        self,
+        gpu: GpuSpec,
+        engine: Engine,
+        generation: str,
+        precision: Precision,
+        kv_precision: Precision = Precision.BF16,
     ) -> EfficiencyFactors:
-        return _combined(self, architecture.value, engine.value, generation, precision.value)
+        """Base × engine × generation × weight precision × KV-cache precision (``precision`` key
+        ``kv-<dtype>``: attention kernels over an FP8 cache dequantise in registers) × GPU family."""
+        keys = (gpu_family(gpu), engine.value, generation, precision.value, f"kv-{kv_precision.value}")
+        return _combined(self, keys)
+
+
+def gpu_family(gpu: GpuSpec) -> str:
+    """The key of a GPU's fitted multipliers: its architecture, split by memory technology —
+    a GDDR part of an architecture (RTX PRO 6000, SM120) runs other kernels and memory than its
+    HBM datacentre sibling (B200, SM100), so the two never share multipliers."""
+    arch = gpu.architecture.value
+    return arch if gpu.memory_type.upper().startswith("HBM") else f"{arch}-gddr"
 
 
 @lru_cache(maxsize=1024)
 def _combined(
-    cal: Calibration, architecture: str, engine: str, generation: str, precision: str
+    cal: Calibration, keys: tuple[str, str, str, str, str]
 ) -> EfficiencyFactors:
+    architecture, engine, generation, precision, kv_precision = keys
     factors = cal.base.scaled(cal.engine.get(engine, {}))
     factors = factors.scaled(cal.generation.get(generation, {}))
     factors = factors.scaled(cal.precision.get(precision, {}))
+    factors = factors.scaled(cal.precision.get(kv_precision, {}))
     return factors.scaled(cal.architecture.get(architecture, {}))
 
 

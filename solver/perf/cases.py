@@ -71,6 +71,8 @@ class EstimateCase(BaseModel):
     """Override of the engine's cap on concurrent sequences."""
     max_batched_tokens: Annotated[int, Field(ge=16, le=1_000_000)] | None = None
     """Override of the engine's per-iteration token budget."""
+    num_scheduler_steps: Annotated[int, Field(ge=1, le=1024)] | None = None
+    """Decode iterations per scheduler pass (vLLM 0.6 ``--num-scheduler-steps``)."""
     method: TrainingMethod | None = None
     tokens: Annotated[float, Field(gt=0, le=1e15)] | None = None
     seq_len: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
@@ -159,6 +161,7 @@ def _infer(case: EstimateCase, book: Pricebook, gpu: GpuSpec, model: ModelArch) 
             max_num_seqs=case.max_num_seqs,
             max_batched_tokens=case.max_batched_tokens,
             engine_version=case.engine_version,
+            num_scheduler_steps=case.num_scheduler_steps,
         )
         est = estimate_inference(model, deployment, shape, _load(case, replicas))
         score = est.output_tok_s * replicas if est.fits else -1.0

@@ -19,8 +19,7 @@ offline maximum throughput (the largest batch that fits, bounded by the engine's
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from enum import StrEnum
 from functools import cached_property, lru_cache
 
@@ -35,7 +34,9 @@ from solver.perf.physics import (
     ModelPhysics,
     allreduce_seconds,
     bytes_per_element,
+    model_physics,
 )
+from solver.perf.roots import falling_root
 
 P95_TAIL = 0.05
 
@@ -84,22 +85,8 @@ class Deployment:
             raise ValueError(msg)
 
     def __hash__(self) -> int:
-        return hash(
-            (
-                self.gpu.id,
-                self.gpu.memory_gb,
-                self.gpu.memory_bandwidth_gbs,
-                self.tp,
-                self.precision,
-                self.kv_precision,
-                self.engine,
-                self.mig_slice,
-                self.max_num_seqs,
-                self.max_batched_tokens,
-                self.num_scheduler_steps,
-                self.engine_version,
-            )
-        )
+        gpu = (self.gpu.id, self.gpu.memory_gb, self.gpu.memory_bandwidth_gbs)
+        return hash((gpu, *(getattr(self, f.name) for f in fields(self) if f.name != "gpu")))
 
     @property
     def effective_kv_precision(self) -> Precision:
@@ -286,6 +273,20 @@ class Replica:
             f.allreduce_latency_s(link),
         )
 
+    def kv_bytes_read(self, context_tokens: float) -> float:
+        """KV bytes one decode step of a sequence reads: with sparse attention the top-k keys of
+        each full layer plus the indexer's FP8 keys over the whole context."""
+        m = self.model
+        if not m.sparse_topk:
+            return self.kv_bytes_of_sequence(context_tokens)
+        full, window_part, window = self._kv_coefficients
+        index = m.index_elements_per_token * bytes_per_element(Precision.FP8) * self.kv_replication
+        return (
+            full * m.attended_context(context_tokens)
+            + window_part * (min(context_tokens, window) if window else context_tokens)
+            + index * context_tokens
+        )
+
     def sequences_fitting(self, context_tokens: float) -> int:
         capacity = self.kv_capacity
         if capacity <= 0:
@@ -305,7 +306,7 @@ class Replica:
         weights_bw, kv_bw, flops_s, link_bw, link_latency = self._step_constants
         tokens = decode_batch + prefill_tokens
         weights = self.model.weight_bytes_read_per_step(self.precision, tokens) / self.tp
-        kv = decode_batch * self.kv_bytes_of_sequence(decode_context) / self.tp
+        kv = decode_batch * self.kv_bytes_read(decode_context) / self.tp
         memory_s = weights / weights_bw + kv / kv_bw
         flops = self.model.linear_flops_per_token() * tokens
         flops += self.model.attention_flops(decode_batch, decode_context)
@@ -375,14 +376,18 @@ def build_replica(model: ModelArch, deployment: Deployment, calibration: Calibra
         scheduler_steps=deployment.num_scheduler_steps,
     )
     return Replica(
-        model=_model_physics(model),
+        model=model_physics(model),
         gpu=gpu,
         tp=deployment.tp,
         precision=deployment.precision,
         kv_precision=deployment.effective_kv_precision,
         limits=limits,
         factors=cal.factors(
-            deployment.gpu.architecture, deployment.engine, limits.generation, deployment.precision
+            deployment.gpu,
+            deployment.engine,
+            limits.generation,
+            deployment.precision,
+            deployment.effective_kv_precision,
         ),
         band=(cal.band_low, cal.band_high, cal.latency_band_low, cal.latency_band_high),
         unsupported_mig=_mig_problem(deployment),
@@ -396,29 +401,6 @@ def _mig_problem(deployment: Deployment) -> str:
     if gpu.mig_max_instances == 0:
         return f"{gpu.id} does not support MIG"
     return f"{gpu.id} supports at most {gpu.mig_max_instances} MIG instances, not {slices}"
-
-
-_MODEL_CACHE: dict[tuple[object, ...], ModelPhysics] = {}
-_MODEL_CACHE_LIMIT = 4096
-
-# Every architecture field the physics reads (inline specs share ids, so the id is not enough).
-_PHYSICS_FIELDS = (
-    "id", "params_b", "active_params_b", "layers", "hidden", "intermediate", "moe_intermediate", "heads",
-    "kv_heads", "head_dim", "vocab", "max_context", "experts", "experts_per_token", "attention",
-    "kv_lora_rank", "qk_rope_head_dim", "sliding_window", "full_attention_layers", "assumed",
-    "linear_attention_layers", "kv_bytes_per_token_bf16_full_layers", "kv_bytes_per_token_bf16_window_layers",
-)
-
-
-def _model_physics(model: ModelArch) -> ModelPhysics:
-    key = tuple(getattr(model, name, None) for name in _PHYSICS_FIELDS)
-    physics = _MODEL_CACHE.get(key)
-    if physics is None:
-        physics = ModelPhysics.of(model)
-        if len(_MODEL_CACHE) >= _MODEL_CACHE_LIMIT:
-            _MODEL_CACHE.clear()
-        _MODEL_CACHE[key] = physics
-    return physics
 
 
 # --------------------------------------------------------------------------------------------
@@ -598,7 +580,6 @@ def offline_timing(replica: Replica, shape: WorkloadShape) -> Timing:
 
 
 STEADY_ITERATIONS = 100
-STEADY_TOLERANCE = 1e-13
 
 
 def _steady_closed_loop(replica: Replica, shape: WorkloadShape, users: int) -> Timing:
@@ -629,7 +610,7 @@ def _steady_closed_loop(replica: Replica, shape: WorkloadShape, users: int) -> T
 
     cap = point(alone.capacity_rate).capacity_rate
     if excess(cap) > 0.0:
-        rate = _falling_root(excess, 0.0, -running, cap, excess(cap))
+        rate = falling_root(excess, 0.0, -running, cap, excess(cap))
         final = point(rate)
     else:
         rate, final = _prefill_bound(replica, shape, running)
@@ -667,27 +648,6 @@ def _prefill_bound(replica: Replica, shape: WorkloadShape, running: float) -> tu
             break
         decoding = new_decoding
     return rate, point
-
-
-def _falling_root(f: Callable[[float], float], a: float, fa: float, b: float, fb: float) -> float:
-    """The root of an increasing ``f`` between a (f < 0) and b (f > 0): Illinois regula falsi."""
-    side = 0
-    for _ in range(STEADY_ITERATIONS):
-        c = (a * fb - b * fa) / (fb - fa)
-        fc = f(c)
-        if fc == 0.0 or b - a <= STEADY_TOLERANCE * b:
-            return c
-        if fc < 0.0:
-            a, fa = c, fc
-            if side == -1:
-                fb /= 2.0
-            side = -1
-        else:
-            b, fb = c, fc
-            if side == 1:
-                fa /= 2.0
-            side = 1
-    return (a * fb - b * fa) / (fb - fa)
 
 
 @dataclass(frozen=True, slots=True)
@@ -732,7 +692,9 @@ class _SteadyPoint:
         # Share of the prefill budget in use: a prompt waits behind others only for that share.
         busy = min(rate * uncached * t_full / spare, 1.0)
         block = replica.limits.scheduler_steps * mean_step
-        fixed = replica.factors.request_overhead_s + prefill_s
+        # Admission at the next completion of another user's request: completions come every 1/λ.
+        admission = replica.factors.admission_wait_gaps * others / rate if rate > 0 else 0.0
+        fixed = replica.factors.request_overhead_s + prefill_s + admission
         return cls(
             ttft_s=fixed + others * (block / 2.0 + busy * prefill_s / 2.0),
             ttft_p95_s=fixed + others * (block + busy * prefill_s),
