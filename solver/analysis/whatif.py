@@ -292,7 +292,10 @@ def find_threshold(
     Bisection, or — given today's plan ``base`` and a price multiplier, under which every plan's
     cost is linear — probes just either side of where the best plans known on the two sides cost
     the same (``plan_cost``): the optimum's cost is the lower envelope of those lines, so with one
-    change of plan in between, two probes settle it where bisection needs about eight solves."""
+    change of plan in between, two probes settle it where bisection needs about eight solves.
+
+    Only proven optima decide a probe; a plan the time limit stopped counts only as a change of
+    mix that is cheaper than today's plan there, else the search ends incomplete."""
     solves = 0
 
     def mix_at(m: float) -> tuple[Mix, FleetSolution] | None:
@@ -301,12 +304,16 @@ def find_threshold(
         if remaining < MIN_SOLVE_SECONDS or solves >= solves_left:
             return None
         solves += 1
-        solution = solve(make(m), remaining)
+        instance = make(m)
+        solution = solve(instance, remaining)
         if solution.status is SolveStatus.CANCELLED:
             raise SolveCancelled("sensitivity search cancelled")
         if solution.status is SolveStatus.NO_SOLUTION:
             return None  # no answer in time: unknown, not a change of plan
-        return mix_of(solution), solution
+        mix = mix_of(solution)
+        if solution.status is not SolveStatus.OPTIMAL and not _beats(instance, solution, mix, base):
+            return None  # a plan the time limit stopped proves neither "unchanged" nor a change
+        return mix, solution
 
     at_far = mix_at(far)
     if at_far is None:
@@ -331,6 +338,14 @@ def find_threshold(
             hi, past = probe, result[1]
             pending = []  # the far-side probe is moot once the near one changed the mix
     return SearchOutcome(Threshold(hi, lo, past), far, complete=complete, solves=solves)
+
+
+def _beats(instance: FleetInstance, solution: FleetSolution, mix: Mix, base: FleetSolution | None) -> bool:
+    """Whether an unproven ``solution`` still proves the mix changed: its mix differs from today's
+    plan's and it costs less than today's plan at these prices (so today's is not optimal here)."""
+    if base is None or mix == mix_of(base):
+        return False
+    return plan_cost(instance, solution) < plan_cost(instance, base) * (1 - 1e-9)
 
 
 def _probes(

@@ -16,9 +16,11 @@ import dataclasses
 import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 
 from solver.optimizer.cancel import CancelToken
 from solver.optimizer.caps import Cap, CapKey, count_cap, counted_gpu
+from solver.optimizer.concurrency import EXTRA_SOLVE_WORKERS, run_side_by_side
 from solver.optimizer.driver import solve_mip
 from solver.optimizer.instance import CandidateRejection, FleetInstance
 from solver.optimizer.model import (
@@ -278,7 +280,7 @@ LOCAL_RUNNER_UP_LIMIT_S = 0.5
 portfolio: ~1 000 variables, 0.1–0.35 s to prove most optimal; a TP4-on-boards workload was not
 proven in 5 s (its runner-up then says the search stopped)."""
 LOCAL_RUNNER_UP_GAP = 1e-3
-LOCAL_RUNNER_UP_THREADS = 2
+LOCAL_RUNNER_UP_THREADS = EXTRA_SOLVE_WORKERS
 
 
 def _cheapest_alone(instance: FleetInstance, workload: str) -> tuple[tuple[str, tuple[int, ...]], ...]:
@@ -424,22 +426,20 @@ def explain_runner_ups(
     cancel: CancelToken | None = None,
     backend: str = "scip",
 ) -> FleetSolution:
-    """Per workload: the cheapest plan that may not use its chosen GPU type, and the extra cost."""
+    """Per workload: the cheapest plan that may not use its chosen GPU type, and the extra cost
+    (the re-plans run side by side, ``solver.optimizer.concurrency``)."""
     if solution.cost is None:
         return solution
     base = solution.cost.total
-    deadline = time.perf_counter() + time_limit_s
-    updated: list[Assignment] = []
-    for i, a in enumerate(solution.assignments):
-        left = deadline - time.perf_counter()
+
+    def runner_up_of(a: Assignment, deadline: float) -> Assignment:
+        left = deadline - time.monotonic()
         if not a.uses or left <= 0.05:
-            updated.append(a if a.uses else dataclasses.replace(a, runner_up_note="no demand"))
-            continue
+            return a if a.uses else dataclasses.replace(a, runner_up_note="no demand")
         gpu = a.primary.candidate.gpu
-        per = left / (len(solution.assignments) - i)
         mip = solve_mip(
             instance,
-            time_limit_s=per,
+            time_limit_s=left,
             cancel=cancel,
             backend=backend,
             relax=Relaxation(forbid=frozenset({(a.workload, gpu)})),
@@ -448,11 +448,20 @@ def explain_runner_ups(
         if runner_up is None:
             if mip.stats.status is SolveStatus.NO_SOLUTION:
                 # The time limit (or a deadline wrap-up) fired first: that proves nothing about feasibility.
-                note = f"no plan without {gpu} found within its {per:.2f} s time limit (one may exist)"
+                note = f"no plan without {gpu} found within its {left:.2f} s time limit (one may exist)"
             else:
                 note = _no_runner_up(instance, a.workload, gpu)
-            updated.append(dataclasses.replace(a, runner_up_note=note))
-            continue
+            return dataclasses.replace(a, runner_up_note=note)
         note = _cheaper_than_plan(runner_up, solution)
-        updated.append(dataclasses.replace(a, runner_up=runner_up, runner_up_note=note))
+        return dataclasses.replace(a, runner_up=runner_up, runner_up_note=note)
+
+    outcomes = run_side_by_side(
+        [partial(runner_up_of, a) for a in solution.assignments],
+        deadline=time.monotonic() + time_limit_s,
+    )
+    updated: list[Assignment] = []
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome  # cancelled: the caller answers for the whole call
+        updated.append(outcome)
     return dataclasses.replace(solution, assignments=tuple(updated))

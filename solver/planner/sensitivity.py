@@ -1,13 +1,15 @@
 """Sensitivity of a plan: how far each planned GPU type's price (and the strongest alternative's),
 and total demand, must move before the mix changes (``solver.analysis.whatif.find_threshold``).
 
-The searches share the time left until ``deadline``: each subject gets an equal share of what
-remains when it starts, split in two when both directions are searched."""
+The searches run side by side (``solver.optimizer.concurrency``) in the time left until
+``deadline``: each subject gets an equal share of what remains per wave when it starts, split in
+two when both directions are searched."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 
 from pricebook.schema import GpuId
 from solver.analysis.whatif import (
@@ -26,6 +28,7 @@ from solver.analysis.whatif import (
     scale_gpu_price,
 )
 from solver.errors import SolveCancelled
+from solver.optimizer.concurrency import run_side_by_side
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.results import FleetSolution
 from solver.planner.results import Sensitivity
@@ -49,27 +52,26 @@ def sensitivity_rows(
     subjects: list[tuple[str, bool]] = [(g, True) for g in planned]
     if alternative is not None:
         subjects.append((alternative, False))
+    jobs: list[Callable[[float], Sensitivity]] = [
+        partial(
+            _price_row_until,
+            instance,
+            solution,
+            base_mix=base_mix,
+            gpu=gpu,
+            in_plan=in_plan,
+            solve=solve,
+        )
+        for gpu, in_plan in subjects
+    ]
+    jobs.append(partial(_demand_row, instance, solution, base_mix, solve))
     results: list[Sensitivity] = []
-    n_searches = len(subjects) + 1
-    for i, (gpu, in_plan) in enumerate(subjects):
-        share_deadline = time.monotonic() + (deadline - time.monotonic()) / (n_searches - i)
-        try:
-            row = _price_row(
-                instance,
-                solution,
-                base_mix=base_mix,
-                gpu=gpu,
-                in_plan=in_plan,
-                solve=solve,
-                deadline=share_deadline,
-            )
-        except SolveCancelled:
+    for outcome in run_side_by_side(jobs, deadline=deadline):
+        if isinstance(outcome, SolveCancelled):
             return (*results, _cancelled_row())
-        results.append(row)
-    try:
-        results.append(_demand_row(instance, solution, base_mix, solve, deadline))
-    except SolveCancelled:
-        results.append(_cancelled_row())
+        if isinstance(outcome, BaseException):
+            raise outcome
+        results.append(outcome)
     return tuple(results)
 
 
@@ -78,15 +80,15 @@ def cut_short(rows: Sequence[Sensitivity]) -> bool:
     return any(TIME_BUDGET_NOTE in s.explanation for s in rows)
 
 
-def _price_row(
+def _price_row_until(
     instance: FleetInstance,
     solution: FleetSolution,
+    deadline: float,
     *,
     base_mix: Mix,
     gpu: GpuId,
     in_plan: bool,
     solve: Solve,
-    deadline: float,
 ) -> Sensitivity:
     """A GPU type's price moved down (and up, when the plan uses it: a type the plan does not use
     only matters when it gets cheaper)."""

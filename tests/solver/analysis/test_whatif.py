@@ -226,3 +226,47 @@ def test_a_price_search_from_todays_plan_probes_where_the_plans_cost_the_same() 
     assert 1.25 <= outcome.threshold.multiplier <= 1.25 + TOLERANCE
     assert 1.25 - TOLERANCE <= outcome.threshold.last_same_multiplier <= 1.25
     assert outcome.solves == 3
+
+
+def _stopped_by_time(solution: FleetSolution) -> FleetSolution:
+    """``solution`` as a solve the time limit stopped would return it (same plan, not proven)."""
+    stats = replace(solution.stats, status=SolveStatus.FEASIBLE, limit_fired=LimitFired.TIME)
+    return replace(solution, status=SolveStatus.FEASIBLE, stats=stats)
+
+
+def test_an_unproven_plan_never_proves_the_mix_unchanged() -> None:
+    """At ×4 the optimum is "b" (10 × $400 > 5 × $250); a solve stopped by its time limit that
+    returns today's "a" plan there proves nothing: the search ends incomplete, no threshold."""
+    today = solve(instance(), 5)
+    outcome = find_threshold(
+        lambda m: scale_gpu_price(instance(), "a", m),
+        mix_of(today),
+        4.0,
+        lambda inst, limit: _stopped_by_time(today),
+        deadline=later(),
+        base=today,
+    )
+    assert outcome.threshold is None and not outcome.complete
+
+
+def test_an_unproven_cheaper_plan_of_another_mix_proves_a_change() -> None:
+    """An unproven "b" plan ($1,250) beats today's "a" plan at ×4 ($4,000): the mix changes by ×4
+    whatever the optimum is; the search goes on from there with proven solves."""
+    today = solve(instance(), 5)
+    calls = []
+
+    def first_unproven(inst: FleetInstance, limit: float) -> FleetSolution:
+        calls.append(inst)
+        found = solve(inst, limit)
+        return _stopped_by_time(found) if len(calls) == 1 else found
+
+    outcome = find_threshold(
+        lambda m: scale_gpu_price(instance(), "a", m),
+        mix_of(today),
+        4.0,
+        first_unproven,
+        deadline=later(),
+        base=today,
+    )
+    assert outcome.complete and outcome.threshold is not None
+    assert 1.25 <= outcome.threshold.multiplier <= 1.25 + TOLERANCE
