@@ -133,11 +133,13 @@ class Calibration:
 
 
 def gpu_family(gpu: GpuSpec) -> str:
-    """The key of a GPU's fitted multipliers: its architecture, split by memory technology —
-    a GDDR part of an architecture (RTX PRO 6000, SM120) runs other kernels and memory than its
-    HBM datacentre sibling (B200, SM100), so the two never share multipliers."""
-    arch = gpu.architecture.value
-    return arch if gpu.memory_type.upper().startswith("HBM") else f"{arch}-gddr"
+    """The key of a GPU's fitted multipliers: its architecture and memory technology. A GDDR part
+    of an architecture (RTX PRO 6000, SM120) runs other kernels and memory than its HBM datacentre
+    sibling (B200, SM100), and HBM generations reach different shares of their datasheet bandwidth
+    (H200's HBM3e vs H100's HBM3), so none of them share multipliers (H100's HBM3 is the base)."""
+    memory = gpu.memory_type.lower().replace(" ", "")
+    memory = "gddr" if memory.startswith("gddr") else memory
+    return f"{gpu.architecture.value}-{memory}"
 
 
 @lru_cache(maxsize=1024)
@@ -149,7 +151,21 @@ def _combined(
     factors = factors.scaled(cal.generation.get(generation, {}))
     factors = factors.scaled(cal.precision.get(precision, {}))
     factors = factors.scaled(cal.precision.get(kv_precision, {}))
-    return factors.scaled(cal.architecture.get(architecture, {}))
+    return factors.scaled(_family_multipliers(cal, architecture))
+
+
+def _family_multipliers(cal: Calibration, family: str) -> dict[str, float]:
+    """The family's own multipliers; a family without data (MI325X's HBM3e, H100 PCIe's HBM2e)
+    takes those of its architecture's nearest fitted sibling of the same memory class (GDDR vs
+    HBM; the reference family is stored with no multipliers, so H100 PCIe stays at the base)."""
+    if family in cal.architecture:
+        return cal.architecture[family]
+    arch, _, memory = family.partition("-")
+    gddr = memory == "gddr"
+    siblings = sorted(
+        k for k in cal.architecture if k.partition("-")[0] == arch and (k.partition("-")[2] == "gddr") == gddr
+    )
+    return cal.architecture[siblings[0]] if siblings else {}
 
 
 def calibration_from_dict(data: dict[str, Any]) -> Calibration:

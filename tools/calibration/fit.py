@@ -67,6 +67,10 @@ class Param:
 
 
 _DEFAULTS = EfficiencyFactors()
+FITTED_FAMILIES = (
+    "ampere-hbm2e", "ada-gddr", "hopper-hbm3e", "blackwell-hbm3e", "blackwell-gddr", "cdna3-hbm3"
+)
+"""GPU families (``calibration.gpu_family``) with measurements: each fits multipliers on the base."""
 INFERENCE_PARAMS: tuple[Param, ...] = (
     Param(("base", "bandwidth_efficiency"), _DEFAULTS.bandwidth_efficiency, 0.2, 0.95, 1.0),
     Param(("base", "attention_efficiency"), _DEFAULTS.attention_efficiency, 0.1, 1.0, 1.0),
@@ -86,12 +90,14 @@ INFERENCE_PARAMS: tuple[Param, ...] = (
     Param(("precision", "kv-bf16", "attention_efficiency"), 1.0, 0.3, 3.0, 0.5),
     *(
         Param(("architecture", arch, name), 1.0, 0.4, 2.5, 0.25)
-        for arch in ("ampere", "ada-gddr", "blackwell", "blackwell-gddr", "cdna3")
+        for arch in FITTED_FAMILIES
         for name in ("bandwidth_efficiency", "attention_efficiency", "compute_efficiency")
     ),
 )
 
 
+REFERENCE_FAMILY = "hopper-hbm3"
+"""H100 SXM's family: the base efficiencies are its own; the other families fit multipliers."""
 REFERENCE_GENERATION = EngineGeneration.VLLM_V1
 """Its step costs are the base values; every other generation fits multipliers on them."""
 GENERATION_PARAMS: tuple[tuple[str, float], ...] = (
@@ -379,7 +385,7 @@ def fit_values(
     share_params, share_fixed = _share_params(inference_points)
     latency_params, latency_fixed = _allreduce_latency_params(inference_points)
     params = INFERENCE_PARAMS + _generation_params(inference_points) + share_params + latency_params
-    fixed = _merged(share_fixed, latency_fixed)
+    fixed = _merged(_merged(share_fixed, latency_fixed), {"architecture": {REFERENCE_FAMILY: {}}})
     inference_values = _fit(params, inference_points, fixed=fixed, start=start, budget=budget)
     data = _merged(_assemble(params, inference_values), fixed)
     if training_points:
