@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test serve stubs lint bench clean
+.PHONY: demo test serve stubs lint bench pg clean
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -24,13 +24,18 @@ test: $(STAMP)
 serve: $(STAMP)
 	$(BIN)/fleetplan serve --address 127.0.0.1:50051
 
+## A throwaway PostgreSQL for the plan store (needs Debian's postgresql package: apt-get install
+## postgresql); prints the FLEETPLAN_STORE URL to use, Ctrl-C stops and removes it.
+pg: $(STAMP)
+	$(BIN)/python -m tests.pg
+
 ## Regenerate the checked-in gRPC/protobuf stubs from proto/.
 stubs: $(STAMP)
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/python -m api.codegen
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy api service solver pricebook clients tools
+	$(BIN)/mypy api service solver pricebook clients tools store
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.calibration_report

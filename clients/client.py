@@ -8,10 +8,23 @@
 Every call has a deadline (``timeout_s``, per call or the client default). Errors are raised as
 ``FleetPlanError`` carrying the status code, the ``ErrorInfo`` reason and every BadRequest
 field violation, decoded from the rich status the server sends.
+
+Several replicas: give several addresses (``["10.0.0.1:50051", "10.0.0.2:50051"]`` or one string
+``"10.0.0.1:50051,10.0.0.2:50051"``) or a DNS name that resolves to all of them
+(``"dns:///fleetplan-headless:50051"``). The channel balances calls over them with gRPC's own
+``round_robin`` policy and retries a call that failed with UNAVAILABLE before the server began
+answering it (a replica that is down or draining) on another one: ``SERVICE_CONFIG``; the client
+itself retries a call a stopping replica dropped after it had begun (``retry_elsewhere``). A saving
+PlanFleet call without a request id gets one, so no retry can ever save the plan twice.
 """
 
 from __future__ import annotations
 
+import asyncio
+import ipaddress
+import json
+import time
+import uuid
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,12 +38,62 @@ from pydantic import BaseModel
 from api.fleetplan.v1 import catalog_pb2, performance_pb2
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
+from api.fleetplan.v1 import plan_store_pb2 as store_api
+from api.fleetplan.v1 import plan_store_pb2_grpc as store_rpc
 from clients.scenario import CASE_KEYS, case_from_json
 from service.convert.encode import fleet_to_proto, plan_request_to_proto
 from solver import domain
 
 DEFAULT_TIMEOUT_S = 120.0
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+RETRY_ATTEMPTS = 5
+"""Attempts of one call (the first and four retries) when replicas answer UNAVAILABLE."""
+
+SERVICE_CONFIG: dict[str, Any] = {
+    "loadBalancingConfig": [{"round_robin": {}}],
+    "methodConfig": [
+        {
+            "name": [{"service": "fleetplan.v1.FleetPlanner"}, {"service": "fleetplan.v1.PlanStore"}],
+            "retryPolicy": {
+                "maxAttempts": RETRY_ATTEMPTS,
+                "initialBackoff": "0.1s",
+                "maxBackoff": "2s",
+                "backoffMultiplier": 2,
+                # Only UNAVAILABLE (AIP-194): never DEADLINE_EXCEEDED, CANCELLED or INTERNAL.
+                "retryableStatusCodes": ["UNAVAILABLE"],
+            },
+        }
+    ],
+}
+"""gRPC service config of every channel: round-robin over the resolved addresses, retries of
+UNAVAILABLE. gRPC retries only calls the server has not begun answering (no response headers yet)."""
+
+
+def channel_target(target: str | Sequence[str]) -> str:
+    """The gRPC target for one address, a resolver URI (``dns:///…``), or several ``host:port``
+    addresses (IP literals: ``ipv4:``/``ipv6:`` lists, which ``round_robin`` spreads calls over)."""
+    addresses = [a.strip() for a in target.split(",")] if isinstance(target, str) else [*target]
+    addresses = [a for a in addresses if a]
+    if not addresses:
+        msg = "no server address given"
+        raise ValueError(msg)
+    if len(addresses) == 1:
+        return addresses[0]
+    families = set()
+    for address in addresses:
+        host = address.rsplit(":", 1)[0].strip("[]")
+        try:
+            families.add(ipaddress.ip_address(host).version)
+        except ValueError:
+            msg = (
+                f"several addresses must be IP literals (got {address!r}); for host names use one "
+                "DNS name that resolves to every replica, e.g. dns:///fleetplan-headless:50051"
+            )
+            raise ValueError(msg) from None
+    if len(families) > 1:
+        msg = "several addresses must all be IPv4 or all IPv6"
+        raise ValueError(msg)
+    return f"ipv{families.pop()}:" + ",".join(addresses)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,8 +191,41 @@ def _channel_options(extra: Sequence[tuple[str, Any]]) -> list[tuple[str, Any]]:
     return [
         ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
         ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.enable_retries", 1),
+        ("grpc.service_config", json.dumps(SERVICE_CONFIG)),
+        # A DNS TXT record must not replace the policy above (grpcio would take it when present).
+        ("grpc.service_config_disable_resolution", 1),
         *extra,
     ]
+
+
+RETRY_PAUSES_S = (0.05, 0.2, 0.5)
+"""Pauses before the client's own retries of a call a stopping replica dropped (``retry_elsewhere``)."""
+
+
+def retry_elsewhere(error: FleetPlanError) -> bool:
+    """Whether a replica dropped the call while stopping, after it had begun answering (so gRPC's
+    retry policy no longer applies): UNAVAILABLE ``SHUTTING_DOWN``, or CANCELLED without an
+    ErrorInfo (the transport of a stopping server cancels calls that race its GOAWAY; a solve
+    fleetplan cancels says ``SOLVE_CANCELLED``, and a sync caller cannot cancel a unary call).
+    Safe to call again elsewhere: every call is a read or a plan, and saves carry a request id."""
+    if error.code == grpc.StatusCode.UNAVAILABLE:
+        return error.reason == "SHUTTING_DOWN"
+    return error.code == grpc.StatusCode.CANCELLED and not error.reason
+
+
+def _retry_pause(pause: float | None, deadline: float, failure: FleetPlanError) -> float | None:
+    """The pause before the next attempt, or None to give up and raise ``failure``."""
+    if pause is None or time.monotonic() + pause >= deadline or not retry_elsewhere(failure):
+        return None
+    return pause
+
+
+def _save_request_id(request: api.PlanFleetRequest, request_id: str | None) -> str | None:
+    """A request id for a saving call that has none, so a retried call saves one plan."""
+    if request.save and not request.request_id and not request_id:
+        return str(uuid.uuid4())
+    return request_id
 
 
 class FleetPlannerClient:
@@ -137,7 +233,7 @@ class FleetPlannerClient:
 
     def __init__(
         self,
-        target: str,
+        target: str | Sequence[str],
         *,
         credentials: grpc.ChannelCredentials | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
@@ -145,11 +241,13 @@ class FleetPlannerClient:
         options: Sequence[tuple[str, Any]] = (),
     ) -> None:
         channel_options = _channel_options(options)
+        address = channel_target(target)
         if credentials is not None:
-            self._channel = grpc.secure_channel(target, credentials, options=channel_options)
+            self._channel = grpc.secure_channel(address, credentials, options=channel_options)
         else:
-            self._channel = grpc.insecure_channel(target, options=channel_options)
+            self._channel = grpc.insecure_channel(address, options=channel_options)
         self._stub = rpc.FleetPlannerStub(self._channel)
+        self._plans = store_rpc.PlanStoreStub(self._channel)
         self._health = health_pb2_grpc.HealthStub(self._channel)
         self.timeout_s = timeout_s
         self._metadata: tuple[tuple[str, str], ...] = (
@@ -167,12 +265,28 @@ class FleetPlannerClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _call(self, method: Any, request: Any, timeout_s: float | None, request_id: str | None) -> Any:
+    def _call(
+        self,
+        method: Any,
+        request: Any,
+        timeout_s: float | None,
+        request_id: str | None,
+        *,
+        retry: bool = True,
+    ) -> Any:
         metadata = self._metadata + ((("x-request-id", request_id),) if request_id else ())
-        try:
-            return method(request, timeout=timeout_s or self.timeout_s, metadata=metadata or None)
-        except grpc.RpcError as error:
-            raise FleetPlanError.from_rpc_error(error) from None
+        deadline = time.monotonic() + (timeout_s or self.timeout_s)
+        for pause in (*RETRY_PAUSES_S, None):
+            try:
+                remaining = max(0.001, deadline - time.monotonic())
+                return method(request, timeout=remaining, metadata=metadata or None)
+            except grpc.RpcError as error:
+                failure = FleetPlanError.from_rpc_error(error)
+            wait = _retry_pause(pause if retry else None, deadline, failure)
+            if wait is None:
+                raise failure from None
+            time.sleep(wait)
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     # -- RPCs ----------------------------------------------------------------------------------
 
@@ -183,7 +297,38 @@ class FleetPlannerClient:
         timeout_s: float | None = None,
         request_id: str | None = None,
     ) -> api.PlanFleetResponse:
-        return self._call(self._stub.PlanFleet, _plan_proto(request), timeout_s, request_id)  # type: ignore[no-any-return]
+        message = _plan_proto(request)
+        request_id = _save_request_id(message, request_id)
+        return self._call(self._stub.PlanFleet, message, timeout_s, request_id)  # type: ignore[no-any-return]
+
+    # -- saved plans (the PlanStore service) ------------------------------------------------------
+
+    def get_plan(self, plan_id: str, *, timeout_s: float | None = None) -> store_api.SavedPlan:
+        """A saved plan with its request and full response."""
+        response = self._call(self._plans.GetPlan, store_api.GetPlanRequest(plan_id=plan_id), timeout_s, None)
+        return response.plan  # type: ignore[no-any-return]
+
+    def list_plans(
+        self, request: store_api.ListPlansRequest | None = None, *, timeout_s: float | None = None
+    ) -> store_api.ListPlansResponse:
+        """One page of saved plans, newest first (pass ``next_page_token`` back for the next)."""
+        message = request or store_api.ListPlansRequest()
+        return self._call(self._plans.ListPlans, message, timeout_s, None)  # type: ignore[no-any-return]
+
+    def delete_plan(self, plan_id: str, *, timeout_s: float | None = None) -> None:
+        # Not retried by the client: a repeated delete of a deleted plan would say NOT_FOUND.
+        request = store_api.DeletePlanRequest(plan_id=plan_id)
+        self._call(self._plans.DeletePlan, request, timeout_s, None, retry=False)
+
+    def compare_plans(
+        self, base_plan_id: str, other_plan_id: str, *, timeout_s: float | None = None
+    ) -> store_api.ComparePlansResponse:
+        request = store_api.ComparePlansRequest(base_plan_id=base_plan_id, other_plan_id=other_plan_id)
+        return self._call(self._plans.ComparePlans, request, timeout_s, None)  # type: ignore[no-any-return]
+
+    def reprice_plan(self, plan_id: str, *, timeout_s: float | None = None) -> store_api.RepricePlanResponse:
+        request = store_api.RepricePlanRequest(plan_id=plan_id)
+        return self._call(self._plans.RepricePlan, request, timeout_s, None)  # type: ignore[no-any-return]
 
     def evaluate_fleet(
         self,
@@ -300,7 +445,7 @@ class AsyncFleetPlannerClient:
 
     def __init__(
         self,
-        target: str,
+        target: str | Sequence[str],
         *,
         credentials: grpc.ChannelCredentials | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
@@ -308,11 +453,13 @@ class AsyncFleetPlannerClient:
         options: Sequence[tuple[str, Any]] = (),
     ) -> None:
         channel_options = _channel_options(options)
+        address = channel_target(target)
         if credentials is not None:
-            self._channel = grpc.aio.secure_channel(target, credentials, options=channel_options)
+            self._channel = grpc.aio.secure_channel(address, credentials, options=channel_options)
         else:
-            self._channel = grpc.aio.insecure_channel(target, options=channel_options)
+            self._channel = grpc.aio.insecure_channel(address, options=channel_options)
         self._stub = rpc.FleetPlannerStub(self._channel)
+        self._plans = store_rpc.PlanStoreStub(self._channel)
         self.timeout_s = timeout_s
         self._metadata: tuple[tuple[str, str], ...] = (
             (("authorization", f"Bearer {bearer_token}"),) if bearer_token else ()
@@ -327,12 +474,28 @@ class AsyncFleetPlannerClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def _call(self, method: Any, request: Any, timeout_s: float | None, request_id: str | None) -> Any:
+    async def _call(
+        self,
+        method: Any,
+        request: Any,
+        timeout_s: float | None,
+        request_id: str | None,
+        *,
+        retry: bool = True,
+    ) -> Any:
         metadata = self._metadata + ((("x-request-id", request_id),) if request_id else ())
-        try:
-            return await method(request, timeout=timeout_s or self.timeout_s, metadata=metadata or None)
-        except grpc.RpcError as error:
-            raise FleetPlanError.from_rpc_error(error) from None
+        deadline = time.monotonic() + (timeout_s or self.timeout_s)
+        for pause in (*RETRY_PAUSES_S, None):
+            try:
+                remaining = max(0.001, deadline - time.monotonic())
+                return await method(request, timeout=remaining, metadata=metadata or None)
+            except grpc.RpcError as error:
+                failure = FleetPlanError.from_rpc_error(error)
+            wait = _retry_pause(pause if retry else None, deadline, failure)
+            if wait is None:
+                raise failure from None
+            await asyncio.sleep(wait)
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def plan_fleet(
         self,
@@ -341,7 +504,36 @@ class AsyncFleetPlannerClient:
         timeout_s: float | None = None,
         request_id: str | None = None,
     ) -> api.PlanFleetResponse:
-        return await self._call(self._stub.PlanFleet, _plan_proto(request), timeout_s, request_id)  # type: ignore[no-any-return]
+        message = _plan_proto(request)
+        request_id = _save_request_id(message, request_id)
+        return await self._call(self._stub.PlanFleet, message, timeout_s, request_id)  # type: ignore[no-any-return]
+
+    async def get_plan(self, plan_id: str, *, timeout_s: float | None = None) -> store_api.SavedPlan:
+        request = store_api.GetPlanRequest(plan_id=plan_id)
+        response = await self._call(self._plans.GetPlan, request, timeout_s, None)
+        return response.plan  # type: ignore[no-any-return]
+
+    async def list_plans(
+        self, request: store_api.ListPlansRequest | None = None, *, timeout_s: float | None = None
+    ) -> store_api.ListPlansResponse:
+        message = request or store_api.ListPlansRequest()
+        return await self._call(self._plans.ListPlans, message, timeout_s, None)  # type: ignore[no-any-return]
+
+    async def delete_plan(self, plan_id: str, *, timeout_s: float | None = None) -> None:
+        request = store_api.DeletePlanRequest(plan_id=plan_id)
+        await self._call(self._plans.DeletePlan, request, timeout_s, None, retry=False)
+
+    async def compare_plans(
+        self, base_plan_id: str, other_plan_id: str, *, timeout_s: float | None = None
+    ) -> store_api.ComparePlansResponse:
+        request = store_api.ComparePlansRequest(base_plan_id=base_plan_id, other_plan_id=other_plan_id)
+        return await self._call(self._plans.ComparePlans, request, timeout_s, None)  # type: ignore[no-any-return]
+
+    async def reprice_plan(
+        self, plan_id: str, *, timeout_s: float | None = None
+    ) -> store_api.RepricePlanResponse:
+        request = store_api.RepricePlanRequest(plan_id=plan_id)
+        return await self._call(self._plans.RepricePlan, request, timeout_s, None)  # type: ignore[no-any-return]
 
     async def evaluate_fleet(
         self,

@@ -3,6 +3,7 @@
 YAML → dict → (friendly spellings normalised) → ``json_format.ParseDict``. Friendly spellings:
 enum values may be written short and in any case (``precision: fp8``, ``mode: buy``,
 ``serving_kind: batch`` for ``PRECISION_FP8`` …), and money may be written ``"500000000 KRW"``.
+``length_mix`` may be written short or as a CSV of request lengths to bin (``clients.lengths``).
 Any problem raises ``ScenarioError`` naming the file, the path inside it and the reason.
 """
 
@@ -18,6 +19,7 @@ from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescript
 from google.protobuf.message import Message
 
 from api.fleetplan.v1 import performance_pb2
+from clients.lengths import LengthMixError, expand_length_mix
 
 _M = TypeVar("_M", bound=Message)
 
@@ -87,8 +89,9 @@ def normalize(data: Any, descriptor: Descriptor, file: str, path: str = "") -> A
             file, path, f"expected a mapping for {descriptor.name}, got {type(data).__name__}"
         )
     out: dict[str, Any] = {}
-    for key, value in data.items():
+    for key, given in data.items():
         name = str(key)
+        value = given
         field = descriptor.fields_by_name.get(name) or next(
             (f for f in descriptor.fields if f.json_name == name), None
         )
@@ -96,6 +99,11 @@ def normalize(data: Any, descriptor: Descriptor, file: str, path: str = "") -> A
         if field is None:
             known = ", ".join(f.name for f in descriptor.fields)
             raise ScenarioError(file, here, f"unknown field; {descriptor.name} has: {known}")
+        if descriptor.full_name == "fleetplan.v1.InferenceWorkload" and field.name == "length_mix":
+            try:
+                value = expand_length_mix(value, file)
+            except LengthMixError as exc:
+                raise ScenarioError(file, here, str(exc)) from exc
         out[field.name] = _normalize_field(field, value, file, here)
     return out
 
@@ -178,6 +186,9 @@ CASE_KEYS = {
     "id",
     "label",
     "num_scheduler_steps",
+    "sla_ttft_p95_ms",
+    "sla_tpot_p95_ms",
+    "sla_min_per_user_tok_s",
 }
 
 
@@ -209,6 +220,8 @@ def case_from_json(line: dict[str, Any], where: str) -> performance_pb2.Performa
                     where, "label", "give id or label, not both (label is another name for id)"
                 )
             data["id"] = value
+        elif key.startswith("sla_"):
+            data.setdefault("sla", {})[key.removeprefix("sla_")] = value
         else:
             data[key] = value
     return parse_scenario(data, performance_pb2.PerformanceCase, where)

@@ -17,11 +17,13 @@ from typing import Literal
 from pricebook.errors import UnknownEntryError
 from pricebook.schema import (
     ApiPrice,
+    GpuClass,
     GpuSpec,
     ModelArch,
     Offer,
     OfferKind,
     Pricebook,
+    ResidualCurve,
     ServerSpec,
     SiteAssumptions,
     Sourced,
@@ -161,6 +163,17 @@ def server(book: Pricebook, server_id: str) -> ServerSpec:
 def server_holds(server: ServerSpec, gpu: GpuSpec) -> bool:
     """Whether ``server`` takes ``gpu`` (its own GPU, or one the GPU lists among its servers)."""
     return server.gpu == gpu.id or server.id in gpu.servers
+
+
+def gpu_class(spec: GpuSpec) -> GpuClass:
+    """The resale market of a GPU: HBM parts are datacentre hardware, GDDR cards workstation/consumer."""
+    return GpuClass.DATACENTER if spec.memory_type.upper().startswith("HBM") else GpuClass.WORKSTATION
+
+
+def residual_curve(site: SiteAssumptions, spec: GpuSpec) -> ResidualCurve:
+    """The market-value curve of ``spec``'s class (the datacentre curve when its class has none)."""
+    curves = {c.gpu_class: c for c in site.residual_curves}
+    return curves.get(gpu_class(spec)) or curves[GpuClass.DATACENTER]
 
 
 def offer(book: Pricebook, offer_id: str) -> Offer:

@@ -38,6 +38,7 @@ from pricebook.catalog import (
 from pricebook.errors import PricebookError
 from pricebook.schema import (
     ApiPrice,
+    GpuClass,
     GpuSpec,
     ModelArch,
     Money,
@@ -325,8 +326,13 @@ def _check_provenance_fields(file: str, entry_id: str, entry: Sourced) -> None:
 
 
 def _check_site(file: str, site: SiteAssumptions) -> None:
-    if site.colocation_per_rack_unit_month.amount < 0:
-        raise PricebookError(file, "site", "colocation_per_rack_unit_month", "must not be negative")
+    if site.colocation_price_month.amount < 0:
+        raise PricebookError(file, "site", "colocation_price_month", "must not be negative")
+    classes = [curve.gpu_class for curve in site.residual_curves]
+    if len(set(classes)) != len(classes):
+        raise PricebookError(file, "site", "residual_curves", "one curve per GPU class")
+    if GpuClass.DATACENTER not in classes:
+        raise PricebookError(file, "site", "residual_curves", "a datacenter curve is required (the fallback)")
     pairs: set[tuple[str, str]] = set()
     for position, rate in enumerate(site.fx_rates):
         if rate.base == rate.quote:

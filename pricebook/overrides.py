@@ -11,13 +11,15 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from pricebook.catalog import gpu as find_gpu
+from pricebook.catalog import model as find_model
 from pricebook.errors import FieldViolation, InvalidRequest, UnknownEntryError
 from pricebook.loader import check_offer_references, with_content_hash
 from pricebook.money import OVERRIDE_SOURCE, usd_krw_override
 from pricebook.schema import (
+    ApiPrice,
     FxRate,
     GpuId,
     Money,
@@ -52,15 +54,36 @@ class OfferOverride(_Frozen):
     """Date of the quote; None = the day the request is served (give it for reproducible hashes)."""
 
 
+class ApiPriceOverride(_Frozen):
+    """A request's own per-token API price for a catalogue model (e.g. a vendor's contract rate); it
+    is used for that model ahead of the book's API prices."""
+
+    model_id: str
+    """Catalogue model id or alias."""
+    provider: str = "request override"
+    input_per_mtok: Money
+    output_per_mtok: Money
+    as_of: dt.date | None = None
+
+    @field_validator("input_per_mtok", "output_per_mtok")
+    @classmethod
+    def _not_negative(cls, value: Money) -> Money:
+        if value.amount < 0:
+            msg = f"must not be negative, got {value.amount}"
+            raise ValueError(msg)
+        return value
+
+
 class PricebookOverrides(_Frozen):
     offers: tuple[OfferOverride, ...] = ()
+    api_prices: tuple[ApiPriceOverride, ...] = ()
     site: dict[str, float | str | bool] = Field(default_factory=dict)
     """Site assumption field name → new value (e.g. ``{"pue": 1.3}``)."""
     fx_usd_krw: Annotated[float, Field(gt=0, le=MAX_FX_RATE)] | None = None
 
 
 _SITE_NOT_OVERRIDABLE = frozenset(
-    {"source", "as_of", "field_sources", "estimated_fields", "notes", "fx_rates"}
+    {"source", "as_of", "field_sources", "estimated_fields", "notes", "fx_rates", "residual_curves"}
 )
 
 
@@ -79,7 +102,12 @@ def apply_overrides(
     Every problem is collected (not just the first) and raised together as ``InvalidRequest``.
     ``today`` dates overrides that carry no date of their own (defaults to the current UTC day).
     """
-    if not overrides.offers and not overrides.site and overrides.fx_usd_krw is None:
+    if (
+        not overrides.offers
+        and not overrides.site
+        and overrides.fx_usd_krw is None
+        and not overrides.api_prices
+    ):
         return book, ()
     as_of = today or dt.datetime.now(dt.UTC).date()
     applied: list[str] = []
@@ -92,6 +120,17 @@ def apply_overrides(
             applied.append(_apply_offer(book, offers, change, as_of))
         except _Violation as bad:
             violations.append(FieldViolation(f"{path}.{bad.field}", bad.reason))
+
+    api_prices = list(book.api_prices)
+    for position, quote in enumerate(overrides.api_prices):
+        try:
+            api_prices.append(_api_price(book, quote, position, as_of))
+            applied.append(
+                f"API price for {api_prices[-1].model} from {quote.provider}: "
+                f"{_money(quote.input_per_mtok)} in / {_money(quote.output_per_mtok)} out per 1M tokens"
+            )
+        except _Violation as bad:
+            violations.append(FieldViolation(f"overrides.api_prices[{position}].{bad.field}", bad.reason))
 
     site = book.site
     for name, value in overrides.site.items():
@@ -107,7 +146,9 @@ def apply_overrides(
 
     if violations:
         raise InvalidRequest(violations)
-    changed = book.model_copy(update={"offers": tuple(offers), "site": site, "content_hash": ""})
+    changed = book.model_copy(
+        update={"offers": tuple(offers), "api_prices": tuple(api_prices), "site": site, "content_hash": ""}
+    )
     return with_content_hash(changed), tuple(applied)
 
 
@@ -181,6 +222,23 @@ def _add_offer(book: Pricebook, offers: list[Offer], change: OfferOverride, as_o
     return (
         f"added offer {added.id}: {added.kind.value} {added.gpu}{where} at {_money(added.price)}{term} "
         f"from {added.provider} ({added.label.value})"
+    )
+
+
+def _api_price(book: Pricebook, quote: ApiPriceOverride, position: int, as_of: dt.date) -> ApiPrice:
+    try:
+        model_id = find_model(book, quote.model_id).id
+    except UnknownEntryError as exc:
+        raise _Violation("model_id", str(exc)) from exc
+    provider = quote.provider.strip() or OVERRIDE_SOURCE
+    return ApiPrice(
+        id=f"request.{position}",
+        provider=provider,
+        model=model_id,
+        input_per_mtok=quote.input_per_mtok,
+        output_per_mtok=quote.output_per_mtok,
+        source=OVERRIDE_SOURCE if provider == OVERRIDE_SOURCE else f"{OVERRIDE_SOURCE} ({provider})",
+        as_of=quote.as_of or as_of,
     )
 
 

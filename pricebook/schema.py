@@ -12,6 +12,7 @@ This module is the contract shared by the loader (``pricebook.loader``), the per
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Literal
@@ -209,6 +210,23 @@ class PriceLabel(StrEnum):
     """A vendor quote supplied as a request override."""
 
 
+LABEL_RELIABILITY: tuple[PriceLabel, ...] = (
+    PriceLabel.QUOTE,
+    PriceLabel.LIST,
+    PriceLabel.STREET,
+    PriceLabel.DERIVED,
+    PriceLabel.ESTIMATE,
+)
+"""Price labels from the most reliable to the least: a vendor's quote to you, the vendor's published
+list price, a dated reseller listing or cloud price page, arithmetic on a sourced number, an analyst
+or press estimate. The default offer policy takes the first label available per GPU and mode."""
+
+
+def label_rank(label: PriceLabel) -> int:
+    """0 for the most reliable label (``LABEL_RELIABILITY``)."""
+    return LABEL_RELIABILITY.index(label)
+
+
 class Offer(Sourced):
     id: OfferId = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
     kind: OfferKind
@@ -222,6 +240,9 @@ class Offer(Sourced):
     term_months: Annotated[int, Field(ge=0)] = 0
     label: PriceLabel
     includes_vat: bool = False
+    gpus_per_instance: PosInt = 1
+    """Rentals: GPUs in the smallest instance the provider rents (8 for p5.48xlarge); plans rent
+    whole instances. Purchases: 1."""
 
 
 class ApiPrice(Sourced):
@@ -248,15 +269,93 @@ class FxRate(Sourced):
     rate: PosFloat
 
 
+class GpuClass(StrEnum):
+    """Which resale market a GPU belongs to (their values may fall at different rates)."""
+
+    DATACENTER = "datacenter"
+    """HBM parts sold as modules or datacentre cards (H100, H200, B200, MI300X, A100)."""
+    WORKSTATION = "workstation"
+    """GDDR cards: workstation (RTX PRO 6000, L40S, L4) and consumer (RTX 5090, 4090)."""
+
+
+class ResidualPoint(_Frozen):
+    """A sourced market value: ``fraction`` of the purchase price after ``age_months``."""
+
+    age_months: PosInt
+    fraction: Annotated[float, Field(gt=0.0, lt=1.0)]
+    """The value used (the midpoint of the source's range)."""
+    low: Annotated[float, Field(gt=0.0, lt=1.0)]
+    """The source's range, low end (``fraction`` when the source gives one number)."""
+    high: Annotated[float, Field(gt=0.0, lt=1.0)]
+
+    @model_validator(mode="after")
+    def _in_range(self) -> ResidualPoint:
+        if not self.low <= self.fraction <= self.high:
+            msg = f"fraction {self.fraction} must lie within [low {self.low}, high {self.high}]"
+            raise ValueError(msg)
+        return self
+
+
+class ResidualCurve(Sourced):
+    """Market (resale) value of one GPU class as its hardware ages.
+
+    The value at month m runs through (0, 100 %) and the sourced points, exponentially between
+    neighbours (a constant monthly rate of loss on each segment: value(m) = v₀ · (v₁ / v₀)^((m − m₀) /
+    (m₁ − m₀))) and beyond the last point at the last segment's rate. One point (36 months, 30 %)
+    gives value(m) = 0.30^(m / 36): 71.8 % after 12 months, 13.4 % after 60.
+    """
+
+    gpu_class: GpuClass
+    points: tuple[ResidualPoint, ...] = Field(min_length=1)
+
+    @field_validator("points")
+    @classmethod
+    def _ordered(cls, points: tuple[ResidualPoint, ...]) -> tuple[ResidualPoint, ...]:
+        ages = [p.age_months for p in points]
+        values = [p.fraction for p in points]
+        if ages != sorted(set(ages)) or values != sorted(values, reverse=True):
+            msg = "points must have increasing ages and decreasing fractions"
+            raise ValueError(msg)
+        return points
+
+    def value_at(self, age_months: float) -> float:
+        """Market value after ``age_months`` as a share of the purchase price (the class docstring)."""
+        if age_months <= 0:
+            return 1.0
+        knots = [(0.0, 1.0), *((float(p.age_months), p.fraction) for p in self.points)]
+        for (m0, v0), (m1, v1) in itertools.pairwise(knots):
+            if age_months <= m1:
+                return float(v0 * (v1 / v0) ** ((age_months - m0) / (m1 - m0)))
+        (m0, v0), (m1, v1) = knots[-2], knots[-1]
+        return float(v1 * (v1 / v0) ** ((age_months - m1) / (m1 - m0)))
+
+
+class ColocationBasis(StrEnum):
+    """What a colocation price is per."""
+
+    PER_KW = "per_kw"
+    """Per kW of provisioned IT power (GPU TDP + host power) per month."""
+    PER_RACK_UNIT = "per_rack_unit"
+    """Per rack unit (U) per month."""
+
+
 class SiteAssumptions(Sourced):
     electricity_krw_per_kwh: PosFloat
     electricity_usd_per_kwh: PosFloat
     pue: Annotated[float, Field(ge=1.0, le=3.0)]
     depreciation_months: PosInt
-    residual_value_fraction: Annotated[float, Field(ge=0.0, lt=1.0)]
+    """Accounting life for straight-line book depreciation to zero (a schedule shown beside the TCO;
+    the TCO itself uses the market value of ``residual_curves``)."""
+    residual_curves: tuple[ResidualCurve, ...] = Field(min_length=1)
+    """Market value by age, one curve per ``GpuClass`` (a class without one uses the datacentre's)."""
     support_fraction_per_year: Annotated[float, Field(ge=0.0, lt=1.0)]
     """Support/maintenance per year as a fraction of purchase price."""
-    colocation_per_rack_unit_month: Money
+    colocation_price_month: Money
+    """Colocation price per month, per kW of IT power or per rack unit (``colocation_basis``)."""
+    colocation_basis: ColocationBasis = ColocationBasis.PER_KW
+    colocation_includes_power: bool
+    """True: the colocation price includes the electricity (and cooling) of the hardware, so no
+    power line is charged for colocated hardware; False: power is metered and charged apart."""
     average_gpu_power_fraction: Annotated[float, Field(gt=0.0, le=1.0)]
     """Average GPU draw as a fraction of TDP when busy (Epoch uses 0.75 of server TDP)."""
     idle_gpu_power_fraction: Annotated[float, Field(ge=0.0, le=1.0)] = 0.0

@@ -23,9 +23,14 @@ from solver.perf.calibration import load_calibration
 from solver.resolve import ResolvedRequest
 
 
+def calibration_fit_date() -> str:
+    """Date the performance model's calibration was fitted (kept with saved plans)."""
+    return load_calibration().fit_date
+
+
 def performance_model_version() -> str:
     """Version of the calibrated performance model, for the answer's provenance."""
-    return f"analytic model, calibration fitted {load_calibration().fit_date}"
+    return f"analytic model, calibration fitted {calibration_fit_date()}"
 
 
 def log_stats(solution: FleetSolution) -> dict[str, Any]:

@@ -7,6 +7,9 @@
 | ``solver.errors.SolveCancelled`` | CANCELLED | ``SOLVE_CANCELLED`` |
 | ``solver.errors.DeadlineExceeded`` | DEADLINE_EXCEEDED | ``DEADLINE_EXCEEDED`` |
 | ``ResourceExhausted`` | RESOURCE_EXHAUSTED | ``SERVER_BUSY`` + RetryInfo |
+| ``store.errors.PlanNotFound`` | NOT_FOUND | ``PLAN_NOT_FOUND`` + ResourceInfo |
+| ``store.errors.StoreDisabled``, ``…ReadOnly`` | FAILED_PRECONDITION | ``STORE_DISABLED``, ``…_READ_ONLY`` |
+| ``store.errors.StoreUnavailable`` | UNAVAILABLE | ``STORE_UNAVAILABLE`` + RetryInfo |
 | ``NotImplementedError`` | UNIMPLEMENTED | ``NOT_IMPLEMENTED`` |
 | anything else | INTERNAL | ``INTERNAL``; traceback logged, never sent to the client |
 
@@ -33,6 +36,7 @@ from pricebook.errors import UnknownEntryError
 from service.calls import current_call
 from service.convert.violations import violations_from
 from solver.errors import DeadlineExceeded, FieldViolation, InvalidRequest, SolveCancelled
+from store.errors import PlanNotFound, StoreDisabled, StoreReadOnly, StoreUnavailable
 
 ERROR_DOMAIN = "fleetplan.v1"
 log = structlog.get_logger("fleetplan.service")
@@ -94,8 +98,42 @@ def bad_request_status(
     )
 
 
+def _retry_info(seconds: float) -> error_details_pb2.RetryInfo:
+    return error_details_pb2.RetryInfo(
+        retry_delay=duration_pb2.Duration(seconds=int(seconds), nanos=int((seconds % 1) * 1e9))
+    )
+
+
+def _store_status(exc: BaseException) -> status_pb2.Status | None:
+    """The status of a plan-store error; None for any other error."""
+    if isinstance(exc, PlanNotFound):
+        resource = error_details_pb2.ResourceInfo(
+            resource_type="fleetplan.v1.SavedPlan", resource_name=exc.plan_id, description=str(exc)
+        )
+        return status_pb2.Status(
+            code=code_pb2.NOT_FOUND,
+            message=str(exc),
+            details=[_pack(_error_info("PLAN_NOT_FOUND", plan_id=exc.plan_id)), _pack(resource)],
+        )
+    if isinstance(exc, StoreDisabled | StoreReadOnly):
+        reason = "STORE_DISABLED" if isinstance(exc, StoreDisabled) else "STORE_READ_ONLY"
+        return status_pb2.Status(
+            code=code_pb2.FAILED_PRECONDITION, message=str(exc), details=[_pack(_error_info(reason))]
+        )
+    if isinstance(exc, StoreUnavailable):
+        return status_pb2.Status(
+            code=code_pb2.UNAVAILABLE,
+            message=str(exc)[:MAX_TEXT_CHARS],
+            details=[_pack(_error_info("STORE_UNAVAILABLE")), _pack(_retry_info(1.0))],
+        )
+    return None
+
+
 def status_for(exc: BaseException) -> status_pb2.Status:
     """The google.rpc.Status for a domain error (INTERNAL for anything unexpected)."""
+    store_status = _store_status(exc)
+    if store_status is not None:
+        return store_status
     if isinstance(exc, InvalidRequest):
         return bad_request_status(exc.violations)
     if isinstance(exc, ValidationError):
@@ -133,8 +171,10 @@ def status_for(exc: BaseException) -> status_pb2.Status:
         return status_pb2.Status(
             code=code_pb2.UNAVAILABLE,
             message=str(exc),
-            details=[_pack(_error_info("SHUTTING_DOWN")), _pack(error_details_pb2.RetryInfo(
-                retry_delay=duration_pb2.Duration(seconds=1)))],
+            details=[
+                _pack(_error_info("SHUTTING_DOWN")),
+                _pack(error_details_pb2.RetryInfo(retry_delay=duration_pb2.Duration(seconds=1))),
+            ],
         )
     if isinstance(exc, NotImplementedError):
         return status_pb2.Status(
@@ -187,5 +227,10 @@ def grpc_errors(method: Callable[..., Any]) -> Callable[..., Any]:
 
 
 __all__ = [
-    "ERROR_DOMAIN", "ResourceExhausted", "ShuttingDown", "bad_request_status", "grpc_errors", "status_for",
+    "ERROR_DOMAIN",
+    "ResourceExhausted",
+    "ShuttingDown",
+    "bad_request_status",
+    "grpc_errors",
+    "status_for",
 ]

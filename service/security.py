@@ -6,7 +6,8 @@ Server side:
   is set too. Half a configuration (a certificate without its key, a client CA without a server
   certificate) is refused: a server must never fall back to plaintext by accident.
 - ``TokenAuthInterceptor``: when tokens are configured (``token_file``, one per line, and/or
-  ``FLEETPLAN_TOKEN``), every call except health checking must carry ``authorization: Bearer <t>``;
+  ``FLEETPLAN_TOKEN``; a line ``NAME TOKEN`` names its token: the requester of saved plans), every
+  call except health checking must carry ``authorization: Bearer <t>``;
   missing or wrong → UNAUTHENTICATED with an ``ErrorInfo`` (reason ``MISSING_TOKEN`` or
   ``INVALID_TOKEN``). Tokens are compared with ``hmac.compare_digest`` against every accepted token
   (no early exit), and never logged.
@@ -19,6 +20,7 @@ and the CLI pass on (``credentials=``, ``bearer_token=``).
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import os
 import ssl
@@ -118,35 +120,78 @@ def channel_credentials(
 
 
 def _token_lines(text: str) -> list[str]:
-    """Tokens of a token file: one per line; blank lines and ``#`` comments ignored."""
+    """Lines of a token file: one token per line, optionally after its name (``NAME TOKEN``);
+    blank lines and ``#`` comments ignored."""
     return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
-def accepted_tokens(settings: ServerSettings) -> tuple[bytes, ...]:
-    """Every token the server accepts (empty = authentication off)."""
-    tokens: list[str] = []
+def _token_of(line: str) -> str:
+    """The token of a token-file line (its last word)."""
+    return line.rsplit(maxsplit=1)[-1]
+
+
+def token_fingerprint(token: bytes) -> str:
+    """A non-secret name for an unnamed token: ``token-`` and 8 hex digits of its sha256."""
+    return f"token-{hashlib.sha256(token).hexdigest()[:8]}"
+
+
+def _named_line(line: str) -> tuple[str, str]:
+    words = line.split()
+    if len(words) > 2:
+        msg = "a token-file line is TOKEN or NAME TOKEN (tokens are single words)"
+        raise SecurityConfigError(msg)
+    token = words[-1]
+    return token, words[0] if len(words) == 2 else token_fingerprint(token.encode())
+
+
+def named_tokens(settings: ServerSettings) -> dict[bytes, str]:
+    """Every token the server accepts → its name (the requester a saved plan records); empty =
+    authentication off. A token-file line ``alice s3cret`` names its token ``alice``; an unnamed
+    token (and ``FLEETPLAN_TOKEN``) is named by its fingerprint."""
+    pairs: list[tuple[str, str]] = []
     if settings.token_file is not None:
         try:
             text = settings.token_file.read_text(encoding="utf-8")
         except OSError as exc:
             msg = f"token file {settings.token_file}: {exc.strerror or exc}"
             raise SecurityConfigError(msg) from exc
-        file_tokens = _token_lines(text)
-        if not file_tokens:
+        lines = _token_lines(text)
+        if not lines:
             msg = f"token file {settings.token_file} has no tokens"
             raise SecurityConfigError(msg)
-        tokens += file_tokens
+        pairs += [_named_line(line) for line in lines]
     if settings.token is not None:
         value = settings.token.get_secret_value().strip()
         if not value:
             msg = "the configured token is empty"
             raise SecurityConfigError(msg)
-        tokens.append(value)
-    for token in tokens:
+        pairs.append((value, token_fingerprint(value.encode())))
+    for token, _name in pairs:
         if any(c.isspace() for c in token) or len(token.encode()) > MAX_TOKEN_BYTES:
             msg = f"tokens must be single words of at most {MAX_TOKEN_BYTES} bytes (one token per line)"
             raise SecurityConfigError(msg)
-    return tuple(dict.fromkeys(t.encode() for t in tokens))
+    named: dict[bytes, str] = {}
+    for token, name in pairs:
+        named.setdefault(token.encode(), name)
+    return named
+
+
+def accepted_tokens(settings: ServerSettings) -> tuple[bytes, ...]:
+    """Every token the server accepts (empty = authentication off)."""
+    return tuple(named_tokens(settings))
+
+
+def requester_name(metadata: Any, named: Mapping[bytes, str]) -> str:
+    """The name of the accepted token ``metadata`` carries ("" when tokens are off or none
+    matches; the token interceptor has refused such calls already). Constant time per token."""
+    presented = _bearer(metadata)
+    name = ""
+    if presented is None:
+        return name
+    for token, token_name in named.items():
+        if hmac.compare_digest(presented, token):
+            name = token_name
+    return name
 
 
 def read_token(token_file: Path | None = None, env: Mapping[str, str] | None = None) -> str | None:
@@ -156,7 +201,7 @@ def read_token(token_file: Path | None = None, env: Mapping[str, str] | None = N
         if not tokens:
             msg = f"token file {token_file} has no tokens"
             raise SecurityConfigError(msg)
-        return tokens[0]
+        return _token_of(tokens[0])
     value = (os.environ if env is None else env).get(TOKEN_ENV, "").strip()
     return value or None
 
@@ -307,8 +352,10 @@ __all__ = [
     "accepted_tokens",
     "auth_interceptors",
     "channel_credentials",
+    "named_tokens",
     "read_token",
     "redact_sensitive",
+    "requester_name",
     "server_credentials",
     "token_matches",
 ]

@@ -26,19 +26,25 @@ from grpc_reflection.v1alpha import reflection
 
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
+from api.fleetplan.v1 import plan_store_pb2 as store_api
+from api.fleetplan.v1 import plan_store_pb2_grpc as store_rpc
 from pricebook import load_default, load_dir
 from pricebook.schema import Pricebook
 from service.interceptors import RequestLoggingInterceptor
 from service.limits import LimitsInterceptor
+from service.plan_store import PlanStoreServicer
 from service.security import auth_interceptors, server_credentials
 from service.servicers import FleetPlannerServicer, ServiceState
 from service.settings import ServerSettings
 from service.shutdown import graceful_stop
+from store import describe, open_store
 
 log = structlog.get_logger("fleetplan.server")
 
 SERVICE_NAME = api.DESCRIPTOR.services_by_name["FleetPlanner"].full_name
 """``fleetplan.v1.FleetPlanner``."""
+PLAN_STORE_SERVICE_NAME = store_api.DESCRIPTOR.services_by_name["PlanStore"].full_name
+"""``fleetplan.v1.PlanStore``."""
 
 
 def load_pricebook(settings: ServerSettings) -> Pricebook:
@@ -58,10 +64,12 @@ class BuiltServer:
         )
         await self.health.set("", status)
         await self.health.set(SERVICE_NAME, status)
+        await self.health.set(PLAN_STORE_SERVICE_NAME, status)
 
     async def stop(self, grace_s: float) -> None:
         """NOT_SERVING, stop accepting, wrap up solves near the end of ``grace_s`` (service.shutdown)."""
         await graceful_stop(self.server, self.set_serving, self.servicer.gate, grace_s)
+        self.servicer.archive.close()
 
 
 async def build_server(settings: ServerSettings, book: Pricebook) -> BuiltServer:
@@ -78,12 +86,20 @@ async def build_server(settings: ServerSettings, book: Pricebook) -> BuiltServer
         options=options,
         maximum_concurrent_rpcs=settings.max_concurrent_rpcs,
     )
-    servicer = FleetPlannerServicer(ServiceState(book=book, settings=settings))
+    store = open_store(settings.store, read_only=settings.store_read_only)
+    servicer = FleetPlannerServicer(ServiceState(book=book, settings=settings, store=store))
     rpc.add_FleetPlannerServicer_to_server(servicer, server)
+    plan_store = PlanStoreServicer(servicer.archive, servicer.EvaluateFleet)
+    store_rpc.add_PlanStoreServicer_to_server(plan_store, server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
-        (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
+        (
+            SERVICE_NAME,
+            PLAN_STORE_SERVICE_NAME,
+            health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+            reflection.SERVICE_NAME,
+        ),
         server,
     )
     credentials = server_credentials(settings)
@@ -109,6 +125,7 @@ async def build_server(settings: ServerSettings, book: Pricebook) -> BuiltServer
         pricebook_hash=book.content_hash,
         tls=credentials is not None,
         solve_slots=settings.solve_slots,
+        store=describe(store),
     )
     return built
 

@@ -31,15 +31,18 @@ from service.convert.evaluate import evaluate_request_from_proto, evaluation_to_
 from service.convert.paths import PathMap, domain_violations_to_proto, path_map
 from service.convert.performance import performance_cases_from_proto, performance_results_to_proto
 from service.convert.plan import plan_to_proto
+from service.convert.plan_store import planning_part
 from service.convert.provenance import plan_provenance, provenance_to_proto
 from service.convert.scenario import scenario_request
 from service.convert.sweep import frontier_to_proto, sweep_point_to_proto, sweep_request_from_proto
 from service.errors import grpc_errors
 from service.limits import SolveGate, require_plan_within_deadline, solve_budget_s
+from service.plan_archive import PlanArchive
 from service.plan_cache import PlanCache, request_key
 from service.settings import ServerSettings
 from solver import planner
 from solver.errors import InvalidRequest
+from store.records import PlanRepository
 
 log = structlog.get_logger("fleetplan.service")
 _T = TypeVar("_T")
@@ -60,6 +63,8 @@ SERVER_VERSION = _package_version()
 class ServiceState:
     book: Pricebook
     settings: ServerSettings
+    store: PlanRepository | None = None
+    """Saved plans (None = no store: saving and the PlanStore RPCs answer FAILED_PRECONDITION)."""
 
 
 def _time_budget_s(context: grpc.aio.ServicerContext, settings: ServerSettings) -> float:
@@ -94,10 +99,15 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         )
         self._model_version = domain_calls.performance_model_version()
         self._plan_cache: PlanCache[planner.PlanResult] = PlanCache(state.settings.plan_cache_entries)
+        self._archive = PlanArchive(state.store, state.settings)
 
     @property
     def gate(self) -> SolveGate:
         return self._gate
+
+    @property
+    def archive(self) -> PlanArchive:
+        return self._archive
 
     def _versions(self) -> dict[str, str]:
         return {"performance_model_version": self._model_version, "server_version": SERVER_VERSION}
@@ -107,6 +117,9 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         self, request: api.PlanFleetRequest, context: grpc.aio.ServicerContext
     ) -> api.PlanFleetResponse:
         book = self._state.book
+        earlier = await self._archive.earlier_answer(request, context)
+        if earlier is not None:  # a retried save: the answer saved the first time
+            return earlier
         resolved = scenario_request(request, book)
 
         async def solve() -> planner.PlanResult:
@@ -117,7 +130,7 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
                 )
 
         result, reused = await self._plan_cache.get_or_compute(
-            request_key(request, book.content_hash), solve, reusable=lambda r: r.complete
+            request_key(planning_part(request), book.content_hash), solve, reusable=lambda r: r.complete
         )
         _record_solver({**domain_calls.log_stats(result.solution), "reused": reused})
         require_plan_within_deadline(
@@ -128,7 +141,12 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         )
         provenance = plan_provenance(result, **self._versions())
         provenance.reused_identical_request = reused
-        return api.PlanFleetResponse(plan=plan_to_proto(result, book), provenance=provenance)
+        response = api.PlanFleetResponse(plan=plan_to_proto(result, book), provenance=provenance)
+        if request.save:
+            return await self._archive.save(
+                request, response, context, calibration_date=domain_calls.calibration_fit_date()
+            )
+        return response
 
     @grpc_errors
     async def EvaluateFleet(

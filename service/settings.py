@@ -58,5 +58,10 @@ class ServerSettings(BaseSettings):
     token: SecretStr | None = None
     """A single accepted bearer token (prefer token_file). Environment only (FLEETPLAN_TOKEN): a
     secret on the command line would show in the process list."""
+    store: str | None = None
+    """Plan store: a database URL (sqlite:///plans.db, postgresql://user@host/db), a file path, or
+    'none'; unset = SQLite in the user's data directory ($XDG_DATA_HOME/fleetplan/plans.db)."""
+    store_read_only: bool = False
+    """Open the plan store read-only: saved plans can be read, compared and repriced, not saved."""
     log_json: bool | None = None
     """JSON log lines; None = JSON unless stderr is a terminal."""

@@ -65,6 +65,45 @@ class AcquisitionMode(StrEnum):
     ON_DEMAND = "on_demand"
 
 
+class Isolation(StrEnum):
+    """Whether an inference workload may share replicas with others running the same model."""
+
+    SHARED = "shared"
+    """Pooled: workloads on the same model share replicas of a deployment (the default)."""
+    DEDICATED = "dedicated"
+    """Its own replicas only (e.g. a customer who requires its own hardware)."""
+
+
+class CapacityQuantile(StrEnum):
+    """Which quantile of the performance model's calibrated band capacities are sized at."""
+
+    P50 = "p50"
+    """The estimate itself (the band's median)."""
+    P80 = "p80"
+    """Capacity the real replica reaches with 80 % probability."""
+    P95 = "p95"
+    """The band's low end: capacity reached with 95 % probability."""
+
+
+INTERACTIVE_TARGET_UTILIZATION = 0.85
+"""Default target utilization of interactive work: replicas sized to run at 85 % of their capacity
+at the SLA, not at 99-100 % with TPOT 39.99 ms against a 40 ms target."""
+BATCH_TARGET_UTILIZATION = 1.0
+"""Default target utilization of batch work: it queues, so replicas may run flat out."""
+MAX_LENGTH_BUCKETS = 64
+"""Most request-length buckets one workload may give (an 8×8 input × output histogram)."""
+TP_CHOICES = (1, 2, 4, 8)
+"""Tensor-parallel degrees a deployment may use (``allowed_tp`` values)."""
+class OfferPolicy(StrEnum):
+    """How one offer is chosen per GPU and acquisition mode (``solver.pricing.costs``)."""
+
+    MOST_RELIABLE = "most_reliable"
+    """The most reliable price label available (``pricebook.schema.LABEL_RELIABILITY``: quote > list >
+    street > derived > estimate), then the cheapest offer with it."""
+    CHEAPEST = "cheapest"
+    """The cheapest offer whatever its label."""
+
+
 class TrainingMethod(StrEnum):
     FULL = "full"
     LORA = "lora"
@@ -123,6 +162,15 @@ class Sla(_Frozen):
         return self.ttft_p95_ms is None and self.tpot_p95_ms is None and self.min_per_user_tok_s is None
 
 
+class LengthBucket(_Frozen):
+    """One bucket of a workload's request-length mix: requests of about this size and their share."""
+
+    input_tokens: Annotated[int, Field(gt=0, le=2_000_000)]
+    output_tokens: Annotated[int, Field(gt=0, le=1_000_000)]
+    share: Annotated[float, Field(gt=0, le=1e9)]
+    """Relative share of the workload's requests (the mix's shares are normalised to sum to 1)."""
+
+
 class InferenceWorkload(_Frozen):
     name: WorkloadName
     model: ModelRef
@@ -149,6 +197,38 @@ class InferenceWorkload(_Frozen):
     interactive: bool = True
     redundancy: Annotated[int, Field(ge=0, le=8)] = 0
     """Extra replicas beyond what demand needs (1 = N+1)."""
+    isolation: Isolation = Isolation.SHARED
+    """SHARED pools replicas with other workloads of the same model; DEDICATED keeps its own."""
+    length_mix: Annotated[tuple[LengthBucket, ...], Field(max_length=MAX_LENGTH_BUCKETS)] = ()
+    """Request sizes as a histogram; empty = every request is ``input_tokens`` + ``output_tokens``.
+    When given, ``input_tokens``/``output_tokens`` may be left out (they become the mix's mean)."""
+    allowed_tp: tuple[Literal[1, 2, 4, 8], ...] = ()
+    """Tensor-parallel degrees the workload may run at; empty = any."""
+    max_tp: Annotated[int, Field(ge=1, le=8)] | None = None
+    """Largest tensor-parallel degree (e.g. "TP ≤ 2"); None = no limit."""
+    allow_mig: bool = True
+    """False: never on a MIG slice (e.g. "no MIG in production")."""
+    target_utilization: Annotated[float, Field(gt=0, le=1)] | None = None
+    """Share of a replica's capacity at the SLA the plan may use; None = 0.85 interactive, 1.0 batch."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _sizes_from_mix(cls, data: object) -> object:
+        """With a length mix and no single size, the single size is the mix's mean (reports)."""
+        if not isinstance(data, dict) or not data.get("length_mix"):
+            return data
+        if data.get("input_tokens") and data.get("output_tokens"):
+            return data
+        buckets = [LengthBucket.model_validate(b) if isinstance(b, dict) else b for b in data["length_mix"]]
+        if not all(isinstance(b, LengthBucket) for b in buckets):
+            return data
+        total = sum(b.share for b in buckets)
+        filled = dict(data)
+        if not filled.get("input_tokens"):
+            filled["input_tokens"] = max(1, round(sum(b.input_tokens * b.share for b in buckets) / total))
+        if not filled.get("output_tokens"):
+            filled["output_tokens"] = max(1, round(sum(b.output_tokens * b.share for b in buckets) / total))
+        return filled
 
     @model_validator(mode="after")
     def _demand(self) -> InferenceWorkload:
@@ -165,8 +245,30 @@ class InferenceWorkload(_Frozen):
         return self
 
     @property
-    def tokens_per_request(self) -> int:
-        return self.input_tokens + self.output_tokens
+    def tokens_per_request(self) -> float:
+        """Mean input + output tokens of one request (over the length mix when given)."""
+        if not self.length_mix:
+            return self.input_tokens + self.output_tokens
+        return sum((b.input_tokens + b.output_tokens) * s for b, s in self.length_shares())
+
+    def length_shares(self) -> tuple[tuple[LengthBucket, float], ...]:
+        """Each request size with its share of requests (summing to 1); one bucket without a mix."""
+        if not self.length_mix:
+            only = LengthBucket(input_tokens=self.input_tokens, output_tokens=self.output_tokens, share=1.0)
+            return ((only, 1.0),)
+        total = sum(b.share for b in self.length_mix)
+        return tuple((b, b.share / total) for b in self.length_mix)
+
+    @property
+    def utilization_target(self) -> float:
+        """``target_utilization``, or its default by serving kind."""
+        if self.target_utilization is not None:
+            return self.target_utilization
+        return INTERACTIVE_TARGET_UTILIZATION if self.interactive else BATCH_TARGET_UTILIZATION
+
+    def allows_tp(self, tp: int) -> bool:
+        """Whether the workload's restrictions let it run at tensor-parallel degree ``tp``."""
+        return (not self.allowed_tp or tp in self.allowed_tp) and (self.max_tp is None or tp <= self.max_tp)
 
     def hourly_request_rates(self) -> tuple[float, ...]:
         """Requests per second to serve in each of the 24 hours of a day.
@@ -264,8 +366,26 @@ class Constraints(_Frozen):
     owned: tuple[OwnedGpus, ...] = ()
     count_bounds: tuple[CountBound, ...] = ()
     include_vat: bool = False
+    """Add a VAT line (and supply / VAT / total) to the answer; every other amount stays ex-VAT."""
     include_host_costs: bool = True
     """False prices GPUs alone (cards going into hosts already owned), as the seeds' budget tables do."""
+    capacity_quantile: CapacityQuantile = CapacityQuantile.P50
+    """Size replicas at this quantile of the performance model's band (p50 = the estimate)."""
+    capex_budget_includes_vat: bool = False
+    """Whether ``capex_budget`` is a VAT-inclusive figure (then purchases + VAT must fit it); default:
+    the budget is ex-VAT, like every amount the planner compares."""
+    offer_policy: OfferPolicy = OfferPolicy.MOST_RELIABLE
+    include_providers: tuple[str, ...] = ()
+    """Only offers from these providers (case-insensitive); empty = every provider."""
+    exclude_providers: tuple[str, ...] = ()
+    """Never offers from these providers (case-insensitive)."""
+    include_regions: tuple[str, ...] = ()
+    """Only offers in these regions (case-insensitive; an offer without a region never matches);
+    empty = every region."""
+    exclude_regions: tuple[str, ...] = ()
+    """Never offers in these regions (case-insensitive)."""
+    pinned_offers: tuple[str, ...] = ()
+    """Offer ids to use: for a GPU and acquisition kind with a pinned offer, only pinned offers count."""
 
     @field_validator("capex_budget", "monthly_opex_cap")
     @classmethod

@@ -145,7 +145,21 @@ def resolve(request: PlanRequest, book: Pricebook) -> ResolvedRequest:
     resolved = _with_ids(request, refs)
     refs.raise_if_any()
     new_book, applied = apply_overrides(book, resolved.overrides)
+    _check_pinned_offers(resolved.constraints, new_book)
     return ResolvedRequest(resolved, new_book, tuple(applied), _allowed_ids(resolved.constraints, book))
+
+
+def _check_pinned_offers(constraints: Constraints, book: Pricebook) -> None:
+    """Pinned offers must exist in the book the plan uses (a request's added quote counts)."""
+    refs = References(book)
+    for i, offer_id in enumerate(constraints.pinned_offers):
+        try:
+            catalog.offer(book, offer_id)
+        except UnknownEntryError as exc:
+            refs.violations.append(
+                FieldViolation(f"constraints.pinned_offers[{i}]", unknown_entry_reason(exc))
+            )
+    refs.raise_if_any()
 
 
 def resolve_fleet(fleet: Fleet, book: Pricebook) -> Fleet:

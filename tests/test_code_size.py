@@ -7,7 +7,7 @@ import ast
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("api", "pricebook", "solver", "service", "clients", "tools", "bench")
+PACKAGES = ("api", "pricebook", "solver", "store", "service", "clients", "tools", "bench")
 GENERATED = REPO_ROOT / "api" / "fleetplan"
 MAX_MODULE_LINES = 900
 MAX_FUNCTION_LINES = 120

@@ -2,10 +2,10 @@
 
 ```
 api (generated stubs)    pricebook (data, loader, overrides)
-          │                   │
-          │                 solver (perf, pricing, optimizer, analysis, planner)
-          │                   │
-          └──────────────► service (proto ↔ domain, gRPC server)
+          │                   │            │
+          │                 solver        store (saved plans: SQLAlchemy + Alembic; opaque
+          │                   │            │      bytes, no protobuf; only pricebook's error types)
+          └──────────────► service (proto ↔ domain, gRPC server) ◄┘
                               │
                             clients (client, scenarios, rendering, the CLI)
 ```
@@ -27,16 +27,21 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("api", "pricebook", "solver", "service", "clients", "tools")
+PACKAGES = ("api", "pricebook", "solver", "store", "service", "clients", "tools")
 GENERATED = REPO_ROOT / "api" / "fleetplan"
 
 FORBIDDEN: dict[str, frozenset[str]] = {
-    "api": frozenset({"pricebook", "solver", "service", "clients", "bench", "tools"}),
-    "pricebook": frozenset({"api", "solver", "service", "clients", "bench", "tools", "grpc"}),
-    "solver": frozenset({"api", "service", "clients", "bench", "tools", "grpc", "grpc_status", "google.rpc"}),
+    "api": frozenset({"pricebook", "solver", "store", "service", "clients", "bench", "tools"}),
+    "pricebook": frozenset({"api", "solver", "store", "service", "clients", "bench", "tools", "grpc"}),
+    "solver": frozenset(
+        {"api", "store", "service", "clients", "bench", "tools", "grpc", "grpc_status", "google.rpc"}
+    ),
+    "store": frozenset(
+        {"api", "solver", "service", "clients", "bench", "tools", "grpc", "google.protobuf", "google.rpc"}
+    ),
     "service": frozenset({"clients", "bench", "tools"}),
     "clients": frozenset({"bench", "tools"}),
-    "tools": frozenset({"service", "clients", "api", "grpc"}),
+    "tools": frozenset({"service", "clients", "api", "grpc", "store"}),
 }
 """Top-level modules each package must not import."""
 

@@ -43,9 +43,17 @@ def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
         request.solver_options.compute_baselines = False
     if args.no_sensitivity:
         request.solver_options.compute_sensitivity = False
+    if args.save:
+        request.save = True
+        request.label = args.label or request.label
+        request.tags.extend(args.tag or ())
+        request.request_id = args.request_id or request.request_id
     with connect(args) as client, progress("planning (solve, baselines, sensitivity)", sys.stderr):
         response = client.plan_fleet(request)
-    emit(args, response, render.render_plan(response.plan, response.provenance, markdown=args.markdown), out)
+    text = render.render_plan(response.plan, response.provenance, markdown=args.markdown)
+    if response.plan_id:
+        text += f"\nsaved as plan {response.plan_id}"
+    emit(args, response, text, out)
     return plan_status_exit(response.plan)
 
 

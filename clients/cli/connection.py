@@ -41,7 +41,10 @@ def connect(args: argparse.Namespace) -> Iterator[FleetPlannerClient]:
         return
 
     configure_logging(level=logging.INFO if args.verbose else logging.WARNING)
-    settings = ServerSettings(address="127.0.0.1:0", pricebook_dir=args.pricebook, grace_period_s=1.0)
+    store = {"store": args.store} if getattr(args, "store", None) else {}  # else $FLEETPLAN_STORE / default
+    settings = ServerSettings(
+        address="127.0.0.1:0", pricebook_dir=args.pricebook, grace_period_s=1.0, **store
+    )
     server = start_in_thread(settings)
     try:
         with FleetPlannerClient(server.address, timeout_s=args.timeout_s) as client:

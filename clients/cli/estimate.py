@@ -42,6 +42,9 @@ CASE_FLAGS = (
     "method",
     "tokens",
     "seq_len",
+    "sla_ttft_p95_ms",
+    "sla_tpot_p95_ms",
+    "sla_min_per_user_tok_s",
 )
 """Flags that are batch-file fields of the same name."""
 
@@ -51,6 +54,9 @@ _FILE_NAMES = {
     "model": "model",
     "request_rate_per_s": "request_rate",
     "max_concurrency": "concurrency",
+    "sla.ttft_p95_ms": "sla_ttft_p95_ms",
+    "sla.tpot_p95_ms": "sla_tpot_p95_ms",
+    "sla.min_per_user_tok_s": "sla_min_per_user_tok_s",
 }
 
 

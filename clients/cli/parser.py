@@ -8,6 +8,13 @@ from typing import Any
 
 from clients.cli.commands import SERVE_SETTINGS, cmd_breakeven, cmd_catalog, cmd_evaluate, cmd_plan, cmd_serve
 from clients.cli.estimate import cmd_estimate
+from clients.cli.plans import (
+    cmd_plans_delete,
+    cmd_plans_diff,
+    cmd_plans_list,
+    cmd_plans_reprice,
+    cmd_plans_show,
+)
 from clients.cli.sweep import cmd_sweep
 from clients.client import DEFAULT_TIMEOUT_S
 from service.settings import ServerSettings
@@ -27,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_breakeven(sub)
     _add_catalog(sub)
     _add_sweep(sub)
+    _add_plans(sub)
     return parser
 
 
@@ -34,6 +42,10 @@ def _client_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", help="server host:port (default: start one in-process on loopback)")
     parser.add_argument("--timeout-s", type=float, default=DEFAULT_TIMEOUT_S, help="call deadline in seconds")
     parser.add_argument("--pricebook", type=Path, help="pricebook directory for the in-process server")
+    parser.add_argument(
+        "--store", help="plan store of the in-process server (URL, file or none; default: $FLEETPLAN_STORE,"
+        " else SQLite in the user's data directory)"
+    )
     parser.add_argument("--ca-file", help="CA certificate (PEM) to verify a TLS server")
     parser.add_argument("--cert-file", help="client certificate (PEM) for mutual TLS")
     parser.add_argument("--key-file", help="client private key (PEM) for mutual TLS")
@@ -53,7 +65,7 @@ def _add_serve(sub: Subparsers[argparse.ArgumentParser]) -> None:
     for name in SERVE_SETTINGS:
         field = ServerSettings.model_fields[name]
         flag = "--pricebook" if name == "pricebook_dir" else f"--{name.replace('_', '-')}"
-        kind = bool if name == "log_json" else _flag_type(field.annotation)
+        kind = bool if name == "log_json" or field.annotation is bool else _flag_type(field.annotation)
         default = "" if field.default is None or field.default_factory else f" (default {field.default})"
         options: dict[str, Any] = {"dest": name, "help": f"{field.description or name}{default}"}
         if kind is bool:
@@ -81,6 +93,12 @@ def _add_plan(sub: Subparsers[argparse.ArgumentParser]) -> None:
     plan.add_argument(
         "--no-sensitivity", action="store_true", help="skip the price and demand sensitivity (faster)"
     )
+    plan.add_argument(
+        "--save", action="store_true", help="save the plan in the server's plan store; prints its id"
+    )
+    plan.add_argument("--label", help="with --save: a label to find the plan by")
+    plan.add_argument("--tag", action="append", help="with --save: a tag (repeatable)")
+    plan.add_argument("--request-id", help="with --save: idempotency key (a retry with it saves one plan)")
     _client_options(plan)
     plan.set_defaults(func=cmd_plan)
 
@@ -134,6 +152,11 @@ def _add_estimate(sub: Subparsers[argparse.ArgumentParser]) -> None:
     estimate.add_argument("--method", help="training: full, lora or qlora")
     estimate.add_argument("--tokens", type=float, help="training tokens of one run")
     estimate.add_argument("--seq-len", type=int)
+    estimate.add_argument(
+        "--sla-ttft-p95-ms", type=float, help="also give one replica's capacity at this p95 TTFT"
+    )
+    estimate.add_argument("--sla-tpot-p95-ms", type=float, help="… at this p95 TPOT")
+    estimate.add_argument("--sla-min-per-user-tok-s", type=float, help="… at this per-user decode speed")
     _client_options(estimate)
     estimate.set_defaults(func=cmd_estimate)
 
@@ -156,6 +179,34 @@ def _add_catalog(sub: Subparsers[argparse.ArgumentParser]) -> None:
     )
     _client_options(catalog)
     catalog.set_defaults(func=cmd_catalog)
+
+
+def _add_plans(sub: Subparsers[argparse.ArgumentParser]) -> None:
+    plans = sub.add_parser("plans", help="saved plans: list, show, diff, reprice, delete")
+    commands = plans.add_subparsers(dest="plans_command", required=True)
+    listing = commands.add_parser("list", help="saved plans, newest first")
+    listing.add_argument("--label", help="only plans with this label")
+    listing.add_argument("--tag", help="only plans with this tag")
+    listing.add_argument("--since", help="only plans saved at or after this date / ISO time")
+    listing.add_argument("--until", help="only plans saved before this date / ISO time")
+    listing.add_argument("--page-size", type=int, help="plans per page (default 50, at most 200)")
+    listing.add_argument("--page-token", help="next page (as printed by the previous page)")
+    listing.set_defaults(func=cmd_plans_list)
+    one_plan = {
+        "show": ("a saved plan: its record and the full plan", cmd_plans_show),
+        "reprice": ("a saved plan's fleet against today's pricebook and model", cmd_plans_reprice),
+        "delete": ("remove a saved plan", cmd_plans_delete),
+    }
+    for name, (text, func) in one_plan.items():
+        command = commands.add_parser(name, help=text)
+        command.add_argument("plan_id")
+        command.set_defaults(func=func)
+    diff = commands.add_parser("diff", help="what changed between two saved plans")
+    diff.add_argument("base_plan_id")
+    diff.add_argument("other_plan_id")
+    diff.set_defaults(func=cmd_plans_diff)
+    for command in (listing, diff, *(commands.choices[n] for n in one_plan)):
+        _client_options(command)
 
 
 def _add_sweep(sub: Subparsers[argparse.ArgumentParser]) -> None:

@@ -150,11 +150,22 @@ def _site(s: catalog_pb2.SiteEntry, *, markdown: bool) -> list[str]:
         ["electricity KRW/kWh", s.electricity_krw_per_kwh],
         ["electricity USD/kWh", s.electricity_usd_per_kwh],
         ["PUE", s.pue],
-        ["depreciation months", s.depreciation_months],
-        ["residual value", f"{s.residual_value_fraction:.0%}"],
+        ["book depreciation months (straight line)", s.depreciation_months],
         ["support per year", f"{s.support_fraction_per_year:.0%}"],
-        ["colocation per RU-month", money(s.colocation_per_rack_unit_month)],
+        [
+            f"colocation {s.colocation_basis.replace('_', ' ')}-month",
+            money(s.colocation_price_month)
+            + (" incl. power" if s.colocation_includes_power else " excl. power"),
+        ],
+        ["idle GPU power (share of TDP)", f"{s.idle_gpu_power_fraction:.0%}"],
         ["VAT", f"{s.vat_rate:.0%}"],
+    ]
+    rows += [
+        [
+            f"market value {p.gpu_class} after {p.age_months} months",
+            f"{p.fraction:.0%} (source range {p.low:.0%}–{p.high:.0%})",
+        ]
+        for p in s.residual_points
     ]
     rows += [
         [f"FX {f.base_currency_code}→{f.quote_currency_code}", f"{f.rate:,.2f} ({f.source.as_of_date})"]

@@ -46,12 +46,30 @@ def render_estimates(r: api.EstimatePerformanceResponse, *, markdown: bool = Fal
     if train_rows:
         out.append(table(TRAINING_HEADERS, train_rows, markdown=markdown))
     out += [
+        _at_sla(res)
+        for res in r.results
+        if res.WhichOneof("outcome") == "inference" and res.inference.HasField("capacity_at_sla")
+    ]
+    out += [
         f"case {res.case_index}: {res.error.field}: {res.error.reason}"
         for res in r.results
         if res.WhichOneof("outcome") == "error"
     ]
     out.append(render_provenance(r.provenance))
     return "\n".join(out)
+
+
+def _at_sla(res: performance_pb2.PerformanceResult) -> str:
+    """One replica's capacity at the case's SLA, in words."""
+    cap = res.inference.capacity_at_sla
+    if not cap.feasible:
+        return f"case {res.case_index} at the SLA: no load meets it ({cap.reason})"
+    return (
+        f"case {res.case_index} at the SLA: one replica sustains {cap.req_s_per_replica:,.3g} req/s "
+        f"({cap.output_tok_s_per_replica:,.0f} output tok/s, {cap.total_tok_s_per_replica:,.0f} total), "
+        f"p95 TTFT {cap.ttft_p95_ms:,.0f} ms, TPOT {cap.tpot_ms:.1f} ms; binds: {cap.binding} "
+        f"({cap.bottleneck})"
+    )
 
 
 def _model(case: performance_pb2.PerformanceCase) -> str:

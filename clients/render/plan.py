@@ -58,13 +58,28 @@ def _fleet(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
         return []
     return section(
         "Fleet",
-        ["GPU", "mode", "server", "GPUs", "servers", "horizon cost"],
+        [
+            "GPU",
+            "mode",
+            "server",
+            "offer",
+            "provider",
+            "label",
+            "unit price",
+            "GPUs",
+            "servers",
+            "horizon cost",
+        ],
         [
             [
                 f.gpu_id,
                 mode_name(f.mode) + (" (owned)" if f.owned else ""),
                 f.server_id or "-",
-                f.gpu_count,
+                f.offer_id or "-",
+                f.provider or "-",
+                f.price_label or "-",
+                unit_price(f),
+                _gpu_count(f),
                 f.server_count,
                 money(f.horizon_cost),
             ]
@@ -72,6 +87,22 @@ def _fleet(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
         ],
         markdown=markdown,
     )
+
+
+def unit_price(line: plan_pb2.FleetLine) -> str:
+    """Per GPU for purchases, per GPU-hour for rentals."""
+    if line.HasField("price_per_gpu_hour"):
+        return f"{money(line.price_per_gpu_hour)}/GPU-h"
+    if line.HasField("price_per_gpu"):
+        return f"{money(line.price_per_gpu)}/GPU"
+    return "-"
+
+
+def _gpu_count(line: plan_pb2.FleetLine) -> str:
+    """GPUs, and for rentals of multi-GPU instances how many instances they are."""
+    if line.gpus_per_instance > 1:
+        return f"{line.gpu_count} ({line.gpu_count // line.gpus_per_instance} × {line.gpus_per_instance}-GPU)"
+    return str(line.gpu_count)
 
 
 def _workloads(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
@@ -187,9 +218,43 @@ def _cost(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
         ["residual value", money(c.residual_value)],
         ["horizon TCO", money(c.horizon_tco)],
     ]
-    rows += [[f"  {x.name}", money(x.horizon_amount)] for x in c.components]
+    rows = [[*row, ""] for row in rows]
+    rows += [[f"  {x.name}", money(x.horizon_amount), x.explanation] for x in c.components]
+    out = section(
+        f"Cost ({c.currency_code}, {c.horizon_months} months, ex-VAT)",
+        ["item", "amount", "how"],
+        rows,
+        markdown=markdown,
+    )
+    if c.HasField("vat"):
+        out += _vat(c.vat, markdown=markdown)
+    if c.depreciation_schedule:
+        out += section(
+            "Book depreciation (straight line; accounting only, the TCO uses market value)",
+            ["year", "months", "depreciation", "book value at year end"],
+            [
+                [y.year, y.months, money(y.depreciation), money(y.book_value_end)]
+                for y in c.depreciation_schedule
+            ],
+            markdown=markdown,
+        )
+    if c.fx_rate_note:
+        out.append(f"FX rate: {c.fx_rate_note}")
+    return out
+
+
+def _vat(vat: plan_pb2.VatLine, *, markdown: bool) -> list[str]:
     return section(
-        f"Cost ({c.currency_code}, {c.horizon_months} months)", ["item", "amount"], rows, markdown=markdown
+        f"VAT {vat.vat_rate:.0%} on every payment over the horizon",
+        ["item", "amount"],
+        [
+            ["supply (공급가액): capex + opex × months", money(vat.supply)],
+            ["VAT (부가세)", money(vat.vat)],
+            ["total (합계)", money(vat.total)],
+            ["  of which VAT on capex", money(vat.capex_vat)],
+            ["horizon TCO incl. VAT", money(vat.horizon_tco_with_vat)],
+        ],
+        markdown=markdown,
     )
 
 

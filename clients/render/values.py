@@ -39,5 +39,7 @@ def render_provenance(p: common_pb2.Provenance) -> str:
     text = f"\npricebook {p.pricebook_version} (sha256 {p.pricebook_content_hash[:16]}…)"
     if p.performance_model_version:
         text += f", performance model {p.performance_model_version}"
+    if p.fx_rate_note:
+        text += f"\nFX rate: {p.fx_rate_note}"
     text += "".join(f"\noverride applied: {o}" for o in p.overrides_applied)
     return text

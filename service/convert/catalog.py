@@ -10,6 +10,7 @@ from api.fleetplan.v1 import fleet_planner_pb2 as api
 from pricebook import catalog as pb_catalog
 from pricebook.schema import (
     ApiPrice,
+    GpuClass,
     GpuSpec,
     ModelArch,
     Offer,
@@ -103,6 +104,7 @@ def _offer(o: Offer) -> catalog_pb2.OfferEntry:
         label=o.label.value,
         includes_vat=o.includes_vat,
         source=_source(o),
+        gpus_per_instance=o.gpus_per_instance,
     )
 
 
@@ -143,14 +145,31 @@ def _model(m: ModelArch) -> catalog_pb2.ModelEntry:
 
 
 def _site(site: SiteAssumptions) -> catalog_pb2.SiteEntry:
+    datacenter = next(c for c in site.residual_curves if c.gpu_class is GpuClass.DATACENTER)
     return catalog_pb2.SiteEntry(
         electricity_krw_per_kwh=site.electricity_krw_per_kwh,
         electricity_usd_per_kwh=site.electricity_usd_per_kwh,
         pue=site.pue,
         depreciation_months=site.depreciation_months,
-        residual_value_fraction=site.residual_value_fraction,
+        residual_value_fraction=datacenter.points[0].fraction,
+        residual_value_age_months=datacenter.points[0].age_months,
+        residual_points=[
+            catalog_pb2.ResidualPointEntry(
+                gpu_class=curve.gpu_class.value,
+                age_months=p.age_months,
+                fraction=p.fraction,
+                low=p.low,
+                high=p.high,
+                source=_source(curve),
+            )
+            for curve in site.residual_curves
+            for p in curve.points
+        ],
+        colocation_basis=site.colocation_basis.value,
+        colocation_includes_power=site.colocation_includes_power,
+        idle_gpu_power_fraction=site.idle_gpu_power_fraction,
         support_fraction_per_year=site.support_fraction_per_year,
-        colocation_per_rack_unit_month=money_to_proto(site.colocation_per_rack_unit_month),
+        colocation_price_month=money_to_proto(site.colocation_price_month),
         average_gpu_power_fraction=site.average_gpu_power_fraction,
         vat_rate=site.vat_rate,
         prices_include_vat=site.prices_include_vat,

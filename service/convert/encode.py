@@ -16,10 +16,13 @@ from pricebook.overrides import OfferOverride, PricebookOverrides
 from service.convert.enums import (
     BACKEND_TO_PROTO,
     ENGINE_TO_PROTO,
+    ISOLATION_TO_PROTO,
     METHOD_TO_PROTO,
     MODE_TO_PROTO,
     OFFER_KIND_TO_PROTO,
+    OFFER_POLICY_TO_PROTO,
     PRECISION_TO_PROTO,
+    QUANTILE_TO_PROTO,
 )
 from service.convert.fields import put
 from service.convert.money import money_to_proto
@@ -55,6 +58,19 @@ def _inference(w: domain.InferenceWorkload) -> scenario_pb2.Workload:
     put(fields, "daily_tokens", w.daily_tokens)
     put(fields, "peak_request_rate_per_s", w.peak_request_rate_per_s)
     put(fields, "hourly_profile", None if w.hourly_profile is None else list(w.hourly_profile))
+    fields["isolation"] = ISOLATION_TO_PROTO[w.isolation]
+    if w.length_mix:
+        fields["length_mix"] = [
+            scenario_pb2.LengthBucket(
+                input_tokens=b.input_tokens, output_tokens=b.output_tokens, share=b.share
+            )
+            for b in w.length_mix
+        ]
+    if w.allowed_tp:
+        fields["allowed_tp"] = list(w.allowed_tp)
+    put(fields, "max_tp", w.max_tp)
+    put(fields, "allow_mig", None if w.allow_mig else False)
+    put(fields, "target_utilization", w.target_utilization)
     return scenario_pb2.Workload(name=w.name, inference=scenario_pb2.InferenceWorkload(**fields))
 
 
@@ -92,6 +108,14 @@ def _constraints(c: domain.Constraints) -> scenario_pb2.Constraints:
         "count_bounds": [_count_bound(b) for b in c.count_bounds],
         "include_vat": c.include_vat,
         "include_host_costs": c.include_host_costs,
+        "capacity_quantile": QUANTILE_TO_PROTO[c.capacity_quantile],
+        "capex_budget_includes_vat": c.capex_budget_includes_vat,
+        "offer_policy": OFFER_POLICY_TO_PROTO[c.offer_policy],
+        "include_providers": c.include_providers,
+        "exclude_providers": c.exclude_providers,
+        "pinned_offer_ids": c.pinned_offers,
+        "include_regions": c.include_regions,
+        "exclude_regions": c.exclude_regions,
     }
     put(fields, "capex_budget", money_to_proto(c.capex_budget))
     put(fields, "monthly_opex_cap", money_to_proto(c.monthly_opex_cap))
@@ -119,6 +143,15 @@ def _overrides(o: PricebookOverrides) -> scenario_pb2.PricebookOverrides:
         json_format.ParseDict(o.site, out.site_assumptions)
     if o.fx_usd_krw is not None:
         out.fx_usd_krw = o.fx_usd_krw
+    for p in o.api_prices:
+        out.api_prices.append(
+            scenario_pb2.ApiPriceOverride(
+                model_id=p.model_id,
+                provider=p.provider,
+                input_per_mtok=money_to_proto(p.input_per_mtok),
+                output_per_mtok=money_to_proto(p.output_per_mtok),
+            )
+        )
     return out
 
 

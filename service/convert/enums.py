@@ -63,6 +63,12 @@ OFFER_KIND_FROM_PROTO: dict[scenario_pb2.OfferKind.ValueType, OfferKind] = by_na
     scenario_pb2.OfferKind, "OFFER_KIND", OfferKind
 )
 OFFER_KIND_TO_PROTO: dict[OfferKind, scenario_pb2.OfferKind.ValueType] = inverted(OFFER_KIND_FROM_PROTO)
+OFFER_POLICY_FROM_PROTO: dict[scenario_pb2.OfferPolicy.ValueType, domain.OfferPolicy] = by_name(
+    scenario_pb2.OfferPolicy, "OFFER_POLICY", domain.OfferPolicy
+)
+OFFER_POLICY_TO_PROTO: dict[domain.OfferPolicy, scenario_pb2.OfferPolicy.ValueType] = inverted(
+    OFFER_POLICY_FROM_PROTO
+)
 BACKEND_FROM_PROTO: dict[scenario_pb2.SolverBackend.ValueType, str] = {
     scenario_pb2.SOLVER_BACKEND_UNSPECIFIED: "auto",
     **by_name(scenario_pb2.SolverBackend, "SOLVER_BACKEND", (b for b in SOLVER_BACKENDS if b != "auto")),
@@ -70,6 +76,16 @@ BACKEND_FROM_PROTO: dict[scenario_pb2.SolverBackend.ValueType, str] = {
 BACKEND_TO_PROTO: dict[str, scenario_pb2.SolverBackend.ValueType] = inverted(BACKEND_FROM_PROTO)
 CATALOG_KIND_FROM_PROTO: dict[catalog_pb2.CatalogKind.ValueType, str] = by_name(
     catalog_pb2.CatalogKind, "CATALOG_KIND", pb_catalog.CATALOG_KINDS
+)
+ISOLATION_FROM_PROTO: dict[scenario_pb2.Isolation.ValueType, domain.Isolation] = by_name(
+    scenario_pb2.Isolation, "ISOLATION", domain.Isolation
+)
+ISOLATION_TO_PROTO: dict[domain.Isolation, scenario_pb2.Isolation.ValueType] = inverted(ISOLATION_FROM_PROTO)
+QUANTILE_FROM_PROTO: dict[scenario_pb2.CapacityQuantile.ValueType, domain.CapacityQuantile] = by_name(
+    scenario_pb2.CapacityQuantile, "CAPACITY_QUANTILE", domain.CapacityQuantile
+)
+QUANTILE_TO_PROTO: dict[domain.CapacityQuantile, scenario_pb2.CapacityQuantile.ValueType] = inverted(
+    QUANTILE_FROM_PROTO
 )
 ESTIMATE_MODE_FROM_PROTO: dict[performance_pb2.EstimateMode.ValueType, str] = {
     performance_pb2.ESTIMATE_MODE_UNSPECIFIED: "infer",

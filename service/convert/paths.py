@@ -24,6 +24,7 @@ PROTO_NAME: dict[str, str] = {
     "interactive": "serving_kind",
     "overrides": "pricebook_overrides",
     "options": "solver_options",
+    "pinned_offers": "pinned_offer_ids",
 }
 """Domain field name → proto field name, where they differ (names are unique enough to rename
 without context; everything else is spelled the same on both sides)."""

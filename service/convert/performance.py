@@ -31,6 +31,9 @@ _CASE_PROTO_NAME = {
     "model_spec": "model.spec",
     "request_rate": "request_rate_per_s",
     "model": "model.model_id",
+    "sla_ttft_p95_ms": "sla.ttft_p95_ms",
+    "sla_tpot_p95_ms": "sla.tpot_p95_ms",
+    "sla_min_per_user_tok_s": "sla.min_per_user_tok_s",
 }
 """Batch-file key → proto field name (where they differ)."""
 
@@ -90,6 +93,11 @@ def _inference_fields(
     put(out, "max_num_seqs", optional(case, "max_num_seqs"))
     put(out, "max_batched_tokens", optional(case, "max_batched_tokens"))
     put(out, "num_scheduler_steps", optional(case, "num_scheduler_steps"))
+    if case.HasField("sla"):
+        for name in ("ttft_p95_ms", "tpot_p95_ms", "min_per_user_tok_s"):
+            value = optional(case.sla, name)
+            if value is not None:
+                out[f"sla_{name}"] = col.number(value, join_path(path, "sla", name))
 
 
 def _training_fields(
@@ -250,6 +258,23 @@ def _inference_estimate(row: Mapping[str, Any]) -> performance_pb2.InferenceEsti
         reason=str(row.get("reason") or ""),
         ttft_mean_ms=_num(row, "ttft_ms"),
         ttft_median_ms=_num(row, "ttft_median_ms"),
+        capacity_at_sla=_capacity_at_sla(row),
+    )
+
+
+def _capacity_at_sla(row: Mapping[str, Any]) -> performance_pb2.CapacityAtSla | None:
+    if "sla_feasible" not in row:
+        return None
+    return performance_pb2.CapacityAtSla(
+        feasible=bool(row["sla_feasible"]),
+        reason=str(row.get("sla_reason") or ""),
+        req_s_per_replica=_num(row, "sla_req_s_per_replica"),
+        output_tok_s_per_replica=_num(row, "sla_output_tok_s_per_replica"),
+        total_tok_s_per_replica=_num(row, "sla_total_tok_s_per_replica"),
+        ttft_p95_ms=_num(row, "sla_ttft_p95_ms_at_capacity"),
+        tpot_ms=_num(row, "sla_tpot_ms_at_capacity"),
+        bottleneck=str(row.get("sla_bottleneck") or ""),
+        binding=str(row.get("sla_binding") or ""),
     )
 
 

@@ -11,7 +11,7 @@ from api.fleetplan.v1 import common_pb2, plan_pb2
 from pricebook import catalog as pb_catalog
 from pricebook.errors import UnknownEntryError
 from pricebook.schema import Pricebook
-from service.convert.enums import MODE_TO_PROTO, by_name, precision_to_proto
+from service.convert.enums import MODE_TO_PROTO, QUANTILE_TO_PROTO, by_name, precision_to_proto
 from service.convert.money import amount_to_proto, money_to_proto, set_money
 from solver import planner
 from solver.analysis.tco import UnitCost
@@ -96,6 +96,9 @@ def fleet_line_to_proto(line: planner.PlanFleetLine, book: Pricebook | None) -> 
         offer_id=line.offer_id,
         power_kw=finite(line.power_kw),
         rack_units=round(finite(line.rack_units)),
+        provider=line.provider,
+        price_label=line.price_label.value if line.price_label is not None else "",
+        gpus_per_instance=line.gpus_per_instance,
     )
     set_money(out, "price_per_gpu_hour", line.price_per_gpu_hour)
     set_money(out, "price_per_gpu", line.price_per_gpu)
@@ -104,7 +107,11 @@ def fleet_line_to_proto(line: planner.PlanFleetLine, book: Pricebook | None) -> 
 
 
 def _deployment(
-    assignment: Assignment, solution: FleetSolution, currency: str, rejected: Sequence[str] = ()
+    assignment: Assignment,
+    solution: FleetSolution,
+    currency: str,
+    rejected: Sequence[str] = (),
+    probability: float = 0.0,
 ) -> plan_pb2.WorkloadDeployment:
     peak = assignment.peak_bucket
     if not assignment.uses:  # a given fleet with no replica for this workload (EvaluateFleet)
@@ -125,6 +132,10 @@ def _deployment(
             replicas=u.replicas[peak],
             replicas_by_hour=_by_hour(solution.buckets, u.replicas),
             capacity_per_replica_req_s=finite(u.candidate.capacity_req_s),
+            pool_id=u.candidate.pool if u.pooled else "",
+            shared_replicas=finite(u.shared_load[peak]) if u.pooled else 0.0,
+            input_tokens=u.candidate.input_tokens,
+            output_tokens=u.candidate.output_tokens,
         )
         for u in assignment.uses
     ]
@@ -142,7 +153,8 @@ def _deployment(
         utilization=finite(assignment.utilization),
         demand_req_s=finite(assignment.demand_req_s[peak]),
         capacity_req_s=finite(assignment.capacity_req_s[peak]),
-        output_tok_s=finite(sum(u.replicas[peak] * u.candidate.max_output_tok_s for u in assignment.uses)),
+        output_tok_s=finite(sum(u.serving(peak) * u.candidate.max_output_tok_s for u in assignment.uses)),
+        meets_demand_probability=probability,
         bottleneck=primary.bottleneck or "",
         runner_up_note=assignment.runner_up_note,
         rejected_deployments=rejected,
@@ -205,6 +217,15 @@ def _cost(result: planner.PlanResult) -> plan_pb2.CostBreakdown | None:
     set_money(out, "opex_monthly", total.opex_monthly)
     set_money(out, "residual_value", total.residual_value)
     set_money(out, "horizon_tco", total.horizon_total)
+    for year in result.depreciation:
+        row = out.depreciation_schedule.add(year=year.year, months=year.months)
+        set_money(row, "depreciation", year.depreciation)
+        set_money(row, "book_value_end", year.book_value_end)
+    if result.vat is not None:
+        out.vat.vat_rate = result.vat.rate
+        for name in ("supply", "vat", "total", "capex_vat"):
+            set_money(out.vat, name, getattr(result.vat, name))
+        set_money(out.vat, "horizon_tco_with_vat", result.vat.horizon_total_with_vat)
     return out
 
 
@@ -308,12 +329,15 @@ def plan_to_proto(result: planner.PlanResult, book: Pricebook | None = None) -> 
     sensitivity, diagnosis, statistics, uncertainty, warnings, cap usage."""
     solution = result.solution
     rejected = dict(result.rejected)
+    meets = dict(result.meets_demand)
     plan = plan_pb2.Plan(
         status=status_to_proto(result.status),
         summary=result.summary,
         fleet=[fleet_line_to_proto(line, book) for line in result.fleet],
         deployments=[
-            _deployment(a, solution, result.currency, rejected.get(a.workload, ()))
+            _deployment(
+                a, solution, result.currency, rejected.get(a.workload, ()), meets.get(a.workload, 0.0)
+            )
             for a in solution.assignments
         ],
         training=_training(result, rejected),
@@ -337,4 +361,31 @@ def plan_to_proto(result: planner.PlanResult, book: Pricebook | None = None) -> 
         plan.baseline_saving.CopyFrom(_baseline_saving(result.baseline_saving))
     if solution.diagnosis is not None:
         plan.diagnosis.CopyFrom(_diagnosis(solution.diagnosis))
+    _pools_and_risk(plan, result)
     return plan
+
+
+def _pools_and_risk(plan: plan_pb2.Plan, result: planner.PlanResult) -> None:
+    """Shared pools, the capacity quantile and the TCO at it and at p50 (issue 20)."""
+    solution = result.solution
+    for pool in solution.pools:
+        d = pool.deployment
+        plan.pools.append(
+            plan_pb2.ReplicaPool(
+                pool_id=pool.id,
+                gpu_id=d.gpu,
+                tp=d.tp,
+                mig_slice=d.mig_slice,
+                precision=precision_to_proto(d.precision),
+                replicas=max(pool.replicas, default=0),
+                replicas_by_hour=_by_hour(solution.buckets, pool.replicas),
+                spares=pool.spares,
+                workload_names=list(pool.members),
+            )
+        )
+    if result.tco_at_quantile is None:
+        return
+    plan.capacity_quantile = QUANTILE_TO_PROTO[result.capacity_quantile]
+    plan.horizon_tco_at_quantile.CopyFrom(amount_to_proto(result.tco_at_quantile, result.currency))
+    if result.tco_at_p50 is not None:
+        plan.horizon_tco_at_p50.CopyFrom(amount_to_proto(result.tco_at_p50, result.currency))

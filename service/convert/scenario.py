@@ -20,10 +20,13 @@ from pricebook.schema import Pricebook
 from service.convert.enums import (
     BACKEND_FROM_PROTO,
     ENGINE_FROM_PROTO,
+    ISOLATION_FROM_PROTO,
     METHOD_FROM_PROTO,
     MODE_FROM_PROTO,
     OFFER_KIND_FROM_PROTO,
+    OFFER_POLICY_FROM_PROTO,
     PRECISION_FROM_PROTO,
+    QUANTILE_FROM_PROTO,
 )
 from service.convert.fields import optional, put
 from service.convert.money import money_to_dict
@@ -125,7 +128,34 @@ def _inference(msg: scenario_pb2.InferenceWorkload, col: Collector, path: str) -
     if msg.HasField("sla"):
         out["sla"] = _sla(msg.sla, col, join_path(path, "sla"))
     _serving_kind(msg, col, path, out)
+    _sharing_and_restrictions(msg, col, path, out)
     return out
+
+
+def _sharing_and_restrictions(
+    msg: scenario_pb2.InferenceWorkload, col: Collector, path: str, out: dict[str, Any]
+) -> None:
+    """Pooling, the length mix, deployment restrictions and headroom (issue 20 fields)."""
+    put(out, "isolation", col.enum(ISOLATION_FROM_PROTO, msg.isolation, join_path(path, "isolation")))
+    if msg.length_mix:
+        out["length_mix"] = tuple(
+            {
+                "input_tokens": b.input_tokens,
+                "output_tokens": b.output_tokens,
+                "share": col.number(b.share, join_path(path, "length_mix", i, "share")),
+            }
+            for i, b in enumerate(msg.length_mix)
+        )
+    if msg.allowed_tp:
+        out["allowed_tp"] = tuple(msg.allowed_tp)
+    put(out, "max_tp", optional(msg, "max_tp"))
+    put(out, "allow_mig", optional(msg, "allow_mig"))
+    target = optional(msg, "target_utilization")
+    put(
+        out,
+        "target_utilization",
+        None if target is None else col.number(target, join_path(path, "target_utilization")),
+    )
 
 
 def _training(msg: scenario_pb2.TrainingWorkload, col: Collector, path: str) -> dict[str, Any]:
@@ -178,6 +208,20 @@ def _constraints(msg: scenario_pb2.Constraints, col: Collector, path: str) -> di
     out["owned"] = tuple({"gpu": o.gpu_id, "count": o.count} for o in msg.owned_gpus)
     out["count_bounds"] = tuple(_count_bound(b) for b in msg.count_bounds)
     put(out, "include_host_costs", optional(msg, "include_host_costs"))
+    quantile = msg.capacity_quantile
+    put(
+        out,
+        "capacity_quantile",
+        col.enum(QUANTILE_FROM_PROTO, quantile, join_path(path, "capacity_quantile")),
+    )
+    out["capex_budget_includes_vat"] = msg.capex_budget_includes_vat
+    policy = col.enum(OFFER_POLICY_FROM_PROTO, msg.offer_policy, join_path(path, "offer_policy"))
+    put(out, "offer_policy", policy)
+    out["include_providers"] = tuple(msg.include_providers)
+    out["exclude_providers"] = tuple(msg.exclude_providers)
+    out["pinned_offers"] = tuple(msg.pinned_offer_ids)
+    out["include_regions"] = tuple(msg.include_regions)
+    out["exclude_regions"] = tuple(msg.exclude_regions)
     return out
 
 
@@ -199,7 +243,17 @@ def _overrides(msg: scenario_pb2.PricebookOverrides, col: Collector, path: str) 
     if msg.HasField("site_assumptions"):
         out["site"] = json_format.MessageToDict(msg.site_assumptions)
     put(out, "fx_usd_krw", optional(msg, "fx_usd_krw"))
+    out["api_prices"] = tuple(_api_price(p) for p in msg.api_prices)
     return out
+
+
+def _api_price(msg: scenario_pb2.ApiPriceOverride) -> dict[str, Any]:
+    price: dict[str, Any] = {"model_id": msg.model_id}
+    put(price, "provider", msg.provider or None)
+    for name in ("input_per_mtok", "output_per_mtok"):
+        if msg.HasField(name):
+            price[name] = money_to_dict(getattr(msg, name))
+    return price
 
 
 def _options(msg: scenario_pb2.SolverOptions, col: Collector, path: str) -> dict[str, Any]:

@@ -1,19 +1,27 @@
 """Break-even answers: buy vs rent per GPU type, self-host vs a per-token API per workload.
 
-Buy vs rent (per GPU, one full server's worth of a BUY option, request currency)::
+Buy vs rent — one definition of owning cost (``OwningCost``), used by the break-even
+utilisation, the payback months, the verdict and the self-host vs API comparison. Per GPU of a BUY
+option, at the plan's packing (k = GPUs per server the plan fills; a full server without a plan),
+horizon H months, market value v(m) (the GPU class's residual curve)::
 
-    owned_fixed_monthly = [(capex_gpu·g + capex_host)·(1 − residual) / horizon
-                           + fixed_gpu·g + fixed_server] / g            (g = GPUs per server)
-    owned cost at utilization u, per month = owned_fixed_monthly + power_per_busy_hour · 730 · u
-    on-demand at u, per month              = price_per_hour · 730 · u
-    reserved, per month                    = reserved_per_hour · 730      (paid busy or idle)
+    purchase P         = capex per GPU + host capex / k
+    running R (/month) = support + colocation + idle power (per GPU) + host colocation, power and
+                         support / k
+    fixed F (/month)   = P · (1 − v(H)) / H + R
+    busy p (/GPU-hour) = power above idle while busy
+    owning at utilisation u, per month   = F + p · 730 · u
+    on-demand at u, per month            = price_per_hour · 730 · u
+    reserved, per month                  = reserved_per_hour · 730      (paid busy or idle)
 
-    break-even vs on-demand:  u* = owned_fixed_monthly / (730 · (price_per_hour − power_per_busy_hour))
-    break-even vs reserved:   u* = (reserved_per_hour · 730 − owned_fixed_monthly)
-                                   / (730 · power_per_busy_hour)
+    break-even vs on-demand:  u* = F / (730 · (price_per_hour − p))
+    break-even vs reserved:   u* = (reserved_per_hour · 730 − F) / (730 · p)
                               (owning is cheaper below u*: above it the extra power outweighs the saving)
-    payback months at u:      purchase per GPU / (on-demand at u − running cost at u), where the
-                              running cost excludes the purchase (support, power, colocation)
+    payback months at u:      the months of saving against on-demand that repay the capital owning
+                              consumes over the horizon (the purchase less its market value then):
+                              P · (1 − v(H)) / ((price_per_hour − p) · 730 · u − R)
+                              At u = u* the payback is exactly H (both sides cost the same over the
+                              horizon), above u* shorter, below it longer: one verdict throughout.
 
 Self-host vs API (per inference workload)::
 
@@ -35,9 +43,11 @@ from dataclasses import dataclass
 
 from pricebook.catalog import model as catalogue_model
 from pricebook.errors import UnknownEntryError
-from pricebook.schema import ApiPrice, Currency, GpuId, Money, Pricebook
+from pricebook.money import OVERRIDE_SOURCE
+from pricebook.schema import ApiPrice, Currency, GpuId, ModelArch, Money, Pricebook
 from solver.analysis.tco import daily_requests, to_money, to_unit_price
 from solver.domain import AcquisitionMode, Constraints, InferenceWorkload
+from solver.perf.models import model_from_spec
 from solver.pricing.costs import priced
 from solver.pricing.options import AcquisitionOption
 from solver.units import (
@@ -106,26 +116,51 @@ class BuyVsRent:
     verdict: str
 
 
-def _owned_per_gpu(opt: AcquisitionOption, horizon_months: int) -> tuple[float, float, float]:
-    """(fixed monthly incl. capex spread, running monthly excl. capex, purchase) per GPU of a full server."""
-    g = opt.gpus_per_server
-    purchase = opt.capex_per_gpu * g + opt.capex_per_server
-    running = opt.fixed_monthly_per_gpu * g + opt.fixed_monthly_per_server
-    fixed = purchase * (1.0 - opt.residual_fraction) / horizon_months + running
-    return fixed / g, running / g, purchase / g
+@dataclass(frozen=True, slots=True)
+class OwningCost:
+    """What owning one GPU of a BUY option costs (the module docstring's P, R, F, p, v)."""
+
+    option: AcquisitionOption
+    horizon_months: int
+    gpus_per_server: float
+    """k: GPUs per server at the plan's packing (the option's slots without a plan)."""
+    purchase: float
+    running_monthly: float
+    fixed_monthly: float
+    busy_hourly: float
+
+    def monthly_at(self, utilization: float) -> float:
+        """Owning cost per month at ``utilization`` (F + p · 730 · u)."""
+        return self.fixed_monthly + self.busy_hourly * HOURS_PER_MONTH * utilization
+
+    @property
+    def capital_consumed(self) -> float:
+        """Purchase less its market value at the end of the horizon: P · (1 − v(H))."""
+        return self.purchase * (1.0 - self.option.residual_fraction)
 
 
-def gpu_day_cost(option: AcquisitionOption, horizon_months: int) -> float:
-    """One GPU of ``option`` held and busy for a whole day (a full server's share of the host):
-    the ``C / gpus per replica`` of the self-host vs API comparison (module docstring)."""
+def owning_cost(
+    opt: AcquisitionOption, horizon_months: int, gpus_per_server: float | None = None
+) -> OwningCost:
+    """``OwningCost`` of one GPU of ``opt`` with ``gpus_per_server`` GPUs sharing each host (None =
+    a full server)."""
+    k = gpus_per_server if gpus_per_server is not None and gpus_per_server > 0 else float(opt.gpus_per_server)
+    purchase = opt.capex_per_gpu + opt.capex_per_server / k
+    running = opt.fixed_monthly_per_gpu + opt.fixed_monthly_per_server / k
+    fixed = purchase * (1.0 - opt.residual_fraction) / horizon_months + running  # P · (1 − v(H)) / H + R
+    return OwningCost(opt, horizon_months, k, purchase, running, fixed, opt.busy_hourly_per_gpu)
+
+
+def gpu_day_cost(
+    option: AcquisitionOption, horizon_months: int, gpus_per_server: float | None = None
+) -> float:
+    """One GPU of ``option`` held and busy for a whole day (``OwningCost`` at full utilisation; on
+    demand: 24 rented hours): the ``C / gpus per replica`` of the self-host vs API comparison."""
     if option.mode is AcquisitionMode.ON_DEMAND:
         return option.busy_hourly_per_gpu * HOURS_PER_DAY
-    per_server = option.gpus_per_server
-    capex = option.capex_per_gpu_with_host * (1 - option.residual_fraction)
-    monthly = (
-        capex / horizon_months + option.fixed_monthly_per_gpu + option.fixed_monthly_per_server / per_server
-    )
-    return monthly / DAYS_PER_MONTH + option.busy_hourly_per_gpu * HOURS_PER_DAY
+    if option.mode is AcquisitionMode.RESERVED:
+        return option.fixed_monthly_per_gpu / DAYS_PER_MONTH
+    return owning_cost(option, horizon_months, gpus_per_server).monthly_at(1.0) / DAYS_PER_MONTH
 
 
 def buy_vs_rent(
@@ -135,8 +170,12 @@ def buy_vs_rent(
     horizon_months: int,
     currency: Currency,
     plan_utilization: float | None,
+    plan_packing: tuple[str, float] | None = None,
 ) -> BuyVsRent:
-    """Buy vs on-demand and reserved for one GPU type (cheapest option of each mode)."""
+    """Buy vs on-demand and reserved for one GPU type (cheapest option of each rental mode).
+
+    ``plan_packing`` = (BUY option id, GPUs per server) the plan uses for this GPU: owning is then
+    priced on that option at that packing; otherwise on the cheapest BUY option, full servers."""
     mine = [o for o in options if o.gpu == gpu and not o.owned]
     buys = [o for o in mine if o.mode is AcquisitionMode.BUY]
     on_demand = min(
@@ -162,22 +201,21 @@ def buy_vs_rent(
             plan_utilization=plan_utilization, payback_months=None,
             verdict=f"{gpu}: no purchase offer in the pricebook, so no buy-vs-rent comparison",
         )  # fmt: skip
-    buy = min(buys, key=lambda o: (_owned_per_gpu(o, horizon_months)[0], o.id))
-    fixed, running, purchase = _owned_per_gpu(buy, horizon_months)
-    power = buy.busy_hourly_per_gpu
+    owning = _owning_of(buys, horizon_months, plan_packing)
+    fixed, power = owning.fixed_monthly, owning.busy_hourly
     u_od = _tie_on_demand(fixed, power, od_hourly)
     u_res = _tie_reserved(fixed, power, res_hourly)
     payback = None
     if plan_utilization is not None and od_hourly is not None:
-        payback = payback_months(purchase, running, power, od_hourly, plan_utilization)
+        payback = payback_months(owning, od_hourly, plan_utilization)
     return BuyVsRent(
         gpu=gpu,
         currency=currency,
-        buy_option_id=buy.id,
+        buy_option_id=owning.option.id,
         owned_fixed_monthly_per_gpu=fixed,
         owned_cost_per_gpu_hour=to_unit_price(fixed / HOURS_PER_MONTH, currency),
         power_per_busy_gpu_hour=power,
-        purchase_per_gpu=purchase,
+        purchase_per_gpu=owning.purchase,
         on_demand_price_per_gpu_hour=od_money,
         reserved_price_per_gpu_hour=res_money,
         break_even_utilization_on_demand=u_od,
@@ -192,8 +230,27 @@ def buy_vs_rent(
             has_od=od_hourly is not None,
             horizon_months=horizon_months,
         )
-        + _reserved_verdict(fixed, power, res_hourly, u_res),
+        + _reserved_verdict(fixed, power, res_hourly, u_res)
+        + _packing_note(owning, planned=plan_packing is not None),
     )
+
+
+def _owning_of(
+    buys: Sequence[AcquisitionOption], horizon_months: int, plan_packing: tuple[str, float] | None
+) -> OwningCost:
+    if plan_packing is not None:
+        planned = next((o for o in buys if o.id == plan_packing[0]), None)
+        if planned is not None:
+            return owning_cost(planned, horizon_months, plan_packing[1])
+    return min((owning_cost(o, horizon_months) for o in buys), key=lambda c: (c.fixed_monthly, c.option.id))
+
+
+def _packing_note(owning: OwningCost, *, planned: bool) -> str:
+    """Where the owning cost's host share comes from, when it is not the plan's own packing."""
+    if planned or owning.option.server_id is None:
+        return ""
+    k = owning.gpus_per_server
+    return f" (owning priced on full {k:g}-GPU {owning.option.server_id} servers: the plan buys none)"
 
 
 def _tie_on_demand(fixed_monthly: float, power_hourly: float, od_hourly: float | None) -> float | None:
@@ -215,14 +272,14 @@ def _tie_reserved(fixed_monthly: float, power_hourly: float, reserved_hourly: fl
     return u if u <= 1.0 else None
 
 
-def payback_months(
-    purchase_per_gpu: float, running_monthly: float, power_hourly: float, od_hourly: float, utilization: float
-) -> float | None:
-    """Months until not renting on demand repays the purchase; None if owning never catches up."""
-    monthly_saving = (od_hourly - power_hourly) * HOURS_PER_MONTH * utilization - running_monthly
+def payback_months(owning: OwningCost, od_hourly: float, utilization: float) -> float | None:
+    """Months of not renting on demand at ``utilization`` that repay the capital owning consumes over
+    the horizon (purchase less its market value at the end: module docstring); None if owning never
+    saves anything per month."""
+    monthly_saving = (od_hourly - owning.busy_hourly) * HOURS_PER_MONTH * utilization - owning.running_monthly
     if monthly_saving <= 0:
         return None
-    return purchase_per_gpu / monthly_saving
+    return owning.capital_consumed / monthly_saving
 
 
 def _reserved_verdict(
@@ -302,25 +359,47 @@ def blended_api_price_per_token(
     return blended / TOKENS_PER_MILLION
 
 
+SAME_CLASS_SIZE_RATIO = 2.0
+"""Another model's API price stands in only for a model of the same class: both dense or both MoE,
+total and active parameters each within this factor."""
+
+
+def same_class(a: ModelArch, b: ModelArch) -> bool:
+    """Whether ``b``'s API price may stand in for ``a`` (``SAME_CLASS_SIZE_RATIO``, same kind)."""
+
+    def within(x: float, y: float) -> bool:
+        return max(x, y) / min(x, y) <= SAME_CLASS_SIZE_RATIO
+
+    return (
+        a.kind == b.kind
+        and a.is_moe == b.is_moe
+        and within(a.params_b, b.params_b)
+        and within(a.active_params_b, b.active_params_b)
+    )
+
+
 def api_prices_for_class(
-    book: Pricebook, model_id: str | None, params_b: float
+    book: Pricebook, model_id: str | None, arch: ModelArch | None
 ) -> tuple[list[ApiPrice], bool]:
-    """API prices for the model itself, else for the catalogue model of the same kind (decoder or
-    embedding) closest in size (log scale). Returns (prices, same_model)."""
+    """API prices for the model itself (a request's own price first: ``pricebook.overrides``), else
+    for the catalogue models of the same class (``same_class``) closest in size (total and active
+    parameters, log scale); else none. Returns (prices, same_model)."""
     if model_id is not None:
         exact = [p for p in book.api_prices if p.model == model_id]
-        if exact:
-            return exact, True
-    if params_b <= 0:
+        own = [p for p in exact if p.source.startswith(OVERRIDE_SOURCE)]
+        if own or exact:
+            return own or exact, True
+    if arch is None:
         return [], False
     by_id = {m.id: m for m in book.models}
-    own = by_id.get(model_id) if model_id is not None else None
-    kind = own.kind if own is not None else "decoder"
     sized: list[tuple[float, ApiPrice]] = []
     for price in book.api_prices:
-        arch = by_id.get(price.model)
-        if arch is not None and arch.kind == kind:
-            sized.append((abs(math.log(arch.params_b / params_b)), price))
+        other = by_id.get(price.model)
+        if other is not None and same_class(arch, other):
+            distance = abs(math.log(other.params_b / arch.params_b)) + abs(
+                math.log(other.active_params_b / arch.active_params_b)
+            )
+            sized.append((distance, price))
     if not sized:
         return [], False
     closest = min(d for d, _ in sized)
@@ -338,7 +417,7 @@ def api_break_even(
     workload: InferenceWorkload,
     *,
     model_id: str | None,
-    params_b: float,
+    arch: ModelArch | None,
     self_hosted_per_token: float | None,
     replica_day_cost: float | None,
     replica_day_tokens: float | None,
@@ -347,7 +426,7 @@ def api_break_even(
 ) -> ApiBreakEven:
     """Self-hosting vs the cheapest API for the workload's model (class)."""
     currency = constraints.currency
-    prices, same = api_prices_for_class(book, model_id, params_b)
+    prices, same = api_prices_for_class(book, model_id, arch)
     volume = daily_tokens(workload)
     if not prices:
         return ApiBreakEven(
@@ -356,7 +435,9 @@ def api_break_even(
             self_hosted_per_million_tokens=_per_m(self_hosted_per_token, currency),
             api_per_million_tokens=None, break_even_daily_tokens=None, workload_daily_tokens=volume,
             self_hosting_cheaper=None, monthly_difference=None,
-            verdict=f"{workload.name}: no API price in the pricebook for this model class",
+            verdict=f"{workload.name}: no comparable API price (no API serves this model or one of its "
+            f"class: {'MoE' if arch is not None and arch.is_moe else 'dense'}, total and active parameters "
+            f"within {SAME_CLASS_SIZE_RATIO:g}×)",
         )  # fmt: skip
     price = min(prices, key=lambda p: (blended_api_price_per_token(p, workload, constraints, book), p.id))
     p = blended_api_price_per_token(price, workload, constraints, book)
@@ -367,7 +448,11 @@ def api_break_even(
     difference = None
     if self_hosted_per_token is not None:
         difference = to_money((p - self_hosted_per_token) * volume * DAYS_PER_MONTH, currency)
-    class_note = "" if same else f" (closest priced model class: {price.model})"
+    class_note = (
+        ""
+        if same
+        else f" (no API price for this model: compared with {price.model}, the closest of its class)"
+    )
     has_deployment = replica_day_cost is not None and replica_day_tokens is not None
     verdict = _api_verdict(
         workload.name,
@@ -444,14 +529,14 @@ def _api_verdict(
     return "; ".join(parts)
 
 
-def resolve_params(book: Pricebook, workload: InferenceWorkload) -> tuple[str | None, float]:
-    """(catalogue model id or None, total parameters in billions) of a workload's model."""
+def resolve_params(book: Pricebook, workload: InferenceWorkload) -> tuple[str | None, ModelArch | None]:
+    """(catalogue model id or None, architecture or None) of a workload's model."""
     ref = workload.model
     if ref.spec is not None:
-        return None, ref.spec.params_b
+        return None, model_from_spec(ref.spec)
     assert ref.model_id is not None  # ModelRef guarantees exactly one
     try:
         arch = catalogue_model(book, ref.model_id)
     except UnknownEntryError:
-        return ref.model_id, 0.0
-    return arch.id, arch.params_b
+        return ref.model_id, None
+    return arch.id, arch

@@ -32,7 +32,13 @@ from typing import Any
 from pricebook.schema import Currency, GpuId, Money
 from solver.domain import AcquisitionMode, InferenceWorkload, TrainingWorkload
 from solver.pricing.options import AcquisitionOption
-from solver.units import DAYS_PER_MONTH, HOURS_PER_MONTH, SECONDS_PER_HOUR, TOKENS_PER_MILLION
+from solver.units import (
+    DAYS_PER_MONTH,
+    HOURS_PER_MONTH,
+    MONTHS_PER_YEAR,
+    SECONDS_PER_HOUR,
+    TOKENS_PER_MILLION,
+)
 
 _MINOR_UNIT = {"USD": Decimal("0.01"), "KRW": Decimal("1")}
 
@@ -140,16 +146,16 @@ def cost_lines(line: FleetLine) -> CostLines:
     server_support = (
         opt.fixed_monthly_per_server - opt.colocation_monthly_per_server - opt.host_power_monthly_per_server
     )
-    gpu_support = opt.fixed_monthly_per_gpu - opt.idle_power_monthly_per_gpu
     return CostLines(
         purchase_gpus=purchase_gpus,
         purchase_hosts=purchase_hosts,
         residual_value=(purchase_gpus + purchase_hosts) * opt.residual_fraction,
-        support_monthly=gpu_support * line.gpus + server_support * line.servers,
+        support_monthly=opt.support_monthly_per_gpu * line.gpus + server_support * line.servers,
         power_monthly=opt.busy_hourly_per_gpu * line.busy_gpu_hours_per_month
         + opt.idle_power_monthly_per_gpu * line.gpus
         + opt.host_power_monthly_per_server * line.servers,
-        colocation_monthly=opt.colocation_monthly_per_server * line.servers,
+        colocation_monthly=opt.colocation_monthly_per_gpu * line.gpus
+        + opt.colocation_monthly_per_server * line.servers,
     )
 
 
@@ -276,6 +282,85 @@ def fleet_tco(lines: Sequence[FleetLine], horizon_months: int, currency: Currenc
         total=report(total, horizon_months, currency),
         total_float=total.horizon_total(horizon_months),
     )
+
+
+# --------------------------------------------------------------------------------------------
+# VAT and accounting depreciation: lines beside the (ex-VAT, market-value) TCO
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class VatLines:
+    """Supply / VAT / total (공급가액 / 부가세 / 합계) of what the fleet pays over the horizon.
+
+    supply = capex + opex × horizon months (every payment, ex-VAT); VAT = supply × rate, rounded
+    once; total = supply + VAT. The residual value is a later sale (the buyer pays its VAT), so the
+    TCO with VAT = the ex-VAT TCO + the VAT line. Korean B2B VAT is recoverable as input tax; the line
+    shows the cash a bid must fund, not a cost."""
+
+    rate: float
+    supply: Money
+    vat: Money
+    total: Money
+    capex_vat: Money
+    """VAT on the purchases alone (what a VAT-inclusive capex budget must also cover)."""
+    horizon_total_with_vat: Money
+
+
+def vat_lines(tco: TcoReport, rate: float) -> VatLines:
+    """The VAT line of ``tco`` at ``rate`` (0.10 = 10 %)."""
+    currency = tco.currency
+    supply = add_money((tco.capex, tco.opex_horizon), currency)
+    vat = to_money(float(supply.amount) * rate, currency)
+    return VatLines(
+        rate=rate,
+        supply=supply,
+        vat=vat,
+        total=add_money((supply, vat), currency),
+        capex_vat=to_money(float(tco.capex.amount) * rate, currency),
+        horizon_total_with_vat=add_money((tco.horizon_total, vat), currency),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class DepreciationYear:
+    """One year of straight-line book depreciation of the fleet's purchases."""
+
+    year: int
+    """1 = the first twelve months of the horizon."""
+    months: int
+    """Months of the horizon in this year (the last year may be short)."""
+    depreciation: Money
+    book_value_end: Money
+    """Purchases less the depreciation so far, at the end of this year."""
+
+
+def depreciation_schedule(
+    capex: Money, horizon_months: int, life_months: int
+) -> tuple[DepreciationYear, ...]:
+    """Book depreciation per year of the horizon: capex × months in the year ÷ ``life_months``
+    (straight line to zero), never below zero. Accounting only: the TCO uses market value."""
+    if capex.amount <= 0:
+        return ()
+    currency = capex.currency
+    rows: list[DepreciationYear] = []
+    booked = Decimal(0)
+    year = int(MONTHS_PER_YEAR)
+    for start in range(0, horizon_months, year):
+        months = min(year, horizon_months - start)
+        used = min(start + months, life_months) - min(start, life_months)
+        amount = to_money(float(capex.amount) * used / life_months, currency).amount
+        amount = min(amount, capex.amount - booked)
+        booked += amount
+        rows.append(
+            DepreciationYear(
+                year=start // year + 1,
+                months=months,
+                depreciation=Money(amount=amount, currency=currency),
+                book_value_end=Money(amount=capex.amount - booked, currency=currency),
+            )
+        )
+    return tuple(rows)
 
 
 # --------------------------------------------------------------------------------------------
@@ -460,23 +545,26 @@ def cost_components(tco: TcoReport) -> tuple[CostComponent, ...]:
         (
             CostComponentName.RESIDUAL_VALUE,
             once(negative_residual),
-            "value left at the end of the horizon: straight-line depreciation to the site's residual value",
+            "market value of the hardware at the end of the horizon: purchases × its GPU class's residual "
+            "curve at that age (e.g. 30 % after 36 months)",
         ),
         (
             CostComponentName.SUPPORT,
             monthly(tco.support_monthly),
-            "support/maintenance % per year of the purchase price",
+            "support/maintenance % per year of the purchase price ÷ 12, per month held",
         ),
         (
             CostComponentName.POWER,
             monthly(tco.power_monthly),
-            "GPU TDP × PUE × tariff × (idle draw every held hour + the rest of the average draw "
-            "per busy hour), plus host power every hour",
+            "GPU TDP × PUE × tariff × (idle fraction every held hour + the rest of the average draw "
+            "per busy hour), plus host power every hour; none for colocated hardware whose colocation "
+            "price includes power",
         ),
         (
             CostComponentName.COLOCATION,
             monthly(tco.colocation_monthly),
-            "rack units × colocation price per RU-month",
+            "colocation price per kW-month × IT power (GPU TDP + host power) per server, or per "
+            "rack unit × rack units",
         ),
         (
             CostComponentName.RESERVED_RENTAL,
@@ -489,8 +577,18 @@ def cost_components(tco: TcoReport) -> tuple[CostComponent, ...]:
             "on-demand GPU-hours used × price per GPU-hour",
         ),
     )
-    return tuple(
-        CostComponent(name, horizon, per_month, why)
-        for name, (horizon, per_month), why in rows
-        if horizon.amount != 0
-    )
+    # Colocated hardware whose colocation price includes power has no power cost of its own: the
+    # line stays, at zero, so a reader sees power was not forgotten (nor counted twice).
+    power_in_colocation = tco.power_monthly.amount == 0 and tco.colocation_monthly.amount != 0
+    components: list[CostComponent] = []
+    for name, (horizon, per_month), why in rows:
+        if name is CostComponentName.POWER and power_in_colocation:
+            components.append(CostComponent(name, horizon, per_month, POWER_IN_COLOCATION))
+        elif horizon.amount != 0:
+            components.append(CostComponent(name, horizon, per_month, why))
+    return tuple(components)
+
+
+POWER_IN_COLOCATION = (
+    "0: the colocation price includes the power drawn (colocation_includes_power), never counted twice"
+)

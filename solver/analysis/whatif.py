@@ -45,6 +45,8 @@ DEMAND_DOWN_MIN = 0.25
 TOLERANCE = 0.02
 """Bisection stops when the multiplier interval is narrower than 2 percentage points."""
 MIN_SOLVE_SECONDS = 0.2
+PROVEN = frozenset({SolveStatus.OPTIMAL, SolveStatus.INFEASIBLE})
+"""Solve outcomes that decide a probe on their own (no plan at all is a change of plan too)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -96,11 +98,11 @@ def scale_option_price(option: AcquisitionOption, factor: float) -> AcquisitionO
     if option.owned:
         return option
     if option.mode is AcquisitionMode.BUY:
-        support = option.fixed_monthly_per_gpu - option.idle_power_monthly_per_gpu
+        support = option.support_monthly_per_gpu
         return replace(
             option,
             capex_per_gpu=option.capex_per_gpu * factor,
-            fixed_monthly_per_gpu=support * factor + option.idle_power_monthly_per_gpu,
+            fixed_monthly_per_gpu=option.fixed_monthly_per_gpu + support * (factor - 1.0),
         )
     if option.mode is AcquisitionMode.RESERVED:
         return replace(option, fixed_monthly_per_gpu=option.fixed_monthly_per_gpu * factor)
@@ -311,7 +313,7 @@ def find_threshold(
         if solution.status is SolveStatus.NO_SOLUTION:
             return None  # no answer in time: unknown, not a change of plan
         mix = mix_of(solution)
-        if solution.status is not SolveStatus.OPTIMAL and not _beats(instance, solution, mix, base):
+        if solution.status not in PROVEN and not _beats(instance, solution, mix, base):
             return None  # a plan the time limit stopped proves neither "unchanged" nor a change
         return mix, solution
 

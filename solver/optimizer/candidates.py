@@ -18,11 +18,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from pricebook import catalog
 from pricebook.schema import GpuId, GpuSpec, ModelArch, Pricebook
 from solver.domain import (
     AcquisitionMode,
+    CapacityQuantile,
     Constraints,
     Fleet,
     InferenceWorkload,
@@ -49,9 +51,12 @@ from solver.optimizer.instance import (
     buckets_from_rates,
     tp_domain,
 )
-from solver.perf import Deployment, WorkloadShape, capacity_at_sla, resolve_model
+from solver.optimizer.pooling import Family, Sizing, candidate_id, families, pool_id
+from solver.perf import Capacity, Deployment, WorkloadShape, capacity_at_sla, resolve_model
+from solver.perf.mixed import pool_capacities
+from solver.perf.risk import quantile_factor
 from solver.perf.training import estimate_training, min_gpus_to_fit
-from solver.pricing.costs import acquisition_options, to_currency
+from solver.pricing.costs import acquisition_options, capex_budget_ex_vat, to_currency
 from solver.pricing.options import AcquisitionOption
 from solver.units import HOURS_PER_DAY, SECONDS_PER_HOUR
 
@@ -115,24 +120,20 @@ def _deployments(
                 if tp == next(t for t in TP_DEGREES if t > max_tp):
                     yield dep, f"TP {tp} exceeds the largest NVLink/P2P domain on offer ({max_tp} GPUs)"
                 continue
+            if not w.allows_tp(tp):
+                yield dep, f"TP {tp} is not allowed for this workload (allowed_tp / max_tp)"
+                continue
             yield dep, ""
         if gpu.mig_max_instances > 1 and model.params_b <= MIG_MAX_PARAMS_B:
             for slices in sorted({2, gpu.mig_max_instances}):
-                yield (
-                    Deployment(
-                        gpu=gpu,
-                        precision=precision,
-                        kv_precision=w.kv_precision,
-                        engine=w.engine,
-                        mig_slice=slices,
-                    ),
-                    "",
+                dep = Deployment(
+                    gpu=gpu,
+                    precision=precision,
+                    kv_precision=w.kv_precision,
+                    engine=w.engine,
+                    mig_slice=slices,
                 )
-
-
-def _candidate_id(w: str, dep: Deployment) -> str:
-    where = f"mig{dep.mig_slice}" if dep.mig_slice else f"tp{dep.tp}"
-    return f"{w}/{dep.gpu.id}/{where}/{dep.precision.value}"
+                yield dep, "" if w.allow_mig else "MIG is not allowed for this workload (allow_mig)"
 
 
 def _training_rejection(workload: str, gpu: GpuId, gpus: int, reason: str) -> CandidateRejection:
@@ -140,99 +141,203 @@ def _training_rejection(workload: str, gpu: GpuId, gpus: int, reason: str) -> Ca
     return CandidateRejection(workload, gpu, gpus, Precision.BF16, reason, training=True)
 
 
+def _rejection(w: str, dep: Deployment, reason: str) -> CandidateRejection:
+    return CandidateRejection(w, dep.gpu.id, dep.tp, dep.precision, reason, mig_slice=dep.mig_slice)
+
+
 def inference_candidates(
     w: InferenceWorkload, model: ModelArch, gpus: Iterable[GpuSpec], max_tp: dict[str, int]
 ) -> tuple[list[Candidate], list[CandidateRejection]]:
-    shape = WorkloadShape(w.input_tokens, w.output_tokens, w.prefix_cache_hit_rate)
-    found: list[Candidate] = []
+    """``w`` on its own replicas at its own SLA (no headroom, the p50 estimate), before dominance."""
+    family = Family(Sizing(f"own:{w.name}", w.sla, 1.0, CapacityQuantile.P50), (w,))
+    return family_candidates(family, model, gpus, max_tp)
+
+
+def family_candidates(
+    family: Family, model: ModelArch, gpus: Iterable[GpuSpec], max_tp: dict[str, int]
+) -> tuple[list[Candidate], list[CandidateRejection]]:
+    """Candidates of every load (request size) of the family's workloads on every deployment they
+    all may use, sized by ``solver.optimizer.pooling``: on each deployment the loads form one pool
+    whose capacities ``solver.perf.mixed.pool_capacities`` gives; in a workload's own family each
+    size of a length mix also gets replicas of its own (its single-stream capacity). Rejections
+    (why a deployment cannot serve a workload or one of its sizes alone) come from own families."""
+    own = not family.sizing.shared
+    deployments: dict[tuple[str, int, str, int], tuple[Deployment, list[InferenceWorkload]]] = {}
     rejected: list[CandidateRejection] = []
     for gpu in gpus:
-        for dep, skip in _deployments(w, model, gpu, max_tp.get(gpu.id, 1)):
-            if skip:
-                rejected.append(
-                    CandidateRejection(w.name, gpu.id, dep.tp, dep.precision, skip, mig_slice=dep.mig_slice)
-                )
+        for w in family.members:
+            for dep, skip in _deployments(w, model, gpu, max_tp.get(gpu.id, 1)):
+                if skip:
+                    if own:
+                        rejected.append(_rejection(w.name, dep, skip))
+                    continue
+                key = (gpu.id, dep.tp, dep.precision.value, dep.mig_slice)
+                deployments.setdefault(key, (dep, []))[1].append(w)
+    found: list[Candidate] = []
+    for dep, members in deployments.values():
+        loads = [(w, k, size) for w in members for k, (size, _) in enumerate(w.length_shares())]
+        shapes = tuple(
+            WorkloadShape(s.input_tokens, s.output_tokens, w.prefix_cache_hit_rate) for w, _, s in loads
+        )
+        alone = [capacity_at_sla(model, dep, shape, family.sizing.sla) for shape in shapes]
+        pooled = pool_capacities(model, dep, shapes, family.sizing.sla) if len(loads) > 1 else tuple(alone)
+        for (w, k, size), shape, single, shared in zip(loads, shapes, alone, pooled, strict=True):
+            mixed = len(w.length_mix) > 1
+            if not _serves(single):
+                if own:
+                    sized = f" ({size.input_tokens}+{size.output_tokens} tokens)" if mixed else ""
+                    rejected.append(_rejection(w.name, dep, (single.reason or "no capacity") + sized))
                 continue
-            cap = capacity_at_sla(model, dep, shape, w.sla)
-            if not cap.feasible or cap.max_request_rate_per_s <= 0:
-                rejected.append(
-                    CandidateRejection(
+            load = k if mixed else None
+            if len(loads) > 1 and _serves(shared):
+                cid = candidate_id(w.name, dep, load, family.sizing)
+                found.append(
+                    _candidate(
+                        cid,
                         w.name,
-                        gpu.id,
-                        dep.tp,
-                        dep.precision,
-                        cap.reason or "no capacity",
-                        mig_slice=dep.mig_slice,
+                        dep,
+                        shared,
+                        load=k,
+                        sizing=family.sizing,
+                        pool=(pool_id(dep, family.sizing), shapes),
+                        size=shape,
                     )
                 )
-                continue
-            found.append(
-                Candidate(
-                    id=_candidate_id(w.name, dep),
-                    workload=w.name,
-                    gpu=gpu.id,
-                    tp=dep.tp,
-                    precision=dep.precision,
-                    kv_precision=dep.effective_kv_precision,
-                    mig_slice=dep.mig_slice,
-                    capacity_req_s=cap.max_request_rate_per_s,
-                    max_output_tok_s=cap.max_output_tok_s,
-                    ttft_p95_ms=cap.ttft_p95_ms,
-                    tpot_ms=cap.tpot_ms,
-                    per_user_tok_s=cap.per_user_tok_s,
-                    concurrency=cap.concurrency,
-                    bottleneck=cap.bottleneck,
-                    band_low=cap.band_low,
-                    band_high=cap.band_high,
+            if own and (len(loads) == 1 or mixed):
+                cid = candidate_id(w.name, dep, load, family.sizing, alone=len(loads) > 1)
+                found.append(
+                    _candidate(
+                        cid,
+                        w.name,
+                        dep,
+                        single,
+                        load=k,
+                        sizing=family.sizing,
+                        pool=("", (shape,)),
+                        size=shape,
+                    )
                 )
-            )
-    kept, dominated = drop_dominated(found)
-    return kept, rejected + dominated
+    return found, rejected
+
+
+def _serves(cap: Capacity) -> bool:
+    return cap.feasible and cap.max_request_rate_per_s > 0
+
+
+def _candidate(
+    cid: str,
+    w: str,
+    dep: Deployment,
+    cap: Capacity,
+    *,
+    load: int,
+    sizing: Sizing,
+    pool: tuple[str, tuple[WorkloadShape, ...]],
+    size: WorkloadShape,
+) -> Candidate:
+    """One load on one deployment, its capacity scaled by the target utilization and quantile;
+    ``pool`` = (pool id or "" for its own replicas, the request sizes that share them)."""
+    factor = sizing.utilization * quantile_factor(cap.band_low, sizing.quantile)
+    pool_name, shapes = pool
+    return Candidate(
+        id=cid,
+        workload=w,
+        gpu=dep.gpu.id,
+        tp=dep.tp,
+        precision=dep.precision,
+        kv_precision=dep.effective_kv_precision,
+        mig_slice=dep.mig_slice,
+        capacity_req_s=cap.max_request_rate_per_s * factor,
+        max_output_tok_s=cap.max_output_tok_s * factor,
+        ttft_p95_ms=cap.ttft_p95_ms,
+        tpot_ms=cap.tpot_ms,
+        per_user_tok_s=cap.per_user_tok_s,
+        concurrency=cap.concurrency,
+        bottleneck=cap.bottleneck,
+        band_low=cap.band_low,
+        band_high=cap.band_high,
+        load=load,
+        pool=pool_name,
+        rated_req_s=cap.max_request_rate_per_s,
+        pool_shapes=tuple((s.input_tokens, s.output_tokens, s.prefix_cache_hit_rate) for s in shapes),
+        input_tokens=size.input_tokens,
+        output_tokens=size.output_tokens,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    """The candidates that share one pool's replicas (one candidate when it has no pool)."""
+
+    members: tuple[Candidate, ...]
+
+    @property
+    def family(self) -> tuple[str, str]:
+        """Units comparable for dominance: the same GPU, the same family of loads."""
+        first = self.members[0]
+        family = first.pool.rsplit("/", 3)[0] if first.pool else first.workload
+        return first.gpu, family
+
+    @property
+    def gpus(self) -> float:
+        return self.members[0].gpus_per_replica
+
+    def capacities(self) -> dict[tuple[str, int], float]:
+        return {(c.workload, c.load): c.capacity_req_s for c in self.members}
 
 
 def drop_dominated(cands: list[Candidate]) -> tuple[list[Candidate], list[CandidateRejection]]:
-    """Drop a candidate when, on the same GPU, another uses a divisor of its GPUs (or the same
-    fraction) with at least its capacity per GPU (ties: the fewer GPUs, then the id, win)."""
-    by_gpu: dict[str, list[Candidate]] = defaultdict(list)
+    """Drop a pool (a candidate without one) when, on the same GPU and for the same loads, another
+    uses a divisor of its GPUs (or the same fraction) with at least its capacity per GPU for every
+    load it serves (ties: the fewer GPUs, then the id, win): that many replicas of the other serve
+    all it serves on the same GPUs."""
+    units: dict[str, list[Candidate]] = defaultdict(list)
     for c in cands:
-        by_gpu[c.gpu].append(c)
+        units[c.pool or c.id].append(c)
+    by_family: dict[tuple[str, str], list[_Unit]] = defaultdict(list)
+    for members in units.values():
+        unit = _Unit(tuple(members))
+        by_family[unit.family].append(unit)
     kept: list[Candidate] = []
     dropped: list[CandidateRejection] = []
-    for group in by_gpu.values():
-        order = sorted(group, key=lambda c: (c.gpus_per_replica, -c.capacity_req_s, c.id))
-        for i, c in enumerate(order):
-            winner = next((a for a in order[:i] if _dominates(a, c)), None)
+    for group in by_family.values():
+        order = sorted(group, key=lambda u: (u.gpus, -sum(u.capacities().values()), u.members[0].id))
+        for i, unit in enumerate(order):
+            winner = next((a for a in order[:i] if _dominates(a, unit)), None)
             if winner is None:
-                kept.append(c)
-            else:
+                kept.extend(unit.members)
+                continue
+            for c in unit.members:
+                by = next((m.id for m in winner.members if m.load == c.load and m.workload == c.workload), "")
                 dropped.append(
                     CandidateRejection(
                         c.workload,
                         c.gpu,
                         c.tp,
                         c.precision,
-                        f"dominated by {winner.id}",
-                        dominated_by=winner.id,
+                        f"dominated by {by}",
+                        dominated_by=by,
                         mig_slice=c.mig_slice,
                     )
                 )
     return sorted(kept, key=lambda c: c.id), dropped
 
 
-def _dominates(a: Candidate, b: Candidate) -> bool:
-    ga, gb = a.gpus_per_replica, b.gpus_per_replica
+def _dominates(a: _Unit, b: _Unit) -> bool:
+    ga, gb = a.gpus, b.gpus
     if ga > gb:
         return False
     ratio = gb / ga
     if abs(ratio - round(ratio)) > 1e-9:
         return False
-    return a.capacity_req_s * round(ratio) >= b.capacity_req_s
+    have, need = a.capacities(), b.capacities()
+    return all(have.get(key, 0.0) * round(ratio) >= cap for key, cap in need.items())
 
 
 def _caps(constraints: Constraints, book: Pricebook) -> Caps:
     cur = constraints.currency
     return Caps(
-        capex_budget=to_currency(constraints.capex_budget, cur, book) if constraints.capex_budget else None,
+        capex_budget=capex_budget_ex_vat(constraints, book),
         monthly_opex_cap=to_currency(constraints.monthly_opex_cap, cur, book)
         if constraints.monthly_opex_cap
         else None,
@@ -281,6 +386,15 @@ def _fixed_fleet(fleet: Fleet, options: list[AcquisitionOption]) -> tuple[FixedG
             reason = f"the pricebook has no {what} offer for {item.gpu}{where}"
             problems.append(FieldViolation(f"fleet.items[{i}]", reason))
             continue
+        instance = max(o.rental_instance_gpus for o in options if o.id in matching)
+        if item.mode is not AcquisitionMode.BUY and not item.owned and item.count % instance:
+            offer = next(o.offer_id for o in options if o.id in matching)
+            reason = (
+                f"{item.gpu} {item.mode.value} ({offer}) rents whole {instance}-GPU instances: "
+                f"{item.count} is not a multiple of {instance}"
+            )
+            problems.append(FieldViolation(f"fleet.items[{i}].count", reason))
+            continue
         groups[matching] += item.count
     if problems:
         raise InvalidRequest(problems)
@@ -302,6 +416,7 @@ def _demands(request: PlanRequest, candidates: int) -> tuple[tuple[Bucket, ...],
             tokens_per_request=w.tokens_per_request,
             hourly_rate_req_s=tuple(w.hourly_request_rates()),
             quietest_rate_req_s=tuple(quiet) if quiet != busy else (),
+            mix=tuple(share for _, share in w.length_shares()) if w.length_mix else (),
         )
         for w, busy, quiet in zip(request.inference, busiest, quietest, strict=False)
     ]
@@ -322,12 +437,15 @@ def build_instance(request: PlanRequest, book: Pricebook, *, fleet: Fleet | None
     for o in options:
         max_tp[o.gpu] = max(max_tp[o.gpu], tp_domain(o))
     gpus = [catalog.gpu(book, g) for g in sorted(max_tp)]
-    candidates: list[Candidate] = []
+    found: list[Candidate] = []
     rejections: list[CandidateRejection] = []
-    for w in request.inference:
-        found, rejected = inference_candidates(w, resolve_model(w.model, book), gpus, max_tp)
-        candidates += found
+    for family in families(request):
+        model = resolve_model(family.members[0].model, book)
+        cands, rejected = family_candidates(family, model, gpus, max_tp)
+        found += cands
         rejections += rejected
+    candidates, dominated = drop_dominated(found)
+    rejections += dominated
     buckets, demands = _demands(request, len(candidates))
     training = tuple(training_demand(t, book, gpus) for t in request.training)
     return FleetInstance(

@@ -9,6 +9,8 @@ Why SCIP, and the measurements behind each constant: ``docs/optimizer.md``.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import threading
 import time
 from collections.abc import Mapping
@@ -118,6 +120,88 @@ class _Outcome:
 
 
 def solve_mip(
+    instance: FleetInstance,
+    *,
+    time_limit_s: float,
+    cancel: CancelToken | None = None,
+    backend: str = DEFAULT_BACKEND,
+    relative_gap: float = 1e-4,
+    relax: Relaxation = NO_RELAXATION,
+    threads: int = 1,
+    exact_reductions: bool = True,
+    lp_guided: bool = True,
+    tie_break: bool = False,
+    replica_hint: tuple[tuple[str, tuple[int, ...]], ...] = (),
+) -> MipResult:
+    """``solve_one`` (below); with shared pools (model constraint 13) in a cost-minimising solve,
+    first the plan without them (every load on replicas of its own, ``WARM_START_SHARE`` of the
+    time), kept when the full solve ends with nothing better: pooling never returns a dearer plan
+    than replicas of their own, even when the limit fires."""
+    run = functools.partial(
+        solve_one,
+        cancel=cancel,
+        backend=backend,
+        relative_gap=relative_gap,
+        relax=relax,
+        threads=threads,
+        exact_reductions=exact_reductions,
+        lp_guided=lp_guided,
+    )
+    if replica_hint or not _warm_start_applies(instance, relax):
+        return run(instance, time_limit_s=time_limit_s, tie_break=tie_break, replica_hint=replica_hint)
+    started = time.perf_counter()
+    own = dataclasses.replace(instance, candidates=tuple(c for c in instance.candidates if not c.pool))
+    large = len(own.candidates) * len(own.buckets) >= LP_GUIDED_MIN_REPLICA_VARS
+    first = run(own, time_limit_s=time_limit_s * (LARGE_WARM_START_SHARE if large else WARM_START_SHARE))
+    # Not a hint for the full model: SCIP completing that partial start took 10-20 s on the 8×8
+    # length-mix benchmark that solves in ~1 s without it (bench/pooling.py).
+    left = max(MIN_TIE_BREAK_S, time_limit_s - (time.perf_counter() - started))
+    main = run(instance, time_limit_s=left, tie_break=tie_break)
+    return _better_plan(main, first, relative_gap)
+
+
+WARM_START_SHARE = 0.6
+"""Share of the time limit the plan without shared pools may take before the full model."""
+LARGE_WARM_START_SHARE = 0.85
+"""The same for models the LP-guided search runs on: the full model with pools (2-3× the
+variables) found no plan in 6 s on the 20-workload benchmark portfolio, whose plan without them
+takes ~4 s (load 8), so that one gets the time and pooling what is left."""
+
+
+def _warm_start_applies(instance: FleetInstance, relax: Relaxation) -> bool:
+    pooled = {c.pool for c in instance.candidates if c.pool}
+    shared = any(sum(1 for c in instance.candidates if c.pool == p) > 1 for p in pooled)
+    return (
+        shared
+        and instance.fixed_fleet is None
+        and relax.minimize is None
+        and not relax.elastic_demand
+        and not relax.maximize_demand_scale
+        and not relax.fixed_replicas
+    )
+
+
+def _better_plan(main: MipResult, first: MipResult, relative_gap: float) -> MipResult:
+    """``main``, unless it has no plan or a dearer one than ``first`` (a plan of the same model with
+    every pool empty); the bound is always ``main``'s (the full model's)."""
+    if first.values is None or first.stats.objective is None:
+        return main
+    if (
+        main.values is not None
+        and main.stats.objective is not None
+        and main.stats.objective <= first.stats.objective * (1 + TIE_BREAK_TCO_TOLERANCE)
+    ):
+        return main
+    objective = first.stats.objective
+    bound = main.stats.best_bound
+    gap = abs(objective - bound) / abs(objective) if bound is not None and objective else None
+    proven = gap is not None and gap <= max(relative_gap, TIE_BREAK_TCO_TOLERANCE)
+    status = SolveStatus.OPTIMAL if proven else SolveStatus.FEASIBLE
+    stats = dataclasses.replace(main.stats, status=status, objective=objective, gap=gap)
+    return MipResult(stats=stats, values=first.values)
+
+
+def solve_one(
     instance: FleetInstance,
     *,
     time_limit_s: float,

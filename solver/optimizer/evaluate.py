@@ -11,6 +11,7 @@ in that order. ``solve`` never returns a plan with a violation.
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,8 +21,18 @@ from pricebook.schema import ModelArch, Pricebook
 from solver.domain import AcquisitionMode, PlanRequest, Sla
 from solver.optimizer.caps import Cap
 from solver.optimizer.instance import Candidate, FleetInstance, InferenceDemand, owned_host_of
-from solver.optimizer.results import Assignment, ChosenOption, FleetSolution, Violation, ViolationKind
+from solver.optimizer.pooling import families, sizing_of
+from solver.optimizer.results import (
+    Assignment,
+    ChosenOption,
+    DeploymentUse,
+    FleetSolution,
+    Violation,
+    ViolationKind,
+)
 from solver.perf import Capacity, Deployment, WorkloadShape, capacity_at_sla, resolve_model
+from solver.perf.mixed import pool_capacities
+from solver.perf.risk import quantile_factor
 from solver.pricing.options import AcquisitionOption
 from solver.units import DAYS_PER_MONTH
 
@@ -35,28 +46,43 @@ def _stated_capacity(candidate: Candidate) -> float:
     return candidate.capacity_req_s
 
 
-def _fresh_capacity(model: ModelArch, deployment: Deployment, shape: WorkloadShape, sla: Sla) -> Capacity:
-    """``solver.perf.capacity_at_sla`` computed anew: the same physics, bypassing its cache (which
-    the candidate builder fills), so the check does not read the builder's answers."""
-    return capacity_at_sla(model, deployment, shape, sla, cached=False)
+def _fresh_capacities(
+    model: ModelArch, deployment: Deployment, shapes: tuple[WorkloadShape, ...], sla: Sla
+) -> tuple[Capacity, ...]:
+    """``solver.perf`` capacities of sizes sharing a replica computed anew: the same physics,
+    bypassing the cache (which the candidate builder fills), so the check does not read the
+    builder's answers."""
+    if len(shapes) == 1:
+        return (capacity_at_sla(model, deployment, shapes[0], sla, cached=False),)
+    return pool_capacities(model, deployment, shapes, sla, cached=False)
 
 
 def perf_capacity_checker(request: PlanRequest, book: Pricebook) -> CapacityOf:
     """The evaluator's capacity source: the performance model run afresh for each deployment of
-    ``request`` (remembered by this checker only, for plans that use a deployment twice)."""
+    ``request`` (remembered by this checker only, for plans that use a deployment twice), for the
+    candidate's request size among the sizes sharing its replicas, at its family's SLA, scaled by
+    the target utilization and quantile (``solver.optimizer.pooling`` defines how a pool is sized)."""
     workloads = {w.name: w for w in request.inference}
-    known: dict[tuple[str, str, int, str, int], float] = {}
+    request_families = families(request)
+    known: dict[tuple[object, ...], tuple[Capacity, ...]] = {}
 
     def capacity_of(candidate: Candidate) -> float:
-        key = (
-            candidate.workload,
+        w = workloads[candidate.workload]
+        size, _ = w.length_shares()[candidate.load]
+        own = (size.input_tokens, size.output_tokens, w.prefix_cache_hit_rate)
+        shapes = candidate.pool_shapes or (own,)
+        if own not in shapes:
+            return 0.0
+        # One pool's sizes are sized together: computed once per pool, not once per member.
+        key: tuple[object, ...] = (
             candidate.gpu,
             candidate.tp,
             candidate.precision.value,
             candidate.mig_slice,
         )
+        key += (candidate.pool or candidate.workload, shapes)
+        sizing = sizing_of(request_families, w.name, candidate.pool)
         if key not in known:
-            w = workloads[candidate.workload]
             dep = Deployment(
                 gpu=catalog.gpu(book, candidate.gpu),
                 tp=candidate.tp,
@@ -65,10 +91,11 @@ def perf_capacity_checker(request: PlanRequest, book: Pricebook) -> CapacityOf:
                 engine=w.engine,
                 mig_slice=candidate.mig_slice,
             )
-            shape = WorkloadShape(w.input_tokens, w.output_tokens, w.prefix_cache_hit_rate)
-            cap = _fresh_capacity(resolve_model(w.model, book), dep, shape, w.sla)
-            known[key] = cap.max_request_rate_per_s if cap.feasible else 0.0
-        return known[key]
+            sizes = tuple(WorkloadShape(*s) for s in shapes)
+            known[key] = _fresh_capacities(resolve_model(w.model, book), dep, sizes, sizing.sla)
+        cap = known[key][shapes.index(own)]
+        factor = sizing.utilization * quantile_factor(cap.band_low, sizing.quantile)
+        return cap.max_request_rate_per_s * factor if cap.feasible else 0.0
 
     return capacity_of
 
@@ -96,6 +123,9 @@ def _fleet(instance: FleetInstance, solution: FleetSolution) -> _Fleet:
         for use in a.uses:
             for b in range(nb):
                 replica_gpus[use.candidate.gpu][b].extend([use.candidate.gpus_per_replica] * use.replicas[b])
+    for pool in solution.pools:
+        for b in range(nb):
+            replica_gpus[pool.deployment.gpu][b].extend([pool.deployment.gpus_per_replica] * pool.replicas[b])
     held: dict[str, int] = defaultdict(int)
     for c in solution.options:
         o = options.get(c.option_id)
@@ -112,6 +142,7 @@ def check_solution(
     fleet = _fleet(instance, solution)
     return [
         *check_demand(instance, solution, capacity),
+        *check_pools(instance, solution, capacity),
         *check_gpus_and_domains(instance, solution, fleet),
         *check_servers(instance, solution, fleet),
         *check_caps(instance, solution, fleet),
@@ -166,25 +197,75 @@ def _checked_capacity(workload: str, cand: Candidate, capacity: CapacityOf, out:
 def _demand_shortfalls(
     instance: FleetInstance, w: InferenceDemand, a: Assignment, caps: list[float]
 ) -> list[Violation]:
+    """Each request size of ``w`` served in every bucket: own replicas at their recomputed
+    capacity, pool shares at the rate the plan states they carry (``check_pools`` checks the pool
+    holds that rate at recomputed capacities)."""
     out = []
+    mixed = len(w.loads) > 1
     for b, bucket in enumerate(instance.buckets):
         # Every hour of the bucket when the hourly rates are known (clustered buckets).
         hourly = w.hourly_rate_req_s
-        lam = max(hourly[h] for h in bucket.hours) if hourly else w.rate_req_s[b]
-        if lam <= 0:
-            continue
-        total = sum(cap * use.replicas[b] for cap, use in zip(caps, a.uses, strict=True))
-        spare = max((cap for cap, use in zip(caps, a.uses, strict=True) if any(use.replicas)), default=0.0)
-        need = lam + w.redundancy * spare
-        if total < need * (1 - REL_TOL):
-            out.append(
-                Violation(
-                    ViolationKind.DEMAND,
-                    a.workload,
-                    f"bucket {b}: capacity {total:.6g} req/s < needed {need:.6g} "
-                    f"(demand {lam:.6g}, N+{w.redundancy})",
+        rate = max(hourly[h] for h in bucket.hours) if hourly else w.rate_req_s[b]
+        for k, share in enumerate(w.loads):
+            lam = rate * share
+            if lam <= 0:
+                continue
+            uses = [(cap, u) for cap, u in zip(caps, a.uses, strict=True) if u.candidate.load == k]
+            total = sum(_served(cap, u, b) for cap, u in uses)
+            spare = max((cap for cap, u in uses if any(u.replicas)), default=0.0)
+            need = lam + w.redundancy * spare
+            if total < need * (1 - REL_TOL):
+                size = f" size {k}" if mixed else ""
+                out.append(
+                    Violation(
+                        ViolationKind.DEMAND,
+                        a.workload,
+                        f"bucket {b}{size}: capacity {total:.6g} req/s < needed {need:.6g} "
+                        f"(demand {lam:.6g}, N+{w.redundancy})",
+                    )
                 )
-            )
+    return out
+
+
+def _served(capacity: float, use: DeploymentUse, b: int) -> float:
+    """Request rate a use serves in bucket ``b``: own replicas × capacity, plus its pool share
+    (replica-equivalents × the capacity the plan states)."""
+    pooled = use.shared_load[b] * use.candidate.capacity_req_s if use.shared_load else 0.0
+    return capacity * use.replicas[b] + pooled
+
+
+# 13: shared pools hold what their members carry, at recomputed capacities, and their spares
+def check_pools(instance: FleetInstance, solution: FleetSolution, capacity: CapacityOf) -> list[Violation]:
+    pools = {p.id: p for p in solution.pools}
+    load: dict[str, list[float]] = defaultdict(lambda: [0.0] * len(instance.buckets))
+    out: list[Violation] = []
+    for a in solution.assignments:
+        for use in a.uses:
+            if not use.pooled:
+                continue
+            if use.candidate.pool not in pools:
+                out.append(Violation(ViolationKind.GPUS, use.candidate.id, "pool share without a pool"))
+                continue
+            cap = capacity(use.candidate)
+            for b, share in enumerate(use.shared_load):
+                rate = share * use.candidate.capacity_req_s
+                load[use.candidate.pool][b] += rate / cap if cap > 0 else (math.inf if rate > 0 else 0.0)
+    for pool_id, per_b in load.items():
+        pool = pools.get(pool_id)
+        if pool is None:
+            continue
+        for b, used in enumerate(per_b):
+            held = pool.replicas[b]
+            need = used + (pool.spares if held > 0 else 0)
+            if need > held * (1 + REL_TOL) + 1e-6:
+                out.append(
+                    Violation(
+                        ViolationKind.GPUS,
+                        pool_id,
+                        f"bucket {b}: members need {used:.6g} replicas + {pool.spares} spare, "
+                        f"pool has {held}",
+                    )
+                )
     return out
 
 
@@ -236,6 +317,16 @@ def check_servers(instance: FleetInstance, solution: FleetSolution, fleet: _Flee
             problem = _server_problem(o, c, fleet, chosen)
             if problem:
                 out.append(Violation(ViolationKind.SERVERS, c.option_id, problem))
+        counts = c.on_demand_gpus if o.mode is AcquisitionMode.ON_DEMAND else (c.gpus,)
+        k = o.rental_instance_gpus
+        if not (o.mode is AcquisitionMode.BUY or o.owned) and any(n % k for n in counts):
+            out.append(
+                Violation(
+                    ViolationKind.SERVERS,
+                    c.option_id,
+                    f"rents {list(counts)} GPUs, not whole instances of {k}",
+                )
+            )
     return out
 
 

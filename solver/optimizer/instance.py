@@ -60,6 +60,19 @@ class Candidate:
     """What limits the replica at the SLA (None on hand-built instances)."""
     band_low: float = 1.0
     band_high: float = 1.0
+    load: int = 0
+    """Which request size of the workload's length mix this candidate serves (0 without a mix)."""
+    pool: str = ""
+    """Replica pool whose replicas this candidate shares with the pool's other candidates (other
+    workloads on the same model and deployment, other sizes of its mix); "" = its own replicas."""
+    rated_req_s: float = 0.0
+    """Capacity at the SLA before headroom and the capacity quantile (0 = ``capacity_req_s``)."""
+    input_tokens: int = 0
+    """Prompt tokens of the request size served (0 on hand-built instances)."""
+    output_tokens: int = 0
+    pool_shapes: tuple[tuple[int, int, float], ...] = ()
+    """(input, output tokens, prefix-cache hit rate) of every load sharing the candidate's
+    replicas, its own among them: what its capacity was sized for (``solver.perf.mixed``)."""
 
     @property
     def gpus_per_replica(self) -> float:
@@ -107,17 +120,25 @@ class InferenceDemand:
     """Request rate to serve in each bucket (index = ``Bucket.index``)."""
     redundancy: int = 0
     """Spare replicas: demand stays covered after losing this many of the largest replicas."""
-    tokens_per_request: int = 1
+    tokens_per_request: float = 1
     hourly_rate_req_s: tuple[float, ...] = ()
     """Request rate in each of the 24 hours (the evaluator checks every hour); empty = the
     bucket rates are exact."""
     quietest_rate_req_s: tuple[float, ...] = ()
     """The smallest hourly rate in each bucket (empty = the same as ``rate_req_s``: hours grouped
     exactly). Serving only these is a relaxation of the request: a bound, never a plan."""
+    mix: tuple[float, ...] = ()
+    """Share of the requests of each size of the length mix (``Candidate.load`` indexes it;
+    empty = one size, share 1)."""
 
     @property
     def peak_req_s(self) -> float:
         return max(self.rate_req_s)
+
+    @property
+    def loads(self) -> tuple[float, ...]:
+        """The share of each request size (``(1.0,)`` without a length mix)."""
+        return self.mix or (1.0,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,6 +253,43 @@ class FleetInstance:
             for w in self.inference
         )
         return dataclasses.replace(self, inference=inference)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaPool:
+    """Candidates sharing integer replicas of one deployment (model constraint 13)."""
+
+    id: str
+    members: tuple[Candidate, ...]
+    spares: int = 0
+    """Spare replicas the pool keeps idle: its members' largest N+R (0 for a one-member pool,
+    whose member's spares are constraint 10's)."""
+
+    @property
+    def shared(self) -> bool:
+        """More than one load shares the replicas (else the member's replicas are the pool's)."""
+        return len(self.members) > 1
+
+    @property
+    def deployment(self) -> Candidate:
+        """A member standing for the pool's GPU, TP, precision and MIG slice."""
+        return self.members[0]
+
+
+def replica_pools(
+    candidates: Sequence[Candidate], demands: Sequence[InferenceDemand]
+) -> tuple[ReplicaPool, ...]:
+    """``candidates`` grouped into pools by ``Candidate.pool`` (a candidate without one is a pool
+    of its own), in candidate order; a pool's spares are its members' largest redundancy."""
+    redundancy = {w.name: w.redundancy for w in demands}
+    grouped: dict[str, list[Candidate]] = {}
+    for c in candidates:
+        grouped.setdefault(c.pool or f"~{c.id}", []).append(c)
+    pools = []
+    for pool_id, members in grouped.items():
+        spares = max(redundancy.get(c.workload, 0) for c in members) if len(members) > 1 else 0
+        pools.append(ReplicaPool(pool_id, tuple(members), spares))
+    return tuple(pools)
 
 
 def is_rental_on_demand(option: AcquisitionOption) -> bool:

@@ -11,8 +11,22 @@ Data
   bound comes from its quietest hours, ``api.with_clustered_hours_bound``), ``h_b`` hours in b;
   ``DAYS`` = 365/12 days per month; ``H`` = horizon in months.
 - ``W``: inference workloads, ``λ_wb`` request rate in bucket b, ``R_w`` spare replicas (N+R).
-- ``C_w``: candidate deployments of w (GPU ``g(c)``, TP ``t_c``, precision, MIG slice), each with
-  ``cap_c`` = request rate one replica sustains at w's SLA (``solver.perf.capacity_at_sla``) and
+  A workload's *loads* k are its request sizes (``length_mix``; one without), ``σ_wk`` their
+  shares of its requests (Σ_k σ_wk = 1), so load (w, k) has rate σ_wk · λ_wb.
+- ``P``: replica pools (``instance.replica_pools``): candidates sharing integer replicas of one
+  deployment. A pool of one candidate is that candidate's own replicas (all plans before pooling);
+  a shared pool P holds loads of one *family* (``solver.optimizer.pooling``): the sizes of one
+  workload's mix, or every load of the ``isolation: shared`` workloads on one model, engine and
+  KV precision. ``S_P`` spares of a shared pool = its members' largest R_w.
+- ``C_w``: candidate deployments of w's loads (GPU ``g(c)``, TP ``t_c``, precision, MIG slice,
+  load ``k(c)``, pool ``P(c)``), each with ``cap_c`` = request rate one replica sustains for its
+  load: at w's SLA (``solver.perf.capacity_at_sla``) for its own replicas; in a shared pool at the
+  family's *strictest* SLA (smallest TTFT and TPOT targets, highest per-user speed) with the sizes'
+  joint sizing rule of ``solver.perf.mixed.pool_capacities`` (four linear budgets that keep any
+  mix with Σ load ÷ cap ≤ 1 within every member's targets; identical sizes and batch work keep
+  their single-stream capacity); times the target utilization (w's, or the family's lowest) and
+  the capacity-quantile factor (``solver.perf.risk``). Every load also keeps candidates of its
+  own family (own SLA, own utilization), so sharing is always optional. And
   ``a_c`` = GPUs one replica occupies (``t_c``, or ``1/m`` for a MIG slice of 1/m). Packing MIG
   instances by this fractional sum is exact for the catalogue's layouts: instances are 1/2 and
   1/m of a GPU (m = 4, 7, 8; ``solver.perf.physics.mig_share``). With m even, halves are whole
@@ -29,22 +43,28 @@ Variables
 - ``n_o ∈ Z+`` GPUs held through ``o ∈ O_held`` (all hours); ``s_o ∈ Z+`` servers (bought/owned).
 - ``d_ob ∈ Z+`` on-demand GPUs of ``o ∈ O_od`` rented in bucket b.
 - ``u_ob ≥ 0`` GPUs of ``o ∈ O_held`` busy serving in bucket b (drives busy power cost).
-- ``r_cb ∈ Z+`` replicas of candidate c in bucket b.
+- ``r_cb ∈ Z+`` replicas of candidate c in bucket b, for c alone in its pool; in a shared pool
+  ``r_cb ≥ 0`` is continuous: c's load in replica-equivalents (its served rate ÷ cap_c).
+- ``R_Pb ∈ Z+`` replicas of pool P in bucket b (= r_cb for a pool of one candidate);
+  ``y_P ∈ {0,1}`` pool P is used (only shared pools with S_P > 0).
 - ``y_c ∈ {0,1}`` candidate c is used (only for workloads with ``R_w > 0``).
 - ``z_tg ∈ {0,1}`` training workload t runs on GPU type g; ``f_to ∈ [0,1]`` share of its monthly
   GPU-hours run on option o (held options: in idle hours; on-demand: rented for the run).
 
 Constraints (numbers match ``ModelBuilder`` method comments and the evaluator's checks)
 -----------------------------------------------------------------------------------
-1. Demand, ∀w, b with λ_wb > 0:  Σ_{c∈C_w} cap_c · r_cb ≥ λ_wb   (rows divided by max_b λ_wb).
-2. GPUs, ∀g, b:  Σ_{c: g(c)=g} a_c · r_cb ≤ Σ_{o∈O_held(g)} u_ob + Σ_{o∈O_od(g)} d_ob,  u_ob ≤ n_o.
+1. Demand, ∀w, k, b with λ_wb > 0:  Σ_{c∈C_w, k(c)=k} cap_c · r_cb ≥ σ_wk · λ_wb   (rows
+   divided by max_b λ_wb).
+2. GPUs, ∀g, b:  Σ_{P: g(P)=g} a_P · R_Pb ≤ Σ_{o∈O_held(g)} u_ob + Σ_{o∈O_od(g)} d_ob,  u_ob ≤ n_o.
 3. TP domains, ∀g, b, ∀ TP degree τ > 1 used on g: integer ``k_obτ`` TP-τ groups hosted by
-   option o (only options with D_o ≥ τ):  Σ_{c: g(c)=g, t_c=τ} r_cb ≤ Σ_o k_obτ  and, ∀o,
+   option o (only options with D_o ≥ τ):  Σ_{P: g(P)=g, t_P=τ} R_Pb ≤ Σ_o k_obτ  and, ∀o,
    Σ_τ τ · k_obτ ≤ (u_ob | d_ob). With power-of-two TP degrees dividing the domains, groups laid
    out largest first in one option's GPUs never straddle a domain or server boundary, so this
    is exactly "every TP group inside one NVLink/P2P domain of one server". Candidates whose TP
    exceeds every domain of their GPU are rejected before the model.
 4. Whole servers, ∀o bought/owned: n_o ≤ k_o · s_o  (n_o = k_o · s_o for bought fixed boards).
+   Whole rental instances, ∀o rented with i_o GPUs per instance > 1: n_o = i_o · w_o (reserved),
+   d_o,b = i_o · w_o,b (on-demand), w ∈ Z+.
    Owned GPUs sit densely in owned hosts: n_o ≥ k_o · s_o − (k_o − 1). A bought option b of the
    same GPU and server model as an owned option o (b not a fixed board) shares o's free slots:
    n_b + n_o ≤ k (s_b + s_o) replaces n_b ≤ k · s_b (``instance.owned_host_of``).
@@ -57,25 +77,32 @@ Constraints (numbers match ``ModelBuilder`` method comments and the evaluator's 
    Σ_{o owned, g(o)=g} n_o ≤ own_g (capex 0: sunk; one owned option per server model, and some
    may stay unused, so owning more GPUs never raises the optimum); counts, ∀g, b:
    lo_g ≤ Σ_{O_held(g)} n_o  and  Σ_{O_held(g)} n_o + Σ_{O_od(g)} d_ob ≤ hi_g.
-10. N+R redundancy, ∀w with R_w > 0, c ∈ C_w, b with λ_wb > 0:
-    Σ_{c'∈C_w} cap_c' r_c'b ≥ λ_wb + R_w · cap_c · y_c,  r_cb ≤ M · y_c
-    (losing the R largest replicas in use still covers demand).
+10. N+R redundancy, ∀w with R_w > 0, k, c ∈ C_w alone in its pool with k(c) = k, b with λ_wb > 0:
+    Σ_{c'∈C_w, k(c')=k} cap_c' r_c'b ≥ σ_wk λ_wb + R_w · cap_c · y_c,  r_cb ≤ M · y_c
+    (losing the R largest replicas in use still covers demand; shared pools keep their own
+    spares, constraint 13).
 11. Training, ∀t: Σ_g z_tg = 1;  ∀g: Σ_{o on g} f_to = z_tg.
     Idle hours, ∀o ∈ O_held: Σ_t G_{t,g(o)} f_to ≤ DAYS · Σ_b h_b (n_o − u_ob)
     (off-peak hours of serving GPUs count). Deadline, ∀t, g without an on-demand option:
     Σ_{O_held(g)} n_o ≥ m_tg · z_tg. With one, runs either rent their m_tg GPUs on demand or run
     on held GPUs: q_tg ∈ {0,1}, Σ_{o∈O_held(g)} f_to ≤ q_tg, Σ_{O_held(g)} n_o ≥ m_tg · q_tg.
+13. Shared pools, ∀P shared, b:  Σ_{c∈P} r_cb + S_P · y_P ≤ R_Pb,  R_Pb ≤ M · y_P (when S_P > 0):
+    the pool's replicas carry every member's load at its capacity, with S_P of them to spare
+    (losing any S_P replicas leaves Σ load ≤ R − S_P). The independent evaluator checks it with
+    capacities recomputed by the performance model (``evaluate.check_pools``).
 
 Exact reductions (``ModelBuilder(reduce=True)``; ``tests/solver/optimizer/test_model.py``
 checks the optimum is unchanged on random instances)
 ------------------------------------------------------------------------------------------
-R1. Replica bounds: r_cb ≤ ⌈λ_wb / cap_c⌉ + R_w (0 when λ_wb = 0); TP-group counts k_obτ ≤ the
-    sum of their replicas' bounds. More replicas of one candidate than its demand alone needs
-    only add GPUs.
-R2. Reservations dominated by on-demand (``_reserved_dominated_by_on_demand``): n_o = 0 when an
-    on-demand option of the same GPU costs no more around the clock and holds TP groups as large.
-R3. Small chassis (``_small_server_limits``): s_A ≤ m − 1 when a bought option B with k_B = m·k_A
-    costs no more per GPU and per m A-servers (capex, residual, monthly, power, rack units).
+R1. Replica bounds: r_cb ≤ ⌈σ_wk λ_wb / cap_c⌉ + R_w (0 when λ_wb = 0), R_Pb ≤ Σ_{c∈P} of
+    those + S_P; TP-group counts k_obτ ≤ the sum of their replicas' bounds. More replicas of
+    one candidate than its demand alone needs only add GPUs.
+R2. Reservations dominated by on-demand (``reductions.reserved_dominated_by_on_demand``): n_o = 0
+    when an on-demand option of the same GPU costs no more around the clock and holds TP groups
+    as large.
+R3. Small chassis (``reductions.small_server_limits``): s_A ≤ m − 1 when a bought option B with
+    k_B = m·k_A costs no more per GPU and per m A-servers (capex, residual, monthly, power, rack
+    units).
 
 Objective (TCO over the horizon, request currency, divided by a cost unit for scaling)
 -------------------------------------------------------------------------------------
@@ -105,18 +132,20 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from solver.domain import AcquisitionMode
 from solver.optimizer.caps import Cap, CapKey, count_cap, counted_gpu
 from solver.optimizer.instance import (
     Bucket,
     Candidate,
     FleetInstance,
     InferenceDemand,
+    ReplicaPool,
     is_on_site,
     is_rental_on_demand,
     owned_host_of,
+    replica_pools,
     tp_domain,
 )
+from solver.optimizer.reductions import reserved_dominated_by_on_demand, small_server_limits
 from solver.optimizer.results import SolverStats
 from solver.pricing.options import AcquisitionOption
 from solver.units import DAYS_PER_MONTH
@@ -162,10 +191,15 @@ class MipValues:
     d: dict[str, tuple[int, ...]]
     u: dict[str, tuple[float, ...]]
     r: dict[str, tuple[int, ...]]
+    """Replicas of each candidate with replicas of its own (a pool of one)."""
     train_gpu: dict[str, str]
     train_share: dict[tuple[str, str], float]
     unserved: dict[str, tuple[float, ...]] = field(default_factory=dict)
     """Elastic mode: request rate not served per workload and bucket."""
+    pools: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    """Replicas of each shared pool (constraint 13) per bucket."""
+    shared_load: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    """Replica-equivalents ``v_cb`` of each pooled candidate per bucket."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,85 +268,6 @@ def usable_candidates(instance: FleetInstance) -> tuple[Candidate, ...]:
     )
 
 
-def _reserved_dominated_by_on_demand(instance: FleetInstance, relax: Relaxation) -> frozenset[str]:
-    """Reserved options an on-demand option of the same GPU makes useless (exact).
-
-    If renting on demand around the clock costs no more per GPU than the reservation's monthly fee
-    (``busy_od · 24 · DAYS ≤ fix_gpu_res``) and the on-demand instance holds TP groups at least as
-    large, any plan reserving ``n`` GPUs can rent ``⌈u_b⌉ ≤ n`` on demand in each bucket instead at
-    no higher TCO, opex, GPU count or tie-break. Not applied when that exchange could break
-    something else: a minimum count of the GPU (held GPUs only), training that may use the
-    reservation's idle hours, fixed counts (EvaluateFleet), or a non-cost objective.
-    """
-    if instance.fixed_fleet is not None or relax.minimize is not None or relax.maximize_demand_scale:
-        return frozenset()
-    min_counted = {lim.gpu for lim in instance.count_limits if lim.min_count > 0}
-    trained = {ch.gpu for t in instance.training for ch in t.choices}
-    dropped = set()
-    for o in instance.options:
-        if (
-            o.mode is not AcquisitionMode.RESERVED
-            or o.owned
-            or is_on_site(o)
-            or o.capex_per_gpu > 0
-            or o.capex_per_server > 0
-            or o.fixed_monthly_per_server > 0
-            or o.gpu in min_counted
-            or o.gpu in trained
-        ):
-            continue
-        if any(
-            is_rental_on_demand(od)
-            and od.gpu == o.gpu
-            and tp_domain(od) >= tp_domain(o)
-            and od.busy_hourly_per_gpu * 24 * DAYS_PER_MONTH <= o.fixed_monthly_per_gpu
-            for od in instance.options
-        ):
-            dropped.add(o.id)
-    return frozenset(dropped)
-
-
-def _small_server_limits(instance: FleetInstance) -> dict[str, int]:
-    """Most servers of a bought option any plan needs when a bigger server of the same GPU is as
-    good as several small ones (exact).
-
-    Option B (``k_B = m · k_A`` slots, m ≥ 2) replaces m servers of option A when B costs no more
-    per GPU (capex, residual-adjusted capex, monthly, busy, power) and no more than m A-servers
-    per server (capex, residual-adjusted capex, monthly, power, rack units), and hosts TP groups
-    at least as large. Then some optimal plan has at most m − 1 A-servers (more would be swapped),
-    which removes the 4-vs-8-GPU-chassis symmetry. Not applied with fixed counts (EvaluateFleet).
-    """
-    if instance.fixed_fleet is not None:
-        return {}
-    bought = [o for o in instance.options if o.mode is AcquisitionMode.BUY and not o.owned]
-    limits: dict[str, int] = {}
-    for a in bought:
-        for b in bought:
-            if b is a or b.gpu != a.gpu or a.gpus_per_server <= 0:
-                continue
-            m, rest = divmod(b.gpus_per_server, a.gpus_per_server)
-            if m < 2 or rest or (b.server_must_be_full and not a.server_must_be_full):
-                continue
-            keep_a, keep_b = 1.0 - a.residual_fraction, 1.0 - b.residual_fraction
-            per_gpu_ok = (
-                b.capex_per_gpu <= a.capex_per_gpu
-                and b.capex_per_gpu * keep_b <= a.capex_per_gpu * keep_a
-                and b.fixed_monthly_per_gpu <= a.fixed_monthly_per_gpu
-                and b.busy_hourly_per_gpu <= a.busy_hourly_per_gpu
-                and b.power_kw_per_gpu <= a.power_kw_per_gpu
-            )
-            per_server_ok = (
-                b.capex_per_server <= m * a.capex_per_server
-                and b.capex_per_server * keep_b <= m * a.capex_per_server * keep_a
-                and b.fixed_monthly_per_server <= m * a.fixed_monthly_per_server
-                and b.power_kw_per_server <= m * a.power_kw_per_server
-                and b.rack_units_per_server <= m * a.rack_units_per_server
-            )
-            if per_gpu_ok and per_server_ok and tp_domain(b) >= tp_domain(a):
-                limits[a.id] = min(limits.get(a.id, m - 1), m - 1)
-    return limits
-
-
 class ModelBuilder:
     """Variables, constraints 1–11 and the objective of the module docstring, on ``solver`` (an
     empty ``pywraplp.Solver``; ``solver.optimizer.driver`` picks the backend and runs it)."""
@@ -341,8 +296,13 @@ class ModelBuilder:
         self.tco_expr: Any = 0
         self.gpu_count_expr: Any = 0
         self.cands = tuple(c for c in usable_candidates(instance) if (c.workload, c.gpu) not in relax.forbid)
-        self.gpu_bound = self._gpu_upper_bounds()
         self.demand_of = {w.name: w for w in instance.inference}
+        self.pools = replica_pools(self.cands, instance.inference)
+        self.pool_r: dict[str, list[Any]] = {}
+        """Integer replicas ``R_Pb`` of every pool (a one-member pool's are its member's ``r``)."""
+        self.pool_y: dict[str, Any] = {}
+        self.shared_pool_ids = frozenset(p.id for p in self.pools if p.shared)
+        self.gpu_bound = self._gpu_upper_bounds()
 
     # -- bounds ------------------------------------------------------------------------------
     def _gpu_upper_bounds(self) -> dict[str, int]:
@@ -353,7 +313,8 @@ class ModelBuilder:
             by_w[c.workload].append(c)
         for w in self.inst.inference:
             for c in by_w.get(w.name, []):
-                replicas = math.ceil(w.peak_req_s / c.capacity_req_s * (1 + 1e-9)) + w.redundancy
+                peak = w.peak_req_s * w.loads[c.load]
+                replicas = math.ceil(peak / c.capacity_req_s * (1 + 1e-9)) + w.redundancy
                 per_gpu = replicas * c.gpus_per_replica
                 need[c.gpu] += per_gpu
         for t in self.inst.training:
@@ -363,7 +324,10 @@ class ModelBuilder:
         for g in self.inst.gpu_types():
             extra = max((lim.min_count for lim in self.inst.count_limits if lim.gpu == g), default=0)
             extra = max(extra, self.inst.owned_counts.get(g, 0))
-            servers = max((o.gpus_per_server for o in self.inst.options if o.gpu == g), default=1)
+            servers = max(
+                (max(o.gpus_per_server, o.rental_instance_gpus) for o in self.inst.options if o.gpu == g),
+                default=1,
+            )
             bound = math.ceil(need.get(g, 0.0)) + extra + servers + 1
             for lim in self.inst.count_limits:
                 if lim.gpu == g and lim.max_count is not None:
@@ -384,14 +348,19 @@ class ModelBuilder:
         if self.relax.maximize_demand_scale or not self.reduce:
             return float(self.solver.infinity())
         w = self.demand_of[c.workload]
-        return float(replicas_alone(w.rate_req_s[b], c.capacity_req_s, w.redundancy))
+        return float(replicas_alone(self.rate(c, b), c.capacity_req_s, w.redundancy))
+
+    def rate(self, c: Candidate, b: int) -> float:
+        """Request rate of the load ``c`` serves (its size's share of the workload) in bucket ``b``."""
+        w = self.demand_of[c.workload]
+        return w.rate_req_s[b] * w.loads[c.load]
 
     # -- variables ---------------------------------------------------------------------------
     def build(self) -> None:
         slv = self.solver
         inf = slv.infinity()
-        unused = _reserved_dominated_by_on_demand(self.inst, self.relax) if self.reduce else frozenset()
-        server_limit = _small_server_limits(self.inst) if self.reduce else {}
+        unused = reserved_dominated_by_on_demand(self.inst, self.relax) if self.reduce else frozenset()
+        server_limit = small_server_limits(self.inst) if self.reduce else {}
         for o in self.inst.options:
             ub = self.gpu_bound.get(o.gpu, 0)
             fixed = self.inst.fixed_count_of(o.id)
@@ -411,17 +380,17 @@ class ModelBuilder:
             self.u[o.id] = [slv.NumVar(0, inf, f"u[{o.id},{b}]") for b in range(self.nb)]
             if is_on_site(o):
                 self.s[o.id] = slv.IntVar(0, servers_hi, f"s[{o.id}]")
-        for c in self.cands:
-            self.r[c.id] = [
-                slv.IntVar(0, self._replica_bound(c, b), f"r[{c.id},{b}]") for b in range(self.nb)
-            ]
+        for pool in self.pools:
+            self._pool_variables(pool)
         for cid, replicas in self.relax.fixed_replicas:
             if cid in self.r:
                 for var, count in zip(self.r[cid], replicas, strict=True):
                     var.SetBounds(count, count)
         self._demand()
+        self._shared_pools()
         self._gpus_and_domains()
         self._servers()
+        self._rental_instances()
         self._owned_and_counts()
         self._fixed_fleet()
         self._training()
@@ -439,80 +408,151 @@ class ModelBuilder:
         for var in self.n.values():
             var.SetBranchingPriority(FLEET_BRANCHING_PRIORITY)
 
+    def _pool_variables(self, pool: ReplicaPool) -> None:
+        """``r_cb`` of every member and the pool's integer replicas ``R_Pb``: for a pool of one,
+        the member's replicas are integers and the pool's; in a shared pool, members carry
+        continuous replica-equivalents ``v_cb`` (constraint 13)."""
+        slv = self.solver
+        if not pool.shared:
+            c = pool.deployment
+            self.r[c.id] = [
+                slv.IntVar(0, self._replica_bound(c, b), f"r[{c.id},{b}]") for b in range(self.nb)
+            ]
+            self.pool_r[pool.id] = self.r[c.id]
+            return
+        for c in pool.members:
+            self.r[c.id] = [
+                slv.NumVar(0, self._replica_bound(c, b), f"v[{c.id},{b}]") for b in range(self.nb)
+            ]
+        self.pool_r[pool.id] = [
+            slv.IntVar(
+                0,
+                min(slv.infinity(), sum(self._replica_bound(c, b) for c in pool.members) + pool.spares),
+                f"R[{pool.id},{b}]",
+            )
+            for b in range(self.nb)
+        ]
+
+    # 13: shared pools
+    def _shared_pools(self) -> None:
+        slv = self.solver
+        for pool in self.pools:
+            if not pool.shared:
+                continue
+            replicas = self.pool_r[pool.id]
+            spare: Any = 0
+            if pool.spares > 0:
+                y = self.pool_y[pool.id] = slv.BoolVar(f"y_pool[{pool.id}]")
+                spare = pool.spares * y
+                for var in replicas:
+                    big_m = var.ub() if var.ub() < slv.infinity() else 1e7
+                    slv.Add(var <= big_m * y)
+            for b in range(self.nb):
+                load = sum(self.r[c.id][b] for c in pool.members)
+                slv.Add(load + spare <= replicas[b], f"pool[{pool.id},{b}]")
+
     # 1 and 10: demand and N+R redundancy
     def _demand(self) -> None:
         slv = self.solver
-        by_w: dict[str, list[Candidate]] = defaultdict(list)
+        by_load: dict[tuple[str, int], list[Candidate]] = defaultdict(list)
         for c in self.cands:
-            by_w[c.workload].append(c)
-        penalty = 1e3
+            by_load[(c.workload, c.load)].append(c)
+        self.penalty = 1e3
         self.alpha: Any = slv.NumVar(0, 1e3, "alpha") if self.relax.maximize_demand_scale else None
         for w in self.inst.inference:
             peak = w.peak_req_s
-            cands = by_w.get(w.name, [])
             if self.relax.elastic_demand:
                 self.short[w.name] = [
                     slv.NumVar(0, w.rate_req_s[b] / peak if peak > 0 else 0, f"short[{w.name},{b}]")
                     for b in range(self.nb)
                 ]
+            for k, share in enumerate(w.loads):
+                cands = by_load.get((w.name, k), [])
+                row = w.name if len(w.loads) == 1 else f"{w.name}#{k}"
+                self._load_demand(w, share, cands, row)
+            self._min_replicas(w, [c for k in range(len(w.loads)) for c in by_load.get((w.name, k), [])])
+
+    def _load_demand(self, w: InferenceDemand, share: float, cands: list[Candidate], row: str) -> None:
+        """Constraints 1 and 10 for one request size of ``w`` (``share`` of its requests)."""
+        slv = self.solver
+        peak = w.peak_req_s
+        own = [c for c in cands if not self._pooled(c)]
+        if w.redundancy > 0:
+            for c in own:
+                self.y[c.id] = slv.BoolVar(f"y[{c.id}]")
+        for b in range(self.nb):
+            lam = w.rate_req_s[b] * share
+            if lam <= 0:
+                continue
+            served = sum(c.capacity_req_s / peak * self.r[c.id][b] for c in cands) if cands else 0
+            if self.relax.elastic_demand:
+                served = served + self.short[w.name][b] * share
+            need: Any = lam / peak if self.alpha is None else (lam / peak) * self.alpha
+            slv.Add(served >= need, f"demand[{row},{b}]")
             if w.redundancy > 0:
-                for c in cands:
-                    self.y[c.id] = slv.BoolVar(f"y[{c.id}]")
-            for b in range(self.nb):
-                lam = w.rate_req_s[b]
-                if lam <= 0:
-                    continue
-                served = sum(c.capacity_req_s / peak * self.r[c.id][b] for c in cands) if cands else 0
-                if self.relax.elastic_demand:
-                    served = served + self.short[w.name][b]
-                need: Any = lam / peak if self.alpha is None else (lam / peak) * self.alpha
-                slv.Add(served >= need, f"demand[{w.name},{b}]")
-                if cands and self.alpha is None and not self.relax.elastic_demand:
-                    # Valid cut (Chvátal–Gomory with divisor max cap): at least ⌈λ / max cap⌉ replicas.
-                    largest = max(c.capacity_req_s for c in cands)
-                    replicas = math.ceil(lam / largest * (1 - 1e-9)) + w.redundancy
-                    slv.Add(sum(self.r[c.id][b] for c in cands) >= replicas, f"min_replicas[{w.name},{b}]")
-                if w.redundancy > 0:
-                    for c in cands:
-                        scale = 1.0 if self.alpha is None else 1e3
-                        big_m = math.ceil(lam * scale / c.capacity_req_s) + w.redundancy + 1
-                        slv.Add(self.r[c.id][b] <= big_m * self.y[c.id])
-                        slv.Add(served >= need + w.redundancy * c.capacity_req_s / peak * self.y[c.id])
-        self.penalty = penalty
+                for c in own:
+                    scale = 1.0 if self.alpha is None else 1e3
+                    big_m = math.ceil(lam * scale / c.capacity_req_s) + w.redundancy + 1
+                    slv.Add(self.r[c.id][b] <= big_m * self.y[c.id])
+                    slv.Add(served >= need + w.redundancy * c.capacity_req_s / peak * self.y[c.id])
+
+    def _pooled(self, c: Candidate) -> bool:
+        """``c`` shares its pool's replicas with other loads."""
+        return c.pool in self.shared_pool_ids
+
+    def _min_replicas(self, w: InferenceDemand, cands: list[Candidate]) -> None:
+        """Valid cut (Chvátal–Gomory with divisor max cap): the pools serving ``w`` hold at least
+        ⌈Σ_k share_k λ / max cap_k⌉ replicas (+ R_w when all of them are its own)."""
+        if not cands or self.alpha is not None or self.relax.elastic_demand:
+            return
+        pools = {c.pool if self._pooled(c) else c.id: c for c in cands}
+        own_only = not any(self._pooled(c) for c in cands)
+        for b in range(self.nb):
+            need = 0.0
+            for k, share in enumerate(w.loads):
+                caps = [c.capacity_req_s for c in cands if c.load == k]
+                if caps:
+                    need += w.rate_req_s[b] * share / max(caps)
+            if need <= 0:
+                continue
+            replicas = math.ceil(need * (1 - 1e-9)) + (w.redundancy if own_only else 0)
+            total = sum(self.pool_r[p][b] if p in self.pool_r else self.r[p][b] for p in pools)
+            self.solver.Add(total >= replicas, f"min_replicas[{w.name},{b}]")
 
     # 2 and 3: GPUs and TP domains per GPU type and bucket
     def _gpus_and_domains(self) -> None:
-        by_g: dict[str, list[Candidate]] = defaultdict(list)
-        for c in self.cands:
-            by_g[c.gpu].append(c)
+        by_g: dict[str, list[ReplicaPool]] = defaultdict(list)
+        for pool in self.pools:
+            by_g[pool.deployment.gpu].append(pool)
         for o in self.inst.options:
             if o.id in self.u:
                 for b in range(self.nb):
                     self.solver.Add(self.u[o.id][b] <= self.n[o.id])
         for g in self.inst.gpu_types():
-            cands = by_g.get(g, [])
-            if not cands:
+            pools = by_g.get(g, [])
+            if not pools:
                 continue
             opts = [o for o in self.inst.options if o.gpu == g]
             for b in range(self.nb):
-                demand = sum(c.gpus_per_replica * self.r[c.id][b] for c in cands)
+                demand = sum(p.deployment.gpus_per_replica * self.pool_r[p.id][b] for p in pools)
                 self.solver.Add(demand <= sum(self._supply(o, b) for o in opts), f"gpus[{g},{b}]")
-                self._tp_groups(g, b, opts, cands)
+                self._tp_groups(g, b, opts, pools)
 
     def _supply(self, o: AcquisitionOption, b: int) -> Any:
         """GPUs of option ``o`` in use in bucket ``b``: held ones serving, or rented ones."""
         return self.u[o.id][b] if o.id in self.u else self.d[o.id][b]
 
-    def _tp_groups(self, g: str, b: int, opts: list[AcquisitionOption], cands: list[Candidate]) -> None:
+    def _tp_groups(self, g: str, b: int, opts: list[AcquisitionOption], pools: list[ReplicaPool]) -> None:
         """Constraint 3 on GPU type ``g`` in bucket ``b``: TP groups of each degree are hosted by
         options whose domain holds them, and fill no more than each option's GPUs in use."""
         groups_on: dict[str, Any] = defaultdict(int)
-        for tau in sorted({c.tp for c in cands if not c.mig_slice and c.tp > 1}):
-            of_degree = [c for c in cands if not c.mig_slice and c.tp == tau]
-            groups_ub = sum(self.r[c.id][b].ub() for c in of_degree)
+        deps = [(p.deployment, self.pool_r[p.id][b]) for p in pools]
+        for tau in sorted({c.tp for c, _ in deps if not c.mig_slice and c.tp > 1}):
+            of_degree = [var for c, var in deps if not c.mig_slice and c.tp == tau]
+            groups_ub = min(self.solver.infinity(), sum(var.ub() for var in of_degree))
             hosts = [o for o in opts if tp_domain(o) >= tau]
             k = {o.id: self.solver.IntVar(0, groups_ub, f"k[{o.id},{b},{tau}]") for o in hosts}
-            replicas = sum(self.r[c.id][b] for c in of_degree)
+            replicas = sum(of_degree)
             self.solver.Add(replicas <= sum(k.values()), f"tp_groups[{g},{b},{tau}]")
             for o_id, var in k.items():
                 groups_on[o_id] += tau * var
@@ -538,6 +578,18 @@ class ModelBuilder:
                 slv.Add(n + self.n[host.id] <= k * (s + self.s[host.id]), f"servers[{o.id}]")
             else:
                 slv.Add(n <= k * s, f"servers[{o.id}]")
+
+    # 4b: rentals come in whole instances of ``rental_instance_gpus`` GPUs
+    def _rental_instances(self) -> None:
+        slv = self.solver
+        for o in self.inst.options:
+            k = o.rental_instance_gpus
+            if k <= 1 or is_on_site(o):
+                continue
+            counts = self.d[o.id] if o.id in self.d else [self.n[o.id]]
+            for i, count in enumerate(counts):
+                whole = slv.IntVar(0, slv.infinity(), f"instances[{o.id},{i}]")
+                slv.Add(count == k * whole, f"rental_instances[{o.id},{i}]")
 
     def _monthly_busy(self) -> Any:
         expr: Any = 0
@@ -773,7 +825,19 @@ class ModelBuilder:
             s={k: iv(v) for k, v in self.s.items()},
             d={k: tuple(iv(v) for v in vs) for k, vs in self.d.items()},
             u={k: tuple(max(0.0, read(v)) for v in vs) for k, vs in self.u.items()},
-            r={k: tuple(iv(v) for v in vs) for k, vs in self.r.items()},
+            r={
+                c.id: tuple(iv(v) for v in self.r[c.id])
+                for p in self.pools
+                if not p.shared
+                for c in p.members
+            },
+            pools={p.id: tuple(iv(v) for v in self.pool_r[p.id]) for p in self.pools if p.shared},
+            shared_load={
+                c.id: tuple(max(0.0, read(v)) for v in self.r[c.id])
+                for p in self.pools
+                if p.shared
+                for c in p.members
+            },
             train_gpu=train_gpu,
             train_share={k: max(0.0, read(v)) for k, v in self.f.items()},
             unserved={

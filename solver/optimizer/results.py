@@ -80,7 +80,32 @@ class ChosenOption:
 class DeploymentUse:
     candidate: Candidate
     replicas: tuple[int, ...]
-    """Replicas of this deployment in each bucket."""
+    """Replicas of this deployment in each bucket that serve this load alone (0 in a shared pool)."""
+    shared_load: tuple[float, ...] = ()
+    """In a shared pool (``candidate.pool``): this load's replica-equivalents on the pool's
+    replicas in each bucket (demand served ÷ capacity per replica); empty = not pooled."""
+
+    def serving(self, b: int) -> float:
+        """Replica-equivalents serving this load in bucket ``b`` (own replicas or pool share)."""
+        return self.replicas[b] + (self.shared_load[b] if self.shared_load else 0.0)
+
+    @property
+    def pooled(self) -> bool:
+        return bool(self.shared_load)
+
+
+@dataclass(frozen=True, slots=True)
+class PoolUse:
+    """A shared pool's replicas: several loads (workloads on one model, sizes of a mix) on them."""
+
+    id: str
+    deployment: Candidate
+    """A member standing for the pool's GPU, TP, precision and MIG slice."""
+    replicas: tuple[int, ...]
+    """Replicas in each bucket (spares included)."""
+    spares: int = 0
+    members: tuple[str, ...] = ()
+    """Workloads whose loads the pool serves."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +149,7 @@ class Assignment:
     def primary(self) -> DeploymentUse:
         """The deployment with the most replicas at peak."""
         b = self.peak_bucket
-        return max(self.uses, key=lambda u: (u.replicas[b] * u.candidate.capacity_req_s, u.candidate.id))
+        return max(self.uses, key=lambda u: (u.serving(b) * u.candidate.capacity_req_s, u.candidate.id))
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +221,8 @@ class FleetSolution:
     diagnosis: Diagnosis | None = None
     usage: dict[str, float] = field(default_factory=dict)
     """Cap usage of the plan: ``capex``, ``monthly_opex``, ``power_kw``, ``rack_units``."""
+    pools: tuple[PoolUse, ...] = ()
+    """Shared pools with replicas (their members' ``DeploymentUse.shared_load``)."""
 
     @property
     def has_plan(self) -> bool:

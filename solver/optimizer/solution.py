@@ -7,7 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from solver.optimizer.caps import Cap
-from solver.optimizer.instance import FleetInstance, is_on_site, is_rental_on_demand
+from solver.optimizer.instance import FleetInstance, is_on_site, is_rental_on_demand, replica_pools
 from solver.optimizer.model import MipResult, MipValues, usable_candidates
 from solver.optimizer.results import (
     Assignment,
@@ -15,6 +15,7 @@ from solver.optimizer.results import (
     CostSplit,
     DeploymentUse,
     FleetSolution,
+    PoolUse,
     SolverStats,
     SolveStatus,
     TrainingAllocation,
@@ -48,6 +49,7 @@ def build_solution(instance: FleetInstance, mip: MipResult) -> FleetSolution:
         buckets=instance.buckets,
         options=tuple(chosen),
         assignments=_assignments(instance, values),
+        pools=_pools(instance, values),
         training=_training_allocations(instance, values),
         cost=CostSplit(
             capex=totals.capex,
@@ -180,17 +182,19 @@ def _training_allocations(instance: FleetInstance, values: MipValues) -> tuple[T
 
 def _assignments(instance: FleetInstance, values: MipValues) -> tuple[Assignment, ...]:
     by_w: dict[str, list[DeploymentUse]] = defaultdict(list)
+    nb = len(instance.buckets)
     for c in usable_candidates(instance):
         replicas = values.r.get(c.id)
         if replicas and any(replicas):
             by_w[c.workload].append(DeploymentUse(candidate=c, replicas=replicas))
+        load = _clean(values.shared_load.get(c.id, ()))
+        if any(load):
+            by_w[c.workload].append(DeploymentUse(candidate=c, replicas=(0,) * nb, shared_load=load))
     out = []
     for w in instance.inference:
         uses = tuple(by_w.get(w.name, ()))
-        capacity = tuple(
-            sum(u.candidate.capacity_req_s * u.replicas[b] for u in uses)
-            for b in range(len(instance.buckets))
-        )
+        # A length mix's capacity in requests of the mix: each size's share needs its own.
+        capacity = tuple(_mix_capacity(w.loads, uses, b) for b in range(nb))
         out.append(
             Assignment(
                 workload=w.name,
@@ -200,6 +204,38 @@ def _assignments(instance: FleetInstance, values: MipValues) -> tuple[Assignment
                 redundancy=w.redundancy,
             )
         )
+    return tuple(out)
+
+
+def _mix_capacity(shares: tuple[float, ...], uses: tuple[DeploymentUse, ...], b: int) -> float:
+    """Requests per second of the workload's mix the uses serve in bucket ``b``: the largest rate
+    whose every size's share (``shares``) is covered."""
+    per_size = [
+        sum(u.candidate.capacity_req_s * u.serving(b) for u in uses if u.candidate.load == k)
+        for k in range(len(shares))
+    ]
+    return min((cap / share for cap, share in zip(per_size, shares, strict=True) if share > 0), default=0.0)
+
+
+SOLVER_ZERO = 1e-6
+"""Replica-equivalents below this are the LP solver's tolerance, not load."""
+
+
+def _clean(load: tuple[float, ...]) -> tuple[float, ...]:
+    return tuple(v if v > SOLVER_ZERO else 0.0 for v in load)
+
+
+def _pools(instance: FleetInstance, values: MipValues) -> tuple[PoolUse, ...]:
+    out = []
+    redundancy = {w.name: w.redundancy for w in instance.inference}
+    for pool in replica_pools(usable_candidates(instance), instance.inference):
+        replicas = values.pools.get(pool.id)
+        if not pool.shared or not replicas or not any(replicas):
+            continue
+        served = [c for c in pool.members if any(_clean(values.shared_load.get(c.id, ())))]
+        members = tuple(dict.fromkeys(c.workload for c in served))
+        spares = max((redundancy[c.workload] for c in served), default=0)
+        out.append(PoolUse(pool.id, pool.deployment, replicas, spares, members))
     return tuple(out)
 
 

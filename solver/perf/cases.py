@@ -17,7 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pricebook import catalog
 from pricebook.errors import UnknownEntryError
 from pricebook.schema import GpuSpec, ModelArch, Pricebook
-from solver.domain import Arrival, Engine, ModelRef, ModelSpec, Precision, TrainingMethod
+from solver.domain import Arrival, Engine, ModelRef, ModelSpec, Precision, Sla, TrainingMethod
+from solver.perf.capacity import SEARCH_RELATIVE_TOLERANCE, Capacity, capacity_at_sla
 from solver.perf.inference import (
     ClosedLoop,
     Deployment,
@@ -26,7 +27,9 @@ from solver.perf.inference import (
     OfflineMax,
     OpenLoop,
     WorkloadShape,
+    build_replica,
     estimate_inference,
+    open_loop_timing,
 )
 from solver.perf.models import resolve_model
 from solver.perf.training import estimate_training
@@ -73,6 +76,11 @@ class EstimateCase(BaseModel):
     """Override of the engine's per-iteration token budget."""
     num_scheduler_steps: Annotated[int, Field(ge=1, le=1024)] | None = None
     """Decode iterations per scheduler pass (vLLM 0.6 ``--num-scheduler-steps``)."""
+    sla_ttft_p95_ms: Annotated[float, Field(gt=0)] | None = None
+    """With any ``sla_*`` field: also report one replica's capacity at that SLA (what the planner
+    sizes with); the load may then be left out (the estimate is then at offline maximum)."""
+    sla_tpot_p95_ms: Annotated[float, Field(gt=0)] | None = None
+    sla_min_per_user_tok_s: Annotated[float, Field(gt=0)] | None = None
     method: TrainingMethod | None = None
     tokens: Annotated[float, Field(gt=0, le=1e15)] | None = None
     seq_len: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
@@ -85,7 +93,9 @@ class EstimateCase(BaseModel):
             for name in ("input_len", "output_len"):
                 if getattr(self, name) is None:
                     raise CaseError(name, "inference cases need input_len and output_len")
-            if (self.concurrency is None) == (self.request_rate is None):
+            if (self.concurrency is not None and self.request_rate is not None) or (
+                self.concurrency is None and self.request_rate is None and self.sla is None
+            ):
                 raise CaseError(
                     "concurrency", 'give exactly one of concurrency (an integer or "max") and request_rate'
                 )
@@ -95,6 +105,16 @@ class EstimateCase(BaseModel):
                     raise CaseError(name, "training cases need method, tokens and seq_len")
         if self.tp is not None and self.num_gpus % self.tp:
             raise CaseError("tp", f"num_gpus {self.num_gpus} is not a multiple of tp {self.tp}")
+
+    @property
+    def sla(self) -> Sla | None:
+        """The case's SLA (None when no ``sla_*`` field is given)."""
+        sla = Sla(
+            ttft_p95_ms=self.sla_ttft_p95_ms,
+            tpot_p95_ms=self.sla_tpot_p95_ms,
+            min_per_user_tok_s=self.sla_min_per_user_tok_s,
+        )
+        return None if sla.is_batch else sla
 
 
 class CaseError(ValueError):
@@ -116,6 +136,8 @@ def _max_tp(book: Pricebook, gpu: GpuSpec) -> int:
 
 
 def _load(case: EstimateCase, replicas: int) -> Load:
+    if case.request_rate is None and case.concurrency is None:  # an SLA case without a load
+        return OfflineMax()
     if case.request_rate is not None:
         return OpenLoop(case.request_rate / replicas)
     if case.concurrency == "max":
@@ -150,6 +172,7 @@ def _infer(case: EstimateCase, book: Pricebook, gpu: GpuSpec, model: ModelArch) 
                 "num_gpus", f"no TP degree divides num_gpus {case.num_gpus} within one {gpu.id} server"
             )
     best: tuple[float, int, InferenceEstimate] | None = None
+    deployments: dict[int, Deployment] = {}
     for tp in candidates:
         replicas = case.num_gpus // tp
         deployment = Deployment(
@@ -163,6 +186,7 @@ def _infer(case: EstimateCase, book: Pricebook, gpu: GpuSpec, model: ModelArch) 
             engine_version=case.engine_version,
             num_scheduler_steps=case.num_scheduler_steps,
         )
+        deployments[tp] = deployment
         est = estimate_inference(model, deployment, shape, _load(case, replicas))
         score = est.output_tok_s * replicas if est.fits else -1.0
         if best is None or score > best[0]:
@@ -170,7 +194,8 @@ def _infer(case: EstimateCase, book: Pricebook, gpu: GpuSpec, model: ModelArch) 
     assert best is not None
     _, tp, est = best
     replicas = case.num_gpus // tp
-    return {
+    at_sla = {} if case.sla is None else _capacity_fields(model, deployments[tp], shape, case.sla)
+    return at_sla | {
         "tp": tp,
         "tp_chosen_by_estimator": case.tp is None,
         "replicas": replicas,
@@ -200,6 +225,43 @@ def _infer(case: EstimateCase, book: Pricebook, gpu: GpuSpec, model: ModelArch) 
             .effective_kv_precision
         ).value,
         "ttft_median_ms": _finite(est.ttft_median_ms),
+    }
+
+
+def _binding_target(
+    model: ModelArch, deployment: Deployment, shape: WorkloadShape, cap: Capacity, sla: Sla
+) -> str:
+    """Which target stops the rate: the one a rate just above capacity misses ("throughput" when
+    the replica saturates there, or no target is missed: the batch limit binds)."""
+    above = cap.max_request_rate_per_s * (1 + 2 * SEARCH_RELATIVE_TOLERANCE)
+    timing = open_loop_timing(build_replica(model, deployment, None), shape, above)
+    if timing is None:
+        return "throughput"
+    if sla.ttft_p95_ms is not None and timing.ttft_p95_s * 1e3 > sla.ttft_p95_ms:
+        return "ttft_p95_ms"
+    if sla.tpot_p95_ms is not None and timing.tpot_s * 1e3 > sla.tpot_p95_ms:
+        return "tpot_p95_ms"
+    if sla.min_per_user_tok_s is not None and 1.0 / timing.tpot_s < sla.min_per_user_tok_s:
+        return "min_per_user_tok_s"
+    return "throughput"
+
+
+def _capacity_fields(
+    model: ModelArch, deployment: Deployment, shape: WorkloadShape, sla: Sla
+) -> dict[str, Any]:
+    """One replica's largest sustainable load at ``sla`` (``capacity_at_sla``, what the planner
+    sizes with) and what stops it there."""
+    cap = capacity_at_sla(model, deployment, shape, sla)
+    return {
+        "sla_feasible": cap.feasible,
+        "sla_reason": cap.reason,
+        "sla_req_s_per_replica": cap.max_request_rate_per_s,
+        "sla_output_tok_s_per_replica": cap.max_output_tok_s,
+        "sla_total_tok_s_per_replica": cap.max_total_tok_s,
+        "sla_ttft_p95_ms_at_capacity": _finite(cap.ttft_p95_ms),
+        "sla_tpot_ms_at_capacity": _finite(cap.tpot_ms),
+        "sla_bottleneck": cap.bottleneck.value,
+        "sla_binding": _binding_target(model, deployment, shape, cap, sla) if cap.feasible else "infeasible",
     }
 
 

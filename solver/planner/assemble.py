@@ -13,15 +13,19 @@ from dataclasses import dataclass
 from pricebook.schema import Currency, GpuId, Pricebook
 from solver.analysis.tco import (
     CostComponent,
+    DepreciationYear,
     FleetLine,
     FleetTco,
     UnitCost,
+    VatLines,
     WorkloadUsage,
     cost_components,
+    depreciation_schedule,
     fleet_tco,
     to_money,
     to_unit_price,
     unit_costs,
+    vat_lines,
 )
 from solver.domain import AcquisitionMode, PlanRequest
 from solver.optimizer.explain import rejection_reasons
@@ -67,6 +71,8 @@ class _Economics:
     components: tuple[CostComponent, ...] = ()
     fleet: tuple[PlanFleetLine, ...] = ()
     costs: tuple[UnitCost, ...] = ()
+    vat: VatLines | None = None
+    depreciation: tuple[DepreciationYear, ...] = ()
 
 
 def assemble_result(
@@ -84,7 +90,7 @@ def assemble_result(
 ) -> PlanResult:
     """The full answer for ``solution``; ``started`` (``time.monotonic()``) times the whole call."""
     currency = request.constraints.currency
-    economics = _economics(request, instance, solution)
+    economics = _economics(request, book, instance, solution)
     warnings = list(extras.warnings)
     if economics.tco is not None:
         warnings.extend(solve_warnings(solution, economics.tco, instance))
@@ -110,6 +116,8 @@ def assemble_result(
         tco=economics.tco,
         cost_components=economics.components,
         includes_vat=request.constraints.include_vat,
+        vat=economics.vat,
+        depreciation=economics.depreciation,
         fx_rate_note=fx_note(book),
         unit_costs=economics.costs,
         break_even=break_even,
@@ -129,7 +137,9 @@ def assemble_result(
     )
 
 
-def _economics(request: PlanRequest, instance: FleetInstance, solution: FleetSolution) -> _Economics:
+def _economics(
+    request: PlanRequest, book: Pricebook, instance: FleetInstance, solution: FleetSolution
+) -> _Economics:
     if not solution.has_plan:
         return _Economics(lines=())
     currency = request.constraints.currency
@@ -150,6 +160,8 @@ def _economics(request: PlanRequest, instance: FleetInstance, solution: FleetSol
         components=cost_components(tco.total),
         fleet=plan_fleet_lines(solution, instance, tco, currency),
         costs=costs,
+        vat=vat_lines(tco.total, book.site.vat_rate) if request.constraints.include_vat else None,
+        depreciation=depreciation_schedule(tco.total.capex, months, book.site.depreciation_months),
     )
 
 
@@ -197,6 +209,8 @@ def plan_fleet_lines(
                 owned=opt.owned,
                 server_id=opt.server_id,
                 offer_id=opt.offer_id,
+                provider=opt.provider,
+                price_label=opt.price_label,
                 gpus=chosen.peak_gpus,
                 servers=chosen.servers,
                 on_demand_gpus_by_hour=_on_demand_by_hour(solution, chosen),
@@ -209,6 +223,7 @@ def plan_fleet_lines(
                 rack_units=opt.rack_units_per_server * chosen.servers if on_site else 0.0,
                 busy_gpu_hours_per_month=chosen.busy_gpu_hours_per_month,
                 utilization=option_tco.utilization,
+                gpus_per_instance=opt.rental_instance_gpus,
             )
         )
     return tuple(result)

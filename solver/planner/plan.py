@@ -8,18 +8,20 @@ sensitivity the rest, all ending by ``EXTRAS_DEADLINE_SHARE`` (95 %) of the limi
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import structlog
 
 from pricebook.schema import Pricebook
 from solver.analysis.whatif import BaselineRun
-from solver.domain import PlanRequest
+from solver.domain import CapacityQuantile, PlanRequest
 from solver.optimizer.api import request_summary, solve
 from solver.optimizer.cancel import CancelToken
 from solver.optimizer.candidates import build_instance, perf_capacity_checker
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.results import FleetSolution, LimitFired, SolveStatus
+from solver.optimizer.risk import demand_probabilities
 from solver.planner.assemble import Extras, assemble_result
 from solver.planner.baselines import price_baselines, solve_baselines
 from solver.planner.results import Baseline, BaselineSaving, PlanResult, Sensitivity
@@ -133,7 +135,7 @@ def plan_instance(
         and not _cancelled(cancel)
         and all(r.solution is None or r.solution.stats.limit_fired is LimitFired.NONE for r in runs)
     )
-    return assemble_result(
+    result = assemble_result(
         request,
         book,
         instance,
@@ -144,6 +146,46 @@ def plan_instance(
         utilization_override=utilization_override,
         complete=complete,
         deadline_limited=deadline_share < request.options.time_limit_s,
+    )
+    return _with_risk(result, resolved, instance, cancel, max(0.0, started + time_limit_s - time.monotonic()))
+
+
+P50_RESOLVE_SHARE = 0.5
+"""Share of the time left that the p50 re-solve (a plan sized at another quantile) may use."""
+
+
+def _with_risk(
+    result: PlanResult,
+    resolved: ResolvedRequest,
+    instance: FleetInstance,
+    cancel: CancelToken | None,
+    time_left_s: float,
+) -> PlanResult:
+    """The plan's TCO at its capacity quantile and at p50, and each workload's chance of having
+    its demand met (issue 20)."""
+    solution = result.solution
+    if not solution.has_plan or solution.cost is None:
+        return result
+    quantile = resolved.request.constraints.capacity_quantile
+    tco = solution.cost.total
+    at_p50: float | None = tco
+    if quantile is not CapacityQuantile.P50:
+        request = resolved.request
+        p50 = request.model_copy(
+            update={
+                "constraints": request.constraints.model_copy(
+                    update={"capacity_quantile": CapacityQuantile.P50}
+                )
+            }
+        )
+        median = ReSolver(p50, cancel)(build_instance(p50, resolved.book), time_left_s * P50_RESOLVE_SHARE)
+        at_p50 = median.cost.total if median.has_plan and median.cost is not None else None
+    return dataclasses.replace(
+        result,
+        capacity_quantile=quantile,
+        tco_at_quantile=tco,
+        tco_at_p50=at_p50,
+        meets_demand=tuple(demand_probabilities(instance, solution).items()),
     )
 
 

@@ -7,7 +7,7 @@ section, for a GPU type, a given fleet or the optimal plan.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from pricebook.schema import GpuId, Pricebook
 from solver.analysis.breakeven import (
@@ -46,7 +46,7 @@ def plan_break_even(
     def utilization_of(gpu: GpuId) -> float | None:
         return utilization_override if utilization_override is not None else plan_utilization(lines, gpu)
 
-    rent_rows = buy_vs_rent_rows(gpus, comparison, request.constraints, utilization_of)
+    rent_rows = buy_vs_rent_rows(gpus, comparison, request.constraints, utilization_of, plan_packings(lines))
     by_workload = {c.workload: c for c in costs}
     api_rows = tuple(
         _api_row(
@@ -76,8 +76,10 @@ def buy_vs_rent_rows(
     comparison: Sequence[AcquisitionOption],
     constraints: Constraints,
     utilization_of: Callable[[GpuId], float | None],
+    packings: Mapping[GpuId, tuple[str, float]] | None = None,
 ) -> tuple[BuyVsRent, ...]:
-    """One buy-vs-rent row per GPU type, at the utilization ``utilization_of`` gives it."""
+    """One buy-vs-rent row per GPU type, at the utilization ``utilization_of`` gives it and the
+    plan's packing (``plan_packings``) where the plan buys that GPU."""
     return tuple(
         buy_vs_rent(
             gpu,
@@ -85,9 +87,23 @@ def buy_vs_rent_rows(
             horizon_months=constraints.horizon_months,
             currency=constraints.currency,
             plan_utilization=utilization_of(gpu),
+            plan_packing=(packings or {}).get(gpu),
         )
         for gpu in gpus
     )
+
+
+def plan_packings(lines: Sequence[FleetLine]) -> dict[GpuId, tuple[str, float]]:
+    """Per GPU type the plan buys: (its largest BUY line's option id, GPUs per server on that line)."""
+    packings: dict[GpuId, tuple[str, float, int]] = {}
+    for line in lines:
+        opt = line.option
+        if opt.mode is not AcquisitionMode.BUY or opt.owned or line.gpus <= 0:
+            continue
+        per_server = line.gpus / line.servers if line.servers > 0 else float(opt.gpus_per_server)
+        if opt.gpu not in packings or line.gpus > packings[opt.gpu][2]:
+            packings[opt.gpu] = (opt.id, per_server, line.gpus)
+    return {gpu: (option_id, k) for gpu, (option_id, k, _) in packings.items()}
 
 
 def _api_row(
@@ -100,7 +116,7 @@ def _api_row(
     constraints: Constraints,
     book: Pricebook,
 ) -> ApiBreakEven:
-    model_id, params_b = resolve_params(book, workload)
+    model_id, arch = resolve_params(book, workload)
     own_per_token = None
     if cost is not None and cost.total_tokens_per_month > 0:
         own_per_token = float(cost.monthly_cost.amount) / cost.total_tokens_per_month
@@ -108,7 +124,7 @@ def _api_row(
     return api_break_even(
         workload,
         model_id=model_id,
-        params_b=params_b,
+        arch=arch,
         self_hosted_per_token=own_per_token,
         replica_day_cost=replica_cost,
         replica_day_tokens=replica_tokens,

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from pricebook.schema import Currency, GpuId, Money
+from pricebook.schema import Currency, GpuId, Money, PriceLabel
 from solver.analysis.breakeven import ApiBreakEven, BuyVsRent
-from solver.analysis.tco import CostComponent, FleetTco, UnitCost
-from solver.domain import AcquisitionMode
+from solver.analysis.tco import CostComponent, DepreciationYear, FleetTco, UnitCost, VatLines
+from solver.domain import AcquisitionMode, CapacityQuantile
 from solver.optimizer.results import FleetSolution, SolveStatus, WorkloadFit
 
 
@@ -27,6 +27,10 @@ class PlanFleetLine:
     owned: bool
     server_id: str | None
     offer_id: str
+    provider: str
+    price_label: PriceLabel | None
+    """The offer's price label (quote, list, street, derived, estimate); None for owned GPUs
+    without a current offer."""
     gpus: int
     """Held every hour (buy, reserved, owned); on-demand: the peak hour's count."""
     servers: int
@@ -42,6 +46,8 @@ class PlanFleetLine:
     rack_units: float
     busy_gpu_hours_per_month: float
     utilization: float
+    gpus_per_instance: int = 1
+    """Rentals: GPUs per rented instance (the line rents ``gpus / gpus_per_instance`` instances)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +125,7 @@ class PlanResult:
     tco: FleetTco | None
     cost_components: tuple[CostComponent, ...]
     includes_vat: bool
+    """The request asked for VAT: ``vat`` holds the VAT line (every other amount is ex-VAT)."""
     fx_rate_note: str
     unit_costs: tuple[UnitCost, ...]
     break_even: BreakEvenResult
@@ -137,6 +144,19 @@ class PlanResult:
     deadline_limited: bool = False
     """The caller's deadline, not the request's own ``time_limit_s``, set the main solve's limit (so
     a plan not found in time is the deadline's doing)."""
+    capacity_quantile: CapacityQuantile = CapacityQuantile.P50
+    """The quantile of the performance band replicas were sized at (issue 20)."""
+    tco_at_quantile: float | None = None
+    """This plan's horizon TCO as the optimizer priced it (request currency, before VAT)."""
+    tco_at_p50: float | None = None
+    """The same for the plan sized at p50 (the estimate): this plan's own with a p50 request;
+    None when that re-solve found no plan in time."""
+    meets_demand: tuple[tuple[str, float], ...] = ()
+    """Per inference workload: the probability the fleet meets its demand (``optimizer.risk``)."""
+    vat: VatLines | None = None
+    """Supply / VAT / total of the plan's payments (only when the request includes VAT)."""
+    depreciation: tuple[DepreciationYear, ...] = ()
+    """Straight-line book depreciation of the purchases per year of the horizon (accounting only)."""
     complete: bool = False
     """Every part finished within its limits (main solve proven optimal, baselines and sensitivity
     not cut short, not cancelled): the same request and pricebook always give this same answer,

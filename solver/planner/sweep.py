@@ -30,6 +30,7 @@ from solver.optimizer.candidates import build_instance
 from solver.optimizer.instance import FleetInstance
 from solver.planner.plan import plan_instance
 from solver.planner.results import FrontierPoint, PlanResult, SweepAxis, SweepFrontier, SweepPoint
+from solver.pricing.costs import capex_budget_ex_vat
 from solver.resolve import ResolvedRequest
 
 MAX_SWEEP_THREADS = 2
@@ -172,7 +173,10 @@ class _PointSolver:
     def _instance(self, point: ResolvedRequest, value: float) -> FleetInstance:
         if self.base_instance is not None:
             if self.prepared.axis is SweepAxis.CAPEX_BUDGET:
-                return with_capex_budget(self.base_instance, value)
+                # The point's budget on the planner's ex-VAT basis (a VAT-inclusive budget shrinks).
+                return with_capex_budget(
+                    self.base_instance, capex_budget_ex_vat(point.request.constraints, point.book)
+                )
             return scale_inference_demand(self.base_instance, value)
         with self._build_lock:  # the perf model's caches are shared; build one instance at a time
             return build_instance(point.request, point.book)

@@ -1,49 +1,68 @@
 """Price every way to acquire GPU capacity: ``acquisition_options(book, constraints)``.
 
 One :class:`~solver.pricing.options.AcquisitionOption` per (GPU, mode, server or offer), all
-money as floats in the request's currency (converted with the book's dated FX rate, VAT added
-or removed as the request says). The optimizer builds its objective on these numbers and
-``solver.analysis.tco`` breaks a chosen fleet down with the same numbers, so both always agree.
+money as floats in the request's currency (converted with the book's dated FX rate) and ex-VAT
+(VAT is a line of its own: ``solver.analysis.tco``). The optimizer builds its objective on these
+numbers and ``solver.analysis.tco`` breaks a chosen fleet down with the same numbers, so both
+always agree.
 
 Cost model, per option (``HOURS_PER_MONTH`` = 8,760 / 12 = 730 h):
 
 BUY (one option per server model that holds the GPU)
     capex_per_gpu        purchase offer price per GPU (a whole-server offer: (price − host) / slots)
     capex_per_server     the server's ``host_cost`` (0 when ``include_host_costs`` is False)
-    residual_fraction    share of capex still worth something at the end of the horizon: straight-
-                         line depreciation from 100 % down to the site's residual value over
-                         ``depreciation_months`` (horizon ≥ depreciation months → the residual value)
+    residual_fraction    market value left at the end of the horizon: the GPU class's residual curve
+                         (``pricebook.schema.ResidualCurve``) at the horizon's age, e.g. 0.30^(36/36)
+                         = 30 % after 36 months; applied to GPUs and host alike
     fixed_monthly_per_gpu     support: capex_per_gpu × support_fraction_per_year / 12
+                              + colocation of the GPU (per-kW basis: TDP / 1000 × price per kW-month)
                               + idle GPU power: TDP × idle_gpu_power_fraction × PUE × tariff × 730 h
-    fixed_monthly_per_server  colocation (rack units × price per RU-month)
-                              + host power (host_power_w × PUE × tariff × 730 h, always on)
-                              + host support (capex_per_server × support % / 12)
+    fixed_monthly_per_server  colocation of the host (per kW: host_power_w / 1000 × price; per rack
+                              unit: rack units × price) + host power (host_power_w × PUE × tariff
+                              × 730 h) + host support (capex_per_server × support % / 12)
     busy_hourly_per_gpu  GPU power while busy above idle:
                          TDP × (average_gpu_power_fraction − idle_gpu_power_fraction) × PUE × tariff
-                         (the site's idle fraction defaults to 0: all GPU power per busy hour).
+    Power is never charged twice: hardware in a colocation whose price includes power
+    (``colocation_includes_power``) has no power cost of its own; hardware on the buyer's own site
+    (no server model, or ``include_host_costs`` False: hosts already running) pays no colocation,
+    and its GPUs pay the tariff.
 OWNED (``constraints.owned``): like BUY with capex 0 and no residual (sunk cost); support, power
     and colocation are still paid (support priced on the GPU's current purchase price).
 RESERVED   fixed_monthly_per_gpu = price per GPU-hour × 730 h, scaled up when the horizon is not
            a whole number of commitment terms (you pay whole terms: ceil(h / term) × term months).
 ON_DEMAND  busy_hourly_per_gpu = price per GPU-hour, paid only for hours used.
+Rentals come in whole instances of the offer's ``gpus_per_instance`` GPUs.
 
-Offer choice is deterministic. Purchases: offers in the request currency first (no FX risk), then
-the most recent ``as_of``, then the cheapest, then the id. Rentals: the cheapest effective price
-(then most recent, then id) — a renter simply takes the cheapest provider.
+Offer choice (``eligible_offers``), per GPU and mode: pinned offers (``constraints.pinned_offers``)
+if any is pinned for that GPU and mode; else the offers of allowed providers and regions; under the default
+``most_reliable`` policy only those with the most reliable label among them (quote > list > street
+> derived > estimate); then the cheapest (purchases: per GPU with its share of the host; rentals: the
+effective rate; at the same rate the smaller rental instance), then the most recent, then the id.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from pricebook.catalog import gpu as catalogue_gpu
-from pricebook.catalog import server_holds
+from pricebook.catalog import residual_curve, server_holds
 from pricebook.money import convert, on_vat_basis
-from pricebook.schema import Currency, GpuSpec, Money, Offer, OfferKind, Pricebook, ServerSpec
-from solver.domain import AcquisitionMode, Constraints
+from pricebook.schema import (
+    ColocationBasis,
+    Currency,
+    GpuSpec,
+    Money,
+    Offer,
+    OfferKind,
+    Pricebook,
+    PriceLabel,
+    ServerSpec,
+    label_rank,
+)
+from solver.domain import AcquisitionMode, Constraints, OfferPolicy
 from solver.pricing.options import AcquisitionOption
 from solver.units import HOURS_PER_MONTH, MONTHS_PER_YEAR, WATTS_PER_KW
 
@@ -62,19 +81,31 @@ def to_currency(amount: Money, currency: Currency, book: Pricebook) -> float:
 
 
 def priced(amount: Money, includes_vat: bool, constraints: Constraints, book: Pricebook) -> float:
-    """An amount in the request currency (dated FX rate) and on the request's VAT basis."""
+    """An amount in the request currency (dated FX rate), ex-VAT (a VAT-inclusive price has its VAT
+    removed: the answer adds VAT as a line of its own)."""
     converted = convert(amount, constraints.currency, book)
-    return float(on_vat_basis(converted, includes_vat, constraints.include_vat, book.site.vat_rate).amount)
+    return float(on_vat_basis(converted, includes_vat, False, book.site.vat_rate).amount)
 
 
 def offer_price(offer: Offer, constraints: Constraints, book: Pricebook) -> float:
-    """An offer's price in the request currency, on the request's VAT basis."""
+    """An offer's price in the request currency, ex-VAT."""
     return priced(offer.price, offer.includes_vat, constraints, book)
 
 
 def site_price(amount: Money, constraints: Constraints, book: Pricebook) -> float:
-    """A site assumption (colocation, host cost) in the request currency and VAT basis."""
+    """A site assumption (colocation, host cost) in the request currency, ex-VAT."""
     return priced(amount, book.site.prices_include_vat, constraints, book)
+
+
+def capex_budget_ex_vat(constraints: Constraints, book: Pricebook) -> float | None:
+    """The capex budget on the planner's ex-VAT basis: a VAT-inclusive budget
+    (``capex_budget_includes_vat``) buys 1 / (1 + VAT rate) of its amount before VAT."""
+    if constraints.capex_budget is None:
+        return None
+    budget = to_currency(constraints.capex_budget, constraints.currency, book)
+    if constraints.capex_budget_includes_vat:
+        budget /= 1.0 + book.site.vat_rate
+    return budget
 
 
 def electricity_per_kwh(constraints: Constraints, book: Pricebook) -> float:
@@ -84,11 +115,32 @@ def electricity_per_kwh(constraints: Constraints, book: Pricebook) -> float:
     return site_price(Money(amount=Decimal(repr(tariff)), currency=constraints.currency), constraints, book)
 
 
-def residual_fraction_at(horizon_months: int, book: Pricebook) -> float:
-    """Value left after ``horizon_months`` as a share of purchase price (straight-line to the residual)."""
-    site = book.site
-    used = min(horizon_months, site.depreciation_months) / site.depreciation_months
-    return 1.0 - (1.0 - site.residual_value_fraction) * used
+def _allowed(value: str, included: Iterable[str], excluded: Iterable[str]) -> bool:
+    key = value.casefold()
+    wanted = {v.casefold() for v in included}
+    return (not wanted or key in wanted) and key not in {v.casefold() for v in excluded}
+
+
+def _provider_allowed(offer: Offer, constraints: Constraints) -> bool:
+    """The request's include/exclude lists of providers and regions allow ``offer``."""
+    return _allowed(
+        offer.provider, constraints.include_providers, constraints.exclude_providers
+    ) and _allowed(offer.region, constraints.include_regions, constraints.exclude_regions)
+
+
+def eligible_offers(offers: Iterable[Offer], constraints: Constraints) -> list[Offer]:
+    """The offers of one GPU and mode the request lets the planner choose from (module docstring):
+    the pinned ones if any is pinned, else the allowed providers' offers, under ``most_reliable``
+    only those with the most reliable label among them."""
+    candidates = list(offers)
+    pinned = [o for o in candidates if o.id in constraints.pinned_offers]
+    if pinned:
+        return pinned
+    allowed = [o for o in candidates if _provider_allowed(o, constraints)]
+    if constraints.offer_policy is OfferPolicy.MOST_RELIABLE and allowed:
+        best = min(label_rank(o.label) for o in allowed)
+        allowed = [o for o in allowed if label_rank(o.label) == best]
+    return allowed
 
 
 def reserved_months_paid(horizon_months: int, term_months: int) -> int:
@@ -110,6 +162,8 @@ class _Purchase:
     offer_id: str
     capex_per_gpu: float
     host_cost: float
+    provider: str = ""
+    label: PriceLabel | None = None
 
 
 def acquisition_options(book: Pricebook, constraints: Constraints) -> list[AcquisitionOption]:
@@ -152,8 +206,8 @@ def servers_for(gpu: GpuSpec, book: Pricebook) -> list[ServerSpec]:
     return sorted((s for s in book.servers if server_holds(s, gpu)), key=lambda s: s.id)
 
 
-def _purchase_preference(offer: Offer, price: float, currency: Currency) -> tuple[bool, int, float, str]:
-    return (offer.price.currency != currency, -offer.as_of.toordinal(), price, offer.id)
+def _purchase_preference(offer: Offer, price: float) -> tuple[float, int, str]:
+    return (price, -offer.as_of.toordinal(), offer.id)
 
 
 def _choose_purchase(
@@ -164,10 +218,11 @@ def _choose_purchase(
     if server is not None:
         # Host cost carries no VAT flag of its own: it is on the site's VAT basis.
         host = site_price(server.host_cost, constraints, book)
-    scored: list[tuple[tuple[bool, int, float, str], _Purchase]] = []
-    for offer in book.offers:
-        if offer.gpu != gpu.id or offer.kind not in _PURCHASE_KINDS:
-            continue
+    scored: list[tuple[tuple[float, int, str], _Purchase]] = []
+    # The policy picks labels per GPU and mode (all its purchase offers), then this server's share.
+    of_gpu = (o for o in book.offers if o.gpu == gpu.id and o.kind in _PURCHASE_KINDS)
+    purchases = eligible_offers(of_gpu, constraints)
+    for offer in purchases:
         price = offer_price(offer, constraints, book)
         if offer.kind is OfferKind.PURCHASE_SERVER:
             if server is None or offer.server != server.id:
@@ -177,8 +232,8 @@ def _choose_purchase(
             per_gpu = max(0.0, price - host) / server.gpus_per_server
             scored.append(
                 (
-                    _purchase_preference(offer, price / server.gpus_per_server, constraints.currency),
-                    _Purchase(offer.id, per_gpu, min(host, price)),
+                    _purchase_preference(offer, price / server.gpus_per_server),
+                    _Purchase(offer.id, per_gpu, min(host, price), offer.provider, offer.label),
                 )
             )
         else:
@@ -186,8 +241,8 @@ def _choose_purchase(
             per_gpu_all_in = price + (host / server.gpus_per_server if server is not None else 0.0)
             scored.append(
                 (
-                    _purchase_preference(offer, per_gpu_all_in, constraints.currency),
-                    _Purchase(offer.id, price, host),
+                    _purchase_preference(offer, per_gpu_all_in),
+                    _Purchase(offer.id, price, host, offer.provider, offer.label),
                 )
             )
     if not scored:
@@ -221,6 +276,56 @@ def _owned_options(gpu: GpuSpec, book: Pricebook, constraints: Constraints) -> l
     return options
 
 
+@dataclass(frozen=True, slots=True)
+class _SiteCosts:
+    """What holding one GPU type in one server model costs each month besides the hardware."""
+
+    colocation_per_gpu: float = 0.0
+    colocation_per_server: float = 0.0
+    idle_power_per_gpu: float = 0.0
+    """Monthly: the GPU's idle draw, every held hour."""
+    busy_power_per_gpu_hour: float = 0.0
+    """Per busy GPU-hour: the rest of the GPU's average draw."""
+    host_power_per_server: float = 0.0
+    host_kw: float = 0.0
+    """The host's wall power with PUE (the power cap counts it)."""
+
+
+def _site_costs(
+    gpu: GpuSpec, server: ServerSpec | None, constraints: Constraints, book: Pricebook
+) -> _SiteCosts:
+    """Colocation and power (module docstring): a colocated server pays the colocation rate, and
+    power only when that rate excludes it; hardware on the buyer's own site pays power alone."""
+    site = book.site
+    tariff = electricity_per_kwh(constraints, book)
+    colocated = server is not None and constraints.include_host_costs
+    idle_fraction = min(site.idle_gpu_power_fraction, site.average_gpu_power_fraction)
+    wall = site.pue / WATTS_PER_KW * tariff  # per watt of IT load per hour
+    power = _SiteCosts(
+        idle_power_per_gpu=gpu.tdp_w * idle_fraction * wall * HOURS_PER_MONTH,
+        busy_power_per_gpu_hour=gpu.tdp_w * (site.average_gpu_power_fraction - idle_fraction) * wall,
+    )
+    if not colocated:
+        # A card into a host the buyer already runs: no host cost, rack rent or host power.
+        return power
+    assert server is not None
+    host_kw = server.host_power_w * site.pue / WATTS_PER_KW
+    price = site_price(site.colocation_price_month, constraints, book)
+    if site.colocation_basis is ColocationBasis.PER_KW:
+        per_gpu, per_server = gpu.tdp_w / WATTS_PER_KW * price, server.host_power_w / WATTS_PER_KW * price
+    else:
+        per_gpu, per_server = 0.0, server.rack_units * price
+    if site.colocation_includes_power:
+        return _SiteCosts(colocation_per_gpu=per_gpu, colocation_per_server=per_server, host_kw=host_kw)
+    return replace(
+        power,
+        colocation_per_gpu=per_gpu,
+        colocation_per_server=per_server,
+        host_power_per_server=host_kw * tariff * HOURS_PER_MONTH,
+        host_kw=host_kw,
+    )
+
+
 def _owned_hardware_option(
     gpu: GpuSpec,
     server: ServerSpec | None,
@@ -231,7 +336,6 @@ def _owned_hardware_option(
     owned: bool,
 ) -> AcquisitionOption:
     site = book.site
-    tariff = electricity_per_kwh(constraints, book)
     host_cost = purchase.host_cost if constraints.include_host_costs and not owned else 0.0
     # Support is priced on what the hardware costs today, whether or not it is already paid for.
     support_host = purchase.host_cost if constraints.include_host_costs else 0.0
@@ -243,26 +347,12 @@ def _owned_hardware_option(
         # partial board of owned GPUs is still hardware that serves.
         must_be_full = gpu.form_factor in ("sxm", "oam") and not owned
         rack_units = float(server.rack_units)
-        host_kw = server.host_power_w * site.pue / WATTS_PER_KW
-        colocation = rack_units * site_price(site.colocation_per_rack_unit_month, constraints, book)
     else:
-        # A card going into a host the buyer already has: no host cost, rack or host power.
         gpus_per_server = max(1, gpu.scale_up_domain_size)
         domain = gpu.scale_up_domain_size
         must_be_full = False
         rack_units = 0.0
-        host_kw = 0.0
-        colocation = 0.0
-    if not constraints.include_host_costs:
-        # GPUs-only pricing (cards into hosts already running): the host's power and rack rent
-        # are not this purchase's cost. The rack units still count against a rack cap.
-        host_kw = 0.0
-        colocation = 0.0
-    host_power_monthly = host_kw * tariff * HOURS_PER_MONTH
-    # A held GPU draws its idle power every hour, and the rest of its average draw when busy.
-    idle_fraction = min(site.idle_gpu_power_fraction, site.average_gpu_power_fraction)
-    idle_power_monthly = gpu.tdp_w * idle_fraction * site.pue / WATTS_PER_KW * tariff * HOURS_PER_MONTH
-    busy_gpu_kw = gpu.tdp_w * (site.average_gpu_power_fraction - idle_fraction) * site.pue / WATTS_PER_KW
+    costs = _site_costs(gpu, server, constraints, book)
     place = server.id if server is not None else purchase.offer_id
     return AcquisitionOption(
         id=f"{gpu.id}/{'owned' if owned else AcquisitionMode.BUY.value}/{place}",
@@ -275,17 +365,24 @@ def _owned_hardware_option(
         scale_up_domain_size=max(1, min(domain, gpus_per_server)),
         capex_per_gpu=0.0 if owned else purchase.capex_per_gpu,
         capex_per_server=host_cost,
-        residual_fraction=0.0 if owned else residual_fraction_at(constraints.horizon_months, book),
-        fixed_monthly_per_gpu=purchase.capex_per_gpu * support_per_month + idle_power_monthly,
-        fixed_monthly_per_server=colocation + host_power_monthly + support_host * support_per_month,
-        busy_hourly_per_gpu=busy_gpu_kw * tariff,
+        residual_fraction=0.0 if owned else residual_curve(site, gpu).value_at(constraints.horizon_months),
+        fixed_monthly_per_gpu=purchase.capex_per_gpu * support_per_month
+        + costs.colocation_per_gpu
+        + costs.idle_power_per_gpu,
+        fixed_monthly_per_server=costs.colocation_per_server
+        + costs.host_power_per_server
+        + support_host * support_per_month,
+        busy_hourly_per_gpu=costs.busy_power_per_gpu_hour,
         power_kw_per_gpu=gpu.tdp_w * site.pue / WATTS_PER_KW,
-        power_kw_per_server=host_kw,
+        power_kw_per_server=costs.host_kw,
         rack_units_per_server=rack_units,
         owned=owned,
-        colocation_monthly_per_server=colocation,
-        host_power_monthly_per_server=host_power_monthly,
-        idle_power_monthly_per_gpu=idle_power_monthly,
+        colocation_monthly_per_server=costs.colocation_per_server,
+        host_power_monthly_per_server=costs.host_power_per_server,
+        idle_power_monthly_per_gpu=costs.idle_power_per_gpu,
+        colocation_monthly_per_gpu=costs.colocation_per_gpu,
+        provider=purchase.provider,
+        price_label=purchase.label,
     )
 
 
@@ -294,14 +391,18 @@ def _rental_option(
 ) -> AcquisitionOption | None:
     kind = _RENTAL_KIND[mode]
     horizon = constraints.horizon_months
-    scored: list[tuple[tuple[float, int, str], Offer, float]] = []
-    for offer in _offers(book, gpu.id, kind):
+    scored: list[tuple[tuple[float, int, int, str], Offer, float]] = []
+    for offer in eligible_offers(_offers(book, gpu.id, kind), constraints):
         hourly = offer_price(offer, constraints, book)
         if mode is AcquisitionMode.RESERVED:
             monthly = hourly * HOURS_PER_MONTH * reserved_months_paid(horizon, offer.term_months) / horizon
-            scored.append(((monthly, -offer.as_of.toordinal(), offer.id), offer, monthly))
+            scored.append(
+                ((monthly, offer.gpus_per_instance, -offer.as_of.toordinal(), offer.id), offer, monthly)
+            )
         else:
-            scored.append(((hourly, -offer.as_of.toordinal(), offer.id), offer, hourly))
+            scored.append(
+                ((hourly, offer.gpus_per_instance, -offer.as_of.toordinal(), offer.id), offer, hourly)
+            )
     if not scored:
         return None
     _, offer, cost = min(scored, key=lambda item: item[0])
@@ -324,6 +425,9 @@ def _rental_option(
         power_kw_per_gpu=0.0,
         power_kw_per_server=0.0,
         rack_units_per_server=0.0,
+        rental_instance_gpus=offer.gpus_per_instance,
+        provider=offer.provider,
+        price_label=offer.label,
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pricebook.schema import GpuId, OfferId, ServerId
+from pricebook.schema import GpuId, OfferId, PriceLabel, ServerId
 from solver.domain import AcquisitionMode
 
 OptionId = str
@@ -58,7 +58,20 @@ class AcquisitionOption:
     """Part of ``fixed_monthly_per_server`` that is the host's always-on power; the rest is support."""
     idle_power_monthly_per_gpu: float = 0.0
     """Part of ``fixed_monthly_per_gpu`` that is the GPU's idle draw (on-site GPUs); the rest is
-    support (bought/owned) or rent (reserved)."""
+    colocation (``colocation_monthly_per_gpu``) and support (bought/owned) or rent (reserved)."""
+    colocation_monthly_per_gpu: float = 0.0
+    """Part of ``fixed_monthly_per_gpu`` that is colocation priced on the GPU's power (per-kW basis)."""
+    rental_instance_gpus: int = 1
+    """Rentals: GPUs per rented instance; the plan rents whole instances (a multiple of this)."""
+    provider: str = ""
+    """Who sells or rents it (the offer's provider; empty for owned GPUs without a current offer)."""
+    price_label: PriceLabel | None = None
+    """How reliable the offer's price is (quote, list, street, derived, estimate)."""
+
+    @property
+    def support_monthly_per_gpu(self) -> float:
+        """Support (bought/owned) or rent (reserved) per GPU: fixed monthly less power and colocation."""
+        return self.fixed_monthly_per_gpu - self.idle_power_monthly_per_gpu - self.colocation_monthly_per_gpu
 
     @property
     def capex_per_gpu_with_host(self) -> float:

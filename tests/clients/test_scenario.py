@@ -14,6 +14,7 @@ from clients.scenario import ScenarioError, load_scenario
 from pricebook import load_default
 from pricebook.catalog import resolve_gpu_id
 from service.convert.scenario import plan_request_from_proto
+from solver.domain import AcquisitionMode
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.yaml"))
 
@@ -114,14 +115,22 @@ def test_every_example_is_a_valid_plan_request(example: Path) -> None:
 
 
 def test_the_500m_krw_example_is_the_optimizers_seed_portfolio() -> None:
-    """`make demo` plans the same portfolio the golden test and the solver benchmark use."""
+    """`make demo` plans the same workloads the golden test and the solver benchmark use; the
+    example prices whole systems (hosts included), may rent on demand and adds the VAT line, where
+    the benchmark prices cards alone and buys only."""
     book = load_default()
     example = plan_request_from_proto(
         load_scenario(EXAMPLES[0].parent / "500m_krw_portfolio.yaml", api.PlanFleetRequest), book
     )
     reference = seed_500m_krw_request()
     resolved = tuple(resolve_gpu_id(book, g) for g in reference.constraints.allowed_gpus)
+    as_quoted = {
+        "allowed_gpus": resolved,
+        "include_host_costs": True,
+        "include_vat": True,
+        "allowed_modes": (AcquisitionMode.BUY, AcquisitionMode.ON_DEMAND),
+    }
     reference = reference.model_copy(
-        update={"constraints": reference.constraints.model_copy(update={"allowed_gpus": resolved})}
+        update={"constraints": reference.constraints.model_copy(update=as_quoted)}
     )
     assert example == reference

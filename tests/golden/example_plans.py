@@ -54,13 +54,18 @@ def example_names() -> list[str]:
     return sorted(p.stem for p in EXAMPLES.glob("*.yaml"))
 
 
-def plans_json() -> Iterator[tuple[str, str]]:
-    """(example name, canonical JSON of its PlanFleet response) for each example."""
+def plans_json(target_utilization: float | None = None) -> Iterator[tuple[str, str]]:
+    """(example name, canonical JSON of its PlanFleet response) for each example; with
+    ``target_utilization``, every inference workload's is set to it first."""
     server = start_in_thread(ServerSettings(address="127.0.0.1:0", grace_period_s=1.0, plan_cache_entries=0))
     try:
         with FleetPlannerClient(server.address, timeout_s=120) as client:
             for name in example_names():
                 request = load_scenario(EXAMPLES / f"{name}.yaml", api.PlanFleetRequest)
+                if target_utilization is not None:
+                    for w in request.workloads:
+                        if w.HasField("inference"):
+                            w.inference.target_utilization = target_utilization
                 response = client.plan_fleet(request)
                 data = json_format.MessageToDict(response, preserving_proto_field_name=True)
                 yield name, json.dumps(_strip(data), indent=1, sort_keys=True, ensure_ascii=False) + "\n"

@@ -152,9 +152,9 @@ def test_normalisation() -> None:
 def test_lookups_follow_a_copied_book_even_with_a_stale_hash(book: Pricebook) -> None:
     # Callers re-price by model_copy; the copy keeps the old content_hash but must not see old entries.
     cheaper = catalog.offer(book, "l4.od.runpod-secure").model_copy(
-        update={"price": book.site.colocation_per_rack_unit_month}
+        update={"price": book.site.colocation_price_month}
     )
     copy = book.model_copy(update={"offers": (cheaper, *(o for o in book.offers if o.id != cheaper.id))})
     assert copy.content_hash == book.content_hash
-    assert catalog.offer(copy, cheaper.id).price.amount == book.site.colocation_per_rack_unit_month.amount
+    assert catalog.offer(copy, cheaper.id).price.amount == book.site.colocation_price_month.amount
     assert catalog.offer(book, cheaper.id).price.amount != cheaper.price.amount

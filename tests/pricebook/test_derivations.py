@@ -12,7 +12,7 @@ import pytest
 
 from pricebook import catalog
 from pricebook.loader import load_default
-from pricebook.schema import OfferKind, Pricebook
+from pricebook.schema import ColocationBasis, Money, OfferKind, Pricebook
 
 EPOCH_SERVER_OVERHEAD = Decimal(
     "1.64"
@@ -94,11 +94,22 @@ def test_hgx_host_power_scales_epochs_dgx_h100_split(book: Pricebook) -> None:
     assert catalog.server(book, "hgx-h100-8gpu").host_power_w == DGX_H100_WATTS - 8 * H100_TDP_W
 
 
-def test_colocation_per_rack_unit(book: Pricebook) -> None:
-    midpoint_per_kw_month = Decimal(150 + 250) / 2
-    per_rack_unit = midpoint_per_kw_month * Decimal(DGX_H100_WATTS) / 1000 / 8  # a DGX H100 is 8U
-    assert book.site.colocation_per_rack_unit_month.amount == per_rack_unit
-    assert book.site.colocation_per_rack_unit_month.currency == "USD"
+def test_colocation_per_kw_is_the_sourced_midpoint_and_includes_power(book: Pricebook) -> None:
+    midpoint_per_kw_month = Decimal(150 + 250) / 2  # $150-250 per kW-month (pricebook_facts B4)
+    assert book.site.colocation_price_month == Money(amount=midpoint_per_kw_month, currency="USD")
+    assert book.site.colocation_basis is ColocationBasis.PER_KW
+    # An all-in per-kW rate: power is not charged again for colocated hardware.
+    assert book.site.colocation_includes_power
+    assert {"colocation_price_month", "colocation_includes_power"} <= set(book.site.estimated_fields)
+
+
+def test_residual_points_are_the_sources_range_midpoints(book: Pricebook) -> None:
+    for curve in book.site.residual_curves:
+        (point,) = curve.points
+        # "25-35 % after 36 months" (pricebook_facts B5): the midpoint, with the range kept.
+        assert (point.age_months, point.low, point.high) == (36, 0.25, 0.35)
+        assert point.fraction == pytest.approx((0.25 + 0.35) / 2)
+        assert "points" in curve.estimated_fields  # an unverified secondary source
 
 
 def test_per_gpu_cloud_prices_are_instance_prices_over_eight(book: Pricebook) -> None:

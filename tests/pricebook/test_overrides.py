@@ -115,15 +115,15 @@ def test_adding_a_server_quote_and_a_reserved_quote(book: Pricebook) -> None:
 
 def test_site_overrides_are_validated_and_sourced(book: Pricebook) -> None:
     overrides = PricebookOverrides(
-        site={"pue": 1.3, "colocation_per_rack_unit_month": 300, "prices_include_vat": True}
+        site={"pue": 1.3, "colocation_price_month": 300, "prices_include_vat": True}
     )
     changed, applied = apply_overrides(book, overrides, today=TODAY)
     assert changed.site.pue == pytest.approx(1.3)
     # A bare number keeps the field's currency.
-    assert changed.site.colocation_per_rack_unit_month == _money("300")
+    assert changed.site.colocation_price_month == _money("300")
     assert changed.site.prices_include_vat is True
     assert changed.site.field_sources["pue"].source == "request override"
-    assert "colocation_per_rack_unit_month" not in changed.site.estimated_fields
+    assert "colocation_price_month" not in changed.site.estimated_fields
     assert "site.pue: 1.54 → 1.3" in applied
 
 

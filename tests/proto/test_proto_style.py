@@ -134,6 +134,11 @@ def test_one_request_and_response_per_rpc_named_after_it(
         "AnalyzeBreakEven",
         "ListCatalog",
         "SweepPlans",
+        "GetPlan",
+        "ListPlans",
+        "DeletePlan",
+        "ComparePlans",
+        "RepricePlan",
     }
     for method in methods:
         assert method.input_type == f".fleetplan.v1.{method.name}Request"

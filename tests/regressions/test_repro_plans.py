@@ -239,6 +239,9 @@ def test_an_impossible_fleet_line_is_refused_naming_it(
 
 def test_a_fleet_line_may_name_its_server_model(client: FleetPlannerClient) -> None:
     request = plan_request(repro("02-evaluate-misprices-planned-fleet.json")["request"])
+    for w in request.workloads:  # recorded when replicas were sized flat out: one fleet line
+        if w.HasField("inference"):
+            w.inference.target_utilization = 1.0
     plan = client.plan_fleet(request).plan
     # A line in another server model than the 4-GPU rig gets the rig instead (two 4-GPU rigs cost
     # more than the planned one); any other line of the plan stays as planned.

@@ -12,9 +12,12 @@ from clients import cli
 from service.security import (
     SecurityConfigError,
     accepted_tokens,
+    named_tokens,
     read_token,
     redact_sensitive,
+    requester_name,
     server_credentials,
+    token_fingerprint,
     token_matches,
 )
 from service.settings import ServerSettings
@@ -107,3 +110,17 @@ def test_a_key_that_does_not_match_its_certificate_is_named(certs: Any) -> None:
     with pytest.raises(SecurityConfigError, match="the key does not match the certificate"):
         server_credentials(settings)
     assert server_credentials(ServerSettings(tls_cert_file=certs.server_cert, tls_key_file=certs.server_key))
+
+
+def test_token_lines_may_name_their_token(tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens"
+    tokens.write_text("alice tok-a\ntok-b\n", encoding="utf-8")
+    named = named_tokens(ServerSettings(token_file=tokens))
+    assert named == {b"tok-a": "alice", b"tok-b": token_fingerprint(b"tok-b")}
+    assert accepted_tokens(ServerSettings(token_file=tokens)) == (b"tok-a", b"tok-b")
+    assert requester_name((("authorization", "Bearer tok-a"),), named) == "alice"
+    assert requester_name((("authorization", "Bearer wrong"),), named) == ""
+    assert requester_name((), named) == ""
+    tokens.write_text("one two three\n", encoding="utf-8")
+    with pytest.raises(SecurityConfigError):
+        named_tokens(ServerSettings(token_file=tokens))

@@ -11,6 +11,7 @@ from pricebook.schema import (
     GpuSpec,
     Offer,
     Pricebook,
+    ResidualCurve,
     ServerSpec,
     SiteAssumptions,
 )
@@ -63,15 +64,31 @@ def offer(offer_id: str, kind: str, gpu_id: str, price: str, **extra: Any) -> Of
     return Offer.model_validate(fields)
 
 
+def residual_curve(
+    gpu_class: str = "datacenter", age_months: int = 36, fraction: float = 0.3, **extra: Any
+) -> ResidualCurve:
+    """Market value ``fraction`` after ``age_months`` (one point: value(m) = fraction^(m / age))."""
+    fields: dict[str, Any] = {
+        "gpu_class": gpu_class,
+        "points": [{"age_months": age_months, "fraction": fraction, "low": fraction, "high": fraction}],
+        "source": SRC,
+        "as_of": AS_OF,
+    }
+    fields.update(extra)
+    return ResidualCurve.model_validate(fields)
+
+
 def site(**extra: Any) -> SiteAssumptions:
     fields: dict[str, Any] = {
         "electricity_krw_per_kwh": 180.0,
         "electricity_usd_per_kwh": 0.08,
         "pue": 1.5,
         "depreciation_months": 60,
-        "residual_value_fraction": 0.2,
+        "residual_curves": [residual_curve()],
         "support_fraction_per_year": 0.12,
-        "colocation_per_rack_unit_month": "100 USD",
+        "colocation_price_month": "100 USD",
+        "colocation_basis": "per_rack_unit",
+        "colocation_includes_power": False,
         "average_gpu_power_fraction": 0.75,
         "vat_rate": 0.1,
         "prices_include_vat": False,
@@ -117,7 +134,14 @@ def book(**extra: Any) -> Pricebook:
             ),
         ),
         "offers": (
-            offer("h200-buy-old", "purchase_gpu", "h200-sxm", "30000 USD", as_of=dt.date(2025, 1, 1)),
+            offer(
+                "h200-buy-old",
+                "purchase_gpu",
+                "h200-sxm",
+                "30000 USD",
+                as_of=dt.date(2025, 1, 1),
+                label="estimate",
+            ),
             offer("h200-buy", "purchase_gpu", "h200-sxm", "35000 USD"),
             offer("rtx-buy", "purchase_gpu", "rtx-pro-6000", "11000000 KRW", includes_vat=True),
             offer("h200-od-cheap", "on_demand", "h200-sxm", "3.5 USD"),

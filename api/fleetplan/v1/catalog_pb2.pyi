@@ -363,6 +363,7 @@ class OfferEntry(_message.Message):
     LABEL_FIELD_NUMBER: _builtins.int
     INCLUDES_VAT_FIELD_NUMBER: _builtins.int
     SOURCE_FIELD_NUMBER: _builtins.int
+    GPUS_PER_INSTANCE_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Stable id."""
     kind: _builtins.str
@@ -381,6 +382,8 @@ class OfferEntry(_message.Message):
     """"list", "street", "estimate", "derived" or "quote"."""
     includes_vat: _builtins.bool
     """Whether the price includes VAT."""
+    gpus_per_instance: _builtins.int
+    """Rentals: GPUs in the smallest instance the provider rents (plans rent whole instances)."""
     @_builtins.property
     def price(self) -> _common_pb2.Money:
         """Price per GPU, per server or per GPU-hour."""
@@ -403,10 +406,11 @@ class OfferEntry(_message.Message):
         label: _builtins.str = ...,
         includes_vat: _builtins.bool = ...,
         source: Global___Source | None = ...,
+        gpus_per_instance: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["price", b"price", "source", b"source"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["gpu_id", b"gpu_id", "id", b"id", "includes_vat", b"includes_vat", "kind", b"kind", "label", b"label", "price", b"price", "provider", b"provider", "region", b"region", "server_id", b"server_id", "source", b"source", "term_months", b"term_months"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["gpu_id", b"gpu_id", "gpus_per_instance", b"gpus_per_instance", "id", b"id", "includes_vat", b"includes_vat", "kind", b"kind", "label", b"label", "price", b"price", "provider", b"provider", "region", b"region", "server_id", b"server_id", "source", b"source", "term_months", b"term_months"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -610,12 +614,17 @@ class SiteEntry(_message.Message):
     DEPRECIATION_MONTHS_FIELD_NUMBER: _builtins.int
     RESIDUAL_VALUE_FRACTION_FIELD_NUMBER: _builtins.int
     SUPPORT_FRACTION_PER_YEAR_FIELD_NUMBER: _builtins.int
-    COLOCATION_PER_RACK_UNIT_MONTH_FIELD_NUMBER: _builtins.int
+    COLOCATION_PRICE_MONTH_FIELD_NUMBER: _builtins.int
     AVERAGE_GPU_POWER_FRACTION_FIELD_NUMBER: _builtins.int
     VAT_RATE_FIELD_NUMBER: _builtins.int
     PRICES_INCLUDE_VAT_FIELD_NUMBER: _builtins.int
     FX_RATES_FIELD_NUMBER: _builtins.int
     SOURCE_FIELD_NUMBER: _builtins.int
+    RESIDUAL_VALUE_AGE_MONTHS_FIELD_NUMBER: _builtins.int
+    RESIDUAL_POINTS_FIELD_NUMBER: _builtins.int
+    COLOCATION_BASIS_FIELD_NUMBER: _builtins.int
+    COLOCATION_INCLUDES_POWER_FIELD_NUMBER: _builtins.int
+    IDLE_GPU_POWER_FRACTION_FIELD_NUMBER: _builtins.int
     electricity_krw_per_kwh: _builtins.float
     """Electricity tariff in KRW per kWh."""
     electricity_usd_per_kwh: _builtins.float
@@ -623,9 +632,9 @@ class SiteEntry(_message.Message):
     pue: _builtins.float
     """Power usage effectiveness."""
     depreciation_months: _builtins.int
-    """Depreciation period in months."""
+    """Accounting life in months (straight-line book depreciation to zero, shown beside the TCO)."""
     residual_value_fraction: _builtins.float
-    """Residual value at the end of depreciation (fraction of purchase price)."""
+    """Market value of datacentre GPUs after residual_value_age_months (fraction of purchase price)."""
     support_fraction_per_year: _builtins.float
     """Support/maintenance per year (fraction of purchase price)."""
     average_gpu_power_fraction: _builtins.float
@@ -634,9 +643,17 @@ class SiteEntry(_message.Message):
     """VAT rate."""
     prices_include_vat: _builtins.bool
     """Whether catalogue prices include VAT."""
+    residual_value_age_months: _builtins.int
+    """Age in months of residual_value_fraction."""
+    colocation_basis: _builtins.str
+    """What colocation_price_month is per: "per_kw" or "per_rack_unit"."""
+    colocation_includes_power: _builtins.bool
+    """Whether the colocation price includes power (then colocated hardware has no power line)."""
+    idle_gpu_power_fraction: _builtins.float
+    """GPU draw when idle, fraction of TDP, paid every held hour on site."""
     @_builtins.property
-    def colocation_per_rack_unit_month(self) -> _common_pb2.Money:
-        """Colocation cost per rack unit per month."""
+    def colocation_price_month(self) -> _common_pb2.Money:
+        """Colocation price per month: per kW of IT power or per rack unit (colocation_basis)."""
 
     @_builtins.property
     def fx_rates(self) -> _containers.RepeatedCompositeFieldContainer[Global___FxRateEntry]:
@@ -645,6 +662,10 @@ class SiteEntry(_message.Message):
     @_builtins.property
     def source(self) -> Global___Source:
         """Provenance."""
+
+    @_builtins.property
+    def residual_points(self) -> _containers.RepeatedCompositeFieldContainer[Global___ResidualPointEntry]:
+        """Sourced market-value points by GPU class (the residual curves run through them)."""
 
     def __init__(
         self,
@@ -655,17 +676,66 @@ class SiteEntry(_message.Message):
         depreciation_months: _builtins.int = ...,
         residual_value_fraction: _builtins.float = ...,
         support_fraction_per_year: _builtins.float = ...,
-        colocation_per_rack_unit_month: _common_pb2.Money | None = ...,
+        colocation_price_month: _common_pb2.Money | None = ...,
         average_gpu_power_fraction: _builtins.float = ...,
         vat_rate: _builtins.float = ...,
         prices_include_vat: _builtins.bool = ...,
         fx_rates: _abc.Iterable[Global___FxRateEntry] | None = ...,
         source: Global___Source | None = ...,
+        residual_value_age_months: _builtins.int = ...,
+        residual_points: _abc.Iterable[Global___ResidualPointEntry] | None = ...,
+        colocation_basis: _builtins.str = ...,
+        colocation_includes_power: _builtins.bool = ...,
+        idle_gpu_power_fraction: _builtins.float = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["colocation_per_rack_unit_month", b"colocation_per_rack_unit_month", "source", b"source"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["colocation_price_month", b"colocation_price_month", "source", b"source"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["average_gpu_power_fraction", b"average_gpu_power_fraction", "colocation_per_rack_unit_month", b"colocation_per_rack_unit_month", "depreciation_months", b"depreciation_months", "electricity_krw_per_kwh", b"electricity_krw_per_kwh", "electricity_usd_per_kwh", b"electricity_usd_per_kwh", "fx_rates", b"fx_rates", "prices_include_vat", b"prices_include_vat", "pue", b"pue", "residual_value_fraction", b"residual_value_fraction", "source", b"source", "support_fraction_per_year", b"support_fraction_per_year", "vat_rate", b"vat_rate"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["average_gpu_power_fraction", b"average_gpu_power_fraction", "colocation_basis", b"colocation_basis", "colocation_includes_power", b"colocation_includes_power", "colocation_price_month", b"colocation_price_month", "depreciation_months", b"depreciation_months", "electricity_krw_per_kwh", b"electricity_krw_per_kwh", "electricity_usd_per_kwh", b"electricity_usd_per_kwh", "fx_rates", b"fx_rates", "idle_gpu_power_fraction", b"idle_gpu_power_fraction", "prices_include_vat", b"prices_include_vat", "pue", b"pue", "residual_points", b"residual_points", "residual_value_age_months", b"residual_value_age_months", "residual_value_fraction", b"residual_value_fraction", "source", b"source", "support_fraction_per_year", b"support_fraction_per_year", "vat_rate", b"vat_rate"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SiteEntry: _TypeAlias = SiteEntry  # noqa: Y015
+
+@_typing.final
+class ResidualPointEntry(_message.Message):
+    """A sourced market value of one GPU class after an age."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GPU_CLASS_FIELD_NUMBER: _builtins.int
+    AGE_MONTHS_FIELD_NUMBER: _builtins.int
+    FRACTION_FIELD_NUMBER: _builtins.int
+    LOW_FIELD_NUMBER: _builtins.int
+    HIGH_FIELD_NUMBER: _builtins.int
+    SOURCE_FIELD_NUMBER: _builtins.int
+    gpu_class: _builtins.str
+    """"datacenter" (HBM parts) or "workstation" (GDDR workstation and consumer cards)."""
+    age_months: _builtins.int
+    """Age in months."""
+    fraction: _builtins.float
+    """Market value as a fraction of the purchase price (the value used)."""
+    low: _builtins.float
+    """Low end of the source's range."""
+    high: _builtins.float
+    """High end of the source's range."""
+    @_builtins.property
+    def source(self) -> Global___Source:
+        """Provenance of the curve."""
+
+    def __init__(
+        self,
+        *,
+        gpu_class: _builtins.str = ...,
+        age_months: _builtins.int = ...,
+        fraction: _builtins.float = ...,
+        low: _builtins.float = ...,
+        high: _builtins.float = ...,
+        source: Global___Source | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["source", b"source"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["age_months", b"age_months", "fraction", b"fraction", "gpu_class", b"gpu_class", "high", b"high", "low", b"low", "source", b"source"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ResidualPointEntry: _TypeAlias = ResidualPointEntry  # noqa: Y015

@@ -333,6 +333,7 @@ class Provenance(_message.Message):
     SERVER_VERSION_FIELD_NUMBER: _builtins.int
     OVERRIDES_APPLIED_FIELD_NUMBER: _builtins.int
     REUSED_IDENTICAL_REQUEST_FIELD_NUMBER: _builtins.int
+    FX_RATE_NOTE_FIELD_NUMBER: _builtins.int
     pricebook_version: _builtins.str
     """Version string of the pricebook used."""
     pricebook_content_hash: _builtins.str
@@ -346,6 +347,8 @@ class Provenance(_message.Message):
     request bytes and pricebook hash; the solver is deterministic, so a new solve would return
     the same plan). Its solver statistics are those of the original solve.
     """
+    fx_rate_note: _builtins.str
+    """The FX rate the answer's conversions used, with its date and source."""
     @_builtins.property
     def overrides_applied(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Human-readable description of every pricebook override the request applied."""
@@ -359,10 +362,11 @@ class Provenance(_message.Message):
         server_version: _builtins.str = ...,
         overrides_applied: _abc.Iterable[_builtins.str] | None = ...,
         reused_identical_request: _builtins.bool = ...,
+        fx_rate_note: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["overrides_applied", b"overrides_applied", "performance_model_version", b"performance_model_version", "pricebook_content_hash", b"pricebook_content_hash", "pricebook_version", b"pricebook_version", "reused_identical_request", b"reused_identical_request", "server_version", b"server_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["fx_rate_note", b"fx_rate_note", "overrides_applied", b"overrides_applied", "performance_model_version", b"performance_model_version", "pricebook_content_hash", b"pricebook_content_hash", "pricebook_version", b"pricebook_version", "reused_identical_request", b"reused_identical_request", "server_version", b"server_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

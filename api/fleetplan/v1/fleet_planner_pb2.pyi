@@ -77,6 +77,21 @@ class PlanFleetRequest(_message.Message):
     CONSTRAINTS_FIELD_NUMBER: _builtins.int
     PRICEBOOK_OVERRIDES_FIELD_NUMBER: _builtins.int
     SOLVER_OPTIONS_FIELD_NUMBER: _builtins.int
+    SAVE_FIELD_NUMBER: _builtins.int
+    LABEL_FIELD_NUMBER: _builtins.int
+    TAGS_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    save: _builtins.bool
+    """Save the plan in the server's plan store; the response then carries plan_id (PlanStore
+    service). FAILED_PRECONDITION when the store is disabled or read-only, UNAVAILABLE when its
+    database cannot be reached.
+    """
+    label: _builtins.str
+    """With save: a label to find the plan by (ListPlans filter), at most 200 characters."""
+    request_id: _builtins.str
+    """With save: an idempotency key (AIP-155, e.g. a UUID); a retried call with the same key (or
+    the same x-request-id metadata) returns the plan saved the first time, never a second one.
+    """
     @_builtins.property
     def workloads(self) -> _containers.RepeatedCompositeFieldContainer[_scenario_pb2.Workload]:
         """The workload portfolio (at least one)."""
@@ -93,6 +108,10 @@ class PlanFleetRequest(_message.Message):
     def solver_options(self) -> _scenario_pb2.SolverOptions:
         """Solver effort."""
 
+    @_builtins.property
+    def tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """With save: tags to find the plan by (at most 32, each at most 64 characters)."""
+
     def __init__(
         self,
         *,
@@ -100,10 +119,14 @@ class PlanFleetRequest(_message.Message):
         constraints: _scenario_pb2.Constraints | None = ...,
         pricebook_overrides: _scenario_pb2.PricebookOverrides | None = ...,
         solver_options: _scenario_pb2.SolverOptions | None = ...,
+        save: _builtins.bool = ...,
+        label: _builtins.str = ...,
+        tags: _abc.Iterable[_builtins.str] | None = ...,
+        request_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["constraints", b"constraints", "pricebook_overrides", b"pricebook_overrides", "solver_options", b"solver_options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["constraints", b"constraints", "pricebook_overrides", b"pricebook_overrides", "solver_options", b"solver_options", "workloads", b"workloads"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["constraints", b"constraints", "label", b"label", "pricebook_overrides", b"pricebook_overrides", "request_id", b"request_id", "save", b"save", "solver_options", b"solver_options", "tags", b"tags", "workloads", b"workloads"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -117,6 +140,9 @@ class PlanFleetResponse(_message.Message):
 
     PLAN_FIELD_NUMBER: _builtins.int
     PROVENANCE_FIELD_NUMBER: _builtins.int
+    PLAN_ID_FIELD_NUMBER: _builtins.int
+    plan_id: _builtins.str
+    """Id of the saved plan (a ULID) when the request asked to save it; empty otherwise."""
     @_builtins.property
     def plan(self) -> _plan_pb2.Plan:
         """The plan (status OPTIMAL/FEASIBLE with a fleet, or INFEASIBLE/NO_SOLUTION with a diagnosis)."""
@@ -130,10 +156,11 @@ class PlanFleetResponse(_message.Message):
         *,
         plan: _plan_pb2.Plan | None = ...,
         provenance: _common_pb2.Provenance | None = ...,
+        plan_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["plan", b"plan", "provenance", b"provenance"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["plan", b"plan", "provenance", b"provenance"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["plan", b"plan", "plan_id", b"plan_id", "provenance", b"provenance"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -5,6 +5,7 @@ Performance what-ifs: one model on one GPU configuration (issue #4 case fields).
 
 from collections import abc as _abc
 from api.fleetplan.v1 import common_pb2 as _common_pb2
+from api.fleetplan.v1 import scenario_pb2 as _scenario_pb2
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
@@ -93,6 +94,7 @@ class PerformanceCase(_message.Message):
     TOKENS_FIELD_NUMBER: _builtins.int
     SEQ_LEN_FIELD_NUMBER: _builtins.int
     MAX_BATCHED_TOKENS_FIELD_NUMBER: _builtins.int
+    SLA_FIELD_NUMBER: _builtins.int
     ARRIVAL_FIELD_NUMBER: _builtins.int
     ENGINE_VERSION_FIELD_NUMBER: _builtins.int
     ID_FIELD_NUMBER: _builtins.int
@@ -147,6 +149,12 @@ class PerformanceCase(_message.Message):
     def model(self) -> _common_pb2.ModelRef:
         """The model."""
 
+    @_builtins.property
+    def sla(self) -> _scenario_pb2.Sla:
+        """Latency targets: with any set, the result also gives one replica's largest sustainable load
+        at them (what the planner sizes with); the load may then be left out.
+        """
+
     def __init__(
         self,
         *,
@@ -169,14 +177,15 @@ class PerformanceCase(_message.Message):
         tokens: _builtins.float = ...,
         seq_len: _builtins.int | None = ...,
         max_batched_tokens: _builtins.int | None = ...,
+        sla: _scenario_pb2.Sla | None = ...,
         arrival: Global___Arrival.ValueType = ...,
         engine_version: _builtins.str = ...,
         id: _builtins.str = ...,
         num_scheduler_steps: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_max_batched_tokens", b"_max_batched_tokens", "_max_num_seqs", b"_max_num_seqs", "_num_gpus", b"_num_gpus", "_num_scheduler_steps", b"_num_scheduler_steps", "_seq_len", b"_seq_len", "_tp", b"_tp", "concurrency", b"concurrency", "load", b"load", "max_batched_tokens", b"max_batched_tokens", "max_concurrency", b"max_concurrency", "max_num_seqs", b"max_num_seqs", "model", b"model", "num_gpus", b"num_gpus", "num_scheduler_steps", b"num_scheduler_steps", "request_rate_per_s", b"request_rate_per_s", "seq_len", b"seq_len", "tp", b"tp"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_max_batched_tokens", b"_max_batched_tokens", "_max_num_seqs", b"_max_num_seqs", "_num_gpus", b"_num_gpus", "_num_scheduler_steps", b"_num_scheduler_steps", "_seq_len", b"_seq_len", "_tp", b"_tp", "concurrency", b"concurrency", "load", b"load", "max_batched_tokens", b"max_batched_tokens", "max_concurrency", b"max_concurrency", "max_num_seqs", b"max_num_seqs", "model", b"model", "num_gpus", b"num_gpus", "num_scheduler_steps", b"num_scheduler_steps", "request_rate_per_s", b"request_rate_per_s", "seq_len", b"seq_len", "sla", b"sla", "tp", b"tp"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_batched_tokens", b"_max_batched_tokens", "_max_num_seqs", b"_max_num_seqs", "_num_gpus", b"_num_gpus", "_num_scheduler_steps", b"_num_scheduler_steps", "_seq_len", b"_seq_len", "_tp", b"_tp", "arrival", b"arrival", "concurrency", b"concurrency", "engine", b"engine", "engine_version", b"engine_version", "gpu_id", b"gpu_id", "id", b"id", "input_len", b"input_len", "kv_precision", b"kv_precision", "load", b"load", "max_batched_tokens", b"max_batched_tokens", "max_concurrency", b"max_concurrency", "max_num_seqs", b"max_num_seqs", "method", b"method", "mode", b"mode", "model", b"model", "num_gpus", b"num_gpus", "num_scheduler_steps", b"num_scheduler_steps", "output_len", b"output_len", "precision", b"precision", "prefix_hit_rate", b"prefix_hit_rate", "request_rate_per_s", b"request_rate_per_s", "seq_len", b"seq_len", "tokens", b"tokens", "tp", b"tp"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_batched_tokens", b"_max_batched_tokens", "_max_num_seqs", b"_max_num_seqs", "_num_gpus", b"_num_gpus", "_num_scheduler_steps", b"_num_scheduler_steps", "_seq_len", b"_seq_len", "_tp", b"_tp", "arrival", b"arrival", "concurrency", b"concurrency", "engine", b"engine", "engine_version", b"engine_version", "gpu_id", b"gpu_id", "id", b"id", "input_len", b"input_len", "kv_precision", b"kv_precision", "load", b"load", "max_batched_tokens", b"max_batched_tokens", "max_concurrency", b"max_concurrency", "max_num_seqs", b"max_num_seqs", "method", b"method", "mode", b"mode", "model", b"model", "num_gpus", b"num_gpus", "num_scheduler_steps", b"num_scheduler_steps", "output_len", b"output_len", "precision", b"precision", "prefix_hit_rate", b"prefix_hit_rate", "request_rate_per_s", b"request_rate_per_s", "seq_len", b"seq_len", "sla", b"sla", "tokens", b"tokens", "tp", b"tp"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__max_batched_tokens: _TypeAlias = _typing.Literal["max_batched_tokens"]  # noqa: Y015
     _WhichOneofArgType__max_batched_tokens: _TypeAlias = _typing.Literal["_max_batched_tokens", b"_max_batched_tokens"]  # noqa: Y015
@@ -208,6 +217,62 @@ class PerformanceCase(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType_load) -> _WhichOneofReturnType_load | None: ...
 
 Global___PerformanceCase: _TypeAlias = PerformanceCase  # noqa: Y015
+
+@_typing.final
+class CapacityAtSla(_message.Message):
+    """One replica's largest sustainable load at a case's SLA, and what stops it there."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FEASIBLE_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    REQ_S_PER_REPLICA_FIELD_NUMBER: _builtins.int
+    OUTPUT_TOK_S_PER_REPLICA_FIELD_NUMBER: _builtins.int
+    TOTAL_TOK_S_PER_REPLICA_FIELD_NUMBER: _builtins.int
+    TTFT_P95_MS_FIELD_NUMBER: _builtins.int
+    TPOT_MS_FIELD_NUMBER: _builtins.int
+    BOTTLENECK_FIELD_NUMBER: _builtins.int
+    BINDING_FIELD_NUMBER: _builtins.int
+    feasible: _builtins.bool
+    """Whether any load meets the SLA on this deployment."""
+    reason: _builtins.str
+    """Why not, in words (empty when feasible)."""
+    req_s_per_replica: _builtins.float
+    """Largest request rate of one replica at the SLA, in requests per second."""
+    output_tok_s_per_replica: _builtins.float
+    """Output tokens per second of one replica at that rate."""
+    total_tok_s_per_replica: _builtins.float
+    """Input + output tokens per second of one replica at that rate."""
+    ttft_p95_ms: _builtins.float
+    """p95 TTFT at that rate, in milliseconds."""
+    tpot_ms: _builtins.float
+    """TPOT at that rate, in milliseconds."""
+    bottleneck: _builtins.str
+    """The replica's bottleneck at that rate (compute, memory bandwidth, KV capacity, scheduler …)."""
+    binding: _builtins.str
+    """What stops the rate: "ttft_p95_ms", "tpot_p95_ms", "min_per_user_tok_s" (that target is
+    met with no room left) or "throughput" (the replica saturates before any target binds).
+    """
+    def __init__(
+        self,
+        *,
+        feasible: _builtins.bool = ...,
+        reason: _builtins.str = ...,
+        req_s_per_replica: _builtins.float = ...,
+        output_tok_s_per_replica: _builtins.float = ...,
+        total_tok_s_per_replica: _builtins.float = ...,
+        ttft_p95_ms: _builtins.float = ...,
+        tpot_ms: _builtins.float = ...,
+        bottleneck: _builtins.str = ...,
+        binding: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["binding", b"binding", "bottleneck", b"bottleneck", "feasible", b"feasible", "output_tok_s_per_replica", b"output_tok_s_per_replica", "reason", b"reason", "req_s_per_replica", b"req_s_per_replica", "total_tok_s_per_replica", b"total_tok_s_per_replica", "tpot_ms", b"tpot_ms", "ttft_p95_ms", b"ttft_p95_ms"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CapacityAtSla: _TypeAlias = CapacityAtSla  # noqa: Y015
 
 @_typing.final
 class MemoryBreakdown(_message.Message):
@@ -265,6 +330,7 @@ class InferenceEstimate(_message.Message):
     OUTPUT_TOK_S_HIGH_FIELD_NUMBER: _builtins.int
     MEMORY_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
+    CAPACITY_AT_SLA_FIELD_NUMBER: _builtins.int
     TTFT_MEAN_MS_FIELD_NUMBER: _builtins.int
     TTFT_MEDIAN_MS_FIELD_NUMBER: _builtins.int
     tp: _builtins.int
@@ -307,6 +373,10 @@ class InferenceEstimate(_message.Message):
     def memory(self) -> Global___MemoryBreakdown:
         """Memory per GPU."""
 
+    @_builtins.property
+    def capacity_at_sla(self) -> Global___CapacityAtSla:
+        """One replica's capacity at the case's SLA (only when the case gives one)."""
+
     def __init__(
         self,
         *,
@@ -326,12 +396,13 @@ class InferenceEstimate(_message.Message):
         output_tok_s_high: _builtins.float = ...,
         memory: Global___MemoryBreakdown | None = ...,
         reason: _builtins.str = ...,
+        capacity_at_sla: Global___CapacityAtSla | None = ...,
         ttft_mean_ms: _builtins.float = ...,
         ttft_median_ms: _builtins.float = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["memory", b"memory"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["capacity_at_sla", b"capacity_at_sla", "memory", b"memory"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bottleneck", b"bottleneck", "fits", b"fits", "max_concurrency", b"max_concurrency", "memory", b"memory", "output_tok_s_high", b"output_tok_s_high", "output_tok_s_low", b"output_tok_s_low", "output_tok_s_total", b"output_tok_s_total", "per_user_tok_s", b"per_user_tok_s", "reason", b"reason", "replicas", b"replicas", "req_s", b"req_s", "total_tok_s", b"total_tok_s", "tp", b"tp", "tp_chosen", b"tp_chosen", "tpot_ms", b"tpot_ms", "ttft_mean_ms", b"ttft_mean_ms", "ttft_median_ms", b"ttft_median_ms", "ttft_ms", b"ttft_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bottleneck", b"bottleneck", "capacity_at_sla", b"capacity_at_sla", "fits", b"fits", "max_concurrency", b"max_concurrency", "memory", b"memory", "output_tok_s_high", b"output_tok_s_high", "output_tok_s_low", b"output_tok_s_low", "output_tok_s_total", b"output_tok_s_total", "per_user_tok_s", b"per_user_tok_s", "reason", b"reason", "replicas", b"replicas", "req_s", b"req_s", "total_tok_s", b"total_tok_s", "tp", b"tp", "tp_chosen", b"tp_chosen", "tpot_ms", b"tpot_ms", "ttft_mean_ms", b"ttft_mean_ms", "ttft_median_ms", b"ttft_median_ms", "ttft_ms", b"ttft_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

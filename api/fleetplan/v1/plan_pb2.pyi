@@ -7,6 +7,7 @@ when buying pays off, how it compares with single-GPU fleets, and how sure the s
 
 from collections import abc as _abc
 from api.fleetplan.v1 import common_pb2 as _common_pb2
+from api.fleetplan.v1 import scenario_pb2 as _scenario_pb2
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
@@ -168,6 +169,9 @@ class FleetLine(_message.Message):
     HORIZON_COST_FIELD_NUMBER: _builtins.int
     POWER_KW_FIELD_NUMBER: _builtins.int
     RACK_UNITS_FIELD_NUMBER: _builtins.int
+    PROVIDER_FIELD_NUMBER: _builtins.int
+    PRICE_LABEL_FIELD_NUMBER: _builtins.int
+    GPUS_PER_INSTANCE_FIELD_NUMBER: _builtins.int
     gpu_id: _builtins.str
     """Catalogue GPU id."""
     gpu_name: _builtins.str
@@ -188,6 +192,12 @@ class FleetLine(_message.Message):
     """Wall power at full load including PUE, in kilowatts (on-site lines)."""
     rack_units: _builtins.int
     """Rack units (on-site lines)."""
+    provider: _builtins.str
+    """Who sells or rents the offer."""
+    price_label: _builtins.str
+    """The offer's price label: "quote", "list", "street", "derived" or "estimate"."""
+    gpus_per_instance: _builtins.int
+    """Rentals: GPUs per rented instance (the line rents gpu_count / gpus_per_instance instances)."""
     @_builtins.property
     def on_demand_gpus_by_hour(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """On-demand GPUs rented in each hour of the day (24 values; on-demand lines only)."""
@@ -221,10 +231,13 @@ class FleetLine(_message.Message):
         horizon_cost: _common_pb2.Money | None = ...,
         power_kw: _builtins.float = ...,
         rack_units: _builtins.int = ...,
+        provider: _builtins.str = ...,
+        price_label: _builtins.str = ...,
+        gpus_per_instance: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["horizon_cost", b"horizon_cost", "price_per_gpu", b"price_per_gpu", "price_per_gpu_hour", b"price_per_gpu_hour"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["gpu_count", b"gpu_count", "gpu_id", b"gpu_id", "gpu_name", b"gpu_name", "horizon_cost", b"horizon_cost", "mode", b"mode", "offer_id", b"offer_id", "on_demand_gpus_by_hour", b"on_demand_gpus_by_hour", "owned", b"owned", "power_kw", b"power_kw", "price_per_gpu", b"price_per_gpu", "price_per_gpu_hour", b"price_per_gpu_hour", "rack_units", b"rack_units", "server_count", b"server_count", "server_id", b"server_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["gpu_count", b"gpu_count", "gpu_id", b"gpu_id", "gpu_name", b"gpu_name", "gpus_per_instance", b"gpus_per_instance", "horizon_cost", b"horizon_cost", "mode", b"mode", "offer_id", b"offer_id", "on_demand_gpus_by_hour", b"on_demand_gpus_by_hour", "owned", b"owned", "power_kw", b"power_kw", "price_label", b"price_label", "price_per_gpu", b"price_per_gpu", "price_per_gpu_hour", b"price_per_gpu_hour", "provider", b"provider", "rack_units", b"rack_units", "server_count", b"server_count", "server_id", b"server_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -244,6 +257,10 @@ class ReplicaGroup(_message.Message):
     REPLICAS_FIELD_NUMBER: _builtins.int
     REPLICAS_BY_HOUR_FIELD_NUMBER: _builtins.int
     CAPACITY_PER_REPLICA_REQ_S_FIELD_NUMBER: _builtins.int
+    POOL_ID_FIELD_NUMBER: _builtins.int
+    SHARED_REPLICAS_FIELD_NUMBER: _builtins.int
+    INPUT_TOKENS_FIELD_NUMBER: _builtins.int
+    OUTPUT_TOKENS_FIELD_NUMBER: _builtins.int
     gpu_id: _builtins.str
     """Catalogue GPU id."""
     tp: _builtins.int
@@ -258,6 +275,16 @@ class ReplicaGroup(_message.Message):
     """Replicas at the peak hour."""
     capacity_per_replica_req_s: _builtins.float
     """Requests per second one replica sustains at the SLA."""
+    pool_id: _builtins.str
+    """The shared pool these replicas belong to (see Plan.pools); empty = the workload's own."""
+    shared_replicas: _builtins.float
+    """In a shared pool: this workload's share of the pool's replicas at the peak hour, in
+    replica-equivalents (demand served ÷ capacity per replica); replicas is then 0.
+    """
+    input_tokens: _builtins.int
+    """Request size this group serves (a length mix has one group per size and deployment)."""
+    output_tokens: _builtins.int
+    """Generated tokens of that request size."""
     @_builtins.property
     def replicas_by_hour(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """Replicas in each hour of the day (24 values)."""
@@ -273,14 +300,76 @@ class ReplicaGroup(_message.Message):
         replicas: _builtins.int = ...,
         replicas_by_hour: _abc.Iterable[_builtins.int] | None = ...,
         capacity_per_replica_req_s: _builtins.float = ...,
+        pool_id: _builtins.str = ...,
+        shared_replicas: _builtins.float = ...,
+        input_tokens: _builtins.int = ...,
+        output_tokens: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["capacity_per_replica_req_s", b"capacity_per_replica_req_s", "gpu_id", b"gpu_id", "kv_precision", b"kv_precision", "mig_slice", b"mig_slice", "precision", b"precision", "replicas", b"replicas", "replicas_by_hour", b"replicas_by_hour", "tp", b"tp"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["capacity_per_replica_req_s", b"capacity_per_replica_req_s", "gpu_id", b"gpu_id", "input_tokens", b"input_tokens", "kv_precision", b"kv_precision", "mig_slice", b"mig_slice", "output_tokens", b"output_tokens", "pool_id", b"pool_id", "precision", b"precision", "replicas", b"replicas", "replicas_by_hour", b"replicas_by_hour", "shared_replicas", b"shared_replicas", "tp", b"tp"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ReplicaGroup: _TypeAlias = ReplicaGroup  # noqa: Y015
+
+@_typing.final
+class ReplicaPool(_message.Message):
+    """Replicas of one deployment shared by several loads: workloads on one model, sizes of a mix."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POOL_ID_FIELD_NUMBER: _builtins.int
+    GPU_ID_FIELD_NUMBER: _builtins.int
+    TP_FIELD_NUMBER: _builtins.int
+    MIG_SLICE_FIELD_NUMBER: _builtins.int
+    PRECISION_FIELD_NUMBER: _builtins.int
+    REPLICAS_FIELD_NUMBER: _builtins.int
+    REPLICAS_BY_HOUR_FIELD_NUMBER: _builtins.int
+    SPARES_FIELD_NUMBER: _builtins.int
+    WORKLOAD_NAMES_FIELD_NUMBER: _builtins.int
+    pool_id: _builtins.str
+    """Pool id, e.g. "shared:meta-llama/Llama-3.1-8B/vllm/h100-sxm/tp1/fp8"."""
+    gpu_id: _builtins.str
+    """Catalogue GPU id."""
+    tp: _builtins.int
+    """Tensor-parallel degree (GPUs per replica)."""
+    mig_slice: _builtins.int
+    """MIG slice: 0 = whole GPUs; n = a replica runs on 1/n of one GPU."""
+    precision: _common_pb2.Precision.ValueType
+    """Weight precision."""
+    replicas: _builtins.int
+    """Replicas at the busiest hour (spares included)."""
+    spares: _builtins.int
+    """Spare replicas kept idle (the members' largest N+R)."""
+    @_builtins.property
+    def replicas_by_hour(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Replicas in each hour of the day (24 values)."""
+
+    @_builtins.property
+    def workload_names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Workloads whose requests the pool serves."""
+
+    def __init__(
+        self,
+        *,
+        pool_id: _builtins.str = ...,
+        gpu_id: _builtins.str = ...,
+        tp: _builtins.int = ...,
+        mig_slice: _builtins.int = ...,
+        precision: _common_pb2.Precision.ValueType = ...,
+        replicas: _builtins.int = ...,
+        replicas_by_hour: _abc.Iterable[_builtins.int] | None = ...,
+        spares: _builtins.int = ...,
+        workload_names: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["gpu_id", b"gpu_id", "mig_slice", b"mig_slice", "pool_id", b"pool_id", "precision", b"precision", "replicas", b"replicas", "replicas_by_hour", b"replicas_by_hour", "spares", b"spares", "tp", b"tp", "workload_names", b"workload_names"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReplicaPool: _TypeAlias = ReplicaPool  # noqa: Y015
 
 @_typing.final
 class RunnerUp(_message.Message):
@@ -353,6 +442,7 @@ class WorkloadDeployment(_message.Message):
     RUNNER_UP_NOTE_FIELD_NUMBER: _builtins.int
     ARCHITECTURE_ASSUMED_FIELD_NUMBER: _builtins.int
     REJECTED_DEPLOYMENTS_FIELD_NUMBER: _builtins.int
+    MEETS_DEMAND_PROBABILITY_FIELD_NUMBER: _builtins.int
     workload_name: _builtins.str
     """Workload name."""
     gpu_id: _builtins.str
@@ -385,6 +475,10 @@ class WorkloadDeployment(_message.Message):
     """Why there is no runner-up, or a remark about it."""
     architecture_assumed: _builtins.bool
     """True when the model architecture was assumed from its size."""
+    meets_demand_probability: _builtins.float
+    """Probability (from the performance model's calibrated band) that the fleet meets this
+    workload's demand in every hour, the plan's split of load over replicas held fixed.
+    """
     @_builtins.property
     def replica_groups(self) -> _containers.RepeatedCompositeFieldContainer[Global___ReplicaGroup]:
         """Every replica group (more than one when the solver mixes GPU types for a workload)."""
@@ -422,10 +516,11 @@ class WorkloadDeployment(_message.Message):
         runner_up_note: _builtins.str = ...,
         architecture_assumed: _builtins.bool = ...,
         rejected_deployments: _abc.Iterable[_builtins.str] | None = ...,
+        meets_demand_probability: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["runner_up", b"runner_up"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["architecture_assumed", b"architecture_assumed", "bottleneck", b"bottleneck", "capacity_req_s", b"capacity_req_s", "demand_req_s", b"demand_req_s", "gpu_id", b"gpu_id", "kv_precision", b"kv_precision", "output_tok_s", b"output_tok_s", "per_user_tok_s", b"per_user_tok_s", "precision", b"precision", "rejected_deployments", b"rejected_deployments", "replica_groups", b"replica_groups", "replicas", b"replicas", "runner_up", b"runner_up", "runner_up_note", b"runner_up_note", "tp", b"tp", "tpot_ms", b"tpot_ms", "ttft_p95_ms", b"ttft_p95_ms", "utilization", b"utilization", "workload_name", b"workload_name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["architecture_assumed", b"architecture_assumed", "bottleneck", b"bottleneck", "capacity_req_s", b"capacity_req_s", "demand_req_s", b"demand_req_s", "gpu_id", b"gpu_id", "kv_precision", b"kv_precision", "meets_demand_probability", b"meets_demand_probability", "output_tok_s", b"output_tok_s", "per_user_tok_s", b"per_user_tok_s", "precision", b"precision", "rejected_deployments", b"rejected_deployments", "replica_groups", b"replica_groups", "replicas", b"replicas", "runner_up", b"runner_up", "runner_up_note", b"runner_up_note", "tp", b"tp", "tpot_ms", b"tpot_ms", "ttft_p95_ms", b"ttft_p95_ms", "utilization", b"utilization", "workload_name", b"workload_name"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -540,12 +635,14 @@ class CostBreakdown(_message.Message):
     COMPONENTS_FIELD_NUMBER: _builtins.int
     INCLUDES_VAT_FIELD_NUMBER: _builtins.int
     FX_RATE_NOTE_FIELD_NUMBER: _builtins.int
+    DEPRECIATION_SCHEDULE_FIELD_NUMBER: _builtins.int
+    VAT_FIELD_NUMBER: _builtins.int
     currency_code: _builtins.str
     """ISO-4217 currency of every amount here."""
     horizon_months: _builtins.int
     """Horizon in months."""
     includes_vat: _builtins.bool
-    """Whether amounts include VAT."""
+    """Whether the request asked for VAT: then `vat` holds the VAT line (amounts stay ex-VAT)."""
     fx_rate_note: _builtins.str
     """FX rate used (KRW per USD) and its date, e.g. "1 USD = 1,400 KRW (2026-11-01)"."""
     @_builtins.property
@@ -568,6 +665,14 @@ class CostBreakdown(_message.Message):
     def components(self) -> _containers.RepeatedCompositeFieldContainer[Global___CostComponent]:
         """The TCO by component."""
 
+    @_builtins.property
+    def depreciation_schedule(self) -> _containers.RepeatedCompositeFieldContainer[Global___DepreciationYear]:
+        """Straight-line book depreciation of the purchases per year (accounting; the TCO uses market value)."""
+
+    @_builtins.property
+    def vat(self) -> Global___VatLine:
+        """Supply / VAT / total (set when the request includes VAT; every other amount is ex-VAT)."""
+
     def __init__(
         self,
         *,
@@ -580,14 +685,106 @@ class CostBreakdown(_message.Message):
         components: _abc.Iterable[Global___CostComponent] | None = ...,
         includes_vat: _builtins.bool = ...,
         fx_rate_note: _builtins.str = ...,
+        depreciation_schedule: _abc.Iterable[Global___DepreciationYear] | None = ...,
+        vat: Global___VatLine | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["capex", b"capex", "horizon_tco", b"horizon_tco", "opex_monthly", b"opex_monthly", "residual_value", b"residual_value"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["capex", b"capex", "horizon_tco", b"horizon_tco", "opex_monthly", b"opex_monthly", "residual_value", b"residual_value", "vat", b"vat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["capex", b"capex", "components", b"components", "currency_code", b"currency_code", "fx_rate_note", b"fx_rate_note", "horizon_months", b"horizon_months", "horizon_tco", b"horizon_tco", "includes_vat", b"includes_vat", "opex_monthly", b"opex_monthly", "residual_value", b"residual_value"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["capex", b"capex", "components", b"components", "currency_code", b"currency_code", "depreciation_schedule", b"depreciation_schedule", "fx_rate_note", b"fx_rate_note", "horizon_months", b"horizon_months", "horizon_tco", b"horizon_tco", "includes_vat", b"includes_vat", "opex_monthly", b"opex_monthly", "residual_value", b"residual_value", "vat", b"vat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CostBreakdown: _TypeAlias = CostBreakdown  # noqa: Y015
+
+@_typing.final
+class DepreciationYear(_message.Message):
+    """One year of book depreciation."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    YEAR_FIELD_NUMBER: _builtins.int
+    MONTHS_FIELD_NUMBER: _builtins.int
+    DEPRECIATION_FIELD_NUMBER: _builtins.int
+    BOOK_VALUE_END_FIELD_NUMBER: _builtins.int
+    year: _builtins.int
+    """Year of the horizon (1 = its first twelve months)."""
+    months: _builtins.int
+    """Months of the horizon in this year."""
+    @_builtins.property
+    def depreciation(self) -> _common_pb2.Money:
+        """Depreciation booked in the year."""
+
+    @_builtins.property
+    def book_value_end(self) -> _common_pb2.Money:
+        """Book value of the purchases at the end of the year."""
+
+    def __init__(
+        self,
+        *,
+        year: _builtins.int = ...,
+        months: _builtins.int = ...,
+        depreciation: _common_pb2.Money | None = ...,
+        book_value_end: _common_pb2.Money | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["book_value_end", b"book_value_end", "depreciation", b"depreciation"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["book_value_end", b"book_value_end", "depreciation", b"depreciation", "months", b"months", "year", b"year"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DepreciationYear: _TypeAlias = DepreciationYear  # noqa: Y015
+
+@_typing.final
+class VatLine(_message.Message):
+    """The VAT line: supply (공급가액), VAT (부가세) and total (합계) of what the fleet pays."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VAT_RATE_FIELD_NUMBER: _builtins.int
+    SUPPLY_FIELD_NUMBER: _builtins.int
+    VAT_FIELD_NUMBER: _builtins.int
+    TOTAL_FIELD_NUMBER: _builtins.int
+    CAPEX_VAT_FIELD_NUMBER: _builtins.int
+    HORIZON_TCO_WITH_VAT_FIELD_NUMBER: _builtins.int
+    vat_rate: _builtins.float
+    """VAT rate (0.10 = 10 %)."""
+    @_builtins.property
+    def supply(self) -> _common_pb2.Money:
+        """Every payment over the horizon, ex-VAT: capex + opex × months."""
+
+    @_builtins.property
+    def vat(self) -> _common_pb2.Money:
+        """VAT on the supply."""
+
+    @_builtins.property
+    def total(self) -> _common_pb2.Money:
+        """Supply + VAT."""
+
+    @_builtins.property
+    def capex_vat(self) -> _common_pb2.Money:
+        """VAT on the purchases alone."""
+
+    @_builtins.property
+    def horizon_tco_with_vat(self) -> _common_pb2.Money:
+        """The TCO with VAT: horizon_tco + vat."""
+
+    def __init__(
+        self,
+        *,
+        vat_rate: _builtins.float = ...,
+        supply: _common_pb2.Money | None = ...,
+        vat: _common_pb2.Money | None = ...,
+        total: _common_pb2.Money | None = ...,
+        capex_vat: _common_pb2.Money | None = ...,
+        horizon_tco_with_vat: _common_pb2.Money | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["capex_vat", b"capex_vat", "horizon_tco_with_vat", b"horizon_tco_with_vat", "supply", b"supply", "total", b"total", "vat", b"vat"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["capex_vat", b"capex_vat", "horizon_tco_with_vat", b"horizon_tco_with_vat", "supply", b"supply", "total", b"total", "vat", b"vat", "vat_rate", b"vat_rate"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___VatLine: _TypeAlias = VatLine  # noqa: Y015
 
 @_typing.final
 class UnitCost(_message.Message):
@@ -1068,10 +1265,16 @@ class Plan(_message.Message):
     UNCERTAINTY_FIELD_NUMBER: _builtins.int
     WARNINGS_FIELD_NUMBER: _builtins.int
     CAP_USAGE_FIELD_NUMBER: _builtins.int
+    POOLS_FIELD_NUMBER: _builtins.int
+    CAPACITY_QUANTILE_FIELD_NUMBER: _builtins.int
+    HORIZON_TCO_AT_QUANTILE_FIELD_NUMBER: _builtins.int
+    HORIZON_TCO_AT_P50_FIELD_NUMBER: _builtins.int
     status: Global___PlanStatus.ValueType
     """Outcome of the solve."""
     summary: _builtins.str
     """One-paragraph summary in words."""
+    capacity_quantile: _scenario_pb2.CapacityQuantile.ValueType
+    """The quantile of the performance band replicas were sized at."""
     @_builtins.property
     def fleet(self) -> _containers.RepeatedCompositeFieldContainer[Global___FleetLine]:
         """The fleet."""
@@ -1128,6 +1331,18 @@ class Plan(_message.Message):
     def cap_usage(self) -> _containers.ScalarMap[_builtins.str, _builtins.float]:
         """Cap usage: "capex", "monthly_opex", "power_kw", "rack_units" → value."""
 
+    @_builtins.property
+    def pools(self) -> _containers.RepeatedCompositeFieldContainer[Global___ReplicaPool]:
+        """Shared replica pools of the plan (their members' groups name them by pool_id)."""
+
+    @_builtins.property
+    def horizon_tco_at_quantile(self) -> _common_pb2.Money:
+        """This plan's horizon TCO as the optimizer priced it (before VAT)."""
+
+    @_builtins.property
+    def horizon_tco_at_p50(self) -> _common_pb2.Money:
+        """The same for the plan sized at p50 (the estimate); absent when not found in time."""
+
     def __init__(
         self,
         *,
@@ -1147,10 +1362,14 @@ class Plan(_message.Message):
         uncertainty: _common_pb2.UncertaintyBand | None = ...,
         warnings: _abc.Iterable[_builtins.str] | None = ...,
         cap_usage: _abc.Mapping[_builtins.str, _builtins.float] | None = ...,
+        pools: _abc.Iterable[Global___ReplicaPool] | None = ...,
+        capacity_quantile: _scenario_pb2.CapacityQuantile.ValueType = ...,
+        horizon_tco_at_quantile: _common_pb2.Money | None = ...,
+        horizon_tco_at_p50: _common_pb2.Money | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "break_even", b"break_even", "cost", b"cost", "diagnosis", b"diagnosis", "solver_statistics", b"solver_statistics", "uncertainty", b"uncertainty"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "break_even", b"break_even", "cost", b"cost", "diagnosis", b"diagnosis", "horizon_tco_at_p50", b"horizon_tco_at_p50", "horizon_tco_at_quantile", b"horizon_tco_at_quantile", "solver_statistics", b"solver_statistics", "uncertainty", b"uncertainty"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "baselines", b"baselines", "break_even", b"break_even", "cap_usage", b"cap_usage", "cost", b"cost", "deployments", b"deployments", "diagnosis", b"diagnosis", "fleet", b"fleet", "sensitivity", b"sensitivity", "solver_statistics", b"solver_statistics", "status", b"status", "summary", b"summary", "training", b"training", "uncertainty", b"uncertainty", "unit_costs", b"unit_costs", "warnings", b"warnings"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "baselines", b"baselines", "break_even", b"break_even", "cap_usage", b"cap_usage", "capacity_quantile", b"capacity_quantile", "cost", b"cost", "deployments", b"deployments", "diagnosis", b"diagnosis", "fleet", b"fleet", "horizon_tco_at_p50", b"horizon_tco_at_p50", "horizon_tco_at_quantile", b"horizon_tco_at_quantile", "pools", b"pools", "sensitivity", b"sensitivity", "solver_statistics", b"solver_statistics", "status", b"status", "summary", b"summary", "training", b"training", "uncertainty", b"uncertainty", "unit_costs", b"unit_costs", "warnings", b"warnings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

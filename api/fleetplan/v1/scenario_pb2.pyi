@@ -62,6 +62,90 @@ hourly_profile then describe arrivals only). The SLA, if given, still applies pe
 """
 Global___ServingKind: _TypeAlias = ServingKind  # noqa: Y015
 
+class _Isolation:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _IsolationEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Isolation.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    ISOLATION_UNSPECIFIED: _Isolation.ValueType  # 0
+    """Not given: shared."""
+    ISOLATION_SHARED: _Isolation.ValueType  # 1
+    """Workloads on the same model (catalogue id or identical inline spec), engine and KV precision
+    may share replicas of a deployment, sized at the strictest SLA among them.
+    """
+    ISOLATION_DEDICATED: _Isolation.ValueType  # 2
+    """The workload's own replicas only (e.g. a customer who requires its own hardware)."""
+
+class Isolation(_Isolation, metaclass=_IsolationEnumTypeWrapper):
+    """Replica sharing of an inference workload."""
+
+ISOLATION_UNSPECIFIED: Isolation.ValueType  # 0
+"""Not given: shared."""
+ISOLATION_SHARED: Isolation.ValueType  # 1
+"""Workloads on the same model (catalogue id or identical inline spec), engine and KV precision
+may share replicas of a deployment, sized at the strictest SLA among them.
+"""
+ISOLATION_DEDICATED: Isolation.ValueType  # 2
+"""The workload's own replicas only (e.g. a customer who requires its own hardware)."""
+Global___Isolation: _TypeAlias = Isolation  # noqa: Y015
+
+class _CapacityQuantile:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _CapacityQuantileEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_CapacityQuantile.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    CAPACITY_QUANTILE_UNSPECIFIED: _CapacityQuantile.ValueType  # 0
+    """Not given: p50."""
+    CAPACITY_QUANTILE_P50: _CapacityQuantile.ValueType  # 1
+    """The estimate itself (the band's median)."""
+    CAPACITY_QUANTILE_P80: _CapacityQuantile.ValueType  # 2
+    """Capacity a replica reaches with 80 % probability."""
+    CAPACITY_QUANTILE_P95: _CapacityQuantile.ValueType  # 3
+    """The band's low end: capacity a replica reaches with 95 % probability."""
+
+class CapacityQuantile(_CapacityQuantile, metaclass=_CapacityQuantileEnumTypeWrapper):
+    """Which quantile of the performance model's calibrated band replicas are sized at."""
+
+CAPACITY_QUANTILE_UNSPECIFIED: CapacityQuantile.ValueType  # 0
+"""Not given: p50."""
+CAPACITY_QUANTILE_P50: CapacityQuantile.ValueType  # 1
+"""The estimate itself (the band's median)."""
+CAPACITY_QUANTILE_P80: CapacityQuantile.ValueType  # 2
+"""Capacity a replica reaches with 80 % probability."""
+CAPACITY_QUANTILE_P95: CapacityQuantile.ValueType  # 3
+"""The band's low end: capacity a replica reaches with 95 % probability."""
+Global___CapacityQuantile: _TypeAlias = CapacityQuantile  # noqa: Y015
+
+class _OfferPolicy:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _OfferPolicyEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_OfferPolicy.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    OFFER_POLICY_UNSPECIFIED: _OfferPolicy.ValueType  # 0
+    """Not given: OFFER_POLICY_MOST_RELIABLE."""
+    OFFER_POLICY_MOST_RELIABLE: _OfferPolicy.ValueType  # 1
+    """The most reliable price label available (quote > list > street > derived > estimate), then
+    the cheapest offer with it.
+    """
+    OFFER_POLICY_CHEAPEST: _OfferPolicy.ValueType  # 2
+    """The cheapest offer whatever its label."""
+
+class OfferPolicy(_OfferPolicy, metaclass=_OfferPolicyEnumTypeWrapper):
+    """How one offer is chosen per GPU and acquisition mode."""
+
+OFFER_POLICY_UNSPECIFIED: OfferPolicy.ValueType  # 0
+"""Not given: OFFER_POLICY_MOST_RELIABLE."""
+OFFER_POLICY_MOST_RELIABLE: OfferPolicy.ValueType  # 1
+"""The most reliable price label available (quote > list > street > derived > estimate), then
+the cheapest offer with it.
+"""
+OFFER_POLICY_CHEAPEST: OfferPolicy.ValueType  # 2
+"""The cheapest offer whatever its label."""
+Global___OfferPolicy: _TypeAlias = OfferPolicy  # noqa: Y015
+
 class _OfferKind:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -190,6 +274,12 @@ class InferenceWorkload(_message.Message):
     SERVING_KIND_FIELD_NUMBER: _builtins.int
     REDUNDANCY_FIELD_NUMBER: _builtins.int
     ALLOWED_PRECISIONS_FIELD_NUMBER: _builtins.int
+    ISOLATION_FIELD_NUMBER: _builtins.int
+    LENGTH_MIX_FIELD_NUMBER: _builtins.int
+    ALLOWED_TP_FIELD_NUMBER: _builtins.int
+    MAX_TP_FIELD_NUMBER: _builtins.int
+    ALLOW_MIG_FIELD_NUMBER: _builtins.int
+    TARGET_UTILIZATION_FIELD_NUMBER: _builtins.int
     precision: _common_pb2.Precision.ValueType
     """Weight precision; unspecified lets the planner choose: the weights' own precision as released
     (BF16 for most models, FP8 for DeepSeek-V3/R1, MXFP4 for gpt-oss) or FP8, plus what
@@ -215,6 +305,16 @@ class InferenceWorkload(_message.Message):
     """Interactive or batch."""
     redundancy: _builtins.int
     """Extra replicas beyond what demand needs (1 = N+1)."""
+    isolation: Global___Isolation.ValueType
+    """Whether the workload may share replicas with other workloads of the same model."""
+    max_tp: _builtins.int
+    """Largest tensor-parallel degree ("TP <= 2"); absent = no limit."""
+    allow_mig: _builtins.bool
+    """False forbids MIG slices ("no MIG in production"); absent = allowed."""
+    target_utilization: _builtins.float
+    """Share of a replica's capacity at the SLA the plan may use, in (0, 1]; absent = 0.85 for
+    interactive work, 1.0 for batch.
+    """
     @_builtins.property
     def model(self) -> _common_pb2.ModelRef:
         """The model served."""
@@ -232,6 +332,14 @@ class InferenceWorkload(_message.Message):
         """Further weight precisions the planner may choose when precision is unspecified (e.g. INT4,
         FP4 to fit a model on one card); never a quantization the workload does not list.
         """
+
+    @_builtins.property
+    def length_mix(self) -> _containers.RepeatedCompositeFieldContainer[Global___LengthBucket]:
+        """Request sizes as a histogram (input_tokens/output_tokens may then be left 0: the mix's mean)."""
+
+    @_builtins.property
+    def allowed_tp(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Tensor-parallel degrees the workload may run at (1, 2, 4, 8); empty = any."""
 
     def __init__(
         self,
@@ -251,21 +359,69 @@ class InferenceWorkload(_message.Message):
         serving_kind: Global___ServingKind.ValueType = ...,
         redundancy: _builtins.int = ...,
         allowed_precisions: _abc.Iterable[_common_pb2.Precision.ValueType] | None = ...,
+        isolation: Global___Isolation.ValueType = ...,
+        length_mix: _abc.Iterable[Global___LengthBucket] | None = ...,
+        allowed_tp: _abc.Iterable[_builtins.int] | None = ...,
+        max_tp: _builtins.int | None = ...,
+        allow_mig: _builtins.bool | None = ...,
+        target_utilization: _builtins.float | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_peak_to_average", b"_peak_to_average", "daily_tokens", b"daily_tokens", "demand", b"demand", "model", b"model", "peak_request_rate_per_s", b"peak_request_rate_per_s", "peak_to_average", b"peak_to_average", "sla", b"sla"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_allow_mig", b"_allow_mig", "_max_tp", b"_max_tp", "_peak_to_average", b"_peak_to_average", "_target_utilization", b"_target_utilization", "allow_mig", b"allow_mig", "daily_tokens", b"daily_tokens", "demand", b"demand", "max_tp", b"max_tp", "model", b"model", "peak_request_rate_per_s", b"peak_request_rate_per_s", "peak_to_average", b"peak_to_average", "sla", b"sla", "target_utilization", b"target_utilization"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_peak_to_average", b"_peak_to_average", "allowed_precisions", b"allowed_precisions", "daily_tokens", b"daily_tokens", "demand", b"demand", "engine", b"engine", "hourly_profile", b"hourly_profile", "input_tokens", b"input_tokens", "kv_precision", b"kv_precision", "model", b"model", "output_tokens", b"output_tokens", "peak_request_rate_per_s", b"peak_request_rate_per_s", "peak_to_average", b"peak_to_average", "precision", b"precision", "prefix_cache_hit_rate", b"prefix_cache_hit_rate", "redundancy", b"redundancy", "serving_kind", b"serving_kind", "sla", b"sla"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_allow_mig", b"_allow_mig", "_max_tp", b"_max_tp", "_peak_to_average", b"_peak_to_average", "_target_utilization", b"_target_utilization", "allow_mig", b"allow_mig", "allowed_precisions", b"allowed_precisions", "allowed_tp", b"allowed_tp", "daily_tokens", b"daily_tokens", "demand", b"demand", "engine", b"engine", "hourly_profile", b"hourly_profile", "input_tokens", b"input_tokens", "isolation", b"isolation", "kv_precision", b"kv_precision", "length_mix", b"length_mix", "max_tp", b"max_tp", "model", b"model", "output_tokens", b"output_tokens", "peak_request_rate_per_s", b"peak_request_rate_per_s", "peak_to_average", b"peak_to_average", "precision", b"precision", "prefix_cache_hit_rate", b"prefix_cache_hit_rate", "redundancy", b"redundancy", "serving_kind", b"serving_kind", "sla", b"sla", "target_utilization", b"target_utilization"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__allow_mig: _TypeAlias = _typing.Literal["allow_mig"]  # noqa: Y015
+    _WhichOneofArgType__allow_mig: _TypeAlias = _typing.Literal["_allow_mig", b"_allow_mig"]  # noqa: Y015
+    _WhichOneofReturnType__max_tp: _TypeAlias = _typing.Literal["max_tp"]  # noqa: Y015
+    _WhichOneofArgType__max_tp: _TypeAlias = _typing.Literal["_max_tp", b"_max_tp"]  # noqa: Y015
     _WhichOneofReturnType__peak_to_average: _TypeAlias = _typing.Literal["peak_to_average"]  # noqa: Y015
     _WhichOneofArgType__peak_to_average: _TypeAlias = _typing.Literal["_peak_to_average", b"_peak_to_average"]  # noqa: Y015
+    _WhichOneofReturnType__target_utilization: _TypeAlias = _typing.Literal["target_utilization"]  # noqa: Y015
+    _WhichOneofArgType__target_utilization: _TypeAlias = _typing.Literal["_target_utilization", b"_target_utilization"]  # noqa: Y015
     _WhichOneofReturnType_demand: _TypeAlias = _typing.Literal["daily_tokens", "peak_request_rate_per_s"]  # noqa: Y015
     _WhichOneofArgType_demand: _TypeAlias = _typing.Literal["demand", b"demand"]  # noqa: Y015
     @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__allow_mig) -> _WhichOneofReturnType__allow_mig | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__max_tp) -> _WhichOneofReturnType__max_tp | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__peak_to_average) -> _WhichOneofReturnType__peak_to_average | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__target_utilization) -> _WhichOneofReturnType__target_utilization | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType_demand) -> _WhichOneofReturnType_demand | None: ...
 
 Global___InferenceWorkload: _TypeAlias = InferenceWorkload  # noqa: Y015
+
+@_typing.final
+class LengthBucket(_message.Message):
+    """One bucket of a request-length histogram."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INPUT_TOKENS_FIELD_NUMBER: _builtins.int
+    OUTPUT_TOKENS_FIELD_NUMBER: _builtins.int
+    SHARE_FIELD_NUMBER: _builtins.int
+    input_tokens: _builtins.int
+    """Prompt tokens of requests in this bucket."""
+    output_tokens: _builtins.int
+    """Generated tokens of requests in this bucket."""
+    share: _builtins.float
+    """Relative share of the workload's requests (shares are normalised to sum to 1)."""
+    def __init__(
+        self,
+        *,
+        input_tokens: _builtins.int = ...,
+        output_tokens: _builtins.int = ...,
+        share: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["input_tokens", b"input_tokens", "output_tokens", b"output_tokens", "share", b"share"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LengthBucket: _TypeAlias = LengthBucket  # noqa: Y015
 
 @_typing.final
 class ReferenceGpuHours(_message.Message):
@@ -485,6 +641,14 @@ class Constraints(_message.Message):
     COUNT_BOUNDS_FIELD_NUMBER: _builtins.int
     INCLUDE_VAT_FIELD_NUMBER: _builtins.int
     INCLUDE_HOST_COSTS_FIELD_NUMBER: _builtins.int
+    CAPEX_BUDGET_INCLUDES_VAT_FIELD_NUMBER: _builtins.int
+    OFFER_POLICY_FIELD_NUMBER: _builtins.int
+    INCLUDE_PROVIDERS_FIELD_NUMBER: _builtins.int
+    EXCLUDE_PROVIDERS_FIELD_NUMBER: _builtins.int
+    PINNED_OFFER_IDS_FIELD_NUMBER: _builtins.int
+    INCLUDE_REGIONS_FIELD_NUMBER: _builtins.int
+    EXCLUDE_REGIONS_FIELD_NUMBER: _builtins.int
+    CAPACITY_QUANTILE_FIELD_NUMBER: _builtins.int
     currency_code: _builtins.str
     """ISO-4217 currency of every figure in the answer ("USD" or "KRW"); empty = USD."""
     horizon_months: _builtins.int
@@ -494,11 +658,19 @@ class Constraints(_message.Message):
     rack_units_cap: _builtins.int
     """Upper limit on rack units of on-site servers."""
     include_vat: _builtins.bool
-    """Whether prices in the answer include VAT (at the pricebook's rate)."""
+    """Whether the answer adds a VAT line (supply / VAT / total) at the pricebook's rate; every other
+    amount is ex-VAT either way.
+    """
     include_host_costs: _builtins.bool
     """Whether host servers (chassis, CPUs, NICs, their power and racks) are costed; absent = true.
     false prices GPU cards alone, as the seeds' budget tables do.
     """
+    capex_budget_includes_vat: _builtins.bool
+    """Whether capex_budget includes VAT (then purchases + their VAT must fit it); default ex-VAT."""
+    offer_policy: Global___OfferPolicy.ValueType
+    """How one offer is chosen per GPU and mode; unspecified = most reliable label first."""
+    capacity_quantile: Global___CapacityQuantile.ValueType
+    """Size replicas at this quantile of the performance model's band (unspecified = p50)."""
     @_builtins.property
     def capex_budget(self) -> _common_pb2.Money:
         """Upper limit on up-front purchase spending."""
@@ -523,6 +695,26 @@ class Constraints(_message.Message):
     def count_bounds(self) -> _containers.RepeatedCompositeFieldContainer[Global___CountBound]:
         """Minimum/maximum GPUs per type."""
 
+    @_builtins.property
+    def include_providers(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Only offers from these providers (case-insensitive); empty = every provider."""
+
+    @_builtins.property
+    def exclude_providers(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Never offers from these providers (case-insensitive)."""
+
+    @_builtins.property
+    def pinned_offer_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Offer ids to use: for a GPU and mode with a pinned offer, only pinned offers are considered."""
+
+    @_builtins.property
+    def include_regions(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Only offers in these regions (case-insensitive; offers without a region never match)."""
+
+    @_builtins.property
+    def exclude_regions(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Never offers in these regions (case-insensitive)."""
+
     def __init__(
         self,
         *,
@@ -538,10 +730,18 @@ class Constraints(_message.Message):
         count_bounds: _abc.Iterable[Global___CountBound] | None = ...,
         include_vat: _builtins.bool = ...,
         include_host_costs: _builtins.bool | None = ...,
+        capex_budget_includes_vat: _builtins.bool = ...,
+        offer_policy: Global___OfferPolicy.ValueType = ...,
+        include_providers: _abc.Iterable[_builtins.str] | None = ...,
+        exclude_providers: _abc.Iterable[_builtins.str] | None = ...,
+        pinned_offer_ids: _abc.Iterable[_builtins.str] | None = ...,
+        include_regions: _abc.Iterable[_builtins.str] | None = ...,
+        exclude_regions: _abc.Iterable[_builtins.str] | None = ...,
+        capacity_quantile: Global___CapacityQuantile.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "capex_budget", b"capex_budget", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "monthly_opex_cap", b"monthly_opex_cap", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "allowed_gpu_ids", b"allowed_gpu_ids", "allowed_modes", b"allowed_modes", "capex_budget", b"capex_budget", "count_bounds", b"count_bounds", "currency_code", b"currency_code", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_vat", b"include_vat", "monthly_opex_cap", b"monthly_opex_cap", "owned_gpus", b"owned_gpus", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "allowed_gpu_ids", b"allowed_gpu_ids", "allowed_modes", b"allowed_modes", "capacity_quantile", b"capacity_quantile", "capex_budget", b"capex_budget", "capex_budget_includes_vat", b"capex_budget_includes_vat", "count_bounds", b"count_bounds", "currency_code", b"currency_code", "exclude_providers", b"exclude_providers", "exclude_regions", b"exclude_regions", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_providers", b"include_providers", "include_regions", b"include_regions", "include_vat", b"include_vat", "monthly_opex_cap", b"monthly_opex_cap", "offer_policy", b"offer_policy", "owned_gpus", b"owned_gpus", "pinned_offer_ids", b"pinned_offer_ids", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__horizon_months: _TypeAlias = _typing.Literal["horizon_months"]  # noqa: Y015
     _WhichOneofArgType__horizon_months: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months"]  # noqa: Y015
@@ -619,6 +819,7 @@ class PricebookOverrides(_message.Message):
     OFFERS_FIELD_NUMBER: _builtins.int
     SITE_ASSUMPTIONS_FIELD_NUMBER: _builtins.int
     FX_USD_KRW_FIELD_NUMBER: _builtins.int
+    API_PRICES_FIELD_NUMBER: _builtins.int
     fx_usd_krw: _builtins.float
     """KRW per USD, replacing the pricebook's dated FX rate."""
     @_builtins.property
@@ -629,22 +830,65 @@ class PricebookOverrides(_message.Message):
     def site_assumptions(self) -> _struct_pb2.Struct:
         """Site assumption name → new value, e.g. {"pue": 1.3, "electricity_krw_per_kwh": 150}."""
 
+    @_builtins.property
+    def api_prices(self) -> _containers.RepeatedCompositeFieldContainer[Global___ApiPriceOverride]:
+        """The request's own API prices (e.g. a contract rate), used for their model ahead of the book's."""
+
     def __init__(
         self,
         *,
         offers: _abc.Iterable[Global___OfferOverride] | None = ...,
         site_assumptions: _struct_pb2.Struct | None = ...,
         fx_usd_krw: _builtins.float | None = ...,
+        api_prices: _abc.Iterable[Global___ApiPriceOverride] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_fx_usd_krw", b"_fx_usd_krw", "fx_usd_krw", b"fx_usd_krw", "site_assumptions", b"site_assumptions"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_fx_usd_krw", b"_fx_usd_krw", "fx_usd_krw", b"fx_usd_krw", "offers", b"offers", "site_assumptions", b"site_assumptions"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_fx_usd_krw", b"_fx_usd_krw", "api_prices", b"api_prices", "fx_usd_krw", b"fx_usd_krw", "offers", b"offers", "site_assumptions", b"site_assumptions"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__fx_usd_krw: _TypeAlias = _typing.Literal["fx_usd_krw"]  # noqa: Y015
     _WhichOneofArgType__fx_usd_krw: _TypeAlias = _typing.Literal["_fx_usd_krw", b"_fx_usd_krw"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType__fx_usd_krw) -> _WhichOneofReturnType__fx_usd_krw | None: ...
 
 Global___PricebookOverrides: _TypeAlias = PricebookOverrides  # noqa: Y015
+
+@_typing.final
+class ApiPriceOverride(_message.Message):
+    """A per-token API price the request supplies."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MODEL_ID_FIELD_NUMBER: _builtins.int
+    PROVIDER_FIELD_NUMBER: _builtins.int
+    INPUT_PER_MTOK_FIELD_NUMBER: _builtins.int
+    OUTPUT_PER_MTOK_FIELD_NUMBER: _builtins.int
+    model_id: _builtins.str
+    """Catalogue model id or alias."""
+    provider: _builtins.str
+    """Who offers it; empty = "request override"."""
+    @_builtins.property
+    def input_per_mtok(self) -> _common_pb2.Money:
+        """Price per one million input tokens."""
+
+    @_builtins.property
+    def output_per_mtok(self) -> _common_pb2.Money:
+        """Price per one million output tokens."""
+
+    def __init__(
+        self,
+        *,
+        model_id: _builtins.str = ...,
+        provider: _builtins.str = ...,
+        input_per_mtok: _common_pb2.Money | None = ...,
+        output_per_mtok: _common_pb2.Money | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["input_per_mtok", b"input_per_mtok", "output_per_mtok", b"output_per_mtok"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["input_per_mtok", b"input_per_mtok", "model_id", b"model_id", "output_per_mtok", b"output_per_mtok", "provider", b"provider"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ApiPriceOverride: _TypeAlias = ApiPriceOverride  # noqa: Y015
 
 @_typing.final
 class SolverOptions(_message.Message):

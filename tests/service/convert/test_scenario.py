@@ -185,6 +185,8 @@ def test_resolve_paths_map_to_the_proto_fields(book: Pricebook) -> None:
             {"count_bounds": [scenario_pb2.CountBound(gpu_id="h100-sxm", min_count=5, max_count=2)]},
             "constraints.count_bounds[0]",
         ),
+        ({"power_cap_kw": -1.0}, "constraints.power_cap_kw"),
+        ({"rack_units_cap": -2}, "constraints.rack_units_cap"),
     ],
 )
 def test_money_and_bounds_that_cannot_mean_anything_name_their_field(
@@ -192,6 +194,52 @@ def test_money_and_bounds_that_cannot_mean_anything_name_their_field(
 ) -> None:
     request = api.PlanFleetRequest(workloads=[chat("a")], constraints=scenario_pb2.Constraints(**constraints))
     assert list(violations(request, book)) == [field]
+
+
+@pytest.mark.parametrize(
+    ("amount", "field"),
+    [
+        ("-5", "pricebook_overrides.api_prices[0].input_per_mtok"),
+        ("", "pricebook_overrides.api_prices[0].input_per_mtok.amount"),
+        ("1e400", "pricebook_overrides.api_prices[0].input_per_mtok.amount"),
+    ],
+)
+def test_a_requests_api_price_must_be_real_money(book: Pricebook, amount: str, field: str) -> None:
+    price = scenario_pb2.ApiPriceOverride(
+        model_id="meta-llama/Llama-3.1-70B",
+        input_per_mtok=common_pb2.Money(amount=amount, currency_code="USD"),
+        output_per_mtok=common_pb2.Money(amount="0.5", currency_code="USD"),
+    )
+    request = api.PlanFleetRequest(
+        workloads=[chat("a")], pricebook_overrides=scenario_pb2.PricebookOverrides(api_prices=[price])
+    )
+    assert list(violations(request, book)) == [field]
+
+
+def test_unknown_api_price_model_offer_policy_and_pinned_offer_name_their_fields(book: Pricebook) -> None:
+    price = scenario_pb2.ApiPriceOverride(
+        model_id="no-such-model",
+        input_per_mtok=common_pb2.Money(amount="0.5", currency_code="USD"),
+        output_per_mtok=common_pb2.Money(amount="0.5", currency_code="USD"),
+    )
+    request = api.PlanFleetRequest(
+        workloads=[chat("a")], pricebook_overrides=scenario_pb2.PricebookOverrides(api_prices=[price])
+    )
+    assert violations(request, book) == {
+        "pricebook_overrides.api_prices[0].model_id": "unknown model 'no-such-model'"
+    }
+    bad_policy = api.PlanFleetRequest(
+        workloads=[chat("a")],
+        constraints=scenario_pb2.Constraints(offer_policy=99),  # type: ignore[arg-type]
+    )
+    assert violations(bad_policy, book) == {"constraints.offer_policy": "unknown value 99"}
+    pinned = api.PlanFleetRequest(
+        workloads=[chat("a")],
+        constraints=scenario_pb2.Constraints(pinned_offer_ids=["h200-sxm.od.nebius", "nope"]),
+    )
+    found = violations(pinned, book)
+    assert list(found) == ["constraints.pinned_offer_ids[1]"]
+    assert "unknown offer 'nope'" in found["constraints.pinned_offer_ids[1]"]
 
 
 def test_a_blank_name_and_an_absurd_fx_rate_are_refused(book: Pricebook) -> None:

@@ -8,19 +8,23 @@ from collections.abc import Callable
 import pytest
 from econ_factories import AS_OF, SRC, gpu, offer
 
-from pricebook.schema import ModelArch, Pricebook
+from pricebook.overrides import ApiPriceOverride, PricebookOverrides, apply_overrides
+from pricebook.schema import ApiPrice, ModelArch, Pricebook
 from solver.analysis.breakeven import (
+    ApiBreakEven,
     BuyVsRent,
     api_break_even,
     budget_table,
     buy_vs_rent,
     gpu_day_cost,
+    owning_cost,
     payback_months,
     rental_cost,
     self_hosting_break_even,
 )
 from solver.domain import AcquisitionMode, Constraints, InferenceWorkload, ModelRef, ModelSpec
 from solver.pricing.costs import acquisition_options
+from solver.pricing.options import AcquisitionOption
 
 BookFactory = Callable[..., Pricebook]
 MODES = (AcquisitionMode.BUY, AcquisitionMode.RESERVED, AcquisitionMode.ON_DEMAND)
@@ -67,9 +71,10 @@ def test_a_gpu_day_held_and_busy(make_book: BookFactory) -> None:
     )
     by_id = {o.id: o for o in opts}
     bought = by_id["h200-sxm/buy/hgx-h200-8gpu"]
-    # $35,000 + an eighth of the $40,000 host, 48 % of it lost over 36 months; support $350 a GPU,
-    # $1,375.20 a server a month (host support, colocation, host power); $0.063 power a busy hour.
-    monthly = 40_000 * 0.48 / 36 + 350 + 1_375.2 / 8
+    # $35,000 + an eighth of the $40,000 host, 70 % of it lost over 36 months (market value 30 %);
+    # support $350 a GPU, $1,375.20 a server a month (host support, colocation, host power); $0.063
+    # power a busy hour.
+    monthly = 40_000 * 0.70 / 36 + 350 + 1_375.2 / 8
     assert gpu_day_cost(bought, 36) == pytest.approx(monthly / (365 / 12) + 0.063 * 24)
     # Rented by the hour: 24 busy hours at the cheapest $3.50.
     assert gpu_day_cost(by_id["h200-sxm/on_demand/h200-od-cheap"], 36) == pytest.approx(3.5 * 24)
@@ -87,8 +92,8 @@ def h200_buy_vs_rent(make_book: BookFactory, utilization: float | None) -> BuyVs
 
 def test_buy_vs_on_demand_break_even_utilization(make_book: BookFactory) -> None:
     result = h200_buy_vs_rent(make_book, 0.5)
-    # One full HGX server: 8 × $35,000 + $40,000 host = $320,000; 48 % of it is lost over 36 months.
-    capex_per_month = 320_000 * 0.48 / 36
+    # One full HGX server: 8 × $35,000 + $40,000 host = $320,000; 70 % of it is lost over 36 months.
+    capex_per_month = 320_000 * 0.70 / 36
     # Support 8 × $350 + host $400, colocation $800, host power $175.20 a month.
     running = 8 * 350 + 400 + 800 + 175.2
     owned_fixed_per_gpu = (capex_per_month + running) / 8
@@ -96,28 +101,80 @@ def test_buy_vs_on_demand_break_even_utilization(make_book: BookFactory) -> None
     # Busy power costs $0.063/h; on-demand $3.50/h. Tie: fixed = 730·u·(3.5 − 0.063).
     u_tie = owned_fixed_per_gpu / (730 * (3.5 - 0.063))
     assert result.break_even_utilization_on_demand == pytest.approx(u_tie)
-    assert 0.40 < u_tie < 0.45
-    # Payback at 50 %: each month saves (3.5 − 0.063)·730·0.5 of rent minus the running costs.
+    assert 0.50 < u_tie < 0.55
+    # Payback at 50 %: each month saves (3.5 − 0.063)·730·0.5 of rent minus the running costs; it
+    # must repay the $28,000 of the $40,000 per GPU the horizon consumes (its market value is 30 %).
     saving = (3.5 - 0.063) * 730 * 0.5 - running / 8
-    assert result.payback_months == pytest.approx(40_000 / saving)
+    assert result.payback_months == pytest.approx(40_000 * 0.70 / saving)
     # Reserved $2.50/h = $1,825/month > owning even at 100 % busy: no tie in 0–100 %.
     assert result.break_even_utilization_reserved is None
     assert "buying is cheaper than reserving at any utilization" in result.verdict
     assert "pays back in" in result.verdict
-    # 40,000 / 732.6 ≈ 54.6 months: longer than the 36-month horizon, and the verdict says so.
+    # 28,000 / 732.6 ≈ 38.2 months: longer than the horizon (50 % is below the break-even), and the
+    # verdict says so.
     assert "beyond the 36-month horizon" in result.verdict
 
 
-def test_payback_never_when_rent_saving_does_not_cover_running_costs() -> None:
-    # At 10 % busy, on-demand would cost 3.5 × 730 × 0.1 = $255.50 a month, less than $300 of
-    # support/colocation/power: owning never pays back.
-    assert payback_months(40_000, 300, 0.0, 3.5, 0.1) is None
-    # At 100 %: saving 2,555 − 300 = 2,255 a month → 17.74 months.
-    assert payback_months(40_000, 300, 0.0, 3.5, 1.0) == pytest.approx(40_000 / 2_255)
+def test_payback_never_when_rent_saving_does_not_cover_running_costs(make_book: BookFactory) -> None:
+    bought = h200_options(make_book)["h200-sxm/buy/hgx-h200-8gpu"]
+    owning = owning_cost(bought, 36)
+    # Running per GPU: support $350 + ($400 + $800 + $175.20) / 8 = $521.90 a month.
+    assert owning.running_monthly == pytest.approx(350 + 1_375.2 / 8)
+    # At 20 % busy, on-demand would save (3.5 − 0.063) × 730 × 0.2 = $501.80 a month: less than
+    # the running costs, so owning never pays back.
+    assert payback_months(owning, 3.5, 0.2) is None
+    # At 100 %: saving 2,509.01 − 521.90 a month repays the $28,000 the horizon consumes.
+    saving = (3.5 - 0.063) * 730 - (350 + 1_375.2 / 8)
+    assert payback_months(owning, 3.5, 1.0) == pytest.approx(40_000 * 0.70 / saving)
+
+
+def h200_options(make_book: BookFactory) -> dict[str, AcquisitionOption]:
+    options = acquisition_options(
+        make_book(), Constraints(currency="USD", horizon_months=36, allowed_modes=MODES)
+    )
+    return {o.id: o for o in options}
+
+
+@pytest.mark.parametrize("packing", [None, 1.0, 3.0, 8.0])
+@pytest.mark.parametrize("horizon", [12, 36, 60])
+def test_at_the_break_even_both_sides_cost_the_same(
+    make_book: BookFactory, packing: float | None, horizon: int
+) -> None:
+    # One definition of owning cost: at the reported break-even utilization owning one GPU costs
+    # what renting it on demand costs (per month and over the horizon), and the payback is the horizon.
+    options = acquisition_options(
+        make_book(), Constraints(currency="USD", horizon_months=horizon, allowed_modes=MODES)
+    )
+    plan = ("h200-sxm/buy/hgx-h200-8gpu", packing) if packing is not None else None
+    result = buy_vs_rent(
+        "h200-sxm", options, horizon_months=horizon, currency="USD", plan_utilization=None, plan_packing=plan
+    )
+    u = result.break_even_utilization_on_demand
+    if u is None:  # a short horizon: owning never ties within 0-100 %
+        assert horizon == 12 or packing == 1.0
+        return
+    bought = {o.id: o for o in options}["h200-sxm/buy/hgx-h200-8gpu"]
+    owning = owning_cost(bought, horizon, packing)
+    owning_total = owning.capital_consumed + (owning.running_monthly + 0.063 * 730 * u) * horizon
+    renting_total = 3.5 * 730 * u * horizon
+    assert owning_total == pytest.approx(renting_total, rel=1e-3)
+    assert owning.monthly_at(u) == pytest.approx(3.5 * 730 * u, rel=1e-3)
+    assert payback_months(owning, 3.5, u) == pytest.approx(horizon, rel=1e-3)
+    # A little busier and owning wins within the horizon; a little idler and it does not.
+    assert payback_months(owning, 3.5, min(1.0, u * 1.05)) < horizon  # type: ignore[operator]
+    slower = payback_months(owning, 3.5, u * 0.95)
+    assert slower is None or slower > horizon
+
+
+def test_the_host_share_follows_the_plans_packing(make_book: BookFactory) -> None:
+    bought = h200_options(make_book)["h200-sxm/buy/hgx-h200-8gpu"]
+    # Half a board's GPUs carry the whole host: $40,000 / 4 instead of / 8 per GPU.
+    assert owning_cost(bought, 36, 4.0).purchase == pytest.approx(35_000 + 40_000 / 4)
+    assert owning_cost(bought, 36).purchase == pytest.approx(35_000 + 40_000 / 8)
 
 
 def test_reserved_tie_inside_range(make_book: BookFactory) -> None:
-    # A cheap reservation at $1.40/h = $1,022/month: owning ($1,055.23 fixed) loses even idle.
+    # A cheap reservation at $1.40/h = $1,022/month: owning ($1,299.68 fixed) loses even idle.
     base = make_book()
     cheap = offer("h200-res-cheap", "reserved", "h200-sxm", "1.40 USD", term_months=12)
     options = acquisition_options(
@@ -126,15 +183,16 @@ def test_reserved_tie_inside_range(make_book: BookFactory) -> None:
     result = buy_vs_rent("h200-sxm", options, horizon_months=36, currency="USD", plan_utilization=None)
     assert result.break_even_utilization_reserved is None
     assert "reserving is cheaper than buying at any utilization" in result.verdict
-    # With power at $0.063/h a tie needs fixed < reserved: try $1.50/h = $1,095/month.
-    mid = offer("h200-res-mid", "reserved", "h200-sxm", "1.50 USD", term_months=12)
+    # With power at $0.063/h a tie needs fixed ($1,299.68) < reserved < fixed + 0.063 × 730: try
+    # $1.80/h = $1,314/month.
+    mid = offer("h200-res-mid", "reserved", "h200-sxm", "1.80 USD", term_months=12)
     options = acquisition_options(
         make_book(offers=(*base.offers, mid)), Constraints(horizon_months=36, allowed_modes=MODES)
     )
     result = buy_vs_rent("h200-sxm", options, horizon_months=36, currency="USD", plan_utilization=None)
     fixed = result.owned_fixed_monthly_per_gpu
     assert fixed is not None
-    expected = (1.50 * 730 - fixed) / (730 * 0.063)
+    expected = (1.80 * 730 - fixed) / (730 * 0.063)
     assert result.break_even_utilization_reserved == pytest.approx(expected)
     assert 0 < expected < 1
 
@@ -166,7 +224,7 @@ def test_api_break_even_volume(make_book: BookFactory) -> None:
     result = api_break_even(
         chat(),
         model_id="meta-llama/Llama-3.1-70B",
-        params_b=70,
+        arch=arch("meta-llama/Llama-3.1-70B", 70),
         self_hosted_per_token=0.8 / 1e6,
         replica_day_cost=100.0,
         replica_day_tokens=500e6,
@@ -189,7 +247,7 @@ def test_self_hosting_never_wins_when_full_replica_costs_more_per_token(make_boo
     result = api_break_even(
         chat(),
         model_id="meta-llama/Llama-3.1-70B",
-        params_b=70,
+        arch=arch("meta-llama/Llama-3.1-70B", 70),
         self_hosted_per_token=2e-6,
         replica_day_cost=1000.0,
         replica_day_tokens=1e9,  # $1.00 per 1M tokens even fully used, above the API's $0.55
@@ -200,11 +258,14 @@ def test_self_hosting_never_wins_when_full_replica_costs_more_per_token(make_boo
     assert "never beats the API" in result.verdict
 
 
-def arch(model_id: str, params_b: float, kind: str = "decoder") -> ModelArch:
+def arch(
+    model_id: str, params_b: float, kind: str = "decoder", *, active_b: float | None = None, experts: int = 0
+) -> ModelArch:
     return ModelArch(
-        id=model_id, family="llama", kind=kind, params_b=params_b, active_params_b=params_b, layers=80,
-        hidden=8192, intermediate=28672, heads=64, kv_heads=8, head_dim=128, vocab=128256,
-        max_context=131072, attention="gqa", full_attention_layers=80, source=SRC, as_of=AS_OF,
+        id=model_id, family="llama", kind=kind, params_b=params_b, active_params_b=active_b or params_b,
+        layers=80, hidden=8192, intermediate=28672, heads=64, kv_heads=8, head_dim=128, vocab=128256,
+        max_context=131072, attention="gqa", full_attention_layers=80, experts=experts,
+        experts_per_token=4 if experts else 0, source=SRC, as_of=AS_OF,
     )  # fmt: skip
 
 
@@ -216,7 +277,7 @@ def test_api_price_by_model_class(make_book: BookFactory) -> None:
     result = api_break_even(
         inline,
         model_id=None,
-        params_b=72,
+        arch=arch("inline-72b", 72),
         self_hosted_per_token=0.3 / 1e6,
         replica_day_cost=None,
         replica_day_tokens=None,
@@ -226,8 +287,86 @@ def test_api_price_by_model_class(make_book: BookFactory) -> None:
     assert result.api_model == "meta-llama/Llama-3.1-70B"
     assert not result.same_model
     assert result.self_hosting_cheaper is True
-    assert "closest priced model class" in result.verdict
+    assert "compared with meta-llama/Llama-3.1-70B, the closest of its class" in result.verdict
     assert "no self-hosted deployment in the plan" in result.verdict
+
+
+def api_price(price_id: str, model: str, per_mtok: str) -> ApiPrice:
+    return ApiPrice(
+        id=price_id, provider="p", model=model, input_per_mtok=per_mtok, output_per_mtok=per_mtok,
+        source=SRC, as_of=AS_OF,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("workload_arch", "comparable"),
+    [
+        (arch("dense-100b", 100), "dense-70b"),  # dense, 100 / 70 < 2: same class
+        (arch("dense-200b", 200), None),  # dense, but 200 / 70 > 2: no comparable price
+        (arch("moe-100b", 100, active_b=10, experts=64), "moe-120b-a5b"),  # MoE, 10 / 5 = 2
+        (arch("moe-100b-a20b", 100, active_b=20, experts=64), None),  # MoE, but 20 / 5 > 2 active
+    ],
+)
+def test_api_comparison_only_like_for_like(
+    make_book: BookFactory, workload_arch: ModelArch, comparable: str | None
+) -> None:
+    # A dense 100B model is never compared with a cheap 5B-active MoE API (issue 15), nor an MoE with
+    # a dense one; sizes must be within 2× in total and in active parameters.
+    models = (arch("dense-70b", 70), arch("moe-120b-a5b", 120, active_b=5, experts=128), workload_arch)
+    prices = (api_price("dense", "dense-70b", "0.9 USD"), api_price("moe", "moe-120b-a5b", "0.1 USD"))
+    book = make_book(models=models, api_prices=prices)
+    result = api_break_even(
+        chat(model=ModelRef(model_id=workload_arch.id)),
+        model_id=workload_arch.id,
+        arch=workload_arch,
+        self_hosted_per_token=1e-6,
+        replica_day_cost=None,
+        replica_day_tokens=None,
+        book=book,
+        constraints=Constraints(),
+    )
+    assert not result.same_model
+    if comparable is None:
+        assert result.api_price_id is None
+        assert "no comparable API price" in result.verdict
+    else:
+        assert result.api_model == comparable
+        assert comparable in result.verdict
+
+
+def llama_70b_api_price(book: Pricebook, constraints: Constraints) -> ApiBreakEven:
+    """The API comparison of the chat workload on Llama-3.1-70B, without a self-hosted deployment."""
+    return api_break_even(
+        chat(),
+        model_id="meta-llama/Llama-3.1-70B",
+        arch=arch("meta-llama/Llama-3.1-70B", 70),
+        self_hosted_per_token=None,
+        replica_day_cost=None,
+        replica_day_tokens=None,
+        book=book,
+        constraints=constraints,
+    )
+
+
+def test_a_requests_own_api_price_comes_first(make_book: BookFactory) -> None:
+    base = make_book(models=(arch("meta-llama/Llama-3.1-70B", 70),))
+    overrides = PricebookOverrides(
+        api_prices=(
+            ApiPriceOverride(
+                model_id="meta-llama/Llama-3.1-70B",
+                provider="Vendor X contract",
+                input_per_mtok="0.70 USD",
+                output_per_mtok="0.70 USD",
+            ),
+        )
+    )
+    book, applied = apply_overrides(base, overrides, today=AS_OF)
+    result = llama_70b_api_price(book, Constraints())
+    # Dearer than the book's $0.55 blend, but it is the buyer's own rate: used.
+    assert result.provider == "Vendor X contract"
+    assert result.api_per_million_tokens is not None
+    assert float(result.api_per_million_tokens.amount) == pytest.approx(0.70)
+    assert "Vendor X contract" in applied[0]
 
 
 def test_break_even_volume_holds_for_every_larger_volume() -> None:
@@ -246,20 +385,12 @@ def test_break_even_volume_holds_for_every_larger_volume() -> None:
     assert self_hosting_break_even(130.0, capacity, price) is None  # a full replica costs more
 
 
-def test_api_price_with_vat_and_in_won(make_book: BookFactory) -> None:
-    # $0.55 per 1M tokens at this mix (see above) → × 1,400 KRW/USD → + 10 % VAT = 847 KRW.
-    result = api_break_even(
-        chat(),
-        model_id="meta-llama/Llama-3.1-70B",
-        params_b=70,
-        self_hosted_per_token=None,
-        replica_day_cost=None,
-        replica_day_tokens=None,
-        book=make_book(),
-        constraints=Constraints(currency="KRW", include_vat=True),
-    )
+def test_api_price_in_won_ex_vat(make_book: BookFactory) -> None:
+    # $0.55 per 1M tokens at this mix (see above) → × 1,400 KRW/USD = 770 KRW, ex-VAT like every
+    # amount compared (the VAT is a line of the answer).
+    result = llama_70b_api_price(make_book(), Constraints(currency="KRW", include_vat=True))
     assert result.api_per_million_tokens is not None
-    assert float(result.api_per_million_tokens.amount) == pytest.approx(0.55 * 1400 * 1.1, abs=0.5)
+    assert float(result.api_per_million_tokens.amount) == pytest.approx(0.55 * 1400, abs=0.5)
     assert result.api_per_million_tokens.currency == "KRW"
 
 
@@ -269,7 +400,7 @@ def test_embedding_models_are_not_priced_like_chat_models(make_book: BookFactory
     result = api_break_even(
         chat(model=ModelRef(model_id="embed-small")),
         model_id="embed-small",
-        params_b=0.6,
+        arch=arch("embed-small", 0.6, "embedding"),
         self_hosted_per_token=1e-8,
         replica_day_cost=None,
         replica_day_tokens=None,
@@ -277,4 +408,4 @@ def test_embedding_models_are_not_priced_like_chat_models(make_book: BookFactory
         constraints=Constraints(),
     )
     assert result.api_price_id is None
-    assert "no API price" in result.verdict
+    assert "no comparable API price" in result.verdict

@@ -56,10 +56,10 @@ def test_bought_hgx_h200_every_line(make_book: BookFactory) -> None:
     assert total.purchase_gpus == usd("280000.00")
     assert total.purchase_hosts == usd("40000.00")
     assert total.capex == usd("320000.00")
-    # Residual after 36 of 60 months: 1 − 0.8 × 36/60 = 52 % of $320,000.
-    assert total.residual_value == usd("166400.00")
-    assert total.depreciation == usd("153600.00")
-    assert total.depreciation_monthly == usd("4266.67")  # 153,600 / 36
+    # Market value after 36 months: the test book's 30 % of $320,000.
+    assert total.residual_value == usd("96000.00")
+    assert total.depreciation == usd("224000.00")
+    assert total.depreciation_monthly == usd("6222.22")  # 224,000 / 36
     # Support 1 %/month: 8 × $350 + $400 on the host.
     assert total.support_monthly == usd("3200.00")
     # Power: 2,920 busy h × 0.7875 kW × $0.08 = $183.96, host 3 kW × 730 h × $0.08 = $175.20.
@@ -67,7 +67,7 @@ def test_bought_hgx_h200_every_line(make_book: BookFactory) -> None:
     assert total.colocation_monthly == usd("800.00")  # 8 RU × $100
     assert total.opex_monthly == usd("4359.16")
     assert total.opex_horizon == usd("156929.76")
-    assert total.horizon_total == usd("310529.76")
+    assert total.horizon_total == usd("380929.76")
     assert tco.by_option[0].utilization == pytest.approx(0.5)
     # The same number the MIP objective uses (its busy hours are over the whole horizon).
     assert tco.total_float == pytest.approx(opt.horizon_cost(8, 1, 36, busy * 36))
@@ -124,7 +124,7 @@ def test_unit_costs_split_by_gpu_hours(make_book: BookFactory) -> None:
             lines, usages, inference=[chat], training=[tune], horizon_months=36, currency="USD"
         )
     }
-    fleet_total = 310_529.76  # from test_bought_hgx_h200_every_line
+    fleet_total = 380_929.76  # from test_bought_hgx_h200_every_line
     chat_share = fleet_total * 2000 / 2920
     assert float(costs["chat"].horizon_cost.amount) == pytest.approx(chat_share, abs=0.01)
     # 100M tokens a day, 10 % of them output, 365/12 days a month.

@@ -270,3 +270,13 @@ def test_an_unproven_cheaper_plan_of_another_mix_proves_a_change() -> None:
     )
     assert outcome.complete and outcome.threshold is not None
     assert 1.25 <= outcome.threshold.multiplier <= 1.25 + TOLERANCE
+
+
+def test_a_proven_infeasible_probe_is_a_change_of_plan() -> None:
+    """With a budget of $1,500, demand ×2 (20 GPUs of "a" = $2,000, 10 of "b" = $2,500) cannot be
+    served: the infeasible solve decides the probe (today's plan ends there), it is not unknown."""
+    budgeted = replace(instance(), caps=replace(instance().caps, capex_budget=1_500.0))
+    today = solve(budgeted, 5)
+    outcome = find_threshold(lambda m: scale_demand(budgeted, m), mix_of(today), 4.0, solve, deadline=later())
+    assert outcome.complete and outcome.threshold is not None
+    assert 1.5 - TOLERANCE <= outcome.threshold.last_same_multiplier <= 1.5 <= outcome.threshold.multiplier

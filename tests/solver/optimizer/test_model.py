@@ -22,13 +22,8 @@ from solver.domain import AcquisitionMode
 from solver.optimizer import Caps, FleetInstance, SolveStatus, check_solution, solve
 from solver.optimizer.driver import solve_mip
 from solver.optimizer.instance import Bucket, CountLimit, InferenceDemand, TrainingChoice, TrainingDemand
-from solver.optimizer.model import (
-    Relaxation,
-    _reserved_dominated_by_on_demand,
-    _small_server_limits,
-    cheapest_cost_per_gpu,
-    cost_alone,
-)
+from solver.optimizer.model import Relaxation, cheapest_cost_per_gpu, cost_alone
+from solver.optimizer.reductions import reserved_dominated_by_on_demand, small_server_limits
 from solver.optimizer.solution import build_solution
 from solver.pricing.options import AcquisitionOption
 from solver.units import DAYS_PER_MONTH
@@ -332,8 +327,8 @@ REDUCTION_SEEDS = tuple(range(8))
 
 def test_random_instances_exercise_the_reductions() -> None:
     """Guard: the comparison below is only meaningful if the reductions fire on these instances."""
-    dominated = [_reserved_dominated_by_on_demand(random_instance(s), Relaxation()) for s in REDUCTION_SEEDS]
-    limits = [_small_server_limits(random_instance(s)) for s in REDUCTION_SEEDS]
+    dominated = [reserved_dominated_by_on_demand(random_instance(s), Relaxation()) for s in REDUCTION_SEEDS]
+    limits = [small_server_limits(random_instance(s)) for s in REDUCTION_SEEDS]
     assert sum(len(d) for d in dominated) >= 3  # some reservations dominated…
     assert any(len(d) < 2 for d in dominated)  # …and some not
     # Every 8-GPU chassis costs at most two 4-GPU ones here, so one 4-GPU server at most.
@@ -356,12 +351,12 @@ def test_minimum_count_keeps_the_reservation() -> None:
     inst = next(
         random_instance(s)
         for s in REDUCTION_SEEDS
-        if _reserved_dominated_by_on_demand(random_instance(s), Relaxation())
+        if reserved_dominated_by_on_demand(random_instance(s), Relaxation())
     )
-    base = _reserved_dominated_by_on_demand(inst, Relaxation())
+    base = reserved_dominated_by_on_demand(inst, Relaxation())
     gpu = inst.option(next(iter(base))).gpu
     limited = dataclasses.replace(inst, count_limits=(CountLimit(gpu, min_count=1),))
-    assert not any(inst.option(o).gpu == gpu for o in _reserved_dominated_by_on_demand(limited, Relaxation()))
+    assert not any(inst.option(o).gpu == gpu for o in reserved_dominated_by_on_demand(limited, Relaxation()))
 
 
 PLAN_SEEDS = (0, 1, 2)

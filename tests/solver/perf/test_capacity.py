@@ -13,8 +13,15 @@ SHAPE = WorkloadShape(2000, 500)
 
 
 def test_model_too_big_for_the_tp_group_says_how_many_gb_are_needed() -> None:
-    llama405 = make_model(id="test/405b", params_b=405.85, active_params_b=405.85, layers=126, hidden=16384,
-                          heads=128, full_attention_layers=126)
+    llama405 = make_model(
+        id="test/405b",
+        params_b=405.85,
+        active_params_b=405.85,
+        layers=126,
+        hidden=16384,
+        heads=128,
+        full_attention_layers=126,
+    )
     rtx = make_gpu(id="rtx-pro-6000-server", memory_gb=96, memory_bandwidth_gbs=1597)
     cap = capacity_at_sla(llama405, Deployment(rtx, 4, Precision.BF16), SHAPE, Sla())
     assert not cap.feasible

@@ -21,8 +21,13 @@ def _run(*cases: object) -> list[dict[str, object]]:
 
 
 def test_each_line_gets_one_result_and_bad_lines_name_the_field() -> None:
-    good = {"gpu": "H100", "model": "meta-llama/Llama-3.1-8B", "input_len": 1000, "output_len": 200,
-            "concurrency": 8}
+    good = {
+        "gpu": "H100",
+        "model": "meta-llama/Llama-3.1-8B",
+        "input_len": 1000,
+        "output_len": 200,
+        "concurrency": 8,
+    }
     out = _run(
         good,
         {**good, "gpu": "no-such-gpu"},
@@ -45,37 +50,70 @@ def test_each_line_gets_one_result_and_bad_lines_name_the_field() -> None:
 
 
 def test_replicas_add_up_and_the_output_echoes_the_case() -> None:
-    case = {"gpu": "rtx-pro-6000-server", "num_gpus": 4, "tp": 1, "model": "meta-llama/Llama-3.1-8B",
-            "precision": "fp8", "input_len": 2000, "output_len": 500, "concurrency": "max"}
+    case = {
+        "gpu": "rtx-pro-6000-server",
+        "num_gpus": 4,
+        "tp": 1,
+        "model": "meta-llama/Llama-3.1-8B",
+        "precision": "fp8",
+        "input_len": 2000,
+        "output_len": 500,
+        "concurrency": "max",
+    }
     (out,) = _run(case)
     single = estimate_inference(
         catalog.model(BOOK, "meta-llama/Llama-3.1-8B"),
         Deployment(catalog.gpu(BOOK, "rtx-pro-6000-server"), 1, Precision.FP8),
-        WorkloadShape(2000, 500), OfflineMax(),
+        WorkloadShape(2000, 500),
+        OfflineMax(),
     )
     assert out["replicas"] == 4
     assert out["output_tok_s_total"] == pytest.approx(4 * single.output_tok_s)
     assert out["output_tok_s_low"] < out["output_tok_s_total"] < out["output_tok_s_high"]  # type: ignore[operator]
     for key, value in case.items():
         assert out[key] == value
-    for key in ("total_tok_s", "req_s", "ttft_ms", "tpot_ms", "per_user_tok_s", "max_concurrency",
-                "bottleneck"):
+    for key in (
+        "total_tok_s",
+        "req_s",
+        "ttft_ms",
+        "tpot_ms",
+        "per_user_tok_s",
+        "max_concurrency",
+        "bottleneck",
+    ):
         assert key in out
 
 
 def test_closed_loop_users_are_split_over_replicas() -> None:
-    case = {"gpu": "H100", "num_gpus": 2, "tp": 1, "model": "meta-llama/Llama-3.1-8B", "input_len": 1000,
-            "output_len": 100, "concurrency": 32}
+    case = {
+        "gpu": "H100",
+        "num_gpus": 2,
+        "tp": 1,
+        "model": "meta-llama/Llama-3.1-8B",
+        "input_len": 1000,
+        "output_len": 100,
+        "concurrency": 32,
+    }
     (out,) = _run(case)
-    half = estimate_inference(catalog.model(BOOK, "meta-llama/Llama-3.1-8B"),
-                              Deployment(catalog.gpu(BOOK, "H100"), 1, Precision.BF16),
-                              WorkloadShape(1000, 100), ClosedLoop(16))
+    half = estimate_inference(
+        catalog.model(BOOK, "meta-llama/Llama-3.1-8B"),
+        Deployment(catalog.gpu(BOOK, "H100"), 1, Precision.BF16),
+        WorkloadShape(1000, 100),
+        ClosedLoop(16),
+    )
     assert out["output_tok_s_total"] == pytest.approx(2 * half.output_tok_s)
 
 
 def test_without_tp_the_estimator_picks_one_that_fits_and_says_so() -> None:
-    case = {"gpu": "H100", "num_gpus": 8, "model": "meta-llama/Llama-3.1-70B", "precision": "bf16",
-            "input_len": 1000, "output_len": 200, "concurrency": "max"}
+    case = {
+        "gpu": "H100",
+        "num_gpus": 8,
+        "model": "meta-llama/Llama-3.1-70B",
+        "precision": "bf16",
+        "input_len": 1000,
+        "output_len": 200,
+        "concurrency": "max",
+    }
     (out,) = _run(case)
     assert out["tp_chosen_by_estimator"] is True
     # 70.55e9 × 2 bytes = 141 GB of weights: one 80 GB GPU cannot hold them, two can
@@ -85,10 +123,22 @@ def test_without_tp_the_estimator_picks_one_that_fits_and_says_so() -> None:
 
 def test_size_only_model_is_flagged_as_assumed_and_training_cases_work() -> None:
     out = _run(
-        {"gpu": "L40S", "model_spec": {"params_b": 13}, "input_len": 500, "output_len": 100,
-         "request_rate": 0.5},
-        {"mode": "train", "gpu": "H100", "num_gpus": 8, "model": "meta-llama/Llama-3.1-8B", "method": "full",
-         "tokens": 1e9, "seq_len": 2048},
+        {
+            "gpu": "L40S",
+            "model_spec": {"params_b": 13},
+            "input_len": 500,
+            "output_len": 100,
+            "request_rate": 0.5,
+        },
+        {
+            "mode": "train",
+            "gpu": "H100",
+            "num_gpus": 8,
+            "model": "meta-llama/Llama-3.1-8B",
+            "method": "full",
+            "tokens": 1e9,
+            "seq_len": 2048,
+        },
     )
     assert out[0]["assumed_architecture"] is True
     train = out[1]

@@ -37,9 +37,21 @@ def test_gqa_kv_bytes_per_token_counts_kv_heads_not_query_heads() -> None:
 
 def test_mla_kv_bytes_per_token_is_the_compressed_rank() -> None:
     deepseek = make_model(
-        id="test/dsv3", params_b=671, active_params_b=37, layers=61, hidden=7168, heads=128, kv_heads=128,
-        head_dim=192, attention=AttentionType.MLA, kv_lora_rank=512, qk_rope_head_dim=64,
-        full_attention_layers=61, experts=256, experts_per_token=8, moe_intermediate=2048,
+        id="test/dsv3",
+        params_b=671,
+        active_params_b=37,
+        layers=61,
+        hidden=7168,
+        heads=128,
+        kv_heads=128,
+        head_dim=192,
+        attention=AttentionType.MLA,
+        kv_lora_rank=512,
+        qk_rope_head_dim=64,
+        full_attention_layers=61,
+        experts=256,
+        experts_per_token=8,
+        moe_intermediate=2048,
     )
     # one latent of 512 + one RoPE key of 64 per layer, no K/V pair, no heads: 576 × 61 × 2 bytes
     assert ModelPhysics.of(deepseek).kv_bytes_per_token(Precision.BF16) == 576 * 61 * 2
@@ -53,18 +65,27 @@ def test_weight_bytes_are_params_times_bytes_per_element() -> None:
     assert physics.weight_bytes(Precision.FP8) == pytest.approx(70.55e9)
 
 
-@pytest.mark.parametrize(("experts", "k", "tokens", "expected"), [
-    (8, 2, 1, 2.0),                                  # one token touches exactly k experts
-    (8, 2, 4, 8 * (1 - (6 / 8) ** 4)),               # 5.47 of 8
-    (128, 8, 1000, 128 * (1 - (120 / 128) ** 1000)),  # essentially all
-])
+@pytest.mark.parametrize(
+    ("experts", "k", "tokens", "expected"),
+    [
+        (8, 2, 1, 2.0),  # one token touches exactly k experts
+        (8, 2, 4, 8 * (1 - (6 / 8) ** 4)),  # 5.47 of 8
+        (128, 8, 1000, 128 * (1 - (120 / 128) ** 1000)),  # essentially all
+    ],
+)
 def test_expected_distinct_experts(experts: int, k: int, tokens: int, expected: float) -> None:
     assert expected_distinct_experts(experts, k, tokens) == pytest.approx(expected)
 
 
 def test_moe_reads_shared_weights_plus_touched_experts() -> None:
-    mixtral = make_model(params_b=46.7, active_params_b=12.9, experts=8, experts_per_token=2,
-                         moe_intermediate=14336, intermediate=14336)
+    mixtral = make_model(
+        params_b=46.7,
+        active_params_b=12.9,
+        experts=8,
+        experts_per_token=2,
+        moe_intermediate=14336,
+        intermediate=14336,
+    )
     physics = ModelPhysics.of(mixtral)
     expert_bytes = 3 * 4096 * 14336 * 2  # gate, up, down of one expert, bf16
     total = 46.7e9 * 2
@@ -99,11 +120,30 @@ def test_tp_over_nvlink_at_batch_1_pays_two_allreduce_latencies_per_layer(nvlink
     layers, tp = 80, 4
     # Llama-3.1-70B-like at TP 4, and its per-GPU shard as a TP 1 model: a quarter of the
     # parameters and of the heads, the same layers — equal weight bytes, KV bytes and FLOPs per GPU.
-    full = make_model(id="test/70b", params_b=70.6, active_params_b=70.6, layers=layers, hidden=8192,
-                      intermediate=28672, heads=64, kv_heads=8, head_dim=128, full_attention_layers=layers)
-    shard = make_model(id="test/70b-shard", params_b=70.6 / tp, active_params_b=70.6 / tp, layers=layers,
-                       hidden=8192, intermediate=28672 // tp, heads=64 // tp, kv_heads=8 // tp, head_dim=128,
-                       full_attention_layers=layers)
+    full = make_model(
+        id="test/70b",
+        params_b=70.6,
+        active_params_b=70.6,
+        layers=layers,
+        hidden=8192,
+        intermediate=28672,
+        heads=64,
+        kv_heads=8,
+        head_dim=128,
+        full_attention_layers=layers,
+    )
+    shard = make_model(
+        id="test/70b-shard",
+        params_b=70.6 / tp,
+        active_params_b=70.6 / tp,
+        layers=layers,
+        hidden=8192,
+        intermediate=28672 // tp,
+        heads=64 // tp,
+        kv_heads=8 // tp,
+        head_dim=128,
+        full_attention_layers=layers,
+    )
     gpu = make_gpu()
     tp4 = build_replica(full, Deployment(gpu, tp, Precision.BF16), cal)
     tp1 = build_replica(shard, Deployment(gpu, 1, Precision.BF16), cal)

@@ -32,8 +32,11 @@ def _seed000(gpu_row: str) -> tuple[dict[str, float], object]:
     deployment = Deployment(gpu, int(row["tp"]), Precision(row["precision"]), Precision.BF16)
     shape = WorkloadShape(int(row["input_len"]), int(row["output_len"]))
     est = estimate_inference(model, deployment, shape, ClosedLoop(int(row["concurrency"]), Arrival.BURST))
-    measured = {r["metric"]: float(r["value"]) for r in ROWS.values()
-                if r["seed"] == "000" and r["kind"] == "measured" and r["gpu"] == row["gpu"]}
+    measured = {
+        r["metric"]: float(r["value"])
+        for r in ROWS.values()
+        if r["seed"] == "000" and r["kind"] == "measured" and r["gpu"] == row["gpu"]
+    }
     return measured, est
 
 

@@ -10,8 +10,15 @@ from solver.perf.training import estimate_training
 
 from .conftest import make_gpu, make_model
 
-LLAMA70 = make_model(params_b=70.55, active_params_b=70.55, layers=80, hidden=8192, heads=64,
-                     intermediate=28672, full_attention_layers=80)
+LLAMA70 = make_model(
+    params_b=70.55,
+    active_params_b=70.55,
+    layers=80,
+    hidden=8192,
+    heads=64,
+    intermediate=28672,
+    full_attention_layers=80,
+)
 
 
 def test_full_training_shards_16_bytes_per_param_over_the_gpus() -> None:
@@ -59,9 +66,18 @@ def test_gpu_hours_and_pcie_without_p2p_is_never_faster() -> None:
     model = make_model()
     nvlink = estimate_training(model, make_gpu(), 8, TrainingMethod.FULL, 4096, 2e9)
     host = estimate_training(
-        model, make_gpu(scale_up_link=ScaleUpLink.PCIE_HOST, scale_up_bandwidth_gbs=64, pcie_bandwidth_gbs=64,
-                        p2p_over_pcie=False),
-        8, TrainingMethod.FULL, 4096, 2e9)
+        model,
+        make_gpu(
+            scale_up_link=ScaleUpLink.PCIE_HOST,
+            scale_up_bandwidth_gbs=64,
+            pcie_bandwidth_gbs=64,
+            p2p_over_pcie=False,
+        ),
+        8,
+        TrainingMethod.FULL,
+        4096,
+        2e9,
+    )
     assert nvlink.gpu_hours == pytest.approx(nvlink.hours * 8)
     assert nvlink.hours == pytest.approx(2e9 / nvlink.tokens_per_s / 3600)
     assert host.tokens_per_s <= nvlink.tokens_per_s

@@ -8,8 +8,9 @@ from decimal import Decimal
 import pytest
 from planner_factories import BARE, request
 
+from pricebook import catalog
 from pricebook.overrides import OfferOverride, PricebookOverrides
-from pricebook.schema import Money, Pricebook
+from pricebook.schema import Money, OfferKind, Pricebook
 from solver.domain import Constraints
 from solver.optimizer.cancel import CancelToken
 from solver.optimizer.results import SolveStatus
@@ -40,8 +41,10 @@ def test_pricebook_overrides_reach_the_plan(book: Pricebook) -> None:
     )
     before = plan(resolve(base, book), time_limit_s=10)
     bought = next(line for line in before.fleet if line.mode == "buy")
-    assert bought.price_per_gpu is not None
-    doubled = Money(amount=bought.price_per_gpu.amount * 2, currency="USD")
+    assert bought.price_per_gpu is not None and bought.server_id is not None
+    offer = catalog.offer(book, bought.offer_id)
+    assert offer.price.currency == "USD"
+    doubled = Money(amount=offer.price.amount * 2, currency="USD")
     overridden = base.model_copy(
         update={
             "overrides": PricebookOverrides(offers=(OfferOverride(offer_id=bought.offer_id, price=doubled),))
@@ -49,12 +52,17 @@ def test_pricebook_overrides_reach_the_plan(book: Pricebook) -> None:
     )
     after = plan(resolve(overridden, book), time_limit_s=10)
     line = next(line for line in after.fleet if line.offer_id == bought.offer_id)
-    assert line.price_per_gpu == doubled
+    # A whole-server price covers the host too: the GPUs take what is left of it.
+    server = catalog.server(book, bought.server_id)
+    host = server.host_cost.amount if offer.kind is OfferKind.PURCHASE_SERVER else Decimal(0)
+    slots = server.gpus_per_server if offer.kind is OfferKind.PURCHASE_SERVER else 1
+    per_gpu = (doubled.amount - host) / slots
+    assert line.price_per_gpu is not None
+    assert line.price_per_gpu.amount == per_gpu.quantize(Decimal("0.01"))
     assert after.overrides_applied and after.pricebook_hash != before.pricebook_hash
     assert after.tco is not None and before.tco is not None
-    # Same GPUs, each twice the price: GPU capex exactly doubles.
     assert line.gpus == bought.gpus
-    assert after.tco.total.purchase_gpus.amount == 2 * before.tco.total.purchase_gpus.amount
+    assert after.tco.total.purchase_gpus.amount == (per_gpu * line.gpus).quantize(Decimal("0.01"))
 
 
 class _ExpiredToken(CancelToken):

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Callable
+from decimal import Decimal
 
 import pytest
 from econ_factories import offer, site
 
-from pricebook.schema import Pricebook
+from pricebook.schema import Money, Pricebook
 from solver.domain import AcquisitionMode, Constraints, OwnedGpus
-from solver.pricing.costs import acquisition_options
+from solver.pricing.costs import acquisition_options, capex_budget_ex_vat
 from solver.pricing.options import AcquisitionOption
 
 BookFactory = Callable[..., Pricebook]
@@ -23,12 +25,13 @@ def by_id(options: list[AcquisitionOption]) -> dict[str, AcquisitionOption]:
 def test_buy_option_for_hgx_h200_in_usd(make_book: BookFactory) -> None:
     options = by_id(acquisition_options(make_book(), Constraints(currency="USD", horizon_months=36)))
     opt = options["h200-sxm/buy/hgx-h200-8gpu"]
-    # The most recent purchase offer (2026-07-01, $35,000) wins over the older, cheaper one.
+    # The street price ($35,000) wins over the cheaper estimate: most reliable label first.
     assert opt.offer_id == "h200-buy"
+    assert opt.price_label == "street"
     assert opt.capex_per_gpu == pytest.approx(35_000)
     assert opt.capex_per_server == pytest.approx(40_000)
-    # Straight-line from 100 % to 20 % over 60 months; after 36 months 0.8 × 36/60 = 48 % is gone.
-    assert opt.residual_fraction == pytest.approx(0.52)
+    # Market value after 36 months: the test book's curve point, 30 %.
+    assert opt.residual_fraction == pytest.approx(0.30)
     # Support 12 %/yr = 1 %/month of the GPU price.
     assert opt.fixed_monthly_per_gpu == pytest.approx(350.0)
     # Colocation 8 RU × $100 = 800; host power 2 kW × PUE 1.5 = 3 kW × $0.08 × 730 h = 175.2;
@@ -55,23 +58,27 @@ def test_vat_inclusive_krw_offer_stripped_for_a_usd_ex_vat_request(make_book: Bo
     assert opt.scale_up_domain_size == 1
 
 
-def test_krw_request_with_vat(make_book: BookFactory) -> None:
+def test_krw_request_with_vat_prices_ex_vat(make_book: BookFactory) -> None:
+    # include_vat adds a VAT line to the answer (solver.analysis.tco.vat_lines); the options the
+    # optimizer compares stay ex-VAT.
     constraints = Constraints(currency="KRW", include_vat=True, horizon_months=60)
     options = by_id(acquisition_options(make_book(), constraints))
     h200 = options["h200-sxm/buy/hgx-h200-8gpu"]
-    assert h200.capex_per_gpu == pytest.approx(35_000 * 1400 * 1.1)
-    assert h200.residual_fraction == pytest.approx(0.2)  # a full depreciation period
-    # The KRW tariff (180 won/kWh) plus VAT: 198 won/kWh × 0.7875 kW.
-    assert h200.busy_hourly_per_gpu == pytest.approx(0.7875 * 198)
+    assert h200.capex_per_gpu == pytest.approx(35_000 * 1400)
+    # 60 months on the curve 0.3^(m / 36): exp(ln 0.3 × 60 / 36).
+    assert h200.residual_fraction == pytest.approx(math.exp(math.log(0.3) * 60 / 36))
+    # The KRW tariff, 180 won/kWh × 0.7875 kW.
+    assert h200.busy_hourly_per_gpu == pytest.approx(0.7875 * 180)
     rtx = options["rtx-pro-6000/buy/pcie-4gpu"]
-    assert rtx.capex_per_gpu == pytest.approx(11_000_000)  # already VAT-inclusive
+    assert rtx.capex_per_gpu == pytest.approx(11_000_000 / 1.1)  # its VAT removed
 
 
-def test_horizon_beyond_depreciation_keeps_the_residual(make_book: BookFactory) -> None:
+def test_market_value_keeps_falling_after_the_last_sourced_point(make_book: BookFactory) -> None:
     opt = by_id(acquisition_options(make_book(), Constraints(horizon_months=96)))[
         "h200-sxm/buy/hgx-h200-8gpu"
     ]
-    assert opt.residual_fraction == pytest.approx(0.2)
+    # Beyond 36 months at the same monthly rate: 0.3 × 0.3^(60 / 36).
+    assert opt.residual_fraction == pytest.approx(0.3 * 0.3 ** (60 / 36))
 
 
 def test_gpus_only_pricing_drops_host_costs(make_book: BookFactory) -> None:
@@ -137,15 +144,15 @@ def test_card_without_a_server_model(make_book: BookFactory) -> None:
     assert opt.capex_per_server == 0 and opt.rack_units_per_server == 0
 
 
-def test_purchase_in_request_currency_preferred(make_book: BookFactory) -> None:
+def test_cheapest_within_the_label_whatever_its_currency(make_book: BookFactory) -> None:
     base = make_book()
-    krw = offer("h200-krw", "purchase_gpu", "h200-sxm", "60000000 KRW", as_of=dt.date(2025, 6, 1))
+    krw = offer("h200-krw", "purchase_gpu", "h200-sxm", "48000000 KRW", as_of=dt.date(2025, 6, 1))
     book = make_book(offers=(*base.offers, krw))
-    options = by_id(acquisition_options(book, Constraints(currency="KRW")))
-    # Older and dearer than the USD offer, but quoted in won: no FX exposure in a won bid.
-    assert options["h200-sxm/buy/hgx-h200-8gpu"].capex_per_gpu == pytest.approx(60_000_000)
+    # 48,000,000 KRW = $34,285.71 at 1,400: cheaper than the $35,000 street price, in either currency.
+    krw_plan = by_id(acquisition_options(book, Constraints(currency="KRW")))
+    assert krw_plan["h200-sxm/buy/hgx-h200-8gpu"].capex_per_gpu == pytest.approx(48_000_000)
     usd = by_id(acquisition_options(book, Constraints(currency="USD")))
-    assert usd["h200-sxm/buy/hgx-h200-8gpu"].capex_per_gpu == pytest.approx(35_000)
+    assert usd["h200-sxm/buy/hgx-h200-8gpu"].capex_per_gpu == pytest.approx(48_000_000 / 1400)
 
 
 def test_ids_are_sorted_and_unique(make_book: BookFactory) -> None:
@@ -196,3 +203,58 @@ def test_seed_001_two_h200_draw_1_4_kw_at_full_tdp(make_book: BookFactory) -> No
     book = make_book(site=site(pue=1.0))
     opt = by_id(acquisition_options(book, Constraints()))["h200-sxm/buy/hgx-h200-8gpu"]
     assert 2 * opt.power_kw_per_gpu == pytest.approx(1.4)
+
+
+def test_providers_regions_and_pins_narrow_the_offers(make_book: BookFactory) -> None:
+    base = make_book()
+    seoul = offer("h200-od-seoul", "on_demand", "h200-sxm", "9 USD", provider="AWS", region="ap-northeast-2")
+    book = make_book(offers=(*base.offers, seoul))
+    modes = (AcquisitionMode.ON_DEMAND,)
+
+    def on_demand(**narrowed: object) -> str:
+        constraints = Constraints(allowed_gpus=("h200-sxm",), allowed_modes=modes).model_copy(update=narrowed)
+        (option,) = acquisition_options(book, constraints)
+        return option.offer_id
+
+    assert on_demand() == "h200-od-cheap"  # $3.50, provider "p"
+    assert on_demand(include_providers=("aws",)) == "h200-od-seoul"  # case-insensitive
+    assert on_demand(include_regions=("AP-NORTHEAST-2",)) == "h200-od-seoul"
+    assert on_demand(exclude_regions=("ap-northeast-2",)) == "h200-od-cheap"
+    assert on_demand(exclude_providers=("P",)) == "h200-od-seoul"
+    # A pin wins over the cheaper offers, and over the provider lists.
+    assert on_demand(pinned_offers=("h200-od-dear",), include_providers=("aws",)) == "h200-od-dear"
+    # Nothing left: no option at all for that GPU and mode.
+    constraints = Constraints(allowed_gpus=("h200-sxm",), allowed_modes=modes, include_providers=("nobody",))
+    assert acquisition_options(book, constraints) == []
+
+
+def test_a_vat_inclusive_budget_buys_its_amount_before_vat(make_book: BookFactory) -> None:
+    book = make_book()
+    budget = Money(amount=Decimal("1100000"), currency="USD")
+    ex_vat = Constraints(capex_budget=budget)
+    incl_vat = Constraints(capex_budget=budget, capex_budget_includes_vat=True)
+    assert capex_budget_ex_vat(ex_vat, book) == pytest.approx(1_100_000)
+    # VAT 10 %: 1,100,000 with VAT is 1,000,000 of purchases.
+    assert capex_budget_ex_vat(incl_vat, book) == pytest.approx(1_000_000)
+    assert capex_budget_ex_vat(Constraints(), book) is None
+    # In won the conversion comes first: 1,540,000,000 KRW ÷ 1,400 = $1.1M, then ÷ 1.1.
+    krw = Constraints(
+        currency="USD",
+        capex_budget=Money(amount=Decimal("1540000000"), currency="KRW"),
+        capex_budget_includes_vat=True,
+    )
+    assert capex_budget_ex_vat(krw, book) == pytest.approx(1_000_000)
+
+
+def test_at_the_same_rate_the_smaller_rental_instance_wins(make_book: BookFactory) -> None:
+    # Two list prices of $3.50 an hour, one rented as whole 8-GPU instances: the 1-GPU offer serves
+    # any count at least as cheaply.
+    base = make_book()
+    eight = offer(
+        "h200-od-8x", "on_demand", "h200-sxm", "3.5 USD", gpus_per_instance=8, as_of=dt.date(2026, 8, 1)
+    )
+    book = make_book(offers=(*base.offers, eight))
+    constraints = Constraints(allowed_gpus=("h200-sxm",), allowed_modes=(AcquisitionMode.ON_DEMAND,))
+    (option,) = acquisition_options(book, constraints)
+    assert option.offer_id == "h200-od-cheap"  # older, but rented one GPU at a time
+    assert option.rental_instance_gpus == 1
