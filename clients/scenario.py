@@ -181,6 +181,11 @@ CASE_KEYS = {
     "method",
     "tokens",
     "seq_len",
+    "arrival",
+    "engine_version",
+    "id",
+    "label",
+    "num_scheduler_steps",
     "sla_ttft_p95_ms",
     "sla_tpot_p95_ms",
     "sla_min_per_user_tok_s",
@@ -209,6 +214,12 @@ def case_from_json(line: dict[str, Any], where: str) -> performance_pb2.Performa
                 data["concurrency"] = value
         elif key == "request_rate":
             data["request_rate_per_s"] = value
+        elif key == "label":
+            if "id" in line:
+                raise ScenarioError(
+                    where, "label", "give id or label, not both (label is another name for id)"
+                )
+            data["id"] = value
         elif key.startswith("sla_"):
             data.setdefault("sla", {})[key.removeprefix("sla_")] = value
         else:

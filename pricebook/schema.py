@@ -422,6 +422,14 @@ class ModelArch(Sourced):
     """Precision of the weights as the model's publisher releases them (the checkpoint's own dtype:
     FP8 for DeepSeek-V3/R1 and Ministral 3, MXFP4 experts for gpt-oss); from the model card, named
     in ``notes``. Plans use it (and FP8) unless a workload allows more quantization."""
+    four_bit_experts_only: bool = False
+    """The model's 4-bit checkpoint quantizes only the routed experts (gpt-oss MXFP4, Kimi K2 INT4
+    W4A16): at FP4/INT4 attention, embeddings and shared experts stay BF16."""
+    sparse_attention_topk: Annotated[int, Field(ge=0)] = 0
+    """DeepSeek sparse attention: each query attends to at most this many keys chosen by an
+    indexer (GLM-5, DeepSeek-V3.2: 2048); 0 = dense attention."""
+    sparse_attention_index_dim: Annotated[int, Field(ge=0)] = 0
+    """Width of the indexer's key cached per token and layer (FP8), read over the whole context."""
 
     @property
     def is_moe(self) -> bool:

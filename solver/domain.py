@@ -49,6 +49,16 @@ class Engine(StrEnum):
     TRTLLM = "trtllm"
 
 
+class Arrival(StrEnum):
+    """How the users of a closed loop send their requests."""
+
+    STEADY = "steady"
+    """Each user sends the next request as soon as the last one ends, for a long run (the usual
+    serving benchmark: ``--concurrency N`` with many more requests than users)."""
+    BURST = "burst"
+    """All N users send one request at the same moment (seed 000's benchmark)."""
+
+
 class AcquisitionMode(StrEnum):
     BUY = "buy"
     RESERVED = "reserved"

@@ -4,7 +4,9 @@ line per case, each line's own errors in the batch file's field names)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -17,7 +19,9 @@ from clients import render
 from clients.cli.connection import connect
 from clients.cli.exits import EXIT_OK
 from clients.cli.output import emit
+from clients.client import FleetPlannerClient
 from clients.scenario import ScenarioError, case_from_json
+from service.limits import RequestLimits
 
 CASE_FLAGS = (
     "gpu",
@@ -27,6 +31,10 @@ CASE_FLAGS = (
     "precision",
     "kv_precision",
     "engine",
+    "engine_version",
+    "arrival",
+    "max_num_seqs",
+    "max_batched_tokens",
     "input_len",
     "output_len",
     "request_rate",
@@ -134,28 +142,46 @@ def result_row(result: performance_pb2.PerformanceResult, source: dict[str, Any]
 def cmd_estimate(args: argparse.Namespace, out: TextIO) -> int:
     if not args.cases:
         request = api.EstimatePerformanceRequest(cases=[case_from_flags(args)])
-        with connect(args) as client:
-            response = client.estimate_performance(request)
+        with connect(args) as one:
+            response = one.estimate_performance(request)
         emit(args, response, render.render_estimates(response, markdown=args.markdown), out)
         return EXIT_OK
     path = Path(args.cases)
-    batch = [
-        read_batch_line(number, text, f"{path}:{number}")
-        for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
-        if text.strip()
-    ]
-    valid = [line.case for line in batch if line.case is not None]
-    results: list[performance_pb2.PerformanceResult] = []
-    if valid:
-        with connect(args) as client:
-            results = list(client.estimate_performance(valid, allow_partial_failure=True).results)
-    estimated = iter(results)
-    rows = [
-        line.error_row if line.case is None else result_row(next(estimated), line.source) for line in batch
-    ]
-    text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-    else:
-        out.write(text)
+    with contextlib.ExitStack() as stack:
+        sink: TextIO = (
+            stack.enter_context(Path(args.output).open("w", encoding="utf-8")) if args.output else out
+        )
+        lines = stack.enter_context(path.open(encoding="utf-8"))
+        client: FleetPlannerClient | None = None
+        for chunk in _chunks(lines, path, CASES_PER_REQUEST):
+            valid = [line.case for line in chunk if line.case is not None]
+            results: list[performance_pb2.PerformanceResult] = []
+            if valid:
+                if client is None:  # the server starts only once there is a case to estimate
+                    client = stack.enter_context(connect(args))
+                results = list(client.estimate_performance(valid, allow_partial_failure=True).results)
+            estimated = iter(results)
+            rows = [
+                line.error_row if line.case is None else result_row(next(estimated), line.source)
+                for line in chunk
+            ]
+            sink.write("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
     return EXIT_OK
+
+
+CASES_PER_REQUEST = RequestLimits().max_performance_cases
+"""A batch file of any length is sent in requests of the server's per-request cap, and its rows
+are written as each request returns (so memory stays bounded by one request)."""
+
+
+def _chunks(lines: Iterable[str], path: Path, size: int) -> Iterator[list[BatchLine]]:
+    chunk: list[BatchLine] = []
+    for number, text in enumerate(lines, start=1):
+        if not text.strip():
+            continue
+        chunk.append(read_batch_line(number, text, f"{path}:{number}"))
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk

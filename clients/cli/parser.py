@@ -144,6 +144,14 @@ def _add_estimate(sub: Subparsers[argparse.ArgumentParser]) -> None:
     estimate.add_argument("--input-len", type=int)
     estimate.add_argument("--output-len", type=int)
     estimate.add_argument("--concurrency", help="closed-loop users, or 'max' for offline maximum throughput")
+    estimate.add_argument(
+        "--arrival",
+        choices=["steady", "burst"],
+        help="with --concurrency: steady closed loop (default) or all requests arriving at once",
+    )
+    estimate.add_argument("--engine-version", help="engine release, e.g. 0.11.2 (its documented defaults)")
+    estimate.add_argument("--max-num-seqs", type=int, help="engine cap on concurrent sequences")
+    estimate.add_argument("--max-batched-tokens", type=int, help="engine per-iteration token budget")
     estimate.add_argument("--request-rate", type=float, help="open-loop requests per second")
     estimate.add_argument("--prefix-hit-rate", type=float)
     estimate.add_argument("--method", help="training: full, lora or qlora")

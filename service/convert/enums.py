@@ -46,6 +46,9 @@ ENGINE_FROM_PROTO: dict[common_pb2.Engine.ValueType, domain.Engine] = by_name(
     common_pb2.Engine, "ENGINE", domain.Engine
 )
 ENGINE_TO_PROTO: dict[domain.Engine, common_pb2.Engine.ValueType] = inverted(ENGINE_FROM_PROTO)
+ARRIVAL_FROM_PROTO: dict[performance_pb2.Arrival.ValueType, domain.Arrival] = by_name(
+    performance_pb2.Arrival, "ARRIVAL", domain.Arrival
+)
 MODE_FROM_PROTO: dict[common_pb2.AcquisitionMode.ValueType, domain.AcquisitionMode] = by_name(
     common_pb2.AcquisitionMode, "ACQUISITION_MODE", domain.AcquisitionMode
 )

@@ -10,6 +10,7 @@ from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import performance_pb2
 from pricebook.schema import Pricebook
 from service.convert.enums import (
+    ARRIVAL_FROM_PROTO,
     ENGINE_FROM_PROTO,
     ESTIMATE_MODE_FROM_PROTO,
     METHOD_FROM_PROTO,
@@ -65,6 +66,7 @@ def _load(case: performance_pb2.PerformanceCase, col: Collector, path: str, out:
         if case.concurrency <= 0:
             col.add(join_path(path, "concurrency"), _not_positive(case.concurrency))
         out["concurrency"] = case.concurrency
+        put(out, "arrival", _enum_value(col, ARRIVAL_FROM_PROTO, case.arrival, join_path(path, "arrival")))
     elif load == "max_concurrency" and case.max_concurrency:
         out["concurrency"] = "max"
     elif load == "request_rate_per_s":
@@ -90,6 +92,7 @@ def _inference_fields(
         out["prefix_hit_rate"] = hit
     put(out, "max_num_seqs", optional(case, "max_num_seqs"))
     put(out, "max_batched_tokens", optional(case, "max_batched_tokens"))
+    put(out, "num_scheduler_steps", optional(case, "num_scheduler_steps"))
     if case.HasField("sla"):
         for name in ("ttft_p95_ms", "tpot_p95_ms", "min_per_user_tok_s"):
             value = optional(case.sla, name)
@@ -133,6 +136,10 @@ def _case_dict(case: performance_pb2.PerformanceCase, col: Collector, path: str)
         _enum_value(col, PRECISION_FROM_PROTO, case.kv_precision, join_path(path, "kv_precision")),
     )
     put(out, "engine", _enum_value(col, ENGINE_FROM_PROTO, case.engine, join_path(path, "engine")))
+    if case.engine_version:
+        out["engine_version"] = case.engine_version
+    if case.id:
+        out["id"] = case.id
     if mode == "infer":
         _inference_fields(case, col, path, out)
     else:
@@ -249,6 +256,8 @@ def _inference_estimate(row: Mapping[str, Any]) -> performance_pb2.InferenceEsti
             capacity_gb=_num(row, "usable_gb_per_gpu"),
         ),
         reason=str(row.get("reason") or ""),
+        ttft_mean_ms=_num(row, "ttft_ms"),
+        ttft_median_ms=_num(row, "ttft_median_ms"),
         capacity_at_sla=_capacity_at_sla(row),
     )
 

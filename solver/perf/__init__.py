@@ -12,6 +12,7 @@ Public API (see docs/ARCHITECTURE.md):
 """
 
 from solver.perf.capacity import Capacity, capacity_at_sla
+from solver.perf.engines import default_kv_precision
 from solver.perf.inference import (
     Bottleneck,
     ClosedLoop,
@@ -23,7 +24,6 @@ from solver.perf.inference import (
     OpenLoop,
     WorkloadShape,
     decode_upper_bound_tok_s,
-    default_kv_precision,
     estimate_inference,
 )
 from solver.perf.models import resolve_model

@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from pricebook.schema import Architecture, ScaleUpLink
+from pricebook.schema import GpuSpec, ScaleUpLink
 from solver.domain import Engine, Precision
 from solver.perf.physics import ALLREDUCE_LATENCY_PRIOR_S
 
@@ -37,6 +37,15 @@ class EfficiencyFactors:
     """Fixed time per engine iteration: scheduling, kernel launches, sampling."""
     per_sequence_overhead_s: float = 20e-6
     """Extra time per running sequence per iteration (CPU-side bookkeeping, sampling)."""
+    request_overhead_s: float = 0.02
+    """Fixed time every request spends outside engine iterations before its first token reaches
+    the client: HTTP and tokenisation, scheduling into the batch, detokenising and streaming the
+    first chunk. Part of every TTFT (and so of every closed-loop cycle)."""
+    admission_wait_gaps: float = 0.1
+    """How long a request of a steady closed loop waits to be admitted, in mean gaps between
+    request completions (1/λ): schedulers that admit waiting requests only when a running one
+    finishes and frees its blocks (TensorRT-LLM's capacity scheduler) make a new request wait for
+    the next completion; an engine that admits on every iteration waits almost nothing."""
     prefill_budget_share: float = 1.0
     """Share of the iteration token budget the scheduler actually fills with prefill chunks
     (schedulers split long prompts more finely than the budget allows to protect decode latency)."""
@@ -90,6 +99,9 @@ class Calibration:
 
     base: EfficiencyFactors
     engine: dict[str, dict[str, float]]
+    generation: dict[str, dict[str, float]]
+    """Multipliers per engine generation (``engines.EngineGeneration``: vLLM V0 vs V1, TRT-LLM's
+    TensorRT vs PyTorch backend): step costs, all-reduce latency, kernels differ by release."""
     architecture: dict[str, dict[str, float]]
     precision: dict[str, dict[str, float]]
     """Multipliers per weight precision (e.g. FP8 GEMMs reach a smaller share of their peak)."""
@@ -106,15 +118,54 @@ class Calibration:
     fit_date: str
     source: str
 
-    def factors(self, architecture: Architecture, engine: Engine, precision: Precision) -> EfficiencyFactors:
-        return _combined(self, architecture.value, engine.value, precision.value)
+    def factors(
+        self,
+        gpu: GpuSpec,
+        engine: Engine,
+        generation: str,
+        precision: Precision,
+        kv_precision: Precision = Precision.BF16,
+    ) -> EfficiencyFactors:
+        """Base × engine × generation × weight precision × KV-cache precision (``precision`` key
+        ``kv-<dtype>``: attention kernels over an FP8 cache dequantise in registers) × GPU family."""
+        keys = (gpu_family(gpu), engine.value, generation, precision.value, f"kv-{kv_precision.value}")
+        return _combined(self, keys)
+
+
+def gpu_family(gpu: GpuSpec) -> str:
+    """The key of a GPU's fitted multipliers: its architecture and memory technology. A GDDR part
+    of an architecture (RTX PRO 6000, SM120) runs other kernels and memory than its HBM datacentre
+    sibling (B200, SM100), and HBM generations reach different shares of their datasheet bandwidth
+    (H200's HBM3e vs H100's HBM3), so none of them share multipliers (H100's HBM3 is the base)."""
+    memory = gpu.memory_type.lower().replace(" ", "")
+    memory = "gddr" if memory.startswith("gddr") else memory
+    return f"{gpu.architecture.value}-{memory}"
 
 
 @lru_cache(maxsize=1024)
-def _combined(cal: Calibration, architecture: str, engine: str, precision: str) -> EfficiencyFactors:
+def _combined(
+    cal: Calibration, keys: tuple[str, str, str, str, str]
+) -> EfficiencyFactors:
+    architecture, engine, generation, precision, kv_precision = keys
     factors = cal.base.scaled(cal.engine.get(engine, {}))
+    factors = factors.scaled(cal.generation.get(generation, {}))
     factors = factors.scaled(cal.precision.get(precision, {}))
-    return factors.scaled(cal.architecture.get(architecture, {}))
+    factors = factors.scaled(cal.precision.get(kv_precision, {}))
+    return factors.scaled(_family_multipliers(cal, architecture))
+
+
+def _family_multipliers(cal: Calibration, family: str) -> dict[str, float]:
+    """The family's own multipliers; a family without data (MI325X's HBM3e, H100 PCIe's HBM2e)
+    takes those of its architecture's nearest fitted sibling of the same memory class (GDDR vs
+    HBM; the reference family is stored with no multipliers, so H100 PCIe stays at the base)."""
+    if family in cal.architecture:
+        return cal.architecture[family]
+    arch, _, memory = family.partition("-")
+    gddr = memory == "gddr"
+    siblings = sorted(
+        k for k in cal.architecture if k.partition("-")[0] == arch and (k.partition("-")[2] == "gddr") == gddr
+    )
+    return cal.architecture[siblings[0]] if siblings else {}
 
 
 def calibration_from_dict(data: dict[str, Any]) -> Calibration:
@@ -127,6 +178,7 @@ def calibration_from_dict(data: dict[str, Any]) -> Calibration:
     return Calibration(
         base=base,
         engine={k: dict(v) for k, v in data.get("engine", {}).items()},
+        generation={k: dict(v) for k, v in data.get("generation", {}).items()},
         architecture={k: dict(v) for k, v in data.get("architecture", {}).items()},
         precision={k: dict(v) for k, v in data.get("precision", {}).items()},
         training=training,

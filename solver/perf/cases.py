@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pricebook import catalog
 from pricebook.errors import UnknownEntryError
 from pricebook.schema import GpuSpec, ModelArch, Pricebook
-from solver.domain import Engine, ModelRef, ModelSpec, Precision, Sla, TrainingMethod
+from solver.domain import Arrival, Engine, ModelRef, ModelSpec, Precision, Sla, TrainingMethod
 from solver.perf.capacity import SEARCH_RELATIVE_TOLERANCE, Capacity, capacity_at_sla
 from solver.perf.inference import (
     ClosedLoop,
@@ -35,6 +35,9 @@ from solver.perf.models import resolve_model
 from solver.perf.training import estimate_training
 
 TP_CANDIDATES = (1, 2, 4, 8, 16, 32, 64, 72)
+MAX_CASE_ID_CHARS = 256
+"""Longest case ``id`` (it is only echoed)."""
+MAX_ENGINE_VERSION_CHARS = 64
 
 
 class EstimateCase(BaseModel):
@@ -56,10 +59,14 @@ class EstimateCase(BaseModel):
     input_len: Annotated[int, Field(ge=1, le=2_000_000)] | None = None
     output_len: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
     concurrency: Annotated[int, Field(ge=1, le=1_000_000)] | Literal["max"] | None = None
-    """Closed-loop users arriving together, or "max" for offline maximum throughput."""
-    closed_loop: Literal["burst", "steady"] = "burst"
-    """With ``concurrency`` N: "burst" = N requests arriving together (the seeds' benchmarks);
-    "steady" = N users each sending the next request when the last finishes (long runs)."""
+    """Closed-loop users, or "max" for offline maximum throughput."""
+    arrival: Arrival = Arrival.STEADY
+    """With ``concurrency`` N: "steady" = N users each sending the next request when the last
+    finishes (long runs, the usual benchmark); "burst" = N requests arriving together (seed 000)."""
+    engine_version: Annotated[str, Field(max_length=MAX_ENGINE_VERSION_CHARS)] = ""
+    """The engine's release, e.g. "0.11.2"; empty = the newest documented defaults."""
+    id: Annotated[str, Field(max_length=MAX_CASE_ID_CHARS)] = ""
+    """The caller's name for this case, echoed in its result (batch files: match rows to cases)."""
     request_rate: Annotated[float, Field(gt=0, le=1e9)] | None = None
     """Open-loop Poisson arrivals, req/s, for all replicas together."""
     prefix_hit_rate: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.0
@@ -67,6 +74,8 @@ class EstimateCase(BaseModel):
     """Override of the engine's cap on concurrent sequences."""
     max_batched_tokens: Annotated[int, Field(ge=16, le=1_000_000)] | None = None
     """Override of the engine's per-iteration token budget."""
+    num_scheduler_steps: Annotated[int, Field(ge=1, le=1024)] | None = None
+    """Decode iterations per scheduler pass (vLLM 0.6 ``--num-scheduler-steps``)."""
     sla_ttft_p95_ms: Annotated[float, Field(gt=0)] | None = None
     """With any ``sla_*`` field: also report one replica's capacity at that SLA (what the planner
     sizes with); the load may then be left out (the estimate is then at offline maximum)."""
@@ -135,7 +144,7 @@ def _load(case: EstimateCase, replicas: int) -> Load:
         return OfflineMax()
     assert isinstance(case.concurrency, int)
     users = max(1, math.ceil(case.concurrency / replicas))
-    return ClosedLoop(users, steady_state=case.closed_loop == "steady")
+    return ClosedLoop(users, case.arrival)
 
 
 def _infer(case: EstimateCase, book: Pricebook, gpu: GpuSpec, model: ModelArch) -> dict[str, Any]:
@@ -174,6 +183,8 @@ def _infer(case: EstimateCase, book: Pricebook, gpu: GpuSpec, model: ModelArch) 
             case.engine,
             max_num_seqs=case.max_num_seqs,
             max_batched_tokens=case.max_batched_tokens,
+            engine_version=case.engine_version,
+            num_scheduler_steps=case.num_scheduler_steps,
         )
         deployments[tp] = deployment
         est = estimate_inference(model, deployment, shape, _load(case, replicas))
@@ -209,8 +220,11 @@ def _infer(case: EstimateCase, book: Pricebook, gpu: GpuSpec, model: ModelArch) 
         "kv_bytes_per_token": est.memory.kv_bytes_per_token,
         "assumed_architecture": est.assumed_architecture,
         "kv_precision": (
-            case.kv_precision or Deployment(gpu, 1, case.precision).effective_kv_precision
+            case.kv_precision
+            or Deployment(gpu, 1, case.precision, engine=case.engine, engine_version=case.engine_version)
+            .effective_kv_precision
         ).value,
+        "ttft_median_ms": _finite(est.ttft_median_ms),
     }
 
 

@@ -19,21 +19,24 @@ offline maximum throughput (the largest batch that fits, bounded by the engine's
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from enum import StrEnum
 from functools import cached_property, lru_cache
 
 from pricebook.schema import AttentionType, GpuSpec, ModelArch
-from solver.domain import Engine, Precision
+from solver.domain import Arrival, Engine, Precision
 from solver.perf.calibration import Calibration, EfficiencyFactors, load_calibration
-from solver.perf.engines import EngineLimits, engine_limits
+from solver.perf.engines import EngineLimits, default_kv_precision, engine_limits
 from solver.perf.physics import (
     GB,
+    GIB,
     GpuPhysics,
     ModelPhysics,
     allreduce_seconds,
     bytes_per_element,
+    model_physics,
 )
+from solver.perf.roots import falling_root
 
 P95_TAIL = 0.05
 
@@ -48,11 +51,8 @@ class Bottleneck(StrEnum):
     INTERCONNECT = "interconnect"
     KV_CAPACITY = "kv_capacity"
     SCHEDULER = "scheduler"
-
-
-def default_kv_precision(precision: Precision) -> Precision:
-    """KV cache precision when none is given: FP8 with FP8 weights, otherwise BF16."""
-    return Precision.FP8 if precision is Precision.FP8 else Precision.BF16
+    PREFILL_BUDGET = "prefill_budget"
+    """Prompts arrive faster than the iterations' token budget prefills them (a queue forms)."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ class Deployment:
     tp: int = 1
     precision: Precision = Precision.BF16
     kv_precision: Precision | None = None
-    """None = ``default_kv_precision(precision)``."""
+    """None = the engine's documented default (``engines.default_kv_precision``)."""
     engine: Engine = Engine.VLLM
     mig_slice: int = 0
     """n > 0: the replica runs on a 1/n MIG slice of one GPU (tp must be 1)."""
@@ -73,6 +73,8 @@ class Deployment:
     """Override of the engine's per-iteration token budget."""
     num_scheduler_steps: int | None = None
     """Override of the engine's decode iterations per scheduler pass (vLLM 0.6 multi-step)."""
+    engine_version: str = ""
+    """The engine's release (``"0.11.2"``); empty = the newest documented defaults."""
 
     def __post_init__(self) -> None:
         if self.tp < 1:
@@ -83,25 +85,12 @@ class Deployment:
             raise ValueError(msg)
 
     def __hash__(self) -> int:
-        return hash(
-            (
-                self.gpu.id,
-                self.gpu.memory_gb,
-                self.gpu.memory_bandwidth_gbs,
-                self.tp,
-                self.precision,
-                self.kv_precision,
-                self.engine,
-                self.mig_slice,
-                self.max_num_seqs,
-                self.max_batched_tokens,
-                self.num_scheduler_steps,
-            )
-        )
+        gpu = (self.gpu.id, self.gpu.memory_gb, self.gpu.memory_bandwidth_gbs)
+        return hash((gpu, *(getattr(self, f.name) for f in fields(self) if f.name != "gpu")))
 
     @property
     def effective_kv_precision(self) -> Precision:
-        return self.kv_precision or default_kv_precision(self.precision)
+        return self.kv_precision or default_kv_precision(self.precision, self.engine, self.engine_version)
 
     @property
     def gpus(self) -> int:
@@ -133,13 +122,12 @@ class WorkloadShape:
 
 @dataclass(frozen=True, slots=True)
 class ClosedLoop:
-    """N users. By default they all send one request at the same moment (the seeds' benchmark
-    setup: as many requests as users); with ``steady_state`` each user sends the next request as
-    soon as the last one finishes, for a long run (a benchmark with many more requests than users).
-    """
+    """N users. By default (``Arrival.STEADY``) each user sends the next request as soon as the
+    last one finishes, for a long run (a benchmark with many more requests than users); with
+    ``Arrival.BURST`` they all send one request at the same moment (seed 000's benchmark)."""
 
     concurrency: int
-    steady_state: bool = False
+    arrival: Arrival = Arrival.STEADY
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,6 +273,20 @@ class Replica:
             f.allreduce_latency_s(link),
         )
 
+    def kv_bytes_read(self, context_tokens: float) -> float:
+        """KV bytes one decode step of a sequence reads: with sparse attention the top-k keys of
+        each full layer plus the indexer's FP8 keys over the whole context."""
+        m = self.model
+        if not m.sparse_topk:
+            return self.kv_bytes_of_sequence(context_tokens)
+        full, window_part, window = self._kv_coefficients
+        index = m.index_elements_per_token * bytes_per_element(Precision.FP8) * self.kv_replication
+        return (
+            full * m.attended_context(context_tokens)
+            + window_part * (min(context_tokens, window) if window else context_tokens)
+            + index * context_tokens
+        )
+
     def sequences_fitting(self, context_tokens: float) -> int:
         capacity = self.kv_capacity
         if capacity <= 0:
@@ -304,7 +306,7 @@ class Replica:
         weights_bw, kv_bw, flops_s, link_bw, link_latency = self._step_constants
         tokens = decode_batch + prefill_tokens
         weights = self.model.weight_bytes_read_per_step(self.precision, tokens) / self.tp
-        kv = decode_batch * self.kv_bytes_of_sequence(decode_context) / self.tp
+        kv = decode_batch * self.kv_bytes_read(decode_context) / self.tp
         memory_s = weights / weights_bw + kv / kv_bw
         flops = self.model.linear_flops_per_token() * tokens
         flops += self.model.attention_flops(decode_batch, decode_context)
@@ -366,18 +368,27 @@ def build_replica(model: ModelArch, deployment: Deployment, calibration: Calibra
     )
     limits = engine_limits(
         deployment.engine,
+        version=deployment.engine_version,
+        gpu_memory_gib=gpu.memory_bytes / GIB,
+        gpu_is_a100=deployment.gpu.id.startswith("a100"),
         max_num_seqs=deployment.max_num_seqs,
         max_batched_tokens=deployment.max_batched_tokens,
         scheduler_steps=deployment.num_scheduler_steps,
     )
     return Replica(
-        model=_model_physics(model),
+        model=model_physics(model),
         gpu=gpu,
         tp=deployment.tp,
         precision=deployment.precision,
         kv_precision=deployment.effective_kv_precision,
         limits=limits,
-        factors=cal.factors(deployment.gpu.architecture, deployment.engine, deployment.precision),
+        factors=cal.factors(
+            deployment.gpu,
+            deployment.engine,
+            limits.generation,
+            deployment.precision,
+            deployment.effective_kv_precision,
+        ),
         band=(cal.band_low, cal.band_high, cal.latency_band_low, cal.latency_band_high),
         unsupported_mig=_mig_problem(deployment),
     )
@@ -390,48 +401,6 @@ def _mig_problem(deployment: Deployment) -> str:
     if gpu.mig_max_instances == 0:
         return f"{gpu.id} does not support MIG"
     return f"{gpu.id} supports at most {gpu.mig_max_instances} MIG instances, not {slices}"
-
-
-_MODEL_CACHE: dict[tuple[object, ...], ModelPhysics] = {}
-_MODEL_CACHE_LIMIT = 4096
-
-# Every architecture field the physics reads (inline specs share ids, so the id is not enough).
-_PHYSICS_FIELDS = (
-    "id",
-    "params_b",
-    "active_params_b",
-    "layers",
-    "hidden",
-    "intermediate",
-    "moe_intermediate",
-    "heads",
-    "kv_heads",
-    "head_dim",
-    "vocab",
-    "max_context",
-    "experts",
-    "experts_per_token",
-    "attention",
-    "kv_lora_rank",
-    "qk_rope_head_dim",
-    "sliding_window",
-    "full_attention_layers",
-    "assumed",
-    "linear_attention_layers",
-    "kv_bytes_per_token_bf16_full_layers",
-    "kv_bytes_per_token_bf16_window_layers",
-)
-
-
-def _model_physics(model: ModelArch) -> ModelPhysics:
-    key = tuple(getattr(model, name, None) for name in _PHYSICS_FIELDS)
-    physics = _MODEL_CACHE.get(key)
-    if physics is None:
-        physics = ModelPhysics.of(model)
-        if len(_MODEL_CACHE) >= _MODEL_CACHE_LIMIT:
-            _MODEL_CACHE.clear()
-        _MODEL_CACHE[key] = physics
-    return physics
 
 
 # --------------------------------------------------------------------------------------------
@@ -610,45 +579,131 @@ def offline_timing(replica: Replica, shape: WorkloadShape) -> Timing:
     )
 
 
-def _steady_closed_loop(replica: Replica, shape: WorkloadShape, users: int) -> Timing:
-    """N users cycling without pause: λ = n / (TTFT + (L_out − 1)·TPOT) for the n that run at once.
+STEADY_ITERATIONS = 100
 
-    The latencies at rate λ come from the open-loop model; λ solves the cycle equation by
-    bisection (the left side grows with λ). Users beyond what memory, the scheduler and the token
-    budget admit wait in line, (N − n)/λ each by Little's law.
+
+def _steady_closed_loop(replica: Replica, shape: WorkloadShape, users: int) -> Timing:
+    """N users cycling without pause, for a long run: λ = n / (TTFT + (L_out − 1)·TPOT).
+
+    The engine admits n = min(N, what the KV cache holds at the mean context, the sequence cap)
+    requests at once; users beyond that wait in line for a slot (the only queue apart from the
+    prefill budget). Of the n in service, n − λ·TTFT are decoding (Little's law). A new prompt
+    joins the next iteration as chunks of the budget the decodes leave free (chunked prefill), so
+    its TTFT is the request's fixed cost, half a running iteration (when others run) and its own
+    chunked prefill, plus half a prefill of another prompt in the share u = λ·prefill of
+    iterations that carry one. When prompts need more than every iteration's spare budget
+    (u → 1), λ is capped at the prefill capacity and the users' extra wait lands in TTFT.
+    λ solves the cycle equation λ·cycle(λ) = n (its left side grows with λ) by regula falsi.
     """
-    lout = float(shape.output_tokens)
-    offline = offline_timing(replica, shape)
-    running = min(float(users), offline.concurrency)
-    low, high = 0.0, offline.req_s
-    best = open_loop_timing(replica, shape, offline.req_s * 1e-6)
-    for _ in range(40):
-        mid = (low + high) / 2.0
-        timing = open_loop_timing(replica, shape, mid)
-        if timing is not None and mid * (timing.ttft_s + (lout - 1.0) * timing.tpot_s) <= running:
-            low, best = mid, timing
-        else:
-            high = mid
-        if high - low <= 1e-4 * high:
-            break
-    if best is None:  # not even a trickle fits: the offline steady state is all there is
-        return offline
-    rate = max(low, offline.req_s * 1e-6)
-    # The open-loop model may stop short of `running` (the KV cache at full context holds fewer
-    # sequences than admission does): then only λ × cycle users run and the rest wait in line.
-    in_service = min(running, rate * (best.ttft_s + (lout - 1.0) * best.tpot_s))
-    if in_service < running * (1.0 - 1e-3):
-        running = in_service
-    queued_wait = max(0.0, users - running) / rate
+    lin, lout = float(shape.input_tokens), float(shape.output_tokens)
+    admit = replica.sequences_fitting(lin + lout / 2.0)
+    running = float(max(1, min(users, admit, replica.limits.max_num_seqs)))
+    alone = _SteadyPoint.at(replica, shape, running, 0.0, running)
+    before_decode = replica.factors.request_overhead_s + alone.prefill_s
+
+    def point(rate: float) -> _SteadyPoint:
+        decoding = min(running, max(running - rate * before_decode, 0.0))
+        return _SteadyPoint.at(replica, shape, running, rate, decoding)
+
+    def excess(rate: float) -> float:
+        return rate * point(rate).cycle_s(lout) - running
+
+    cap = point(alone.capacity_rate).capacity_rate
+    if excess(cap) > 0.0:
+        rate = falling_root(excess, 0.0, -running, cap, excess(cap))
+        final = point(rate)
+    else:
+        rate, final = _prefill_bound(replica, shape, running)
+    # Users beyond what runs at once, and the prefill-capacity cap, wait in line (Little's law).
+    queued = max(0.0, users / rate - final.cycle_s(lout))
+    bottleneck = final.dominant
+    if users > running:
+        bottleneck = Bottleneck.KV_CAPACITY if admit < replica.limits.max_num_seqs else Bottleneck.SCHEDULER
+    elif queued > 1e-9 * final.ttft_s:
+        bottleneck = Bottleneck.PREFILL_BUDGET
     return Timing(
-        ttft_s=best.ttft_s + queued_wait,
-        ttft_p95_s=best.ttft_p95_s + queued_wait,
-        tpot_s=best.tpot_s,
+        ttft_s=final.ttft_s + queued,
+        ttft_p95_s=max(final.ttft_p95_s, final.ttft_s) + queued,
+        tpot_s=final.tpot_s,
         req_s=rate,
         concurrency=running,
-        decode_step_s=best.decode_step_s,
-        bottleneck=offline.bottleneck if users > running else best.bottleneck,
+        decode_step_s=final.decode_step_s,
+        bottleneck=bottleneck,
     )
+
+
+def _prefill_bound(replica: Replica, shape: WorkloadShape, running: float) -> tuple[float, _SteadyPoint]:
+    """More users than the prefill budget keeps up with: prompts arrive at the budget's capacity
+    and only the d = λ·(L_out − 1)·TPOT sequences that capacity feeds are decoding (the rest wait
+    for their prefill), so the rate does not depend on how many more users wait."""
+    lout = float(shape.output_tokens)
+    decoding = 0.0
+    point = _SteadyPoint.at(replica, shape, running, 0.0, decoding)
+    rate = point.capacity_rate
+    for _ in range(STEADY_ITERATIONS):
+        point = _SteadyPoint.at(replica, shape, running, rate, decoding)
+        new_decoding = min(running, point.capacity_rate * (lout - 1.0) * point.tpot_s)
+        rate = point.capacity_rate
+        if abs(new_decoding - decoding) <= 1e-9 * max(new_decoding, 1.0):
+            break
+        decoding = new_decoding
+    return rate, point
+
+
+@dataclass(frozen=True, slots=True)
+class _SteadyPoint:
+    """Latencies of a steady closed loop at request rate λ with ``decoding`` sequences in decode."""
+
+    ttft_s: float
+    ttft_p95_s: float
+    tpot_s: float
+    prefill_s: float
+    decode_step_s: float
+    dominant: Bottleneck
+    capacity_rate: float
+    """Prompts per second the spare prefill budget admits at this decode batch."""
+
+    def cycle_s(self, lout: float) -> float:
+        return self.ttft_s + (lout - 1.0) * self.tpot_s
+
+    @classmethod
+    def at(
+        cls, replica: Replica, shape: WorkloadShape, running: float, rate: float, decoding: float
+    ) -> _SteadyPoint:
+        lout = float(shape.output_tokens)
+        context = shape.input_tokens + lout / 2.0
+        uncached = uncached_tokens(shape)
+        seen = prefill_seen_context(shape)
+        # The sequence that decodes is at least itself (a lone user's batch is 1, not its duty cycle).
+        t_d, dominant = replica.step(max(decoding, 1.0), context)
+        spare = replica.prefill_chunk(decoding)
+        t_full, _ = replica.step(decoding, context, spare, seen)
+        # Iteration time grows ~linearly with the prefill tokens it carries (k s per token); at
+        # λ·P prefill tokens per second the mean iteration t solves t = t_d + k·λ·P·t.
+        per_token = max(t_full - t_d, 0.0) / spare
+        load = min(rate * uncached * per_token, t_d / t_full if t_full > 0 else 1.0)
+        mean_step = t_d / (1.0 - load) if load < 1.0 else t_full
+        # While a prompt is prefilled, the decoders are among the other users, and the other
+        # prompts' chunks (their share of the load) stretch its iterations.
+        others = (running - 1.0) / running
+        chunk = min(replica.prefill_chunk(decoding * others), uncached)
+        t_c, _ = replica.step(decoding * others, context, chunk, seen)
+        prefill_s = uncached / chunk * t_c / (1.0 - others * load)
+        # Share of the prefill budget in use: a prompt waits behind others only for that share.
+        busy = min(rate * uncached * t_full / spare, 1.0)
+        block = replica.limits.scheduler_steps * mean_step
+        # Admission at the next completion of another user's request: completions come every 1/λ.
+        admission = replica.factors.admission_wait_gaps * others / rate if rate > 0 else 0.0
+        fixed = replica.factors.request_overhead_s + prefill_s + admission
+        return cls(
+            ttft_s=fixed + others * (block / 2.0 + busy * prefill_s / 2.0),
+            ttft_p95_s=fixed + others * (block + busy * prefill_s),
+            tpot_s=mean_step if lout > 1.0 else 0.0,
+            prefill_s=prefill_s,
+            decode_step_s=t_d,
+            dominant=dominant,
+            capacity_rate=spare / (uncached * t_full) if t_full > 0 else math.inf,
+        )
 
 
 def open_loop_timing(replica: Replica, shape: WorkloadShape, rate: float) -> Timing | None:
@@ -758,7 +813,7 @@ def _estimate(replica: Replica, shape: WorkloadShape, load: Load, where: str) ->
     if reason:
         return _not_fitting(replica, memory, reason)
     timing: Timing | None
-    if isinstance(load, ClosedLoop) and load.steady_state:
+    if isinstance(load, ClosedLoop) and load.arrival is Arrival.STEADY:
         timing = _steady_closed_loop(replica, shape, max(1, load.concurrency))
     elif isinstance(load, ClosedLoop):
         timing = _burst(replica, shape, max(1, load.concurrency))
@@ -774,6 +829,8 @@ def _estimate(replica: Replica, shape: WorkloadShape, load: Load, where: str) ->
             )
     else:
         timing = offline_timing(replica, shape)
+    if not (isinstance(load, ClosedLoop) and load.arrival is Arrival.STEADY):
+        timing = _with_request_overhead(timing, replica.factors.request_overhead_s)
     output_tok_s = timing.req_s * shape.output_tokens
     low, high = replica.throughput_band
     return InferenceEstimate(
@@ -796,6 +853,18 @@ def _estimate(replica: Replica, shape: WorkloadShape, load: Load, where: str) ->
         decode_step_ms=timing.decode_step_s * 1e3,
         assumed_architecture=replica.model.assumed,
         ttft_median_ms=(timing.ttft_s if math.isnan(timing.ttft_median_s) else timing.ttft_median_s) * 1e3,
+    )
+
+
+def _with_request_overhead(timing: Timing, overhead_s: float) -> Timing:
+    """Every first token also carries the request's fixed cost outside the engine's iterations
+    (the steady closed loop adds it inside, where it also lengthens each user's cycle)."""
+    median = timing.ttft_median_s + overhead_s if not math.isnan(timing.ttft_median_s) else math.nan
+    return replace(
+        timing,
+        ttft_s=timing.ttft_s + overhead_s,
+        ttft_p95_s=timing.ttft_p95_s + overhead_s,
+        ttft_median_s=median,
     )
 
 

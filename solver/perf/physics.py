@@ -51,6 +51,9 @@ ALLREDUCE_LATENCY_PRIOR_S: dict[ScaleUpLink, float] = {
 }
 
 
+FOUR_BIT = frozenset({Precision.FP4, Precision.INT4})
+
+
 def bytes_per_element(precision: Precision) -> float:
     return BYTES_PER_ELEMENT[precision]
 
@@ -209,6 +212,12 @@ class ModelPhysics:
     attention_layers_window: int
     max_context: int
     assumed: bool
+    four_bit_experts_only: bool = False
+    """At FP4/INT4 only the routed experts are 4-bit; the rest of the weights stay BF16."""
+    sparse_topk: int = 0
+    """Keys each query attends to under sparse attention (0 = all of them)."""
+    index_elements_per_token: float = 0.0
+    """Indexer key elements cached per token over all layers (FP8), read over the whole context."""
 
     @classmethod
     def of(cls, model: ModelArch) -> ModelPhysics:
@@ -238,6 +247,9 @@ class ModelPhysics:
             attention_layers_window=window_layers,
             max_context=model.max_context,
             assumed=model.assumed,
+            four_bit_experts_only=model.four_bit_experts_only,
+            sparse_topk=model.sparse_attention_topk,
+            index_elements_per_token=float(model.sparse_attention_index_dim * full_layers),
         )
 
     @property
@@ -251,8 +263,17 @@ class ModelPhysics:
         )
 
     def weight_bytes(self, precision: Precision) -> float:
-        """Bytes of all weights held in memory (every expert of an MoE)."""
+        """Bytes of all weights held in memory (every expert of an MoE). Checkpoints whose 4-bit
+        form quantizes only the experts keep everything else at BF16."""
+        if self.four_bit_experts_only and precision in FOUR_BIT and self.is_moe:
+            experts = self.expert_params_per_layer_expert * self.experts * self.layers
+            rest = max(self.params - experts, 0.0)
+            return experts * bytes_per_element(precision) + rest * bytes_per_element(Precision.BF16)
         return self.params * bytes_per_element(precision)
+
+    def attended_context(self, context: float) -> float:
+        """Keys one query of a full-attention layer reads: all of them, or the sparse top-k."""
+        return min(context, float(self.sparse_topk)) if self.sparse_topk else context
 
     def weight_bytes_read_per_step(self, precision: Precision, tokens_in_step: float) -> float:
         """Weight bytes a forward step over ``tokens_in_step`` tokens must stream from memory.
@@ -282,10 +303,11 @@ class ModelPhysics:
         """
         per_pair = 4.0 * self.heads * self.head_dim
         seen_window = min(seen_context, float(self.window)) if self.window else seen_context
+        seen_full = self.attended_context(seen_context)
         return (
             per_pair
             * tokens
-            * (self.attention_layers_full * seen_context + self.attention_layers_window * seen_window)
+            * (self.attention_layers_full * seen_full + self.attention_layers_window * seen_window)
         )
 
     def allreduce_bytes_per_token(self, activation_bytes: float = 2.0) -> float:
@@ -345,3 +367,28 @@ def allreduce_seconds(message_bytes: float, tp: int, link_bytes_s: float, latenc
     if tp <= 1:
         return 0.0
     return 2.0 * (tp - 1) / tp * message_bytes / link_bytes_s + latency_s
+
+
+_MODEL_CACHE: dict[tuple[object, ...], ModelPhysics] = {}
+_MODEL_CACHE_LIMIT = 4096
+
+# Every architecture field the physics reads (inline specs share ids, so the id is not enough).
+_PHYSICS_FIELDS = (
+    "id", "params_b", "active_params_b", "layers", "hidden", "intermediate", "moe_intermediate", "heads",
+    "kv_heads", "head_dim", "vocab", "max_context", "experts", "experts_per_token", "attention",
+    "kv_lora_rank", "qk_rope_head_dim", "sliding_window", "full_attention_layers", "assumed",
+    "linear_attention_layers", "kv_bytes_per_token_bf16_full_layers", "kv_bytes_per_token_bf16_window_layers",
+    "four_bit_experts_only", "sparse_attention_topk", "sparse_attention_index_dim",
+)
+
+
+def model_physics(model: ModelArch) -> ModelPhysics:
+    """``ModelPhysics.of(model)``, cached by every field the physics reads."""
+    key = tuple(getattr(model, name, None) for name in _PHYSICS_FIELDS)
+    physics = _MODEL_CACHE.get(key)
+    if physics is None:
+        physics = ModelPhysics.of(model)
+        if len(_MODEL_CACHE) >= _MODEL_CACHE_LIMIT:
+            _MODEL_CACHE.clear()
+        _MODEL_CACHE[key] = physics
+    return physics

@@ -243,13 +243,20 @@ def test_a_fleet_line_may_name_its_server_model(client: FleetPlannerClient) -> N
         if w.HasField("inference"):
             w.inference.target_utilization = 1.0
     plan = client.plan_fleet(request).plan
-    (line,) = plan.fleet
+    # A line in another server model than the 4-GPU rig gets the rig instead (two 4-GPU rigs cost
+    # more than the planned one); any other line of the plan stays as planned.
+    line = next(f for f in plan.fleet if f.gpu_id == "rtx-4090" and f.server_id != "rig-rtx-4090-4gpu")
+    others = [
+        scenario_pb2.FleetItem(gpu_id=f.gpu_id, mode=f.mode, count=f.gpu_count, server_id=f.server_id)
+        for f in plan.fleet
+        if f is not line
+    ]
     for server, cheapest in ((line.server_id, True), ("rig-rtx-4090-4gpu", False)):
         item = scenario_pb2.FleetItem(gpu_id=line.gpu_id, mode=line.mode, count=line.gpu_count)
         item.server_id = server
         evaluation = client.evaluate_fleet(
             api.EvaluateFleetRequest(
-                fleet=scenario_pb2.Fleet(items=[item]),
+                fleet=scenario_pb2.Fleet(items=[item, *others]),
                 workloads=request.workloads,
                 constraints=request.constraints,
             )

@@ -18,7 +18,7 @@ from typing import Any
 from pricebook import catalog
 from pricebook.errors import UnknownEntryError
 from pricebook.schema import GpuSpec, ModelArch, Pricebook
-from solver.domain import Engine, ModelSpec, Precision, TrainingMethod
+from solver.domain import Arrival, Engine, ModelSpec, Precision, TrainingMethod
 from solver.perf.calibration import CALIBRATION_PATH, Calibration
 from solver.perf.inference import (
     ClosedLoop,
@@ -39,6 +39,7 @@ DATA_FILES = (
     "public_calibration.csv",
     "seed002_a100_h100_b200.csv",
     "assumed_lengths.csv",
+    "aic/silicon_calibration_half.csv",
 )
 ASSUMED_LENGTHS = "assumed_lengths.csv"
 """Our estimates of lengths a source did not publish (with the reasoning): such rows are evaluation
@@ -112,13 +113,18 @@ class CalibrationPoint:
     note: str = ""
     statistic: Statistic = Statistic.MEAN
     num_scheduler_steps: int | None = None
+    derived: bool = False
+    """The metric follows from other points of the same run (AIConfigurator's throughput from its
+    TTFT and TPOT): evaluated, not fitted twice."""
+    engine_version: str = ""
+    """The engine release the source ran (empty: not stated — the newest documented defaults)."""
     assumed: str = ""
     """Non-empty: an input the source did not publish was estimated (why, in words). Such a point
     is evaluated, never fitted."""
 
     @property
     def fit_target(self) -> bool:
-        if self.kind is not RowKind.MEASURED or self.metric not in FIT_METRICS:
+        if self.kind is not RowKind.MEASURED or self.metric not in FIT_METRICS or self.derived:
             return False
         return not self.assumed or self.metric in ASSUMPTION_INSENSITIVE_METRICS
 
@@ -151,6 +157,12 @@ def _engine(text: str) -> Engine:
     raise ValueError(msg)
 
 
+def _version_in(text: str) -> str:
+    """The first version number in a cell (``"vLLM 0.11.2"``, ``"0.9.0.1 (rocm6.4.1 …)"``)."""
+    match = re.search(r"\d+\.\d+(?:\.\d+)?", text)
+    return match.group(0) if match else ""
+
+
 def _model(book: Pricebook, name: str, params_b: str, active_b: str) -> ModelArch:
     try:
         return catalog.model(book, name)
@@ -163,12 +175,14 @@ def load_points(book: Pricebook) -> tuple[list[CalibrationPoint], list[SkippedRo
     """The fit's points from the data files, and the rows left out with the reason."""
     seed_points, seed_skipped = _seed_points(book)
     public_points, public_skipped = _public_points(book)
+    aic, aic_skipped = aic_points(book)
     skipped = [
         *seed_skipped,
         *public_skipped,
+        *aic_skipped,
         SkippedRow("s002-*", "seed 002: input/output lengths and TP/DP layout not published"),
     ]
-    return seed_points + public_points, skipped
+    return seed_points + public_points + aic, skipped
 
 
 def _rows(name: str) -> list[dict[str, str]]:
@@ -197,14 +211,15 @@ def _seed_points(book: Pricebook) -> tuple[list[CalibrationPoint], list[SkippedR
                 model=catalog.model(book, r["model"]),
                 precision=_precision(r["precision"]),
                 engine=_engine(r["engine"]),
+                engine_version=_version_in(r["engine"]),
                 tp=int(r["tp"]),
                 num_gpus=int(r["num_gpus"]),
-                # vLLM's default kv_cache_dtype "auto" keeps the KV cache in the activation dtype
-                # (bf16) even for FP8 checkpoints; the article sets no --kv-cache-dtype.
-                kv_precision=Precision.BF16,
+                # The article sets no --kv-cache-dtype: the engine's documented default applies
+                # (vLLM's "auto" keeps BF16 KV even for FP8 checkpoints, ``engines.default_kv_precision``).
+                kv_precision=None,
                 input_len=int(r["input_len"]),
                 output_len=int(r["output_len"]),
-                load=ClosedLoop(int(r["concurrency"])),
+                load=ClosedLoop(int(r["concurrency"]), Arrival.BURST),
                 note="all requests arrive at once",
             )
         )
@@ -260,6 +275,7 @@ def _public_point(
     return CalibrationPoint(
         **common,
         engine=_engine(r["engine"]),
+        engine_version=_version_in(r["engine_version"]),
         tp=int(r["tp"]),
         num_gpus=int(r["num_gpus"]),
         kv_precision=precision if precision is Precision.FP8 else None,
@@ -280,6 +296,7 @@ def _open_loop_point(
     return CalibrationPoint(
         **common,
         engine=engine,
+        engine_version=_version_in(row["engine_version"]),
         tp=int(row["tp"]),
         num_gpus=int(row["num_gpus"]),
         input_len=int(assumption["input_len"]),
@@ -315,6 +332,7 @@ def predict(point: CalibrationPoint, cal: Calibration) -> tuple[float, float, fl
         point.engine,
         max_num_seqs=point.max_num_seqs,
         num_scheduler_steps=point.num_scheduler_steps,
+        engine_version=point.engine_version,
     )
     shape = WorkloadShape(point.input_len, point.output_len)
     inference = estimate_inference(point.model, deployment, shape, point.load, calibration=cal)
@@ -368,3 +386,102 @@ def evaluate(points: Sequence[CalibrationPoint], cal: Calibration) -> list[Point
         predicted, low, high = predict(pt, cal)
         out.append(PointResult(pt, predicted, low, high))
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# AIConfigurator's measured serving runs (``calibration_data/aic/``, Apache-2.0, see its NOTICE)
+# --------------------------------------------------------------------------------------------
+# Each row is one steady closed loop (``aiperf --concurrency N``, 20·N requests, fixed lengths,
+# streaming) of one engine on one GPU type; it gives three points: mean TTFT, mean TPOT and the
+# loop's output throughput N·osl / (TTFT + (osl − 1)·TPOT) (the README's identity). Quantization
+# follows the README: fp8 / fp8_block / nvfp4 rows ran an FP8 KV cache, bf16, int4 and gpt-oss's
+# MXFP4 a BF16 one. Points carry their (GPU, model) pair so accuracy can be measured pair-out.
+
+AIC_FILE = "aic/silicon_calibration_half.csv"
+AIC_SOURCE = "aiconfigurator_silicon"
+
+QUANT_PRECISION = {
+    "fp8": Precision.FP8,
+    "fp8_block": Precision.FP8,
+    "nvfp4": Precision.FP4,
+    "int4_wo": Precision.INT4,
+    "": Precision.BF16,
+}
+"""``gemm_quant_mode`` → weight precision (int4_wo: W4A16 weight-only)."""
+FP8_KV_QUANT = frozenset({"fp8", "fp8_block", "nvfp4"})
+"""Modes whose runs used an FP8 KV cache (README); MXFP4 checkpoints (gpt-oss) are the exception."""
+ENGINES = {"vllm": Engine.VLLM, "sglang": Engine.SGLANG, "trtllm": Engine.TRTLLM}
+_CONCURRENCY = re.compile(r"silicon_concurrency=(\d+)")
+_IMAGE_TAG = re.compile(r"image=[^;]*:v?(\d+\.\d+[^;\s]*)")
+
+
+def _gpu_id(book: Pricebook, system: str) -> str:
+    """``h100_sxm`` → the catalogue id (``h100-sxm``; ``b200_sxm`` is the alias ``b200-sxm``)."""
+    return catalog.gpu(book, system.replace("_", "-")).id
+
+
+def _version(row: dict[str, str]) -> str:
+    """The engine release: the column, else the container image's tag, else empty (newest)."""
+    if row["backend_version"]:
+        return row["backend_version"]
+    match = _IMAGE_TAG.search(row["silicon_data_source"])
+    return match.group(1) if match else ""
+
+
+def _kv_precision(row: dict[str, str], model_id: str) -> Precision:
+    if row["gemm_quant_mode"] in FP8_KV_QUANT and not model_id.startswith("openai/gpt-oss"):
+        return Precision.FP8
+    return Precision.BF16
+
+
+def aic_points(book: Pricebook) -> tuple[list[CalibrationPoint], list[SkippedRow]]:
+    """Three points per measured run (TTFT, TPOT, output tok/s), or the row and why it was skipped."""
+    points: list[CalibrationPoint] = []
+    skipped: list[SkippedRow] = []
+    with (DATA_DIR / AIC_FILE).open() as handle:
+        rows = list(csv.DictReader(handle))
+    for r in rows:
+        try:
+            gpu = catalog.gpu(book, _gpu_id(book, r["system"]))
+            model = catalog.model(book, r["model_path"])
+        except UnknownEntryError as exc:
+            skipped.append(SkippedRow(r["id"], str(exc)))
+            continue
+        if r["gemm_quant_mode"] not in QUANT_PRECISION:
+            skipped.append(SkippedRow(r["id"], f"quantization {r['gemm_quant_mode']!r} not modelled"))
+            continue
+        found = _CONCURRENCY.search(r["silicon_data_source"])
+        users = int(found.group(1)) if found else int(r["batch_size"]) * int(r["attention_dp_size"] or 1)
+        ttft, tpot = float(r["silicon_ttft_ms"]), float(r["silicon_tpot_ms"])
+        isl, osl = int(r["isl"]), int(r["osl"])
+        throughput = users * osl / ((ttft + (osl - 1) * tpot) / 1e3)
+        tp = int(r["tp_size"])
+        for metric, value in (("ttft_ms", ttft), ("tpot_ms", tpot), ("output_tok_s_total", throughput)):
+            points.append(
+                CalibrationPoint(
+                    id=f"{r['id']}:{metric}",
+                    source=AIC_SOURCE,
+                    kind=RowKind.MEASURED,
+                    metric=metric,
+                    value=value,
+                    gpu=gpu,
+                    model=model,
+                    precision=QUANT_PRECISION[r["gemm_quant_mode"]],
+                    engine=ENGINES[r["backend"]],
+                    engine_version=_version(r),
+                    tp=tp,
+                    num_gpus=tp,
+                    kv_precision=_kv_precision(r, model.id),
+                    input_len=isl,
+                    output_len=osl,
+                    load=ClosedLoop(users, Arrival.STEADY),
+                    note=f"steady closed loop of {users} users (aiperf --concurrency)",
+                    derived=metric == "output_tok_s_total",
+                )
+            )
+    return points, skipped
+
+
+def pair_of(point: CalibrationPoint) -> str:
+    """The (GPU, model) pair a point belongs to: the unit held out together."""
+    return f"{point.gpu.id}|{point.model.id}"

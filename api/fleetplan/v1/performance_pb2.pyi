@@ -45,6 +45,30 @@ ESTIMATE_MODE_TRAIN: EstimateMode.ValueType  # 2
 """Training / fine-tuning estimate."""
 Global___EstimateMode: _TypeAlias = EstimateMode  # noqa: Y015
 
+class _Arrival:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ArrivalEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Arrival.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    ARRIVAL_UNSPECIFIED: _Arrival.ValueType  # 0
+    """Not given: steady."""
+    ARRIVAL_STEADY: _Arrival.ValueType  # 1
+    """Each user sends the next request when the last one ends, for a long run (the usual benchmark)."""
+    ARRIVAL_BURST: _Arrival.ValueType  # 2
+    """All users send one request at the same moment (seed 000's benchmark)."""
+
+class Arrival(_Arrival, metaclass=_ArrivalEnumTypeWrapper):
+    """How the users of a closed loop (`concurrency`) send their requests."""
+
+ARRIVAL_UNSPECIFIED: Arrival.ValueType  # 0
+"""Not given: steady."""
+ARRIVAL_STEADY: Arrival.ValueType  # 1
+"""Each user sends the next request when the last one ends, for a long run (the usual benchmark)."""
+ARRIVAL_BURST: Arrival.ValueType  # 2
+"""All users send one request at the same moment (seed 000's benchmark)."""
+Global___Arrival: _TypeAlias = Arrival  # noqa: Y015
+
 @_typing.final
 class PerformanceCase(_message.Message):
     """One what-if. Field names follow the batch-file contract (`fleetplan estimate --cases`)."""
@@ -71,6 +95,10 @@ class PerformanceCase(_message.Message):
     SEQ_LEN_FIELD_NUMBER: _builtins.int
     MAX_BATCHED_TOKENS_FIELD_NUMBER: _builtins.int
     SLA_FIELD_NUMBER: _builtins.int
+    ARRIVAL_FIELD_NUMBER: _builtins.int
+    ENGINE_VERSION_FIELD_NUMBER: _builtins.int
+    ID_FIELD_NUMBER: _builtins.int
+    NUM_SCHEDULER_STEPS_FIELD_NUMBER: _builtins.int
     mode: Global___EstimateMode.ValueType
     """Inference (default) or training."""
     gpu_id: _builtins.str
@@ -82,7 +110,9 @@ class PerformanceCase(_message.Message):
     precision: _common_pb2.Precision.ValueType
     """Weight precision; unspecified = bf16."""
     kv_precision: _common_pb2.Precision.ValueType
-    """KV-cache precision; unspecified = fp8 with fp8 weights, else bf16."""
+    """KV-cache precision; unspecified = the engine's documented default (vLLM and SGLang: bf16 unless
+    asked; TensorRT-LLM: fp8 with fp8/fp4 checkpoints).
+    """
     engine: _common_pb2.Engine.ValueType
     """Inference engine; unspecified = vLLM."""
     input_len: _builtins.int
@@ -107,6 +137,14 @@ class PerformanceCase(_message.Message):
     """Training sequence length in tokens (training); absent = 4096."""
     max_batched_tokens: _builtins.int
     """Engine per-iteration token budget (chunked prefill); absent = the engine's default."""
+    arrival: Global___Arrival.ValueType
+    """With `concurrency`: steady closed loop (default) or a burst of requests arriving together."""
+    engine_version: _builtins.str
+    """Engine release, e.g. "0.11.2" (its documented scheduler defaults); empty = the newest documented."""
+    id: _builtins.str
+    """The caller's name for this case (at most 256 characters), echoed in the result's `case`."""
+    num_scheduler_steps: _builtins.int
+    """Engine decode iterations per scheduler pass (vLLM 0.6 --num-scheduler-steps); absent = 1."""
     @_builtins.property
     def model(self) -> _common_pb2.ModelRef:
         """The model."""
@@ -140,10 +178,14 @@ class PerformanceCase(_message.Message):
         seq_len: _builtins.int | None = ...,
         max_batched_tokens: _builtins.int | None = ...,
         sla: _scenario_pb2.Sla | None = ...,
+        arrival: Global___Arrival.ValueType = ...,
+        engine_version: _builtins.str = ...,
+        id: _builtins.str = ...,
+        num_scheduler_steps: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_max_batched_tokens", b"_max_batched_tokens", "_max_num_seqs", b"_max_num_seqs", "_num_gpus", b"_num_gpus", "_seq_len", b"_seq_len", "_tp", b"_tp", "concurrency", b"concurrency", "load", b"load", "max_batched_tokens", b"max_batched_tokens", "max_concurrency", b"max_concurrency", "max_num_seqs", b"max_num_seqs", "model", b"model", "num_gpus", b"num_gpus", "request_rate_per_s", b"request_rate_per_s", "seq_len", b"seq_len", "sla", b"sla", "tp", b"tp"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_max_batched_tokens", b"_max_batched_tokens", "_max_num_seqs", b"_max_num_seqs", "_num_gpus", b"_num_gpus", "_num_scheduler_steps", b"_num_scheduler_steps", "_seq_len", b"_seq_len", "_tp", b"_tp", "concurrency", b"concurrency", "load", b"load", "max_batched_tokens", b"max_batched_tokens", "max_concurrency", b"max_concurrency", "max_num_seqs", b"max_num_seqs", "model", b"model", "num_gpus", b"num_gpus", "num_scheduler_steps", b"num_scheduler_steps", "request_rate_per_s", b"request_rate_per_s", "seq_len", b"seq_len", "sla", b"sla", "tp", b"tp"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_batched_tokens", b"_max_batched_tokens", "_max_num_seqs", b"_max_num_seqs", "_num_gpus", b"_num_gpus", "_seq_len", b"_seq_len", "_tp", b"_tp", "concurrency", b"concurrency", "engine", b"engine", "gpu_id", b"gpu_id", "input_len", b"input_len", "kv_precision", b"kv_precision", "load", b"load", "max_batched_tokens", b"max_batched_tokens", "max_concurrency", b"max_concurrency", "max_num_seqs", b"max_num_seqs", "method", b"method", "mode", b"mode", "model", b"model", "num_gpus", b"num_gpus", "output_len", b"output_len", "precision", b"precision", "prefix_hit_rate", b"prefix_hit_rate", "request_rate_per_s", b"request_rate_per_s", "seq_len", b"seq_len", "sla", b"sla", "tokens", b"tokens", "tp", b"tp"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_batched_tokens", b"_max_batched_tokens", "_max_num_seqs", b"_max_num_seqs", "_num_gpus", b"_num_gpus", "_num_scheduler_steps", b"_num_scheduler_steps", "_seq_len", b"_seq_len", "_tp", b"_tp", "arrival", b"arrival", "concurrency", b"concurrency", "engine", b"engine", "engine_version", b"engine_version", "gpu_id", b"gpu_id", "id", b"id", "input_len", b"input_len", "kv_precision", b"kv_precision", "load", b"load", "max_batched_tokens", b"max_batched_tokens", "max_concurrency", b"max_concurrency", "max_num_seqs", b"max_num_seqs", "method", b"method", "mode", b"mode", "model", b"model", "num_gpus", b"num_gpus", "num_scheduler_steps", b"num_scheduler_steps", "output_len", b"output_len", "precision", b"precision", "prefix_hit_rate", b"prefix_hit_rate", "request_rate_per_s", b"request_rate_per_s", "seq_len", b"seq_len", "sla", b"sla", "tokens", b"tokens", "tp", b"tp"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__max_batched_tokens: _TypeAlias = _typing.Literal["max_batched_tokens"]  # noqa: Y015
     _WhichOneofArgType__max_batched_tokens: _TypeAlias = _typing.Literal["_max_batched_tokens", b"_max_batched_tokens"]  # noqa: Y015
@@ -151,6 +193,8 @@ class PerformanceCase(_message.Message):
     _WhichOneofArgType__max_num_seqs: _TypeAlias = _typing.Literal["_max_num_seqs", b"_max_num_seqs"]  # noqa: Y015
     _WhichOneofReturnType__num_gpus: _TypeAlias = _typing.Literal["num_gpus"]  # noqa: Y015
     _WhichOneofArgType__num_gpus: _TypeAlias = _typing.Literal["_num_gpus", b"_num_gpus"]  # noqa: Y015
+    _WhichOneofReturnType__num_scheduler_steps: _TypeAlias = _typing.Literal["num_scheduler_steps"]  # noqa: Y015
+    _WhichOneofArgType__num_scheduler_steps: _TypeAlias = _typing.Literal["_num_scheduler_steps", b"_num_scheduler_steps"]  # noqa: Y015
     _WhichOneofReturnType__seq_len: _TypeAlias = _typing.Literal["seq_len"]  # noqa: Y015
     _WhichOneofArgType__seq_len: _TypeAlias = _typing.Literal["_seq_len", b"_seq_len"]  # noqa: Y015
     _WhichOneofReturnType__tp: _TypeAlias = _typing.Literal["tp"]  # noqa: Y015
@@ -163,6 +207,8 @@ class PerformanceCase(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__max_num_seqs) -> _WhichOneofReturnType__max_num_seqs | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__num_gpus) -> _WhichOneofReturnType__num_gpus | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__num_scheduler_steps) -> _WhichOneofReturnType__num_scheduler_steps | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__seq_len) -> _WhichOneofReturnType__seq_len | None: ...
     @_typing.overload
@@ -285,6 +331,8 @@ class InferenceEstimate(_message.Message):
     MEMORY_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     CAPACITY_AT_SLA_FIELD_NUMBER: _builtins.int
+    TTFT_MEAN_MS_FIELD_NUMBER: _builtins.int
+    TTFT_MEDIAN_MS_FIELD_NUMBER: _builtins.int
     tp: _builtins.int
     """Tensor-parallel degree used."""
     tp_chosen: _builtins.bool
@@ -308,13 +356,19 @@ class InferenceEstimate(_message.Message):
     fits: _builtins.bool
     """Whether the case fits memory at all."""
     bottleneck: _builtins.str
-    """Binding bottleneck: "memory_bandwidth", "compute", "interconnect" or "kv_capacity"."""
+    """Binding bottleneck: "memory_bandwidth", "compute", "interconnect", "kv_capacity", "scheduler" or
+    "prefill_budget" (prompts arrive faster than the iterations' token budget prefills them).
+    """
     output_tok_s_low: _builtins.float
     """Lower end of the output tok/s band."""
     output_tok_s_high: _builtins.float
     """Upper end of the output tok/s band."""
     reason: _builtins.str
     """Why it does not fit, or remarks."""
+    ttft_mean_ms: _builtins.float
+    """Mean time to first token, in milliseconds (for every load; `ttft_ms` is the p95 in open loop)."""
+    ttft_median_ms: _builtins.float
+    """Median time to first token, in milliseconds."""
     @_builtins.property
     def memory(self) -> Global___MemoryBreakdown:
         """Memory per GPU."""
@@ -343,10 +397,12 @@ class InferenceEstimate(_message.Message):
         memory: Global___MemoryBreakdown | None = ...,
         reason: _builtins.str = ...,
         capacity_at_sla: Global___CapacityAtSla | None = ...,
+        ttft_mean_ms: _builtins.float = ...,
+        ttft_median_ms: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["capacity_at_sla", b"capacity_at_sla", "memory", b"memory"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bottleneck", b"bottleneck", "capacity_at_sla", b"capacity_at_sla", "fits", b"fits", "max_concurrency", b"max_concurrency", "memory", b"memory", "output_tok_s_high", b"output_tok_s_high", "output_tok_s_low", b"output_tok_s_low", "output_tok_s_total", b"output_tok_s_total", "per_user_tok_s", b"per_user_tok_s", "reason", b"reason", "replicas", b"replicas", "req_s", b"req_s", "total_tok_s", b"total_tok_s", "tp", b"tp", "tp_chosen", b"tp_chosen", "tpot_ms", b"tpot_ms", "ttft_ms", b"ttft_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bottleneck", b"bottleneck", "capacity_at_sla", b"capacity_at_sla", "fits", b"fits", "max_concurrency", b"max_concurrency", "memory", b"memory", "output_tok_s_high", b"output_tok_s_high", "output_tok_s_low", b"output_tok_s_low", "output_tok_s_total", b"output_tok_s_total", "per_user_tok_s", b"per_user_tok_s", "reason", b"reason", "replicas", b"replicas", "req_s", b"req_s", "total_tok_s", b"total_tok_s", "tp", b"tp", "tp_chosen", b"tp_chosen", "tpot_ms", b"tpot_ms", "ttft_mean_ms", b"ttft_mean_ms", "ttft_median_ms", b"ttft_median_ms", "ttft_ms", b"ttft_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
