@@ -42,6 +42,7 @@ from api.fleetplan.v1 import plan_store_pb2 as store_api
 from api.fleetplan.v1 import plan_store_pb2_grpc as store_rpc
 from clients.scenario import CASE_KEYS, case_from_json
 from service.convert.encode import fleet_to_proto, plan_request_to_proto
+from service.errors import ERROR_DOMAIN
 from solver import domain
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -228,6 +229,39 @@ def _save_request_id(request: api.PlanFleetRequest, request_id: str | None) -> s
     return request_id
 
 
+def _export_proto(
+    request: api.ExportPlanRequest | None,
+    plan_id: str | None,
+    report_format: api.ReportFormat.ValueType,
+    language: api.ReportLanguage.ValueType,
+    title: str,
+) -> api.ExportPlanRequest:
+    """The ExportPlan request: ``request`` (a scenario, or nothing but the options) with
+    ``plan_id`` and the given options set on a copy. A scenario *and* a plan id is refused here,
+    as the server would refuse it: the ``source`` oneof holds one of them (on the wire the last
+    one set wins, so the server cannot see both)."""
+    message = api.ExportPlanRequest()
+    if request is not None:
+        message.CopyFrom(request)
+    if plan_id is not None:
+        if message.WhichOneof("source") == "request":
+            raise FleetPlanError(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "invalid request: plan_id: give a scenario (request) or a saved plan's id, not both",
+                reason="INVALID_REQUEST",
+                domain_name=ERROR_DOMAIN,
+                violations=[Violation("plan_id", "give a scenario (request) or a saved plan's id, not both")],
+            )
+        message.plan_id = plan_id
+    if report_format:
+        message.format = report_format
+    if language:
+        message.language = language
+    if title:
+        message.title = title
+    return message
+
+
 class FleetPlannerClient:
     """Synchronous client; safe to share between threads."""
 
@@ -332,13 +366,21 @@ class FleetPlannerClient:
 
     def export_plan(
         self,
-        request: api.ExportPlanRequest,
+        request: api.ExportPlanRequest | None = None,
         *,
+        plan_id: str | None = None,
+        report_format: api.ReportFormat.ValueType = api.REPORT_FORMAT_UNSPECIFIED,
+        language: api.ReportLanguage.ValueType = api.REPORT_LANGUAGE_UNSPECIFIED,
+        title: str = "",
         timeout_s: float | None = None,
         request_id: str | None = None,
     ) -> api.ExportPlanResponse:
-        """A quote of a plan as one document (HTML, PDF or XLSX): its bytes, media type, file name."""
-        return self._call(self._stub.ExportPlan, request, timeout_s, request_id)  # type: ignore[no-any-return]
+        """A quote as one document (HTML, PDF or XLSX): its bytes, media type, file name. The
+        quote of a scenario (``request.request``, planned now) or of a saved plan (``plan_id``:
+        its quote as saved, not planned again); ``report_format``, ``language`` and ``title``
+        set those fields of the request."""
+        message = _export_proto(request, plan_id, report_format, language, title)
+        return self._call(self._stub.ExportPlan, message, timeout_s, request_id)  # type: ignore[no-any-return]
 
     def evaluate_fleet(
         self,
@@ -547,12 +589,17 @@ class AsyncFleetPlannerClient:
 
     async def export_plan(
         self,
-        request: api.ExportPlanRequest,
+        request: api.ExportPlanRequest | None = None,
         *,
+        plan_id: str | None = None,
+        report_format: api.ReportFormat.ValueType = api.REPORT_FORMAT_UNSPECIFIED,
+        language: api.ReportLanguage.ValueType = api.REPORT_LANGUAGE_UNSPECIFIED,
+        title: str = "",
         timeout_s: float | None = None,
         request_id: str | None = None,
     ) -> api.ExportPlanResponse:
-        return await self._call(self._stub.ExportPlan, request, timeout_s, request_id)  # type: ignore[no-any-return]
+        message = _export_proto(request, plan_id, report_format, language, title)
+        return await self._call(self._stub.ExportPlan, message, timeout_s, request_id)  # type: ignore[no-any-return]
 
     async def evaluate_fleet(
         self,

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from pricebook.schema import Pricebook
-from report import Document, Language, ReportFormat, build_quote, render
+from report import Document, Language, QuoteData, ReportFormat, build_quote, render
 from solver import domain, planner
 from solver.optimizer.cancel import CancelToken
 from solver.optimizer.results import FleetSolution
@@ -28,6 +28,9 @@ QUOTE_MAIN_SHARE = 0.6
 """Share of an ExportPlan's time the plan may use; the rent-only alternative gets ``QUOTE_RENT_SHARE``,
 and rendering (a PDF takes seconds) the rest."""
 QUOTE_RENT_SHARE = 0.15
+SAVED_QUOTE_RENT_SHARE = 0.5
+"""Share of the time left after a saved plan's solve its rent-only alternative may use (the quote
+saved with it; the rest is for saving)."""
 RENT_MODES = (domain.AcquisitionMode.RESERVED, domain.AcquisitionMode.ON_DEMAND)
 
 
@@ -67,6 +70,29 @@ def rent_only(resolved: ResolvedRequest) -> ResolvedRequest:
     return resolved.with_request(resolved.request.model_copy(update={"constraints": constraints}))
 
 
+def quote_data(
+    result: planner.PlanResult,
+    resolved: ResolvedRequest,
+    time_limit_s: float,
+    cancel: CancelToken,
+    *,
+    title: str,
+    request_json: str,
+    fleetplan_version: str,
+) -> QuoteData:
+    """The quote of ``result`` (the plan of ``resolved``): the rent-only plan planned beside it
+    in ``time_limit_s``, then everything the quote shows (the same for every format and language)."""
+    rentals = plan_request(rent_only(resolved), time_limit_s=time_limit_s, cancel=cancel, with_extras=False)
+    return build_quote(
+        result,
+        resolved,
+        request_json=request_json,
+        rent_only=rentals,
+        fleetplan_version=fleetplan_version,
+        title=title,
+    )
+
+
 def quote(
     resolved: ResolvedRequest,
     time_limit_s: float,
@@ -78,21 +104,24 @@ def quote(
     request_json: str,
     fleetplan_version: str,
 ) -> tuple[Document, planner.PlanResult]:
-    """ExportPlan: the plan (with baselines and sensitivity), the rent-only plan beside it, the
-    quote built from both and rendered."""
+    """ExportPlan of a scenario: the plan (with baselines and sensitivity), the rent-only plan
+    beside it, the quote built from both and rendered."""
     result = planner.plan(resolved, time_limit_s=time_limit_s * QUOTE_MAIN_SHARE, cancel=cancel)
-    rentals = plan_request(
-        rent_only(resolved), time_limit_s=time_limit_s * QUOTE_RENT_SHARE, cancel=cancel, with_extras=False
-    )
-    data = build_quote(
+    data = quote_data(
         result,
         resolved,
-        request_json=request_json,
-        rent_only=rentals,
-        fleetplan_version=fleetplan_version,
+        time_limit_s * QUOTE_RENT_SHARE,
+        cancel,
         title=title,
+        request_json=request_json,
+        fleetplan_version=fleetplan_version,
     )
     return render(data, fmt, language), result
+
+
+def render_quote(data: QuoteData, *, fmt: ReportFormat, language: Language) -> Document:
+    """ExportPlan of a saved plan: its saved quote rendered (nothing is planned again)."""
+    return render(data, fmt, language)
 
 
 def evaluate(

@@ -70,8 +70,10 @@ class PlanArchive:
         context: grpc.aio.ServicerContext,
         *,
         calibration_date: str,
+        document: str | None = None,
     ) -> api.PlanFleetResponse:
-        """``response`` saved with a new plan id (or the plan a concurrent retry saved first)."""
+        """``response`` saved with a new plan id (or the plan a concurrent retry saved first), with
+        ``document`` (opaque JSON: the plan's quote) beside it."""
         options = save_options(request, _metadata_request_id(context))
         store = self._require(write=True)
         response.plan_id = new_ulid()
@@ -87,6 +89,7 @@ class PlanArchive:
             fleetplan_version=response.provenance.server_version,
             requester=requester_name(context.invocation_metadata(), self._tokens),
             idempotency_key=options.idempotency_key,
+            document=document,
         )
         outcome = await asyncio.to_thread(store.save, plan)
         return saved_response(outcome.plan)

@@ -35,11 +35,17 @@ from service.calls import current_call
 from service.convert.break_even import break_even_analysis_to_proto, break_even_request_from_proto
 from service.convert.catalog import catalog_kinds_from_proto, catalog_to_proto
 from service.convert.evaluate import evaluate_request_from_proto, evaluation_to_proto
-from service.convert.export import document_to_proto, export_request_from_proto
+from service.convert.export import (
+    ExportQuery,
+    document_to_proto,
+    export_request_from_proto,
+    request_json,
+    saved_quote,
+)
 from service.convert.paths import PathMap, domain_violations_to_proto, path_map
 from service.convert.performance import performance_cases_from_proto, performance_results_to_proto
 from service.convert.plan import plan_to_proto
-from service.convert.plan_store import planning_part
+from service.convert.plan_store import planning_part, saved_response
 from service.convert.provenance import plan_provenance, provenance_to_proto
 from service.convert.scenario import scenario_request
 from service.convert.sweep import frontier_to_proto, sweep_point_to_proto, sweep_request_from_proto
@@ -50,6 +56,7 @@ from service.plan_cache import PlanCache, request_key
 from service.settings import ServerSettings
 from solver import planner
 from solver.errors import InvalidRequest
+from solver.resolve import ResolvedRequest
 from store.records import PlanRepository
 
 log = structlog.get_logger("fleetplan.service")
@@ -166,10 +173,39 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         plan = await asyncio.to_thread(plan_to_proto, result, book)
         response = api.PlanFleetResponse(plan=plan, provenance=provenance)
         if request.save:
+            document = await self._quote_to_save(request, resolved, result, context)
             return await self._archive.save(
-                request, response, context, calibration_date=domain_calls.calibration_fit_date()
+                request,
+                response,
+                context,
+                calibration_date=domain_calls.calibration_fit_date(),
+                document=document,
             )
         return response
+
+    async def _quote_to_save(
+        self,
+        request: api.PlanFleetRequest,
+        resolved: ResolvedRequest,
+        result: planner.PlanResult,
+        context: grpc.aio.ServicerContext,
+    ) -> str:
+        """The quote of a plan to save (``QuoteData`` JSON): ExportPlan renders it by plan id."""
+        limit = _time_budget_s(context, self._state.settings) * domain_calls.SAVED_QUOTE_RENT_SHARE
+        scenario_json = request_json(planning_part(request))
+        with _proto_paths(path_map(request.workloads)):
+            return await self._gate.run(
+                lambda cancel: domain_calls.quote_data(
+                    result,
+                    resolved,
+                    limit,
+                    cancel,
+                    title=request.label,
+                    request_json=scenario_json,
+                    fleetplan_version=SERVER_VERSION,
+                ).model_dump_json(),
+                context,
+            )
 
     @grpc_errors
     async def EvaluateFleet(
@@ -287,20 +323,38 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         self, request: api.ExportPlanRequest, context: grpc.aio.ServicerContext
     ) -> api.ExportPlanResponse:
         query = export_request_from_proto(request, self._state.book)
+        if query.plan_id is not None:
+            return await self._export_saved(query, query.plan_id, context)
+        assert query.scenario is not None  # a validated query has one source
+        scenario = query.scenario
         limit = _time_budget_s(context, self._state.settings)
         with _proto_paths(path_map(request.request.workloads, prefix="request")):
             document, result = await self._gate.run(
                 lambda cancel: domain_calls.quote(
-                    query.resolved,
+                    scenario.resolved,
                     limit,
                     cancel,
                     fmt=query.format,
                     language=query.language,
                     title=query.title,
-                    request_json=query.request_json,
+                    request_json=scenario.request_json,
                     fleetplan_version=SERVER_VERSION,
                 ),
                 context,
             )
         _record_solver(domain_calls.log_stats(result.solution))
         return document_to_proto(document, plan_provenance(result, **self._versions()))
+
+    async def _export_saved(
+        self, query: ExportQuery, plan_id: str, context: grpc.aio.ServicerContext
+    ) -> api.ExportPlanResponse:
+        """A saved plan's quote, rendered from the quote saved with it (not planned again): its
+        numbers and its provenance (pricebook version and hash) are the saved plan's."""
+        stored = await self._archive.get(plan_id)
+        data = saved_quote(stored, query.title)
+        # Rendering takes seconds for a PDF: in a solve slot, like a scenario's quote.
+        document = await self._gate.run(
+            lambda _cancel: domain_calls.render_quote(data, fmt=query.format, language=query.language),
+            context,
+        )
+        return document_to_proto(document, saved_response(stored).provenance)

@@ -1,5 +1,6 @@
-"""``fleetplan report SCENARIO.yaml --output quote.html|quote.pdf|quote.xlsx [--lang en|ko]``: a quote
-of the scenario's plan through the ExportPlan RPC (the format from the file's suffix)."""
+"""``fleetplan report SCENARIO.yaml|--plan-id ID --output quote.html|quote.pdf|quote.xlsx [--lang en|ko]``:
+a quote of the scenario's plan, or of a saved plan (its quote as saved, not planned again), through
+the ExportPlan RPC (the format from the file's suffix)."""
 
 from __future__ import annotations
 
@@ -35,17 +36,27 @@ def report_format(output: Path) -> api.ReportFormat.ValueType:
     return fmt
 
 
+def export_request(args: argparse.Namespace, fmt: api.ReportFormat.ValueType) -> api.ExportPlanRequest:
+    """A scenario file or ``--plan-id``: exactly one (refused before any call otherwise)."""
+    if (args.scenario is None) == (args.plan_id is None):
+        given = "both" if args.scenario is not None else "neither"
+        reason = f"give a scenario file or --plan-id ID (a saved plan); got {given}"
+        raise ScenarioError("--plan-id", "", reason)
+    request = api.ExportPlanRequest(format=fmt, language=LANGUAGES[args.lang])
+    if args.plan_id is not None:
+        request.plan_id = args.plan_id  # titled by the saved plan's label
+    else:
+        scenario = Path(args.scenario)
+        request.request.CopyFrom(load_scenario(scenario, api.PlanFleetRequest))
+        request.title = scenario.stem
+    return request
+
+
 def cmd_report(args: argparse.Namespace, out: TextIO) -> int:
     output = Path(args.output)
-    fmt = report_format(output)
-    scenario = Path(args.scenario)
-    request = api.ExportPlanRequest(
-        request=load_scenario(scenario, api.PlanFleetRequest),
-        format=fmt,
-        language=LANGUAGES[args.lang],
-        title=scenario.stem,
-    )
-    with connect(args) as client, progress("planning and rendering the quote", sys.stderr):
+    request = export_request(args, report_format(output))
+    doing = "rendering the saved plan's quote" if args.plan_id else "planning and rendering the quote"
+    with connect(args) as client, progress(doing, sys.stderr):
         response = client.export_plan(request)
     output.write_bytes(response.content)
     out.write(f"wrote {output} ({response.media_type}, {len(response.content):,} bytes)\n")
@@ -57,8 +68,13 @@ def add_report(
     client_options: Callable[[argparse.ArgumentParser], None],
 ) -> None:
     """The ``report`` sub-command (``client_options`` adds --target, --timeout-s, TLS, …)."""
-    report = sub.add_parser("report", help="a bid-ready quote of a scenario's plan: HTML, PDF or XLSX")
-    report.add_argument("scenario", help="YAML with the shape of PlanFleetRequest")
+    report = sub.add_parser(
+        "report", help="a bid-ready quote of a scenario's plan or of a saved plan: HTML, PDF or XLSX"
+    )
+    report.add_argument("scenario", nargs="?", help="YAML with the shape of PlanFleetRequest")
+    report.add_argument(
+        "--plan-id", help="instead of a scenario: a saved plan's id (plan --save); it is not planned again"
+    )
     report.add_argument(
         "--output", required=True, help="quote.html, quote.pdf or quote.xlsx (format from the suffix)"
     )

@@ -1,21 +1,31 @@
-"""ExportPlan: a scenario (later also a stored plan id), a format and a language in; the quote's
-bytes, media type and file name out. The quote itself is made by ``report`` from domain objects."""
+"""ExportPlan: a scenario or a saved plan's id, a format and a language in; the quote's bytes,
+media type and file name out. The quote itself is made by ``report`` from domain objects.
+
+A saved plan is not planned again: PlanFleet with ``save`` keeps the plan's ``QuoteData`` (JSON,
+the same for every format and language) beside the saved response, and exporting it renders that
+document, so the numbers, pricebook version and hash are the saved plan's even after the
+pricebook changed (``saved_quote``).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from google.protobuf import json_format
+from google.protobuf.message import Message
+from pydantic import ValidationError
 
 from api.fleetplan.v1 import common_pb2
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from pricebook.schema import Pricebook
-from report import Document, Language, ReportFormat
+from report import Document, Language, QuoteData, ReportFormat
 from service.convert.enums import by_name
+from service.convert.plan_store import plan_id_from
 from service.convert.scenario import scenario_request
 from service.convert.violations import raise_if
 from solver.errors import FieldViolation, InvalidRequest
 from solver.resolve import ResolvedRequest
+from store.records import StoredPlan
 
 FORMAT_FROM_PROTO: dict[api.ReportFormat.ValueType, ReportFormat] = by_name(
     api.ReportFormat, "REPORT_FORMAT", ReportFormat
@@ -27,15 +37,52 @@ LANGUAGE_FROM_PROTO: dict[api.ReportLanguage.ValueType, Language] = {
 
 
 @dataclass(frozen=True, slots=True)
-class ExportQuery:
-    """A validated ExportPlan request."""
+class ScenarioSource:
+    """A scenario to plan now."""
 
     resolved: ResolvedRequest
+    request_json: str
+    """The scenario as sent (protobuf JSON, proto field names), printed in the quote's provenance."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExportQuery:
+    """A validated ExportPlan request: exactly one of ``scenario`` and ``plan_id`` is set."""
+
     format: ReportFormat
     language: Language
     title: str
-    request_json: str
-    """The scenario as sent (protobuf JSON, proto field names), printed in the quote's provenance."""
+    scenario: ScenarioSource | None
+    plan_id: str | None
+    """A saved plan's id (upper-case ULID)."""
+
+
+def request_json(message: Message) -> str:
+    """A request as the quote's provenance prints it (protobuf JSON, proto field names)."""
+    return json_format.MessageToJson(message, preserving_proto_field_name=True, indent=2)
+
+
+def _source(
+    message: api.ExportPlanRequest, book: Pricebook, violations: list[FieldViolation]
+) -> tuple[ScenarioSource | None, str | None]:
+    which = message.WhichOneof("source")
+    if which == "plan_id":
+        try:
+            return None, plan_id_from("plan_id", message.plan_id)
+        except InvalidRequest as exc:
+            violations.extend(exc.violations)
+            return None, None
+    if which != "request":
+        violations.append(
+            FieldViolation("request", "is required: a scenario to plan, or plan_id (a saved plan) instead")
+        )
+        return None, None
+    try:
+        resolved = scenario_request(message.request, book, prefix="request")
+    except InvalidRequest as exc:
+        violations.extend(exc.violations)
+        return None, None
+    return ScenarioSource(resolved, request_json(message.request)), None
 
 
 def export_request_from_proto(message: api.ExportPlanRequest, book: Pricebook) -> ExportQuery:
@@ -46,23 +93,26 @@ def export_request_from_proto(message: api.ExportPlanRequest, book: Pricebook) -
     language = LANGUAGE_FROM_PROTO.get(message.language)
     if language is None:
         violations.append(FieldViolation("language", f"unknown language {message.language}"))
-    resolved: ResolvedRequest | None = None
-    if message.WhichOneof("source") != "request":
-        violations.append(FieldViolation("request", "is required (the scenario to quote)"))
-    else:
-        try:
-            resolved = scenario_request(message.request, book, prefix="request")
-        except InvalidRequest as exc:
-            violations.extend(exc.violations)
+    scenario, plan_id = _source(message, book, violations)
     raise_if(violations)
-    assert resolved is not None and fmt is not None and language is not None  # no violations ⇒ set
-    return ExportQuery(
-        resolved=resolved,
-        format=fmt,
-        language=language,
-        title=message.title,
-        request_json=json_format.MessageToJson(message.request, preserving_proto_field_name=True, indent=2),
-    )
+    assert fmt is not None and language is not None  # no violations ⇒ set
+    return ExportQuery(format=fmt, language=language, title=message.title, scenario=scenario, plan_id=plan_id)
+
+
+def saved_quote(stored: StoredPlan, title: str) -> QuoteData:
+    """The quote saved with ``stored`` (titled ``title`` when given, else as saved). A plan saved
+    without one (by a server before quotes were kept, or whose quote this server cannot read) is
+    INVALID_ARGUMENT on ``plan_id``: plan the saved request again with ``save``."""
+    again = "plan its request again with save: true to export it"
+    if stored.document is None:
+        reason = f"plan {stored.plan_id} was saved without its quote (by an older server); {again}"
+        raise InvalidRequest([FieldViolation("plan_id", reason)])
+    try:
+        quote = QuoteData.model_validate_json(stored.document)
+    except ValidationError as exc:
+        reason = f"plan {stored.plan_id}'s saved quote cannot be read by this server; {again}"
+        raise InvalidRequest([FieldViolation("plan_id", reason)]) from exc
+    return quote.model_copy(update={"title": title}) if title else quote
 
 
 def document_to_proto(document: Document, provenance: common_pb2.Provenance) -> api.ExportPlanResponse:

@@ -21,6 +21,7 @@ from google.protobuf import json_format
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from clients.scenario import load_scenario
 from pricebook import load_default
+from pricebook.schema import Pricebook
 from report import QuoteData, build_quote
 from service.convert.plan import plan_to_proto
 from service.convert.scenario import scenario_request
@@ -93,10 +94,9 @@ def expected_gpu_lines(plan_json: dict[str, Any]) -> list[Decimal]:
     ]
 
 
-def _in_currency(value: Decimal, currency: str, planned: Planned) -> Decimal:
-    target = planned.result.currency
+def _in_currency(value: Decimal, currency: str, target: str, book: Pricebook) -> Decimal:
     if currency != target:
-        fx = planned.resolved.book.site.fx_rates
+        fx = book.site.fx_rates
         rate = next((Decimal(str(r.rate)) for r in fx if (r.base, r.quote) == (currency, target)), None)
         if rate is None:
             rate = 1 / next(Decimal(str(r.rate)) for r in fx if (r.base, r.quote) == (target, currency))
@@ -105,15 +105,14 @@ def _in_currency(value: Decimal, currency: str, planned: Planned) -> Decimal:
     return value.quantize(quantum, rounding=ROUND_HALF_EVEN)
 
 
-def expected_bom_lines(planned: Planned) -> list[Decimal]:
+def bom_lines_of(plan_json: dict[str, Any], book: Pricebook, *, with_hosts: bool) -> list[Decimal]:
     """Each purchase line's amount in BOM order: a bought fleet line's GPUs (price per GPU × GPUs,
     from the plan JSON), then its hosts when the request counts them (the pricebook's host cost of
-    the line's server model × servers, in the request currency at the pricebook's FX rate, rounded
+    the line's server model × servers, in the plan's currency at the pricebook's FX rate, rounded
     to the currency's minor unit as a price is)."""
-    book = planned.resolved.book
-    with_hosts = planned.resolved.request.constraints.include_host_costs
+    target = plan_json.get("cost", {}).get("horizon_tco", {}).get("currency_code", "")
     out = []
-    for line in planned.plan_json.get("fleet", []):
+    for line in plan_json.get("fleet", []):
         if line.get("mode") != "ACQUISITION_MODE_BUY":
             continue
         out.append(amount(line.get("price_per_gpu")) * int(line.get("gpu_count", 0)))
@@ -121,6 +120,12 @@ def expected_bom_lines(planned: Planned) -> list[Decimal]:
         if with_hosts and server_id:
             host = next(s.host_cost for s in book.servers if s.id == server_id)
             if host.amount:
-                unit = _in_currency(host.amount, host.currency, planned)
+                unit = _in_currency(host.amount, host.currency, target, book)
                 out.append(unit * int(line.get("server_count", 0)))
     return out
+
+
+def expected_bom_lines(planned: Planned) -> list[Decimal]:
+    """``bom_lines_of`` the planned example's plan JSON, with its pricebook."""
+    with_hosts = planned.resolved.request.constraints.include_host_costs
+    return bom_lines_of(planned.plan_json, planned.resolved.book, with_hosts=with_hosts)

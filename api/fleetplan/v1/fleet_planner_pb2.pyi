@@ -823,9 +823,14 @@ class ExportPlanRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     REQUEST_FIELD_NUMBER: _builtins.int
+    PLAN_ID_FIELD_NUMBER: _builtins.int
     FORMAT_FIELD_NUMBER: _builtins.int
     LANGUAGE_FIELD_NUMBER: _builtins.int
     TITLE_FIELD_NUMBER: _builtins.int
+    plan_id: _builtins.str
+    """A saved plan's id (PlanFleet with save: true): its quote as saved with it, not re-planned,
+    with the saved plan's pricebook version and hash. NOT_FOUND when no plan has this id.
+    """
     format: Global___ReportFormat.ValueType
     """The file format (required)."""
     language: Global___ReportLanguage.ValueType
@@ -840,15 +845,16 @@ class ExportPlanRequest(_message.Message):
         self,
         *,
         request: Global___PlanFleetRequest | None = ...,
+        plan_id: _builtins.str = ...,
         format: Global___ReportFormat.ValueType = ...,
         language: Global___ReportLanguage.ValueType = ...,
         title: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["request", b"request", "source", b"source"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["plan_id", b"plan_id", "request", b"request", "source", b"source"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["format", b"format", "language", b"language", "request", b"request", "source", b"source", "title", b"title"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["format", b"format", "language", b"language", "plan_id", b"plan_id", "request", b"request", "source", b"source", "title", b"title"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_source: _TypeAlias = _typing.Literal["request"]  # noqa: Y015
+    _WhichOneofReturnType_source: _TypeAlias = _typing.Literal["request", "plan_id"]  # noqa: Y015
     _WhichOneofArgType_source: _TypeAlias = _typing.Literal["source", b"source"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_source) -> _WhichOneofReturnType_source | None: ...
 
