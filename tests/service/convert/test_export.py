@@ -3,6 +3,8 @@ checked like PlanFleet's (its field paths under ``request``); the document back 
 
 from __future__ import annotations
 
+import datetime as dt
+import functools
 import json
 
 import pytest
@@ -11,13 +13,22 @@ from convert_support import chat
 from api.fleetplan.v1 import common_pb2
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from pricebook import load_default
-from report import Document, Language, ReportFormat
-from service.convert.export import document_to_proto, export_request_from_proto
+from report import Document, Language, QuoteData, ReportFormat, build_quote
+from service.convert.export import document_to_proto, export_request_from_proto, saved_quote
+from service.convert.scenario import scenario_request
+from solver import planner
 from solver.errors import InvalidRequest
+from store.records import StoredPlan
 
 
 def _scenario() -> api.PlanFleetRequest:
     return api.PlanFleetRequest(workloads=[chat()])
+
+
+@functools.cache
+def _quote() -> QuoteData:
+    resolved = scenario_request(_scenario(), load_default())
+    return build_quote(planner.plan(resolved, time_limit_s=20), resolved, quoted_on=dt.date(2026, 12, 3))
 
 
 def _fields(exc: pytest.ExceptionInfo[InvalidRequest]) -> set[str]:
@@ -30,8 +41,45 @@ def test_a_good_request_names_format_language_title_and_keeps_the_scenario() -> 
     )
     query = export_request_from_proto(message, load_default())
     assert (query.format, query.language, query.title) == (ReportFormat.PDF, Language.KO, "bid")
-    assert query.resolved.request.inference[0].name == "chat"
-    assert json.loads(query.request_json)["workloads"][0]["name"] == "chat"
+    assert query.scenario is not None and query.plan_id is None
+    assert query.scenario.resolved.request.inference[0].name == "chat"
+    assert json.loads(query.scenario.request_json)["workloads"][0]["name"] == "chat"
+
+
+PLAN_ID = "01JE0000000000000000000000"
+
+
+def test_a_plan_id_is_the_source_instead_of_a_scenario() -> None:
+    message = api.ExportPlanRequest(plan_id=PLAN_ID.lower(), format=api.REPORT_FORMAT_XLSX)
+    query = export_request_from_proto(message, load_default())
+    assert (query.plan_id, query.scenario) == (PLAN_ID, None)
+
+
+def test_a_malformed_plan_id_names_plan_id() -> None:
+    message = api.ExportPlanRequest(plan_id="plan-7", format=api.REPORT_FORMAT_XLSX)
+    with pytest.raises(InvalidRequest) as exc:
+        export_request_from_proto(message, load_default())
+    assert _fields(exc) == {"plan_id"}
+
+
+def _stored(document: str | None) -> StoredPlan:
+    return StoredPlan(
+        plan_id=PLAN_ID, request=b"", response=b"", document=document, created_at=dt.datetime.now(dt.UTC)
+    )
+
+
+def test_a_saved_quote_is_read_back_and_retitled() -> None:
+    quote = _quote()
+    assert saved_quote(_stored(quote.model_dump_json()), "") == quote
+    assert saved_quote(_stored(quote.model_dump_json()), "resent").title == "resent"
+
+
+@pytest.mark.parametrize("document", [None, '{"schema_version": 1}', "not json"])
+def test_a_plan_without_a_readable_quote_names_plan_id(document: str | None) -> None:
+    with pytest.raises(InvalidRequest) as exc:
+        saved_quote(_stored(document), "")
+    assert _fields(exc) == {"plan_id"}
+    assert PLAN_ID in exc.value.violations[0].reason
 
 
 def test_language_defaults_to_english() -> None:
