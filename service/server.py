@@ -70,6 +70,7 @@ class BuiltServer:
         """NOT_SERVING, stop accepting, wrap up solves near the end of ``grace_s`` (service.shutdown)."""
         await graceful_stop(self.server, self.set_serving, self.servicer.gate, grace_s)
         self.servicer.archive.close()
+        self.servicer.close()
 
 
 async def build_server(settings: ServerSettings, book: Pricebook) -> BuiltServer:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import functools
 import importlib.metadata
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -50,6 +49,7 @@ from service.convert.provenance import plan_provenance, provenance_to_proto
 from service.convert.scenario import scenario_request
 from service.convert.sweep import frontier_to_proto, sweep_point_to_proto, sweep_request_from_proto
 from service.errors import grpc_errors
+from service.estimate_pool import EstimatePool
 from service.limits import SolveGate, require_plan_within_deadline, solve_budget_s
 from service.plan_archive import PlanArchive
 from service.plan_cache import PlanCache, request_key
@@ -122,6 +122,7 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         self._catalogs: dict[tuple[str, ...], api.ListCatalogResponse] = {}
         """Catalogue answers by set of kinds (at most 2^kinds entries)."""
         self._archive = PlanArchive(state.store, state.settings)
+        self._estimates = EstimatePool(state.book, state.settings.estimate_processes, self._cheap_call)
 
     async def _cheap_call(self, fn: Callable[[], _T]) -> _T:
         """``fn()`` on the cheap executor (the call's context goes along: its log record)."""
@@ -135,6 +136,10 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
     @property
     def archive(self) -> PlanArchive:
         return self._archive
+
+    def close(self) -> None:
+        """Stop the estimate worker processes (the server has stopped)."""
+        self._estimates.close()
 
     def _versions(self) -> dict[str, str]:
         return {"performance_model_version": self._model_version, "server_version": SERVER_VERSION}
@@ -238,8 +243,7 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         book = self._state.book
         cases = performance_cases_from_proto(request, book)
         valid = [c for c in cases if isinstance(c, dict)]
-        estimate = functools.partial(domain_calls.estimate_cases, valid, book)
-        results = await self._cheap_call(estimate) if valid else []
+        results = await self._estimates.estimate(valid) if valid else []
         response = performance_results_to_proto(request, cases, results)
         response.provenance.CopyFrom(provenance_to_proto(book, **self._versions()))
         return response

@@ -18,6 +18,7 @@ from pricebook import catalog
 from pricebook.errors import UnknownEntryError
 from pricebook.schema import GpuSpec, ModelArch, Pricebook
 from solver.domain import Arrival, Engine, ModelRef, ModelSpec, Precision, Sla, TrainingMethod
+from solver.perf.batch import estimate_inference_cached
 from solver.perf.capacity import SEARCH_RELATIVE_TOLERANCE, Capacity, capacity_at_sla
 from solver.perf.inference import (
     ClosedLoop,
@@ -28,7 +29,6 @@ from solver.perf.inference import (
     OpenLoop,
     WorkloadShape,
     build_replica,
-    estimate_inference,
     open_loop_timing,
 )
 from solver.perf.models import resolve_model
@@ -187,7 +187,7 @@ def _infer(case: EstimateCase, book: Pricebook, gpu: GpuSpec, model: ModelArch) 
             num_scheduler_steps=case.num_scheduler_steps,
         )
         deployments[tp] = deployment
-        est = estimate_inference(model, deployment, shape, _load(case, replicas))
+        est = estimate_inference_cached(model, deployment, shape, _load(case, replicas))
         score = est.output_tok_s * replicas if est.fits else -1.0
         if best is None or score > best[0]:
             best = (score, tp, est)
