@@ -9,9 +9,12 @@ same ``domain_calls.estimate_cases`` there, so the numbers are the ones the serv
 would give (same functions, same inputs; each part keeps its cases' order). Smaller requests, and
 a server started with ``estimate_processes: 0``, estimate in the server's threads as before.
 
-Workers are started lazily (``spawn``: a forked gRPC server is unsafe), each with the server's
-pricebook, and stopped with the server. A worker that dies answers its part in the server's own
-thread instead (the pool is then rebuilt on the next large request).
+Workers are started by the first large request (``spawn``: a forked gRPC server is unsafe), each
+with the server's pricebook, and stopped with the server; until all have started (a few seconds of
+imports) requests are estimated in the server's threads, so starting them delays no answer. A
+worker that dies answers its part in the server's own thread instead (the pool is rebuilt on the
+next large request); workers that cannot start (a script that starts a server without
+multiprocessing's ``if __name__ == "__main__"`` guard) turn the pool off, with a warning.
 """
 
 from __future__ import annotations
@@ -21,12 +24,14 @@ import functools
 import multiprocessing
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 from typing import Any
 
 import structlog
 
+from pricebook import load_default, load_dir
 from pricebook.schema import Pricebook
 from service import domain_calls
 
@@ -39,9 +44,19 @@ round trip to a worker."""
 _worker_book: Pricebook | None = None
 
 
-def _start_worker(book: Pricebook) -> None:
+def _start_worker(pricebook_dir: Path | None, content_hash: str) -> None:
+    """Load the server's pricebook here (sending it would block the server until the worker has
+    imported everything) and check it is the server's, byte for byte."""
     global _worker_book  # noqa: PLW0603 - the one pricebook of this worker process
+    book = load_dir(pricebook_dir) if pricebook_dir is not None else load_default()
+    if book.content_hash != content_hash:
+        msg = f"worker pricebook {book.content_hash[:12]} is not the server's {content_hash[:12]}"
+        raise RuntimeError(msg)
     _worker_book = book
+
+
+def _ready() -> None:
+    """A task that returns once its worker has started (imports done, pricebook received)."""
 
 
 def _estimate_in_worker(cases: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -66,37 +81,54 @@ InThread = Callable[[Callable[[], Rows]], Awaitable[Rows]]
 
 
 class EstimatePool:
-    def __init__(self, book: Pricebook, processes: int, in_thread: InThread) -> None:
+    def __init__(
+        self, book: Pricebook, pricebook_dir: Path | None, processes: int, in_thread: InThread
+    ) -> None:
         self._book = book
+        self._pricebook_dir = pricebook_dir
         self._processes = processes
         self._in_thread = in_thread
-        """Where small requests (and parts a dead worker left) are estimated."""
+        """Where small requests (and all of them while the workers start) are estimated."""
         self._pool: ProcessPoolExecutor | None = None
+        self._warming: list[Future[None]] = []
         self._lock = threading.Lock()
 
-    def _executor(self) -> ProcessPoolExecutor:
+    def _ready_pool(self) -> ProcessPoolExecutor | None:
+        """The worker pool once every worker has started; until then None (the first call starts
+        them: a few seconds of imports, while requests are estimated in the server's threads)."""
         with self._lock:
+            if self._processes < 1:
+                return None
             if self._pool is None:
                 self._pool = ProcessPoolExecutor(
                     max_workers=self._processes,
                     mp_context=multiprocessing.get_context("spawn"),
                     initializer=_start_worker,
-                    initargs=(self._book,),
+                    initargs=(self._pricebook_dir, self._book.content_hash),
                 )
+                self._warming = [self._pool.submit(_ready) for _ in range(self._processes)]
+            if not all(f.done() for f in self._warming):
+                return None
+            failed = next((f.exception() for f in self._warming if f.exception() is not None), None)
+            if failed is not None:  # e.g. a script without a main guard (multiprocessing's rule)
+                log.warning("estimate_pool.disabled", error=repr(failed))
+                self._pool.shutdown(wait=False, cancel_futures=True)
+                self._pool, self._processes = None, 0
             return self._pool
 
-    async def estimate(self, cases: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    async def estimate(self, cases: Sequence[Mapping[str, Any]]) -> Rows:
         """``domain_calls.estimate_cases(cases, book)``: in worker processes when it is large."""
-        if self._processes < 1 or len(cases) < MIN_POOLED_CASES:
+        # Off the event loop: starting the workers spawns processes.
+        pool = await asyncio.to_thread(self._ready_pool) if len(cases) >= MIN_POOLED_CASES else None
+        if pool is None:
             return await self._in_thread(functools.partial(domain_calls.estimate_cases, cases, self._book))
-        pool = self._executor()
         answers = await asyncio.gather(*(self._part(pool, part) for part in _parts(cases, self._processes)))
         return [row for answer in answers for row in answer]
 
     async def _part(self, pool: ProcessPoolExecutor, part: Sequence[Mapping[str, Any]]) -> Rows:
         try:
             return await asyncio.wrap_future(pool.submit(_estimate_in_worker, list(part)))
-        except BrokenProcessPool:
+        except BrokenProcessPool:  # a worker died: this part here, a new pool for later requests
             log.warning("estimate_pool.broken", cases=len(part))
             with self._lock:
                 if self._pool is pool:

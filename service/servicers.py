@@ -122,7 +122,9 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         self._catalogs: dict[tuple[str, ...], api.ListCatalogResponse] = {}
         """Catalogue answers by set of kinds (at most 2^kinds entries)."""
         self._archive = PlanArchive(state.store, state.settings)
-        self._estimates = EstimatePool(state.book, state.settings.estimate_processes, self._cheap_call)
+        self._estimates = EstimatePool(
+            state.book, state.settings.pricebook_dir, state.settings.estimate_processes, self._cheap_call
+        )
 
     async def _cheap_call(self, fn: Callable[[], _T]) -> _T:
         """``fn()`` on the cheap executor (the call's context goes along: its log record)."""
