@@ -19,12 +19,6 @@ def default_solve_slots() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-def default_estimate_processes() -> int:
-    """Worker processes for large batches of estimates: one per core on a machine with several."""
-    cores = os.cpu_count() or 1
-    return cores if cores > 1 else 0
-
-
 class ServerSettings(BaseSettings):
     """Every knob of ``fleetplan serve``. Environment: ``FLEETPLAN_ADDRESS=0.0.0.0:50051`` etc."""
 
@@ -55,9 +49,10 @@ class ServerSettings(BaseSettings):
     """Reserved from the caller's deadline for converting and sending the answer."""
     max_concurrent_rpcs: int = Field(default=256, ge=1, le=100_000)
     """Calls the server handles at once (the rest are refused by gRPC)."""
-    estimate_processes: int = Field(default_factory=default_estimate_processes, ge=0, le=64)
-    """Worker processes that estimate large EstimatePerformance requests (0 = the server's own
-    threads; see service.estimate_pool)."""
+    estimate_processes: int = Field(default=0, ge=0, le=64)
+    """Worker processes that estimate large EstimatePerformance requests, e.g. the number of idle
+    cores (0 = the server's own threads; see service.estimate_pool: no gain measured on the shared
+    2-core machine, hence off)."""
     # TLS and tokens (issue #7): paths only; the server wires them when set.
     tls_cert_file: Path | None = None
     """Server certificate chain (PEM): TLS when set with tls_key_file."""
