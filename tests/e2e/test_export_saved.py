@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 from decimal import Decimal
 from html.parser import HTMLParser
 from pathlib import Path
@@ -18,21 +17,20 @@ from typing import Any
 import grpc
 import openpyxl
 import pytest
-import yaml
 from google.protobuf import json_format
 
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from clients import FleetPlanError, FleetPlannerClient
 from clients.cli.app import main
 from clients.scenario import load_scenario
-from pricebook import load_default, loader
+from pricebook import load_default
 from service.server import ThreadedServer
 from service.settings import ServerSettings
 from store import open_store
+from tests.e2e.pricebook_copies import with_offer_price
 from tests.report.report_support import amount, bom_lines_of, exact_amount
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-PRICEBOOK_DATA = Path(loader.__file__).resolve().parent / "data"
 EXAMPLE = "500m_krw_portfolio"
 
 
@@ -130,19 +128,6 @@ def _bought_offer(plan_json: dict[str, Any]) -> str:
     )
 
 
-def _pricebook_with_cheaper(tmp_path: Path, offer_id: str) -> Path:
-    """A copy of the embedded pricebook with one offer 30 % cheaper."""
-    book = tmp_path / "pricebook"
-    shutil.copytree(PRICEBOOK_DATA, book)
-    offers_file = book / "offers.yaml"
-    data = yaml.safe_load(offers_file.read_text(encoding="utf-8"))
-    (offer,) = [o for o in data["offers"] if o["id"] == offer_id]
-    value, currency = str(offer["price"]).split()
-    offer["price"] = f"{(Decimal(value) * Decimal('0.7')).normalize():f} {currency}"
-    offers_file.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    return book
-
-
 @pytest.mark.slow
 def test_a_saved_plans_quote_is_the_saved_plan_also_after_a_price_change(
     store_spec: str, tmp_path: Path
@@ -163,7 +148,7 @@ def test_a_saved_plans_quote_is_the_saved_plan_also_after_a_price_change(
 
     # Restart on a pricebook where a card the plan buys is 30 % cheaper: a plan made now would cost
     # less, the saved plan's quote must not.
-    book = _pricebook_with_cheaper(tmp_path, _bought_offer(plan_json))
+    book, _ = with_offer_price(tmp_path, _bought_offer(plan_json), Decimal("0.7"))
     with (
         _server(store_spec, pricebook_dir=book) as server,
         FleetPlannerClient(server.address, timeout_s=120) as client,

@@ -6,26 +6,23 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import shutil
 from collections import defaultdict
 from decimal import Decimal
 from pathlib import Path
 
 import grpc
 import pytest
-import yaml
 
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import plan_pb2
 from api.fleetplan.v1 import plan_store_pb2 as store_api
 from clients import AsyncFleetPlannerClient, FleetPlanError, FleetPlannerClient
 from clients.scenario import load_scenario
-from pricebook import loader
 from service.server import ThreadedServer
 from service.settings import ServerSettings
+from tests.e2e.pricebook_copies import with_offer_price
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-PRICEBOOK_DATA = Path(loader.__file__).resolve().parent / "data"
 
 
 def _server(store: str, **settings: object) -> ThreadedServer:
@@ -40,19 +37,6 @@ def _request(example: str, **save: object) -> api.PlanFleetRequest:
         else:
             setattr(request, name, value)
     return request
-
-
-def _cheaper_pricebook(tmp_path: Path, offer_id: str, factor: Decimal) -> tuple[Path, Decimal]:
-    """A copy of the embedded pricebook with one offer's price times ``factor``; the old price."""
-    book = tmp_path / "pricebook"
-    shutil.copytree(PRICEBOOK_DATA, book)
-    offers_file = book / "offers.yaml"
-    data = yaml.safe_load(offers_file.read_text(encoding="utf-8"))
-    (offer,) = [o for o in data["offers"] if o["id"] == offer_id]
-    amount, currency = str(offer["price"]).split()
-    offer["price"] = f"{(Decimal(amount) * factor).normalize():f} {currency}"
-    offers_file.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    return book, Decimal(amount)
 
 
 def test_a_saved_plan_survives_a_restart_and_reprices_against_a_new_price(
@@ -75,7 +59,7 @@ def test_a_saved_plan_survives_a_restart_and_reprices_against_a_new_price(
     assert Decimal(unchanged.horizon_tco_change.amount) == 0
 
     line = next(line for line in planned.plan.fleet if line.offer_id and line.HasField("price_per_gpu"))
-    book, _ = _cheaper_pricebook(tmp_path, line.offer_id, Decimal("0.8"))
+    book, _ = with_offer_price(tmp_path, line.offer_id, Decimal("0.8"))
     with _server(store_spec, pricebook_dir=book) as server, FleetPlannerClient(server.address) as client:
         repriced = client.reprice_plan(planned.plan_id)
     assert repriced.still_feasible
