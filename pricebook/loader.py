@@ -339,7 +339,9 @@ def _check_site(file: str, site: SiteAssumptions) -> None:
     for position, fabric in enumerate(site.network_fabrics):
         for part in (fabric.switch_port_per_gpu, fabric.optics_per_gpu, fabric.nic):
             if part.price.amount < 0:
-                raise PricebookError(file, "site", f"network_fabrics.{position}", "prices must not be negative")
+                raise PricebookError(
+                    file, "site", f"network_fabrics.{position}", "prices must not be negative"
+                )
     pairs: set[tuple[str, str]] = set()
     for position, rate in enumerate(site.fx_rates):
         if rate.base == rate.quote:
