@@ -61,7 +61,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from pricebook.catalog import gpu as catalogue_gpu
-from pricebook.catalog import residual_curve, server_holds
+from pricebook.catalog import network_fabric, network_parts, residual_curve, server_holds
 from pricebook.money import convert, on_vat_basis
 from pricebook.schema import (
     ColocationBasis,
@@ -131,20 +131,16 @@ def electricity_per_kwh(constraints: Constraints, book: Pricebook) -> float:
 def network_capex_per_server(server: ServerSpec, constraints: Constraints, book: Pricebook) -> float:
     """The scale-out fabric of one server of ``server`` (module docstring; 0 without a scale-out NIC,
     without a priced fabric of its kind, or when the request leaves networking out)."""
+    fabric = network_fabric(book.site, server)
+    if fabric is None or not (constraints.include_network_costs and constraints.include_host_costs):
+        return 0.0
     nics = server.scale_out_nics
-    if nics is None or not (constraints.include_network_costs and constraints.include_host_costs):
-        return 0.0
-    fabric = next((f for f in book.site.network_fabrics if f.kind == nics.kind), None)
-    if fabric is None:
-        return 0.0
-    slots = server.gpus_per_server
-    per_gpu = site_price(fabric.switch_port_per_gpu.price, constraints, book) + site_price(
-        fabric.optics_per_gpu.price, constraints, book
-    )
-    nic_cost = (
-        0.0 if server.host_includes_nics else nics.per_gpu * site_price(fabric.nic.price, constraints, book)
-    )
-    return slots * (per_gpu + nic_cost)
+    assert nics is not None  # a fabric was found for it
+    per_gpu = 0.0
+    for part in network_parts(fabric, server):
+        count = nics.per_gpu if part is fabric.nic else 1.0
+        per_gpu += count * site_price(part.price, constraints, book)
+    return server.gpus_per_server * per_gpu
 
 
 def software_per_gpu_month(gpu: GpuSpec, constraints: Constraints, book: Pricebook, *, bought: bool) -> float:
