@@ -219,59 +219,43 @@ class TcoReport:
         return add_money((self.purchase_gpus, self.purchase_hosts), self.currency)
 
 
+_ONCE_LINES = ("purchase_gpus", "purchase_hosts", "networking", "installation", "storage")
+"""The ``CostLines`` paid up front (their sum is the capex)."""
+_MONTHLY_LINES = (
+    "support_monthly",
+    "power_monthly",
+    "colocation_monthly",
+    "reserved_monthly",
+    "on_demand_monthly",
+    "software_monthly",
+    "storage_monthly",
+)
+"""The ``CostLines`` paid every month (their sum is the opex)."""
+
+
 def report(lines: CostLines, horizon_months: int, currency: Currency) -> TcoReport:
     """Round each line once; totals are sums of the rounded lines."""
     m = to_money
-    once = [
-        m(v, currency)
-        for v in (
-            lines.purchase_gpus,
-            lines.purchase_hosts,
-            lines.networking,
-            lines.installation,
-            lines.storage,
-        )
-    ]
-    capex = add_money(once, currency)
+    once = {name: m(getattr(lines, name), currency) for name in _ONCE_LINES}
+    capex = add_money(once.values(), currency)
     residual = m(lines.residual_value, currency)
     depreciation = Money(amount=capex.amount - residual.amount, currency=currency)
-    monthly = [
-        m(v, currency)
-        for v in (
-            lines.support_monthly,
-            lines.power_monthly,
-            lines.colocation_monthly,
-            lines.reserved_monthly,
-            lines.on_demand_monthly,
-            lines.software_monthly,
-            lines.storage_monthly,
-        )
-    ]
-    opex_monthly = add_money(monthly, currency)
+    monthly = {name: m(getattr(lines, name), currency) for name in _MONTHLY_LINES}
+    opex_monthly = add_money(monthly.values(), currency)
     opex_horizon = Money(amount=opex_monthly.amount * horizon_months, currency=currency)
     horizon_total = Money(amount=depreciation.amount + opex_horizon.amount, currency=currency)
     return TcoReport(
-        purchase_gpus=once[0],
-        purchase_hosts=once[1],
+        **once,
+        **monthly,
         capex=capex,
         residual_value=residual,
         depreciation=depreciation,
         depreciation_monthly=m(float(depreciation.amount) / horizon_months, currency),
-        support_monthly=monthly[0],
-        power_monthly=monthly[1],
-        colocation_monthly=monthly[2],
-        reserved_monthly=monthly[3],
-        on_demand_monthly=monthly[4],
         opex_monthly=opex_monthly,
         opex_horizon=opex_horizon,
         total_monthly=m(float(horizon_total.amount) / horizon_months, currency),
         horizon_total=horizon_total,
         horizon_months=horizon_months,
-        networking=once[2],
-        installation=once[3],
-        storage=once[4],
-        software_monthly=monthly[5],
-        storage_monthly=monthly[6],
     )
 
 
