@@ -348,9 +348,11 @@ def test_a_solve_cancelled_for_shutdown_is_answered_shutting_down() -> None:
 
 
 def test_queued_solves_are_refused_as_soon_as_their_wait_no_longer_fits() -> None:
-    """Six solves queue behind one that runs for 3 s, each with a 10 s deadline. Admitted on the 1 s
-    guess, the later ones are refused once the running solve's age shows the wait will not fit
-    (expected wait = age × (position + 1)), seconds before their deadlines; the first two run."""
+    """Six solves queue behind one that runs for 2.8 s, each with a 10 s deadline (8.75 s of patience:
+    less the margin and the 1 s solve-time guess). Admitted on the 1 s guess, the later ones are
+    refused once the running solve's age shows the wait will not fit (expected wait = age ×
+    (position + 1) > patience − age: from age 2.2 s for the third), seconds before their deadlines;
+    the first two run (the second would be refused from age 2.9 s)."""
 
     async def scenario() -> None:
         gate = SolveGate(slots=1, max_waiting=10, margin_s=0.25)
@@ -370,7 +372,7 @@ def test_queued_solves_are_refused_as_soon_as_their_wait_no_longer_fits() -> Non
         for position in range(6):
             waiters.append(asyncio.ensure_future(queued(position)))
             await asyncio.sleep(0.01)  # arrival order = queue order
-        await asyncio.sleep(3.0)
+        await asyncio.sleep(2.8)
         release.set()
         outcomes = await asyncio.gather(*waiters)
         assert await running is True
