@@ -157,9 +157,6 @@ class GpuSpec(Sourced):
     ecc: bool
     servers: tuple[ServerId, ...] = ()
     """Servers (by id) this GPU is sold in."""
-    ai_enterprise_included_months: Annotated[int, Field(ge=0)] = 0
-    """Months of NVIDIA AI Enterprise subscription included with the GPU when bought (60 for
-    H100 PCIe, H100 NVL, H200 NVL; "Add-on" for SXM parts: 0)."""
 
 
 class NicSpec(_Frozen):
@@ -256,6 +253,9 @@ class Offer(Sourced):
     gpus_per_instance: PosInt = 1
     """Rentals: GPUs in the smallest instance the provider rents (8 for p5.48xlarge); plans rent
     whole instances. Purchases: 1."""
+    ai_enterprise_included_months: Annotated[int, Field(ge=0)] = 0
+    """Purchases: months of NVIDIA AI Enterprise subscription that come with the GPU (60 for the
+    H100 PCIe, H100 NVL and H200 NVL SKUs; SXM parts list it as an "Add-on": 0)."""
 
 
 class ApiPrice(Sourced):

@@ -379,8 +379,8 @@ class SoftwareLicence(_Frozen):
     name: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
     price_per_gpu_year: Money
     nvidia_ai_enterprise: bool = False
-    """The licence is NVIDIA AI Enterprise: bought GPUs whose SKU includes it
-    (``GpuSpec.ai_enterprise_included_months``) pay it only after those months."""
+    """The licence is NVIDIA AI Enterprise: bought GPUs whose purchase includes it
+    (``Offer.ai_enterprise_included_months``) pay it only after those months."""
 
     _price = field_validator("price_per_gpu_year")(_non_negative_money)
 

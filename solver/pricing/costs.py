@@ -42,7 +42,7 @@ STORAGE    the request's ``storage``: TB × price per TB, once (``storage_capex`
            MIP, in its capex or opex cap and objective).
 SOFTWARE   each of the request's ``software_licences``: price per GPU-year ÷ 12 every month per held
            GPU (bought, owned, reserved), ÷ 8,760 per on-demand GPU-hour; NVIDIA AI Enterprise on a
-           bought GPU whose SKU includes it for N months is paid for the months beyond N only
+           GPU whose purchase offer includes it for N months is paid for the months beyond N only
            (averaged over the horizon: × max(0, H − N) / H).
 Rentals come in whole instances of the offer's ``gpus_per_instance`` GPUs.
 
@@ -143,14 +143,15 @@ def network_capex_per_server(server: ServerSpec, constraints: Constraints, book:
     return server.gpus_per_server * per_gpu
 
 
-def software_per_gpu_month(gpu: GpuSpec, constraints: Constraints, book: Pricebook, *, bought: bool) -> float:
-    """Software licences per GPU and month held (module docstring)."""
+def software_per_gpu_month(constraints: Constraints, book: Pricebook, included_months: int = 0) -> float:
+    """Software licences per GPU and month held (module docstring); ``included_months`` of NVIDIA
+    AI Enterprise come with the GPU's purchase offer (``Offer.ai_enterprise_included_months``)."""
     months = constraints.horizon_months
     total = 0.0
     for licence in constraints.software_licences:
         monthly = to_currency(licence.price_per_gpu_year, constraints.currency, book) / MONTHS_PER_YEAR
-        if licence.nvidia_ai_enterprise and bought:
-            monthly *= max(0, months - gpu.ai_enterprise_included_months) / months
+        if licence.nvidia_ai_enterprise:
+            monthly *= max(0, months - included_months) / months
         total += monthly
     return total
 
@@ -221,6 +222,7 @@ class _Purchase:
     host_cost: float
     provider: str = ""
     label: PriceLabel | None = None
+    ai_enterprise_included_months: int = 0
 
 
 def acquisition_options(book: Pricebook, constraints: Constraints) -> list[AcquisitionOption]:
@@ -290,7 +292,14 @@ def _choose_purchase(
             scored.append(
                 (
                     _purchase_preference(offer, price / server.gpus_per_server),
-                    _Purchase(offer.id, per_gpu, min(host, price), offer.provider, offer.label),
+                    _Purchase(
+                        offer.id,
+                        per_gpu,
+                        min(host, price),
+                        offer.provider,
+                        offer.label,
+                        offer.ai_enterprise_included_months,
+                    ),
                 )
             )
         else:
@@ -299,7 +308,14 @@ def _choose_purchase(
             scored.append(
                 (
                     _purchase_preference(offer, per_gpu_all_in),
-                    _Purchase(offer.id, price, host, offer.provider, offer.label),
+                    _Purchase(
+                        offer.id,
+                        price,
+                        host,
+                        offer.provider,
+                        offer.label,
+                        offer.ai_enterprise_included_months,
+                    ),
                 )
             )
     if not scored:
@@ -418,7 +434,10 @@ def _owned_hardware_option(
         install_per_server = install * host_cost + (
             to_currency(fee, constraints.currency, book) if fee is not None else 0.0
         )
-    software = software_per_gpu_month(gpu, constraints, book, bought=not owned)
+    # Owned GPUs: when they were bought (and so how much of a bundled subscription is left) is unknown.
+    software = software_per_gpu_month(
+        constraints, book, 0 if owned else purchase.ai_enterprise_included_months
+    )
     return AcquisitionOption(
         id=f"{gpu.id}/{'owned' if owned else AcquisitionMode.BUY.value}/{place}",
         gpu=gpu.id,
@@ -479,7 +498,7 @@ def _rental_option(
         return None
     _, offer, cost = min(scored, key=lambda item: item[0])
     domain = max(1, gpu.scale_up_domain_size)
-    software = software_per_gpu_month(gpu, constraints, book, bought=False)
+    software = software_per_gpu_month(constraints, book)
     reserved = mode is AcquisitionMode.RESERVED
     return AcquisitionOption(
         id=f"{gpu.id}/{mode.value}/{offer.id}",
