@@ -8,7 +8,10 @@ from decimal import Decimal
 
 from planner_factories import BARE, request
 
+from api.fleetplan.v1 import common_pb2
+from clients.render.plan import render_plan
 from pricebook.schema import Money, Pricebook
+from service.convert.plan import plan_to_proto
 from solver.domain import AcquisitionMode, SoftwareLicence, Storage
 from solver.planner import PlanResult, plan
 from solver.resolve import resolve
@@ -55,3 +58,24 @@ def test_leaving_networking_out_removes_the_line(book: Pricebook) -> None:
     assert with_fabric.tco.total.networking.amount > 0
     assert without.tco.total.networking.amount == 0
     assert without.tco.total.horizon_total.amount < with_fabric.tco.total.horizon_total.amount
+
+
+def test_the_lines_reach_proto_text_and_markdown(book: Pricebook) -> None:
+    """The new lines travel as ``CostBreakdown.components`` (JSON/proto) and render in text and
+    Markdown with their formula in words."""
+    result = _plan(
+        book,
+        installation_fraction=0.01,
+        software_licences=(SoftwareLicence(name="AIE", price_per_gpu_year=_usd(1_000)),),
+        storage=Storage(capacity_tb=10, price_per_tb=_usd(100)),
+    )
+    message = plan_to_proto(result, book)
+    names = {c.name: c for c in message.cost.components}
+    assert {"networking", "installation", "storage", "software"} <= set(names)
+    assert Decimal(names["storage"].horizon_amount.amount) == 10 * 100
+    assert "switch port" in names["networking"].explanation
+    for markdown in (False, True):
+        text = render_plan(message, common_pb2.Provenance(), markdown=markdown)
+        for name in ("networking", "installation", "storage", "software"):
+            assert name in text
+        assert "storage TB × price per TB" in text
