@@ -10,10 +10,10 @@ concurrency with a bounded queue, and the caller's deadline enforced on the solv
 - ``SolveGate``: at most ``slots`` solves at once (one per core by default) and ``max_waiting``
   queued; past that RESOURCE_EXHAUSTED with a ``RetryInfo`` hint (the recent solve time × the queue
   ahead ÷ slots). Admission control: a call is admitted only when that expected wait plus the
-  recent solve time (at least ``MIN_SOLVE_S``) fits its deadline (less the margin); otherwise it is refused the same way at once,
-  and a call whose deadline would pass while it waits is refused then, instead of timing out in
-  the queue. Solves run on the gate's own (nicer) thread pool, so cheap RPCs (catalog, estimates,
-  health) never wait behind them.
+  recent solve time (at least ``MIN_SOLVE_S``) fits its deadline (less the margin); otherwise it
+  is refused the same way at once, and a call whose deadline would pass while it waits is refused
+  then, instead of timing out in the queue. Solves run on the gate's own (nicer) thread pool, so
+  cheap RPCs (catalog, estimates, health) never wait behind them.
 - Deadlines: once a solve has its slot, a timer fires at the caller's remaining deadline minus
   ``margin_s`` and *wraps up* the solve: the MIP is interrupted and its best verified plan comes
   back (status FEASIBLE with its gap). If it had none, the call fails with DEADLINE_EXCEEDED.
