@@ -20,6 +20,8 @@ from pricebook.schema import (
     GpuClass,
     GpuSpec,
     ModelArch,
+    NetworkFabric,
+    NetworkPrice,
     Offer,
     OfferKind,
     Pricebook,
@@ -174,6 +176,22 @@ def residual_curve(site: SiteAssumptions, spec: GpuSpec) -> ResidualCurve:
     """The market-value curve of ``spec``'s class (the datacentre curve when its class has none)."""
     curves = {c.gpu_class: c for c in site.residual_curves}
     return curves.get(gpu_class(spec)) or curves[GpuClass.DATACENTER]
+
+
+def network_fabric(site: SiteAssumptions, server: ServerSpec) -> NetworkFabric | None:
+    """The priced scale-out fabric ``server`` joins (by its NIC's kind); None for a box without one
+    NIC per GPU or a fabric kind the book does not price."""
+    nics = server.scale_out_nics
+    if nics is None:
+        return None
+    return next((f for f in site.network_fabrics if f.kind == nics.kind), None)
+
+
+def network_parts(fabric: NetworkFabric, server: ServerSpec) -> tuple[NetworkPrice, ...]:
+    """The fabric components a server of ``server`` pays: switch port and optics, and the NIC
+    unless its host price includes it."""
+    parts = (fabric.switch_port_per_gpu, fabric.optics_per_gpu)
+    return parts if server.host_includes_nics else (*parts, fabric.nic)
 
 
 def offer(book: Pricebook, offer_id: str) -> Offer:

@@ -333,6 +333,15 @@ def _check_site(file: str, site: SiteAssumptions) -> None:
         raise PricebookError(file, "site", "residual_curves", "one curve per GPU class")
     if GpuClass.DATACENTER not in classes:
         raise PricebookError(file, "site", "residual_curves", "a datacenter curve is required (the fallback)")
+    kinds = [fabric.kind for fabric in site.network_fabrics]
+    if len(set(kinds)) != len(kinds):
+        raise PricebookError(file, "site", "network_fabrics", "one fabric per kind")
+    for position, fabric in enumerate(site.network_fabrics):
+        for part in (fabric.switch_port_per_gpu, fabric.optics_per_gpu, fabric.nic):
+            if part.price.amount < 0:
+                raise PricebookError(
+                    file, "site", f"network_fabrics.{position}", "prices must not be negative"
+                )
     pairs: set[tuple[str, str]] = set()
     for position, rate in enumerate(site.fx_rates):
         if rate.base == rate.quote:

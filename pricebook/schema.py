@@ -183,6 +183,16 @@ class ServerSpec(Sourced):
     """Power the host draws on top of the GPUs' TDP."""
     rack_units: PosInt
     nics: tuple[NicSpec, ...] = ()
+    host_includes_nics: bool = False
+    """``host_cost`` already pays for the scale-out NICs (a sourced node price "incl. 8×400G IB NICs"):
+    the networking line then adds only switch ports and optics."""
+
+    @property
+    def scale_out_nics(self) -> NicSpec | None:
+        """The NIC of a scale-out (rail-optimised) fabric: one NIC per GPU or more; None for a box
+        with only a shared front-end NIC (a workstation's 10 GbE), which joins no GPU fabric."""
+        fabric = [n for n in self.nics if n.per_gpu >= 1.0]
+        return max(fabric, key=lambda n: n.gbps) if fabric else None
 
 
 # --------------------------------------------------------------------------------------------
@@ -243,6 +253,9 @@ class Offer(Sourced):
     gpus_per_instance: PosInt = 1
     """Rentals: GPUs in the smallest instance the provider rents (8 for p5.48xlarge); plans rent
     whole instances. Purchases: 1."""
+    ai_enterprise_included_months: Annotated[int, Field(ge=0)] = 0
+    """Purchases: months of NVIDIA AI Enterprise subscription that come with the GPU (60 for the
+    H100 PCIe, H100 NVL and H200 NVL SKUs; SXM parts list it as an "Add-on": 0)."""
 
 
 class ApiPrice(Sourced):
@@ -339,6 +352,27 @@ class ColocationBasis(StrEnum):
     """Per rack unit (U) per month."""
 
 
+class NetworkPrice(Sourced):
+    """One sourced price of a networking component, with how reliable it is."""
+
+    price: Money
+    label: PriceLabel
+
+
+class NetworkFabric(Sourced):
+    """What one GPU's place in a scale-out fabric costs: its switch port share, its optics (or
+    cables) and its NIC, per fabric kind (InfiniBand, RoCE Ethernet). Servers of a plan join a
+    fabric only when the plan buys more than one of them (``solver.pricing.costs``)."""
+
+    kind: Literal["infiniband", "ethernet"]
+    switch_port_per_gpu: NetworkPrice
+    """Leaf/spine switch cost per GPU NIC port."""
+    optics_per_gpu: NetworkPrice
+    """Transceivers and cables per GPU NIC."""
+    nic: NetworkPrice
+    """One scale-out NIC (charged per NIC unless the server's host price includes them)."""
+
+
 class SiteAssumptions(Sourced):
     electricity_krw_per_kwh: PosFloat
     electricity_usd_per_kwh: PosFloat
@@ -364,6 +398,8 @@ class SiteAssumptions(Sourced):
     vat_rate: Annotated[float, Field(ge=0.0, lt=1.0)]
     prices_include_vat: bool
     fx_rates: tuple[FxRate, ...]
+    network_fabrics: tuple[NetworkFabric, ...] = ()
+    """Scale-out networking prices per fabric kind (a kind without one is not priced)."""
 
 
 # --------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from decimal import Decimal
 
 from pricebook import catalog
 from pricebook.errors import UnknownEntryError
-from pricebook.schema import Money, Pricebook
+from pricebook.schema import Money, Pricebook, label_rank
 from report.assumptions import assumptions
 from report.data import (
     Alternative,
@@ -40,7 +40,7 @@ from report.data import (
 from report.sections import api_rows, buy_vs_rent_rows, sensitivity_rows, training_rows, workload_rows
 from solver.analysis.tco import OptionTco, add_money, to_money, vat_lines
 from solver.analysis.whatif import describe_fleet
-from solver.domain import AcquisitionMode
+from solver.domain import AcquisitionMode, Storage
 from solver.perf.calibration import load_calibration
 from solver.planner.results import PlanFleetLine, PlanResult, SweepFrontier
 from solver.resolve import ResolvedRequest
@@ -80,7 +80,7 @@ def build_quote(
         saving_fraction=saving.saving_fraction if saving is not None else None,
         saving_against=saving.best_baseline_gpu if saving is not None else "",
         alternatives=_alternatives(result, rent_only, plan_tco),
-        bom=_bom(result, book),
+        bom=_bom(result, book, resolved.request.constraints.storage),
         workloads=workload_rows(result, resolved.request),
         training=training_rows(result, resolved.request),
         buy_vs_rent=buy_vs_rent_rows(result),
@@ -125,6 +125,8 @@ def _economics(result: PlanResult) -> Economics | None:
             reserved=total.reserved_monthly,
             on_demand=total.on_demand_monthly,
             total=total.opex_monthly,
+            software=total.software_monthly,
+            storage=total.storage_monthly,
         ),
         components=tuple(
             CostComponentRow(
@@ -167,30 +169,86 @@ def _times(unit: Money, quantity: int) -> Money:
     return Money(amount=unit.amount * quantity, currency=unit.currency)
 
 
+_REQUEST_SUPPLIED = "request"
+"""Offer, provider and label of a BOM line priced by the request itself (installation, storage)."""
+
+
 def _purchase_lines(line: PlanFleetLine, tco: OptionTco, book: Pricebook) -> list[BomLine]:
-    """The line's GPUs, then its hosts when they were bought (the request counts host costs)."""
-    items = [(BomKind.GPU, line.gpu, _gpu_name(book, line.gpu), tco.tco.purchase_gpus, line.gpus)]
+    """The line's GPUs, then its hosts when they were bought (the request counts host costs), the
+    fabric of multi-node servers and the installation."""
+    label = line.price_label.value if line.price_label is not None else ""
+    source = (line.offer_id, line.provider, label)
+    items = [(BomKind.GPU, line.gpu, _gpu_name(book, line.gpu), tco.tco.purchase_gpus, line.gpus, source)]
     if tco.tco.purchase_hosts.amount != 0 and line.server_id is not None:
         name = _server_name(book, line.server_id)
-        items.append((BomKind.HOST, line.server_id, name, tco.tco.purchase_hosts, line.servers))
-    out = []
-    for kind, item_id, item_name, total, quantity in items:
-        unit = _unit_price(total, quantity)
-        out.append(
-            BomLine(
-                kind=kind,
-                item_id=item_id,
-                item_name=item_name,
-                offer_id=line.offer_id,
-                provider=line.provider,
-                price_label=line.price_label.value if line.price_label is not None else "",
-                unit_price=unit,
-                quantity=quantity,
-                amount=_times(unit, quantity),
-                owned=line.owned,
-            )
-        )
-    return out
+        items.append((BomKind.HOST, line.server_id, name, tco.tco.purchase_hosts, line.servers, source))
+    if tco.tco.networking.amount != 0 and line.server_id is not None:
+        items.append(_network_item(book, line.server_id, tco.tco.networking, line.servers))
+    if tco.tco.installation.amount != 0:
+        quantity = line.servers or line.gpus
+        what = "servers" if line.servers else "GPUs"
+        request = (_REQUEST_SUPPLIED, _REQUEST_SUPPLIED, _REQUEST_SUPPLIED)
+        name = f"installation / integration of {quantity} {what}"
+        items.append((BomKind.INSTALLATION, line.option_id, name, tco.tco.installation, quantity, request))
+    return [
+        _bom_line(kind, item_id, item_name, total=total, quantity=quantity, origin=origin, owned=line.owned)
+        for kind, item_id, item_name, total, quantity, origin in items
+    ]
+
+
+def _bom_line(
+    kind: BomKind,
+    item_id: str,
+    item_name: str,
+    *,
+    total: Money,
+    quantity: int,
+    origin: tuple[str, str, str],
+    owned: bool = False,
+) -> BomLine:
+    unit = _unit_price(total, quantity)
+    offer_id, provider, label = origin
+    return BomLine(
+        kind=kind,
+        item_id=item_id,
+        item_name=item_name,
+        offer_id=offer_id,
+        provider=provider,
+        price_label=label,
+        unit_price=unit,
+        quantity=quantity,
+        amount=_times(unit, quantity),
+        owned=owned,
+    )
+
+
+def _network_item(
+    book: Pricebook, server_id: str, amount: Money, servers: int
+) -> tuple[BomKind, str, str, Money, int, tuple[str, str, str]]:
+    """The fabric of ``servers`` servers: named by kind, labelled by its least reliable component."""
+    spec = catalog.server(book, server_id)
+    fabric = catalog.network_fabric(book.site, spec)
+    kind = fabric.kind if fabric is not None else "fabric"
+    parts = catalog.network_parts(fabric, spec) if fabric is not None else ()
+    label = max((p.label for p in parts), key=label_rank).value if parts else ""
+    name = f"{kind} scale-out fabric per {_server_name(book, server_id)}"
+    return (
+        BomKind.NETWORKING,
+        f"{server_id}.{kind}",
+        name,
+        amount,
+        servers,
+        (f"site.network_fabrics.{kind}", "", label),
+    )
+
+
+def _storage_line(storage: Storage | None, amount: Money) -> BomLine | None:
+    """The request's storage bought up front (storage rented per TB-month is in the cash flow)."""
+    if storage is None or amount.amount == 0:
+        return None
+    request = (_REQUEST_SUPPLIED, _REQUEST_SUPPLIED, _REQUEST_SUPPLIED)
+    name = f"storage, {storage.capacity_tb:g} TB"
+    return _bom_line(BomKind.STORAGE, "storage", name, total=amount, quantity=1, origin=request)
 
 
 def _rental_line(line: PlanFleetLine, tco: OptionTco) -> RentalLine:
@@ -208,7 +266,7 @@ def _rental_line(line: PlanFleetLine, tco: OptionTco) -> RentalLine:
     )
 
 
-def _bom(result: PlanResult, book: Pricebook) -> Bom | None:
+def _bom(result: PlanResult, book: Pricebook, storage: Storage | None = None) -> Bom | None:
     if result.tco is None:
         return None
     currency = result.currency
@@ -221,6 +279,9 @@ def _bom(result: PlanResult, book: Pricebook) -> Bom | None:
             rentals.append(_rental_line(line, tco))
         else:
             lines.extend(_purchase_lines(line, tco, book))
+    stored = _storage_line(storage, result.tco.total.storage)
+    if stored is not None:
+        lines.append(stored)
     rate = book.site.vat_rate
     supply = add_money((b.amount for b in lines), currency)
     vat = vat_lines(result.tco.total, rate).capex_vat  # VAT on the purchases (issue 15's line)

@@ -12,7 +12,7 @@ from pricebook.schema import Money
 from report.data import Economics
 
 MONTHS_PER_YEAR = 12
-ROWS = ("capex", "support", "power", "colocation", "reserved", "on_demand", "residual")
+ROWS = ("capex", "support", "power", "colocation", "software", "storage", "reserved", "on_demand", "residual")
 """Cash-flow rows in report order (label keys ``cf.<row>``)."""
 
 
@@ -37,14 +37,7 @@ def cash_flow(economics: Economics, horizon_months: int) -> CashFlow:
     currency = economics.capex.currency
     years = (horizon_months + MONTHS_PER_YEAR - 1) // MONTHS_PER_YEAR
     months = tuple(min(MONTHS_PER_YEAR, horizon_months - MONTHS_PER_YEAR * y) for y in range(years))
-    opex = economics.opex
-    monthly = {
-        "support": opex.support,
-        "power": opex.power,
-        "colocation": opex.colocation,
-        "reserved": opex.reserved,
-        "on_demand": opex.on_demand,
-    }
+    monthly = economics.opex.by_row()
     zero = Decimal(0) * economics.capex.amount  # keeps the currency's minor-unit exponent
 
     def money(amount: Decimal) -> Money:

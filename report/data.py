@@ -57,6 +57,10 @@ class Alternative(_Quote):
 class BomKind(StrEnum):
     GPU = "gpu"
     HOST = "host"
+    NETWORKING = "networking"
+    """The scale-out fabric of multi-node servers (switch ports, optics, NICs)."""
+    INSTALLATION = "installation"
+    STORAGE = "storage"
 
 
 class BomLine(_Quote):
@@ -114,6 +118,23 @@ class OpexMonthly(_Quote):
     reserved: Money
     on_demand: Money
     total: Money
+    software: Money | None = None
+    """Software licences (None in quotes saved before issue 15's whole-system lines)."""
+    storage: Money | None = None
+    """Storage rented per TB-month."""
+
+    def by_row(self) -> dict[str, Money]:
+        """The monthly lines by cash-flow row (``report.cashflow.ROWS``), zero lines included."""
+        zero = Money(amount=self.total.amount * 0, currency=self.total.currency)
+        return {
+            "support": self.support,
+            "power": self.power,
+            "colocation": self.colocation,
+            "software": self.software or zero,
+            "storage": self.storage or zero,
+            "reserved": self.reserved,
+            "on_demand": self.on_demand,
+        }
 
 
 class VatSummary(_Quote):

@@ -149,13 +149,7 @@ def _cash_flow(
         f.head,
     )
     _row(sheet, 3, [label("months", lang), None, *flow.months])
-    monthly = {
-        "support": econ.opex.support,
-        "power": econ.opex.power,
-        "colocation": econ.opex.colocation,
-        "reserved": econ.opex.reserved,
-        "on_demand": econ.opex.on_demand,
-    }
+    monthly = econ.opex.by_row()
     first = 4
     for i, (row, amounts) in enumerate(flow.rows):
         r = first + i

@@ -94,6 +94,8 @@ MAX_LENGTH_BUCKETS = 64
 """Most request-length buckets one workload may give (an 8×8 input × output histogram)."""
 TP_CHOICES = (1, 2, 4, 8)
 """Tensor-parallel degrees a deployment may use (``allowed_tp`` values)."""
+
+
 class OfferPolicy(StrEnum):
     """How one offer is chosen per GPU and acquisition mode (``solver.pricing.costs``)."""
 
@@ -359,6 +361,41 @@ class CountBound(_Frozen):
         return self
 
 
+MAX_STORAGE_TB = 1_000_000
+"""Most storage a request may add (an exabyte: beyond it the number is a typo, not a fleet)."""
+MAX_SOFTWARE_LICENCES = 16
+
+
+def _non_negative_money(value: Money | None) -> Money | None:
+    if value is not None and value.amount < 0:
+        msg = f"must not be negative, got {value.amount}"
+        raise ValueError(msg)
+    return value
+
+
+class SoftwareLicence(_Frozen):
+    """A software subscription the fleet pays per GPU-year (e.g. NVIDIA AI Enterprise)."""
+
+    name: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
+    price_per_gpu_year: Money
+    nvidia_ai_enterprise: bool = False
+    """The licence is NVIDIA AI Enterprise: bought GPUs whose purchase includes it
+    (``Offer.ai_enterprise_included_months``) pay it only after those months."""
+
+    _price = field_validator("price_per_gpu_year")(_non_negative_money)
+
+
+class Storage(_Frozen):
+    """Storage the fleet adds: ``capacity_tb`` at ``price_per_tb`` (one-off, or per TB-month)."""
+
+    capacity_tb: Annotated[float, Field(gt=0, le=MAX_STORAGE_TB, allow_inf_nan=False)]
+    price_per_tb: Money
+    monthly: bool = False
+    """True: ``price_per_tb`` is per TB-month (a storage service); False: a purchase per TB."""
+
+    _price = field_validator("price_per_tb")(_non_negative_money)
+
+
 class Constraints(_Frozen):
     currency: Currency = "USD"
     horizon_months: Annotated[int, Field(gt=0, le=MAX_HORIZON_MONTHS)] = 36
@@ -392,14 +429,20 @@ class Constraints(_Frozen):
     """Never offers in these regions (case-insensitive)."""
     pinned_offers: tuple[str, ...] = ()
     """Offer ids to use: for a GPU and acquisition kind with a pinned offer, only pinned offers count."""
+    include_network_costs: bool = True
+    """Price the scale-out fabric (switch ports, optics, NICs) of bought servers that are multi-node."""
+    installation_fraction: Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)] = 0.0
+    """One-off installation/integration as a fraction of the hardware bought (GPUs + hosts); no
+    sourced default, so 0."""
+    installation_per_server: Money | None = None
+    """One-off installation/integration per server bought (on top of ``installation_fraction``)."""
+    software_licences: tuple[SoftwareLicence, ...] = Field(default=(), max_length=MAX_SOFTWARE_LICENCES)
+    """Licences paid per GPU-year on every GPU of the fleet (held, or per hour rented on demand)."""
+    storage: Storage | None = None
 
-    @field_validator("capex_budget", "monthly_opex_cap")
-    @classmethod
-    def _not_negative(cls, value: Money | None) -> Money | None:
-        if value is not None and value.amount < 0:
-            msg = f"must not be negative, got {value.amount}"
-            raise ValueError(msg)
-        return value
+    _money = field_validator("capex_budget", "monthly_opex_cap", "installation_per_server")(
+        _non_negative_money
+    )
 
 
 DEFAULT_MAX_GAP = 0.10

@@ -222,7 +222,33 @@ def _constraints(msg: scenario_pb2.Constraints, col: Collector, path: str) -> di
     out["pinned_offers"] = tuple(msg.pinned_offer_ids)
     out["include_regions"] = tuple(msg.include_regions)
     out["exclude_regions"] = tuple(msg.exclude_regions)
+    _whole_system(msg, out)
     return out
+
+
+def _whole_system(msg: scenario_pb2.Constraints, out: dict[str, Any]) -> None:
+    """Networking, installation, software and storage (issue 15)."""
+    put(out, "include_network_costs", optional(msg, "include_network_costs"))
+    put(out, "installation_fraction", optional(msg, "installation_fraction"))
+    if msg.HasField("installation_per_server"):
+        out["installation_per_server"] = money_to_dict(msg.installation_per_server)
+    out["software_licences"] = tuple(
+        {
+            "name": lic.name,
+            "price_per_gpu_year": money_to_dict(lic.price_per_gpu_year)
+            if lic.HasField("price_per_gpu_year")
+            else None,
+            "nvidia_ai_enterprise": lic.nvidia_ai_enterprise,
+        }
+        for lic in msg.software_licences
+    )
+    if msg.HasField("storage"):
+        st = msg.storage
+        out["storage"] = {
+            "capacity_tb": st.capacity_tb,
+            "price_per_tb": money_to_dict(st.price_per_tb) if st.HasField("price_per_tb") else None,
+            "monthly": st.monthly,
+        }
 
 
 def _offer(msg: scenario_pb2.OfferOverride, col: Collector, path: str) -> dict[str, Any]:

@@ -6,9 +6,11 @@ option, at the plan's packing (k = GPUs per server the plan fills; a full server
 horizon H months, market value v(m) (the GPU class's residual curve)::
 
     purchase P         = capex per GPU + host capex / k
-    running R (/month) = support + colocation + idle power (per GPU) + host colocation, power and
-                         support / k
-    fixed F (/month)   = P · (1 − v(H)) / H + R
+    installation I     = installation per GPU + per server / k   (no market value; the multi-node
+                         fabric is left out: one more GPU in one server needs none)
+    running R (/month) = support + colocation + idle power + software (per GPU) + host colocation,
+                         power and support / k
+    fixed F (/month)   = (P · (1 − v(H)) + I) / H + R
     busy p (/GPU-hour) = power above idle while busy
     owning at utilisation u, per month   = F + p · 730 · u
     on-demand at u, per month            = price_per_hour · 730 · u
@@ -19,7 +21,7 @@ horizon H months, market value v(m) (the GPU class's residual curve)::
                               (owning is cheaper below u*: above it the extra power outweighs the saving)
     payback months at u:      the months of saving against on-demand that repay the capital owning
                               consumes over the horizon (the purchase less its market value then):
-                              P · (1 − v(H)) / ((price_per_hour − p) · 730 · u − R)
+                              (P · (1 − v(H)) + I) / ((price_per_hour − p) · 730 · u − R)
                               At u = u* the payback is exactly H (both sides cost the same over the
                               horizon), above u* shorter, below it longer: one verdict throughout.
 
@@ -128,6 +130,9 @@ class OwningCost:
     running_monthly: float
     fixed_monthly: float
     busy_hourly: float
+    installation: float = 0.0
+    """One-off installation per GPU (its share of the server's): no market value at the horizon.
+    The multi-node fabric is left out: one more GPU in a single server needs none."""
 
     def monthly_at(self, utilization: float) -> float:
         """Owning cost per month at ``utilization`` (F + p · 730 · u)."""
@@ -135,8 +140,9 @@ class OwningCost:
 
     @property
     def capital_consumed(self) -> float:
-        """Purchase less its market value at the end of the horizon: P · (1 − v(H))."""
-        return self.purchase * (1.0 - self.option.residual_fraction)
+        """Purchase less its market value at the end of the horizon, plus installation:
+        P · (1 − v(H)) + I."""
+        return self.purchase * (1.0 - self.option.residual_fraction) + self.installation
 
 
 def owning_cost(
@@ -146,9 +152,11 @@ def owning_cost(
     a full server)."""
     k = gpus_per_server if gpus_per_server is not None and gpus_per_server > 0 else float(opt.gpus_per_server)
     purchase = opt.capex_per_gpu + opt.capex_per_server / k
+    installation = opt.installation_capex_per_gpu + opt.installation_capex_per_server / k
     running = opt.fixed_monthly_per_gpu + opt.fixed_monthly_per_server / k
-    fixed = purchase * (1.0 - opt.residual_fraction) / horizon_months + running  # P · (1 − v(H)) / H + R
-    return OwningCost(opt, horizon_months, k, purchase, running, fixed, opt.busy_hourly_per_gpu)
+    # (P · (1 − v(H)) + I) / H + R
+    fixed = (purchase * (1.0 - opt.residual_fraction) + installation) / horizon_months + running
+    return OwningCost(opt, horizon_months, k, purchase, running, fixed, opt.busy_hourly_per_gpu, installation)
 
 
 def gpu_day_cost(

@@ -6,16 +6,21 @@ the same as ``AcquisitionOption.horizon_cost`` — which the MIP objective uses 
 lines a bid shows:
 
     purchase            capex_per_gpu × GPUs + capex_per_server × servers   (once, up front)
-    residual value      purchase × residual_fraction                      (recovered at the end)
-    depreciation        purchase − residual value, spread over the horizon
-    support             (fixed_monthly_per_gpu − idle power) × GPUs (bought/owned) + host support
+    networking          network_capex_per_server × servers once 2 or more (once; multi-node fabric)
+    installation        installation_capex_per_gpu × GPUs + per server × servers (once)
+    storage             the request's TB × price per TB (once, fleet-wide) or per TB-month
+    residual value      purchase × residual_fraction (hardware only)    (recovered at the end)
+    depreciation        capex − residual value, spread over the horizon
+    support             (fixed_monthly_per_gpu − idle power − software) × GPUs (bought/owned) + host support
     power               busy GPU-hours × busy power price + idle GPU power × GPUs + host power
     colocation          rack rent per server
-    reserved rental     fixed_monthly_per_gpu × GPUs (reserved options)
-    on-demand rental    busy GPU-hours × hourly price (on-demand options)
+    software            software_monthly_per_gpu × GPUs (+ per on-demand GPU-hour)
+    reserved rental     (fixed_monthly_per_gpu − software) × GPUs (reserved options)
+    on-demand rental    busy GPU-hours × (hourly price − software) (on-demand options)
 
-    monthly opex   = support + power + colocation + reserved + on-demand
-    horizon TCO    = purchase − residual value + monthly opex × horizon months
+    capex          = purchase + networking + installation + storage bought
+    monthly opex   = support + power + colocation + software + storage rented + reserved + on-demand
+    horizon TCO    = capex − residual value + monthly opex × horizon months
 
 Money in reports is Decimal ``Money`` rounded to the currency's minor unit (cents, whole won);
 horizon totals are sums of the rounded lines so a bid's columns add up exactly.
@@ -24,7 +29,7 @@ horizon totals are sums of the rounded lines so a bid's columns add up exactly.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from decimal import ROUND_HALF_EVEN, Decimal
 from enum import StrEnum
 from typing import Any
@@ -97,10 +102,15 @@ class CostLines:
     colocation_monthly: float = 0.0
     reserved_monthly: float = 0.0
     on_demand_monthly: float = 0.0
+    networking: float = 0.0
+    installation: float = 0.0
+    storage: float = 0.0
+    software_monthly: float = 0.0
+    storage_monthly: float = 0.0
 
     @property
     def capex(self) -> float:
-        return self.purchase_gpus + self.purchase_hosts
+        return self.purchase_gpus + self.purchase_hosts + self.networking + self.installation + self.storage
 
     @property
     def opex_monthly(self) -> float:
@@ -110,6 +120,8 @@ class CostLines:
             + self.colocation_monthly
             + self.reserved_monthly
             + self.on_demand_monthly
+            + self.software_monthly
+            + self.storage_monthly
         )
 
     def horizon_total(self, horizon_months: int) -> float:
@@ -122,25 +134,28 @@ class CostLines:
 
 
 def _fields(lines: CostLines) -> tuple[float, ...]:
-    return (
-        lines.purchase_gpus,
-        lines.purchase_hosts,
-        lines.residual_value,
-        lines.support_monthly,
-        lines.power_monthly,
-        lines.colocation_monthly,
-        lines.reserved_monthly,
-        lines.on_demand_monthly,
-    )
+    return tuple(getattr(lines, f.name) for f in fields(lines))
+
+
+def storage_lines(storage_capex: float, storage_monthly: float) -> CostLines:
+    """The request's storage (a fleet-wide line, not any option's)."""
+    return CostLines(storage=storage_capex, storage_monthly=storage_monthly)
 
 
 def cost_lines(line: FleetLine) -> CostLines:
     """Split one fleet line's cost into TCO lines (see the module docstring)."""
     opt = line.option
     if opt.mode is AcquisitionMode.RESERVED:
-        return CostLines(reserved_monthly=opt.fixed_monthly_per_gpu * line.gpus)
+        return CostLines(
+            reserved_monthly=(opt.fixed_monthly_per_gpu - opt.software_monthly_per_gpu) * line.gpus,
+            software_monthly=opt.software_monthly_per_gpu * line.gpus,
+        )
     if opt.mode is AcquisitionMode.ON_DEMAND:
-        return CostLines(on_demand_monthly=opt.busy_hourly_per_gpu * line.busy_gpu_hours_per_month)
+        hours = line.busy_gpu_hours_per_month
+        return CostLines(
+            on_demand_monthly=(opt.busy_hourly_per_gpu - opt.software_hourly_per_gpu) * hours,
+            software_monthly=opt.software_hourly_per_gpu * hours,
+        )
     purchase_gpus = opt.capex_per_gpu * line.gpus
     purchase_hosts = opt.capex_per_server * line.servers
     server_support = (
@@ -149,13 +164,16 @@ def cost_lines(line: FleetLine) -> CostLines:
     return CostLines(
         purchase_gpus=purchase_gpus,
         purchase_hosts=purchase_hosts,
-        residual_value=(purchase_gpus + purchase_hosts) * opt.residual_fraction,
+        residual_value=opt.residual_value(line.gpus, line.servers),
         support_monthly=opt.support_monthly_per_gpu * line.gpus + server_support * line.servers,
         power_monthly=opt.busy_hourly_per_gpu * line.busy_gpu_hours_per_month
         + opt.idle_power_monthly_per_gpu * line.gpus
         + opt.host_power_monthly_per_server * line.servers,
         colocation_monthly=opt.colocation_monthly_per_gpu * line.gpus
         + opt.colocation_monthly_per_server * line.servers,
+        networking=opt.network_capex(line.servers),
+        installation=opt.installation_capex(line.gpus, line.servers),
+        software_monthly=opt.software_monthly_per_gpu * line.gpus,
     )
 
 
@@ -166,9 +184,10 @@ class TcoReport:
     purchase_gpus: Money
     purchase_hosts: Money
     capex: Money
+    """Everything paid up front: GPUs, hosts, networking, installation, storage."""
     residual_value: Money
     depreciation: Money
-    """capex − residual value: what the hardware loses over the horizon."""
+    """capex − residual value: what the purchases lose over the horizon."""
     depreciation_monthly: Money
     support_monthly: Money
     power_monthly: Money
@@ -181,44 +200,57 @@ class TcoReport:
     """Horizon TCO ÷ horizon months (depreciation + opex per month)."""
     horizon_total: Money
     horizon_months: int
+    networking: Money
+    """Scale-out fabric of multi-node bought servers (switch ports, optics, NICs)."""
+    installation: Money
+    storage: Money
+    """Storage bought up front."""
+    software_monthly: Money
+    storage_monthly: Money
+    """Storage rented per TB-month."""
 
     @property
     def currency(self) -> Currency:
         return self.capex.currency
 
+    @property
+    def hardware(self) -> Money:
+        """GPUs and hosts: the purchases with a market value at the horizon (book depreciation's base)."""
+        return add_money((self.purchase_gpus, self.purchase_hosts), self.currency)
+
+
+_ONCE_LINES = ("purchase_gpus", "purchase_hosts", "networking", "installation", "storage")
+"""The ``CostLines`` paid up front (their sum is the capex)."""
+_MONTHLY_LINES = (
+    "support_monthly",
+    "power_monthly",
+    "colocation_monthly",
+    "reserved_monthly",
+    "on_demand_monthly",
+    "software_monthly",
+    "storage_monthly",
+)
+"""The ``CostLines`` paid every month (their sum is the opex)."""
+
 
 def report(lines: CostLines, horizon_months: int, currency: Currency) -> TcoReport:
     """Round each line once; totals are sums of the rounded lines."""
     m = to_money
-    purchase_gpus, purchase_hosts = m(lines.purchase_gpus, currency), m(lines.purchase_hosts, currency)
-    capex = add_money((purchase_gpus, purchase_hosts), currency)
+    once = {name: m(getattr(lines, name), currency) for name in _ONCE_LINES}
+    capex = add_money(once.values(), currency)
     residual = m(lines.residual_value, currency)
     depreciation = Money(amount=capex.amount - residual.amount, currency=currency)
-    monthly = [
-        m(v, currency)
-        for v in (
-            lines.support_monthly,
-            lines.power_monthly,
-            lines.colocation_monthly,
-            lines.reserved_monthly,
-            lines.on_demand_monthly,
-        )
-    ]
-    opex_monthly = add_money(monthly, currency)
+    monthly = {name: m(getattr(lines, name), currency) for name in _MONTHLY_LINES}
+    opex_monthly = add_money(monthly.values(), currency)
     opex_horizon = Money(amount=opex_monthly.amount * horizon_months, currency=currency)
     horizon_total = Money(amount=depreciation.amount + opex_horizon.amount, currency=currency)
     return TcoReport(
-        purchase_gpus=purchase_gpus,
-        purchase_hosts=purchase_hosts,
+        **once,
+        **monthly,
         capex=capex,
         residual_value=residual,
         depreciation=depreciation,
         depreciation_monthly=m(float(depreciation.amount) / horizon_months, currency),
-        support_monthly=monthly[0],
-        power_monthly=monthly[1],
-        colocation_monthly=monthly[2],
-        reserved_monthly=monthly[3],
-        on_demand_monthly=monthly[4],
         opex_monthly=opex_monthly,
         opex_horizon=opex_horizon,
         total_monthly=m(float(horizon_total.amount) / horizon_months, currency),
@@ -251,10 +283,16 @@ class FleetTco:
     """Unrounded horizon TCO (compare with the optimizer's objective)."""
 
 
-def fleet_tco(lines: Sequence[FleetLine], horizon_months: int, currency: Currency) -> FleetTco:
-    """TCO of a whole fleet: per option and in total."""
+def fleet_tco(
+    lines: Sequence[FleetLine],
+    horizon_months: int,
+    currency: Currency,
+    fleet_wide: CostLines | None = None,
+) -> FleetTco:
+    """TCO of a whole fleet: per option and in total (with ``fleet_wide`` lines such as the
+    request's storage, which belong to no option)."""
     by_option: list[OptionTco] = []
-    total = CostLines()
+    total = fleet_wide or CostLines()
     for line in lines:
         split = cost_lines(line)
         total = total + split
@@ -507,6 +545,10 @@ class CostComponentName(StrEnum):
     COLOCATION = "colocation"
     RESERVED_RENTAL = "reserved_rental"
     ON_DEMAND_RENTAL = "on_demand_rental"
+    NETWORKING = "networking"
+    INSTALLATION = "installation"
+    STORAGE = "storage"
+    SOFTWARE = "software"
 
 
 @dataclass(frozen=True, slots=True)
@@ -576,6 +618,28 @@ def cost_components(tco: TcoReport) -> tuple[CostComponent, ...]:
             monthly(tco.on_demand_monthly),
             "on-demand GPU-hours used × price per GPU-hour",
         ),
+        (
+            CostComponentName.NETWORKING,
+            once(tco.networking),
+            "servers of a model bought 2 or more: GPU slots × (switch port + optics per GPU) + NICs × "
+            "NIC price (unless the host price includes them), by fabric (InfiniBand, RoCE Ethernet)",
+        ),
+        (
+            CostComponentName.INSTALLATION,
+            once(tco.installation),
+            "installation fraction × (GPUs + hosts bought) + installation fee × servers bought",
+        ),
+        (
+            CostComponentName.STORAGE,
+            _storage(tco, months),
+            "storage TB × price per TB (bought once, or per TB-month)",
+        ),
+        (
+            CostComponentName.SOFTWARE,
+            monthly(tco.software_monthly),
+            "licence price per GPU-year ÷ 12 × GPUs held (on demand: ÷ 8,760 × GPU-hours used); NVIDIA AI "
+            "Enterprise on a SKU that includes it: only the months beyond the included ones",
+        ),
     )
     # Colocated hardware whose colocation price includes power has no power cost of its own: the
     # line stays, at zero, so a reader sees power was not forgotten (nor counted twice).
@@ -587,6 +651,15 @@ def cost_components(tco: TcoReport) -> tuple[CostComponent, ...]:
         elif horizon.amount != 0:
             components.append(CostComponent(name, horizon, per_month, why))
     return tuple(components)
+
+
+def _storage(tco: TcoReport, months: int) -> tuple[Money, Money]:
+    """Storage over the horizon and per month, bought or rented."""
+    horizon = tco.storage.amount + tco.storage_monthly.amount * months
+    return (
+        Money(amount=horizon, currency=tco.currency),
+        to_money(float(horizon) / months, tco.currency),
+    )
 
 
 POWER_IN_COLOCATION = (

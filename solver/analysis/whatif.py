@@ -94,7 +94,8 @@ def restrict_to_gpu(instance: FleetInstance, gpu: GpuId) -> tuple[FleetInstance 
 
 def scale_option_price(option: AcquisitionOption, factor: float) -> AcquisitionOption:
     """The option with its GPU price × ``factor`` (purchase price and the support priced on it,
-    or the rental rate); power, hosts and sunk (owned) GPUs are unchanged."""
+    the installation priced as a fraction of it, or the rental rate); power, hosts, software and
+    sunk (owned) GPUs are unchanged."""
     if option.owned:
         return option
     if option.mode is AcquisitionMode.BUY:
@@ -102,11 +103,14 @@ def scale_option_price(option: AcquisitionOption, factor: float) -> AcquisitionO
         return replace(
             option,
             capex_per_gpu=option.capex_per_gpu * factor,
+            installation_capex_per_gpu=option.installation_capex_per_gpu * factor,
             fixed_monthly_per_gpu=option.fixed_monthly_per_gpu + support * (factor - 1.0),
         )
     if option.mode is AcquisitionMode.RESERVED:
-        return replace(option, fixed_monthly_per_gpu=option.fixed_monthly_per_gpu * factor)
-    return replace(option, busy_hourly_per_gpu=option.busy_hourly_per_gpu * factor)
+        rent = option.fixed_monthly_per_gpu - option.software_monthly_per_gpu
+        return replace(option, fixed_monthly_per_gpu=rent * factor + option.software_monthly_per_gpu)
+    rate = option.busy_hourly_per_gpu - option.software_hourly_per_gpu
+    return replace(option, busy_hourly_per_gpu=rate * factor + option.software_hourly_per_gpu)
 
 
 def scale_gpu_price(instance: FleetInstance, gpu: GpuId, factor: float) -> FleetInstance:

@@ -57,7 +57,13 @@ from solver.perf import Capacity, Deployment, WorkloadShape, capacity_at_sla, re
 from solver.perf.mixed import pool_capacities
 from solver.perf.risk import quantile_factor
 from solver.perf.training import estimate_training, min_gpus_to_fit
-from solver.pricing.costs import acquisition_options, capex_budget_ex_vat, to_currency
+from solver.pricing.costs import (
+    acquisition_options,
+    capex_budget_ex_vat,
+    storage_capex,
+    storage_monthly,
+    to_currency,
+)
 from solver.pricing.options import AcquisitionOption
 from solver.units import HOURS_PER_DAY, SECONDS_PER_HOUR
 
@@ -464,6 +470,8 @@ def build_instance(request: PlanRequest, book: Pricebook, *, fleet: Fleet | None
         count_limits=tuple(CountLimit(b.gpu, b.min_count, b.max_count) for b in constraints.count_bounds),
         owned_counts={o.gpu: o.count for o in constraints.owned},
         fixed_fleet=fixed,
+        extra_capex=storage_capex(constraints, book),
+        extra_monthly=storage_monthly(constraints, book),
     )
 
 

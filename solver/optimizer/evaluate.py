@@ -352,11 +352,13 @@ def _server_problem(
 # 5–8: caps, recomputed from the option prices and the counts
 def check_caps(instance: FleetInstance, solution: FleetSolution, fleet: _Fleet) -> list[Violation]:
     used = dict.fromkeys(Cap, 0.0)
+    used[Cap.CAPEX_BUDGET] = instance.extra_capex
+    used[Cap.MONTHLY_OPEX] = instance.extra_monthly
     for c in solution.options:
         o = fleet.options.get(c.option_id)
         if o is None:
             continue
-        used[Cap.CAPEX_BUDGET] += o.capex_per_gpu * c.gpus + o.capex_per_server * c.servers
+        used[Cap.CAPEX_BUDGET] += o.capex(c.gpus, c.servers)
         used[Cap.MONTHLY_OPEX] += o.fixed_monthly_per_gpu * c.gpus + o.fixed_monthly_per_server * c.servers
         used[Cap.MONTHLY_OPEX] += o.busy_hourly_per_gpu * c.busy_gpu_hours_per_month
         if o.mode is AcquisitionMode.BUY or o.owned:

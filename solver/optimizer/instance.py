@@ -218,6 +218,10 @@ class FleetInstance:
     """GPUs already owned per type; options with ``owned=True`` must hold exactly these."""
     fixed_fleet: tuple[FixedGroup, ...] | None = None
     """EvaluateFleet: the caller's fleet (options in no group = 0 GPUs); None = plan freely."""
+    extra_capex: float = 0.0
+    """Up-front cost that does not depend on the fleet (the request's storage bought per TB)."""
+    extra_monthly: float = 0.0
+    """Monthly cost that does not depend on the fleet (the request's storage per TB-month)."""
 
     def fixed_count_of(self, option_id: str) -> int | None:
         """The fixed fleet's GPUs among the options of ``option_id``'s group (None = not fixed)."""

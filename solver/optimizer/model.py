@@ -65,11 +65,16 @@ Constraints (numbers match ``ModelBuilder`` method comments and the evaluator's 
 4. Whole servers, ∀o bought/owned: n_o ≤ k_o · s_o  (n_o = k_o · s_o for bought fixed boards).
    Whole rental instances, ∀o rented with i_o GPUs per instance > 1: n_o = i_o · w_o (reserved),
    d_o,b = i_o · w_o,b (on-demand), w ∈ Z+.
+   Multi-node fabric, ∀o bought with a fabric price c_o > 0 (``network_capex_per_server``) and
+   ub(s_o) ≥ 2: ``e_o ∈ {0,1}`` "o is a single node": e_o ≤ s_o, s_o ≤ 1 + (ub(s_o) − 1)(1 − e_o);
+   the fabric costs NET_o = c_o (s_o − e_o), i.e. c_o s_o once s_o ≥ 2 and 0 for one server (the
+   minimisation sets e_o = 1 whenever s_o = 1; ``AcquisitionOption.network_capex``).
    Owned GPUs sit densely in owned hosts: n_o ≥ k_o · s_o − (k_o − 1). A bought option b of the
    same GPU and server model as an owned option o (b not a fixed board) shares o's free slots:
    n_b + n_o ≤ k (s_b + s_o) replaces n_b ≤ k · s_b (``instance.owned_host_of``).
-5. Capex: Σ_o capex_gpu_o · n_o + capex_srv_o · s_o ≤ BUD.
-6. Monthly opex: Σ_o fix_gpu_o n_o + fix_srv_o s_o + DAYS Σ_b h_b (Σ busy_o u_ob + Σ busy_o d_ob)
+5. Capex: Σ_o (capex_gpu_o + inst_gpu_o) n_o + (capex_srv_o + inst_srv_o) s_o + NET_o + X ≤ BUD
+   (inst = installation, X = the request's one-off storage).
+6. Monthly opex: Σ_o fix_gpu_o n_o + fix_srv_o s_o + X_m + DAYS Σ_b h_b (Σ busy_o u_ob + Σ busy_o d_ob)
    + Σ_{t,o} busy_o · G_{t,g(o)} · f_to ≤ OPX.
 7. Power: Σ_{o on site} pw_gpu_o · n_o + pw_srv_o · s_o ≤ PWR   (rentals use the cloud's power).
 8. Rack units: Σ_{o on site} ru_o · s_o ≤ RU.
@@ -108,6 +113,7 @@ Objective (TCO over the horizon, request currency, divided by a cost unit for sc
 -------------------------------------------------------------------------------------
 min TCO + ε · GPUS, where
 TCO  = Σ_o (capex_gpu_o n_o + capex_srv_o s_o)(1 − res_o) + H (fix_gpu_o n_o + fix_srv_o s_o)
+       + Σ_o inst_gpu_o n_o + inst_srv_o s_o + NET_o + X + H · X_m   (X, X_m: storage, a constant)
        + H · DAYS Σ_b h_b (Σ busy_o u_ob + Σ busy_o d_ob) + H Σ_{t,o} busy_o G_{t,g(o)} f_to
 GPUS = Σ n_o + Σ s_o + Σ_b h_b/24 · d_ob           (ε ≪ any price difference)
 
@@ -148,7 +154,7 @@ from solver.optimizer.instance import (
 )
 from solver.optimizer.reductions import reserved_dominated_by_on_demand, small_server_limits
 from solver.optimizer.results import SolverStats
-from solver.pricing.options import AcquisitionOption
+from solver.pricing.options import MULTI_NODE_SERVERS, AcquisitionOption
 from solver.units import DAYS_PER_MONTH
 
 TIE_BREAK_PER_GPU = 1e-7
@@ -214,8 +220,8 @@ def horizon_cost_per_gpu(option: AcquisitionOption, months: int) -> float:
     shared over its slots): the option's most expensive use, comparable across modes."""
     slots = max(1, option.gpus_per_server)
     return (
-        option.capex_per_gpu
-        + option.capex_per_server / slots
+        option.capex_per_gpu_with_host
+        + option.network_capex_per_server / slots
         + months * (option.fixed_monthly_per_gpu + option.fixed_monthly_per_server / slots)
         + months * DAYS_PER_MONTH * 24 * option.busy_hourly_per_gpu
     )
@@ -287,6 +293,7 @@ class ModelBuilder:
         self.months = instance.horizon_months
         self.n: dict[str, Any] = {}
         self.s: dict[str, Any] = {}
+        self.single_node: dict[str, Any] = {}
         self.d: dict[str, list[Any]] = {}
         self.u: dict[str, list[Any]] = {}
         self.r: dict[str, list[Any]] = {}
@@ -394,6 +401,7 @@ class ModelBuilder:
         self._gpus_and_domains()
         checkpoint()
         self._servers()
+        self._multi_node_fabric()
         self._rental_instances()
         self._owned_and_counts()
         self._fixed_fleet()
@@ -585,6 +593,27 @@ class ModelBuilder:
             else:
                 slv.Add(n <= k * s, f"servers[{o.id}]")
 
+    # 4: the scale-out fabric of bought servers is paid once they are multi-node
+    def _multi_node_fabric(self) -> None:
+        slv = self.solver
+        for o in self.inst.options:
+            if o.network_capex_per_server <= 0 or o.id not in self.s:
+                continue
+            s = self.s[o.id]
+            servers_hi = int(s.ub())
+            if servers_hi < MULTI_NODE_SERVERS:
+                continue  # never multi-node: no fabric
+            single = slv.BoolVar(f"single_node[{o.id}]")
+            slv.Add(single <= s, f"single_node_lo[{o.id}]")
+            slv.Add(s <= 1 + (servers_hi - 1) * (1 - single), f"single_node_hi[{o.id}]")
+            self.single_node[o.id] = single
+
+    def network_expr(self, o: AcquisitionOption) -> Any:
+        """NET_o: the fabric of option o's servers (constraint 4)."""
+        if o.id not in self.single_node:
+            return 0
+        return o.network_capex_per_server * (self.s[o.id] - self.single_node[o.id])
+
     # 4b: rentals come in whole instances of ``rental_instance_gpus`` GPUs
     def _rental_instances(self) -> None:
         slv = self.solver
@@ -627,14 +656,19 @@ class ModelBuilder:
         return 0.0
 
     def capex_expr(self) -> Any:
-        return sum(
-            o.capex_per_gpu * self.n[o.id] + (o.capex_per_server * self.s[o.id] if o.id in self.s else 0)
+        return self.inst.extra_capex + sum(
+            (o.capex_per_gpu + o.installation_capex_per_gpu) * self.n[o.id]
+            + (
+                (o.capex_per_server + o.installation_capex_per_server) * self.s[o.id] + self.network_expr(o)
+                if o.id in self.s
+                else 0
+            )
             for o in self.inst.options
             if o.id in self.n
         )
 
     def fixed_monthly_expr(self) -> Any:
-        return sum(
+        return self.inst.extra_monthly + sum(
             o.fixed_monthly_per_gpu * self.n[o.id]
             + (o.fixed_monthly_per_server * self.s[o.id] if o.id in self.s else 0)
             for o in self.inst.options
@@ -765,15 +799,23 @@ class ModelBuilder:
             slv.Minimize(self.cap_usage_expr(self.relax.minimize) * (1.0 / self.unit))
             return
         months = self.months
-        tco: Any = 0
+        tco: Any = self.inst.extra_capex + months * self.inst.extra_monthly
         gpus: Any = 0  # the tie-break measure: held GPUs, servers, on-demand GPUs × share of the day
         for o in self.inst.options:
             keep = 1.0 - (0.0 if o.owned else o.residual_fraction)
             if o.id in self.n:
-                tco += (o.capex_per_gpu * keep + months * o.fixed_monthly_per_gpu) * self.n[o.id]
+                per_gpu = (
+                    o.capex_per_gpu * keep + o.installation_capex_per_gpu + months * o.fixed_monthly_per_gpu
+                )
+                tco += per_gpu * self.n[o.id]
                 gpus += self.n[o.id]
             if o.id in self.s:
-                tco += (o.capex_per_server * keep + months * o.fixed_monthly_per_server) * self.s[o.id]
+                per_server = (
+                    o.capex_per_server * keep
+                    + o.installation_capex_per_server
+                    + months * o.fixed_monthly_per_server
+                )
+                tco += per_server * self.s[o.id] + self.network_expr(o)
                 gpus += self.s[o.id]  # no empty servers when hosts are free
             if o.id in self.d:
                 gpus += sum(self.hours[b] / 24 * self.d[o.id][b] for b in range(self.nb))

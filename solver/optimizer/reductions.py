@@ -58,7 +58,9 @@ def small_server_limits(instance: FleetInstance) -> dict[str, int]:
     per GPU (capex, residual-adjusted capex, monthly, busy, power) and no more than m A-servers
     per server (capex, residual-adjusted capex, monthly, power, rack units), and hosts TP groups
     at least as large. Then some optimal plan has at most m − 1 A-servers (more would be swapped),
-    which removes the 4-vs-8-GPU-chassis symmetry. Not applied with fixed counts (EvaluateFleet).
+    which removes the 4-vs-8-GPU-chassis symmetry. Not applied with fixed counts (EvaluateFleet), nor
+    when either option pays a multi-node fabric: the swap can make B multi-node (its second server
+    then networks the first too), which m A-servers' fabric need not cover.
     """
     if instance.fixed_fleet is not None:
         return {}
@@ -71,16 +73,20 @@ def small_server_limits(instance: FleetInstance) -> dict[str, int]:
             m, rest = divmod(b.gpus_per_server, a.gpus_per_server)
             if m < 2 or rest or (b.server_must_be_full and not a.server_must_be_full):
                 continue
+            if a.network_capex_per_server > 0 or b.network_capex_per_server > 0:
+                continue
             keep_a, keep_b = 1.0 - a.residual_fraction, 1.0 - b.residual_fraction
             per_gpu_ok = (
-                b.capex_per_gpu <= a.capex_per_gpu
+                b.installation_capex_per_gpu <= a.installation_capex_per_gpu
+                and b.capex_per_gpu <= a.capex_per_gpu
                 and b.capex_per_gpu * keep_b <= a.capex_per_gpu * keep_a
                 and b.fixed_monthly_per_gpu <= a.fixed_monthly_per_gpu
                 and b.busy_hourly_per_gpu <= a.busy_hourly_per_gpu
                 and b.power_kw_per_gpu <= a.power_kw_per_gpu
             )
             per_server_ok = (
-                b.capex_per_server <= m * a.capex_per_server
+                b.installation_capex_per_server <= m * a.installation_capex_per_server
+                and b.capex_per_server <= m * a.capex_per_server
                 and b.capex_per_server * keep_b <= m * a.capex_per_server * keep_a
                 and b.fixed_monthly_per_server <= m * a.fixed_monthly_per_server
                 and b.power_kw_per_server <= m * a.power_kw_per_server

@@ -39,7 +39,7 @@ def build_solution(instance: FleetInstance, mip: MipResult) -> FleetSolution:
     if values is None:
         return empty_solution(instance, mip.stats)
     months = instance.horizon_months
-    totals = _Totals()
+    totals = _Totals(capex=instance.extra_capex, fixed=instance.extra_monthly)
     chosen = _chosen_options(instance, values, totals)
     return FleetSolution(
         status=mip.stats.status,
@@ -83,8 +83,8 @@ def option_costs(
     option: AcquisitionOption, gpus: int, servers: int, busy_gpu_hours_per_month: float
 ) -> tuple[float, float, float, float]:
     """(capex, residual value, fixed per month, busy per month) of some GPUs of one option."""
-    capex = option.capex_per_gpu * gpus + option.capex_per_server * servers
-    residual = 0.0 if option.owned else capex * option.residual_fraction
+    capex = option.capex(gpus, servers)
+    residual = option.residual_value(gpus, servers)
     fixed = option.fixed_monthly_per_gpu * gpus + option.fixed_monthly_per_server * servers
     busy = option.busy_hourly_per_gpu * busy_gpu_hours_per_month
     return capex, residual, fixed, busy
@@ -98,7 +98,7 @@ def horizon_cost(capex: float, residual: float, fixed: float, busy: float, month
 def plan_cost(instance: FleetInstance, solution: FleetSolution) -> float:
     """What ``solution``'s GPUs and their use cost at ``instance``'s prices (the same counts and
     busy hours priced anew: e.g. a plan at a changed GPU price)."""
-    total = 0.0
+    total = instance.extra_capex + instance.extra_monthly * instance.horizon_months
     for c in solution.options:
         parts = option_costs(instance.option(c.option_id), c.gpus, c.servers, c.busy_gpu_hours_per_month)
         total += horizon_cost(*parts, instance.horizon_months)

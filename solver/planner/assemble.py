@@ -22,6 +22,7 @@ from solver.analysis.tco import (
     cost_components,
     depreciation_schedule,
     fleet_tco,
+    storage_lines,
     to_money,
     to_unit_price,
     unit_costs,
@@ -151,7 +152,7 @@ def _economics(
     currency = request.constraints.currency
     months = instance.horizon_months
     lines = fleet_lines(solution, instance)
-    tco = fleet_tco(lines, months, currency)
+    tco = solution_tco(solution, instance, currency)
     costs = unit_costs(
         lines,
         workload_usages(solution, instance),
@@ -190,6 +191,16 @@ def fleet_lines(solution: FleetSolution, instance: FleetInstance) -> list[FleetL
         )
         for chosen in solution.options
     ]
+
+
+def solution_tco(solution: FleetSolution, instance: FleetInstance, currency: Currency) -> FleetTco:
+    """The TCO report of ``solution``: its fleet lines plus the request's fleet-wide storage."""
+    return fleet_tco(
+        fleet_lines(solution, instance),
+        instance.horizon_months,
+        currency,
+        storage_lines(instance.extra_capex, instance.extra_monthly),
+    )
 
 
 def plan_fleet_lines(

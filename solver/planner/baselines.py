@@ -6,13 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pricebook.schema import GpuId, Money
-from solver.analysis.tco import fleet_tco
 from solver.analysis.whatif import BaselineRun, Solve, describe_fleet, run_baselines
 from solver.domain import PlanRequest
 from solver.errors import SolveCancelled
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.results import FleetSolution
-from solver.planner.assemble import fleet_lines, plan_fleet_lines
+from solver.planner.assemble import plan_fleet_lines, solution_tco
 from solver.planner.results import Baseline, BaselineSaving, PlanFleetLine
 
 
@@ -36,15 +35,14 @@ def price_baselines(
 ) -> tuple[tuple[Baseline, ...], BaselineSaving | None]:
     """Baselines priced exactly like the plan (the same rounded TCO report), and the saving."""
     currency = request.constraints.currency
-    months = instance.horizon_months
-    plan_total = fleet_tco(fleet_lines(solution, instance), months, currency).total.horizon_total
+    plan_total = solution_tco(solution, instance, currency).total.horizon_total
     result: list[Baseline] = []
     for run in runs:
         fleet: tuple[PlanFleetLine, ...] = ()
         total: Money | None = None
         capex: Money | None = None
         if run.feasible and run.solution is not None and run.instance is not None:
-            tco = fleet_tco(fleet_lines(run.solution, run.instance), months, currency)
+            tco = solution_tco(run.solution, run.instance, currency)
             fleet = plan_fleet_lines(run.solution, run.instance, tco, currency)
             total = tco.total.horizon_total
             capex = tco.total.capex

@@ -9,13 +9,12 @@ from __future__ import annotations
 import time
 
 from pricebook.schema import Currency, Money
-from solver.analysis.tco import fleet_tco
 from solver.domain import Fleet
 from solver.optimizer.api import evaluate_fleet
 from solver.optimizer.cancel import CancelToken
 from solver.optimizer.candidates import build_instance
 from solver.optimizer.results import FleetEvaluation
-from solver.planner.assemble import Extras, assemble_result, fleet_lines
+from solver.planner.assemble import Extras, assemble_result, solution_tco
 from solver.planner.results import EvaluationResult
 from solver.resolve import ResolvedRequest
 
@@ -70,5 +69,4 @@ def _optimal_tco(evaluation: FleetEvaluation, horizon_months: int, currency: Cur
     a plan of the same request); None when it was not asked for or not found."""
     if evaluation.optimal is None or evaluation.optimal_instance is None:
         return None
-    lines = fleet_lines(evaluation.optimal, evaluation.optimal_instance)
-    return fleet_tco(lines, horizon_months, currency).total.horizon_total
+    return solution_tco(evaluation.optimal, evaluation.optimal_instance, currency).total.horizon_total

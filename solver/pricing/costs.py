@@ -22,6 +22,12 @@ BUY (one option per server model that holds the GPU)
                               × 730 h) + host support (capex_per_server × support % / 12)
     busy_hourly_per_gpu  GPU power while busy above idle:
                          TDP × (average_gpu_power_fraction − idle_gpu_power_fraction) × PUE × tariff
+    network_capex_per_server  scale-out fabric of a server with one NIC per GPU (HGX/OAM), paid once the
+                         plan buys 2 or more of them (``AcquisitionOption.network_capex``): GPU slots ×
+                         (switch port + optics per GPU) + NICs × NIC price unless the host price includes
+                         them (``site.network_fabrics`` by the NIC's kind; ``include_network_costs``)
+    installation_capex   the request's ``installation_fraction`` × (GPU price, host price) + its
+                         ``installation_per_server`` per server (no market value at the horizon)
     Power is never charged twice: hardware in a colocation whose price includes power
     (``colocation_includes_power``) has no power cost of its own; hardware on the buyer's own site
     (no server model, or ``include_host_costs`` False: hosts already running) pays no colocation,
@@ -31,6 +37,13 @@ OWNED (``constraints.owned``): like BUY with capex 0 and no residual (sunk cost)
 RESERVED   fixed_monthly_per_gpu = price per GPU-hour × 730 h, scaled up when the horizon is not
            a whole number of commitment terms (you pay whole terms: ceil(h / term) × term months).
 ON_DEMAND  busy_hourly_per_gpu = price per GPU-hour, paid only for hours used.
+STORAGE    the request's ``storage``: TB × price per TB, once (``storage_capex``) or every month
+           (``monthly``: ``storage_monthly``); it does not depend on the fleet (a constant of the
+           MIP, in its capex or opex cap and objective).
+SOFTWARE   each of the request's ``software_licences``: price per GPU-year ÷ 12 every month per held
+           GPU (bought, owned, reserved), ÷ 8,760 per on-demand GPU-hour; NVIDIA AI Enterprise on a
+           GPU whose purchase offer includes it for N months is paid for the months beyond N only
+           (averaged over the horizon: × max(0, H − N) / H).
 Rentals come in whole instances of the offer's ``gpus_per_instance`` GPUs.
 
 Offer choice (``eligible_offers``), per GPU and mode: pinned offers (``constraints.pinned_offers``)
@@ -48,7 +61,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from pricebook.catalog import gpu as catalogue_gpu
-from pricebook.catalog import residual_curve, server_holds
+from pricebook.catalog import network_fabric, network_parts, residual_curve, server_holds
 from pricebook.money import convert, on_vat_basis
 from pricebook.schema import (
     ColocationBasis,
@@ -115,6 +128,51 @@ def electricity_per_kwh(constraints: Constraints, book: Pricebook) -> float:
     return site_price(Money(amount=Decimal(repr(tariff)), currency=constraints.currency), constraints, book)
 
 
+def network_capex_per_server(server: ServerSpec, constraints: Constraints, book: Pricebook) -> float:
+    """The scale-out fabric of one server of ``server`` (module docstring; 0 without a scale-out NIC,
+    without a priced fabric of its kind, or when the request leaves networking out)."""
+    fabric = network_fabric(book.site, server)
+    if fabric is None or not (constraints.include_network_costs and constraints.include_host_costs):
+        return 0.0
+    nics = server.scale_out_nics
+    assert nics is not None  # a fabric was found for it
+    per_gpu = 0.0
+    for part in network_parts(fabric, server):
+        count = nics.per_gpu if part is fabric.nic else 1.0
+        per_gpu += count * site_price(part.price, constraints, book)
+    return server.gpus_per_server * per_gpu
+
+
+def software_per_gpu_month(constraints: Constraints, book: Pricebook, included_months: int = 0) -> float:
+    """Software licences per GPU and month held (module docstring); ``included_months`` of NVIDIA
+    AI Enterprise come with the GPU's purchase offer (``Offer.ai_enterprise_included_months``)."""
+    months = constraints.horizon_months
+    total = 0.0
+    for licence in constraints.software_licences:
+        monthly = to_currency(licence.price_per_gpu_year, constraints.currency, book) / MONTHS_PER_YEAR
+        if licence.nvidia_ai_enterprise:
+            monthly *= max(0, months - included_months) / months
+        total += monthly
+    return total
+
+
+def _storage_total(constraints: Constraints, book: Pricebook, *, monthly: bool) -> float:
+    storage = constraints.storage
+    if storage is None or storage.monthly is not monthly:
+        return 0.0
+    return storage.capacity_tb * to_currency(storage.price_per_tb, constraints.currency, book)
+
+
+def storage_capex(constraints: Constraints, book: Pricebook) -> float:
+    """The request's storage bought up front: TB × price per TB (0 without storage or when monthly)."""
+    return _storage_total(constraints, book, monthly=False)
+
+
+def storage_monthly(constraints: Constraints, book: Pricebook) -> float:
+    """The request's storage rented: TB × price per TB-month (0 without storage or when bought)."""
+    return _storage_total(constraints, book, monthly=True)
+
+
 def _allowed(value: str, included: Iterable[str], excluded: Iterable[str]) -> bool:
     key = value.casefold()
     wanted = {v.casefold() for v in included}
@@ -164,6 +222,7 @@ class _Purchase:
     host_cost: float
     provider: str = ""
     label: PriceLabel | None = None
+    ai_enterprise_included_months: int = 0
 
 
 def acquisition_options(book: Pricebook, constraints: Constraints) -> list[AcquisitionOption]:
@@ -233,7 +292,14 @@ def _choose_purchase(
             scored.append(
                 (
                     _purchase_preference(offer, price / server.gpus_per_server),
-                    _Purchase(offer.id, per_gpu, min(host, price), offer.provider, offer.label),
+                    _Purchase(
+                        offer.id,
+                        per_gpu,
+                        min(host, price),
+                        offer.provider,
+                        offer.label,
+                        offer.ai_enterprise_included_months,
+                    ),
                 )
             )
         else:
@@ -242,7 +308,14 @@ def _choose_purchase(
             scored.append(
                 (
                     _purchase_preference(offer, per_gpu_all_in),
-                    _Purchase(offer.id, price, host, offer.provider, offer.label),
+                    _Purchase(
+                        offer.id,
+                        price,
+                        host,
+                        offer.provider,
+                        offer.label,
+                        offer.ai_enterprise_included_months,
+                    ),
                 )
             )
     if not scored:
@@ -354,6 +427,17 @@ def _owned_hardware_option(
         rack_units = 0.0
     costs = _site_costs(gpu, server, constraints, book)
     place = server.id if server is not None else purchase.offer_id
+    install = 0.0 if owned else constraints.installation_fraction
+    install_per_server = 0.0
+    if server is not None and constraints.include_host_costs and not owned:
+        fee = constraints.installation_per_server
+        install_per_server = install * host_cost + (
+            to_currency(fee, constraints.currency, book) if fee is not None else 0.0
+        )
+    # Owned GPUs: when they were bought (and so how much of a bundled subscription is left) is unknown.
+    software = software_per_gpu_month(
+        constraints, book, 0 if owned else purchase.ai_enterprise_included_months
+    )
     return AcquisitionOption(
         id=f"{gpu.id}/{'owned' if owned else AcquisitionMode.BUY.value}/{place}",
         gpu=gpu.id,
@@ -368,7 +452,8 @@ def _owned_hardware_option(
         residual_fraction=0.0 if owned else residual_curve(site, gpu).value_at(constraints.horizon_months),
         fixed_monthly_per_gpu=purchase.capex_per_gpu * support_per_month
         + costs.colocation_per_gpu
-        + costs.idle_power_per_gpu,
+        + costs.idle_power_per_gpu
+        + software,
         fixed_monthly_per_server=costs.colocation_per_server
         + costs.host_power_per_server
         + support_host * support_per_month,
@@ -383,6 +468,12 @@ def _owned_hardware_option(
         colocation_monthly_per_gpu=costs.colocation_per_gpu,
         provider=purchase.provider,
         price_label=purchase.label,
+        network_capex_per_server=(
+            network_capex_per_server(server, constraints, book) if server is not None and not owned else 0.0
+        ),
+        installation_capex_per_gpu=install * (0.0 if owned else purchase.capex_per_gpu),
+        installation_capex_per_server=install_per_server,
+        software_monthly_per_gpu=software,
     )
 
 
@@ -407,6 +498,8 @@ def _rental_option(
         return None
     _, offer, cost = min(scored, key=lambda item: item[0])
     domain = max(1, gpu.scale_up_domain_size)
+    software = software_per_gpu_month(constraints, book)
+    reserved = mode is AcquisitionMode.RESERVED
     return AcquisitionOption(
         id=f"{gpu.id}/{mode.value}/{offer.id}",
         gpu=gpu.id,
@@ -419,15 +512,17 @@ def _rental_option(
         capex_per_gpu=0.0,
         capex_per_server=0.0,
         residual_fraction=0.0,
-        fixed_monthly_per_gpu=cost if mode is AcquisitionMode.RESERVED else 0.0,
+        fixed_monthly_per_gpu=cost + software if reserved else 0.0,
         fixed_monthly_per_server=0.0,
-        busy_hourly_per_gpu=cost if mode is AcquisitionMode.ON_DEMAND else 0.0,
+        busy_hourly_per_gpu=0.0 if reserved else cost + software / HOURS_PER_MONTH,
         power_kw_per_gpu=0.0,
         power_kw_per_server=0.0,
         rack_units_per_server=0.0,
         rental_instance_gpus=offer.gpus_per_instance,
         provider=offer.provider,
         price_label=offer.label,
+        software_monthly_per_gpu=software if reserved else 0.0,
+        software_hourly_per_gpu=0.0 if reserved else software / HOURS_PER_MONTH,
     )
 
 

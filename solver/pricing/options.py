@@ -17,6 +17,10 @@ from solver.domain import AcquisitionMode
 
 OptionId = str
 
+MULTI_NODE_SERVERS = 2
+"""Servers of one option from which they are networked into a scale-out fabric: one server needs no
+switch (its GPUs talk over NVLink/PCIe), two or more are multi-node (docs/economics.md)."""
+
 
 @dataclass(frozen=True, slots=True)
 class AcquisitionOption:
@@ -67,19 +71,72 @@ class AcquisitionOption:
     """Who sells or rents it (the offer's provider; empty for owned GPUs without a current offer)."""
     price_label: PriceLabel | None = None
     """How reliable the offer's price is (quote, list, street, derived, estimate)."""
+    network_capex_per_server: float = 0.0
+    """Scale-out fabric per server (switch ports, optics, NICs not in the host price), paid only when
+    the plan buys at least ``MULTI_NODE_SERVERS`` servers of this option (``network_capex``)."""
+    installation_capex_per_gpu: float = 0.0
+    """One-off installation/integration per GPU bought (the request's fraction of its price)."""
+    installation_capex_per_server: float = 0.0
+    """One-off installation/integration per server bought (fraction of the host + per-server fee)."""
+    software_monthly_per_gpu: float = 0.0
+    """Part of ``fixed_monthly_per_gpu`` that is software licences (per GPU-year ÷ 12)."""
+    software_hourly_per_gpu: float = 0.0
+    """Part of ``busy_hourly_per_gpu`` that is software licences (on-demand: per GPU-year ÷ 8,760 h)."""
 
     @property
     def support_monthly_per_gpu(self) -> float:
-        """Support (bought/owned) or rent (reserved) per GPU: fixed monthly less power and colocation."""
-        return self.fixed_monthly_per_gpu - self.idle_power_monthly_per_gpu - self.colocation_monthly_per_gpu
+        """Support (bought/owned) or rent (reserved) per GPU: fixed monthly less power, colocation and
+        software."""
+        return (
+            self.fixed_monthly_per_gpu
+            - self.idle_power_monthly_per_gpu
+            - self.colocation_monthly_per_gpu
+            - self.software_monthly_per_gpu
+        )
+
+    def networked(self, servers: int) -> bool:
+        """Whether ``servers`` servers of this option form a scale-out fabric (more than one node)."""
+        return self.network_capex_per_server > 0 and servers >= MULTI_NODE_SERVERS
+
+    def network_capex(self, servers: int) -> float:
+        """The fabric of ``servers`` servers: ``network_capex_per_server`` each once multi-node, else 0."""
+        return self.network_capex_per_server * servers if self.networked(servers) else 0.0
+
+    def hardware_capex(self, gpus: int, servers: int) -> float:
+        """GPUs and hosts: the part of the capex with a market value at the horizon."""
+        return self.capex_per_gpu * gpus + self.capex_per_server * servers
+
+    def installation_capex(self, gpus: int, servers: int) -> float:
+        return self.installation_capex_per_gpu * gpus + self.installation_capex_per_server * servers
+
+    def capex(self, gpus: int, servers: int) -> float:
+        """Everything paid up front: hardware, fabric, installation."""
+        return (
+            self.hardware_capex(gpus, servers)
+            + self.network_capex(servers)
+            + self.installation_capex(gpus, servers)
+        )
+
+    def residual_value(self, gpus: int, servers: int) -> float:
+        """Market value at the horizon: hardware only (fabric and installation resell for nothing)."""
+        return 0.0 if self.owned else self.hardware_capex(gpus, servers) * self.residual_fraction
 
     @property
     def capex_per_gpu_with_host(self) -> float:
-        """Up-front price of one GPU plus its share of a full server's host."""
-        return self.capex_per_gpu + self.capex_per_server / self.gpus_per_server
+        """Up-front price of one GPU plus its share of a full server's host and installation (not the
+        fabric: a single server needs none)."""
+        return (
+            self.capex_per_gpu
+            + self.installation_capex_per_gpu
+            + (self.capex_per_server + self.installation_capex_per_server) / self.gpus_per_server
+        )
 
     def horizon_cost(self, gpus: int, servers: int, horizon_months: int, busy_gpu_hours: float) -> float:
         """TCO of ``gpus`` GPUs in ``servers`` servers over the horizon, for the busy hours used."""
-        capex = self.capex_per_gpu * gpus + self.capex_per_server * servers
         fixed = (self.fixed_monthly_per_gpu * gpus + self.fixed_monthly_per_server * servers) * horizon_months
-        return capex * (1.0 - self.residual_fraction) + fixed + self.busy_hourly_per_gpu * busy_gpu_hours
+        return (
+            self.capex(gpus, servers)
+            - self.residual_value(gpus, servers)
+            + fixed
+            + self.busy_hourly_per_gpu * busy_gpu_hours
+        )

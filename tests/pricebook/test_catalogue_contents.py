@@ -274,3 +274,30 @@ def test_server_domains_agree_with_their_gpu(book: Pricebook) -> None:
         spec = catalog.gpu(book, srv.gpu)
         assert srv.scale_up_domain_size == min(spec.scale_up_domain_size, srv.gpus_per_server), srv.id
         assert max((slot for group in srv.p2p_groups for slot in group), default=0) < srv.gpus_per_server
+
+
+def test_every_network_price_is_sourced_dated_and_labelled(book: Pricebook) -> None:
+    """Issue 15: switch ports, optics and NICs per fabric, each with its own source, date and label;
+    the numbers the research could not find (a NIC's unit price, any RoCE price) are estimates."""
+    fabrics = {f.kind: f for f in book.site.network_fabrics}
+    assert set(fabrics) == {"infiniband", "ethernet"}
+    ndr = fabrics["infiniband"]
+    # pricebook_facts B6: $540–730 switch and $1,170–1,560 optics per GPU (derived) → midpoints.
+    assert ndr.switch_port_per_gpu.price.amount == Decimal((540 + 730) / 2)
+    assert ndr.optics_per_gpu.price.amount == Decimal((1_170 + 1_560) / 2)
+    assert (ndr.switch_port_per_gpu.label.value, ndr.optics_per_gpu.label.value) == ("derived", "derived")
+    assert ndr.nic.label.value == "estimate"  # ConnectX-7 unit price NOT FOUND
+    for part in (p for f in fabrics.values() for p in (f.switch_port_per_gpu, f.optics_per_gpu, f.nic)):
+        assert len(part.source) > 20 and part.as_of >= dt.date(2024, 1, 1)
+        assert "price" in part.estimated_fields  # derived or estimated, never a list price
+    assert {p.label.value for p in (fabrics["ethernet"].switch_port_per_gpu, fabrics["ethernet"].nic)} == {
+        "estimate"
+    }
+
+
+def test_korean_region_offers_are_the_aws_seoul_ones(book: Pricebook) -> None:
+    """Korean GPU clouds have no sourced list price: the Korean region offers are AWS Seoul's."""
+    seoul = {o.gpu for o in book.offers if o.region == "ap-northeast-2"}
+    assert seoul == {"h100-sxm", "h200-sxm", "l40s", "l4"}
+    providers = {o.provider.casefold() for o in book.offers}
+    assert not providers & {"nhn cloud", "kt cloud", "naver cloud", "elice"}

@@ -600,7 +600,8 @@ class CostComponent(_message.Message):
     EXPLANATION_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """Component: "gpu_purchase", "host_purchase", "residual_value", "support", "power",
-    "colocation", "reserved_rental", "on_demand_rental", "vat".
+    "colocation", "reserved_rental", "on_demand_rental", "networking", "installation", "storage",
+    "software".
     """
     explanation: _builtins.str
     """Plain-language description of how it was computed."""
@@ -655,7 +656,7 @@ class CostBreakdown(_message.Message):
     """FX rate used (KRW per USD) and its date, e.g. "1 USD = 1,400 KRW (2026-11-01)"."""
     @_builtins.property
     def capex(self) -> _common_pb2.Money:
-        """Up-front purchases (GPUs and hosts)."""
+        """Up-front purchases (GPUs, hosts, networking, installation, storage bought)."""
 
     @_builtins.property
     def opex_monthly(self) -> _common_pb2.Money:

@@ -649,6 +649,11 @@ class Constraints(_message.Message):
     INCLUDE_REGIONS_FIELD_NUMBER: _builtins.int
     EXCLUDE_REGIONS_FIELD_NUMBER: _builtins.int
     CAPACITY_QUANTILE_FIELD_NUMBER: _builtins.int
+    INCLUDE_NETWORK_COSTS_FIELD_NUMBER: _builtins.int
+    INSTALLATION_FRACTION_FIELD_NUMBER: _builtins.int
+    INSTALLATION_PER_SERVER_FIELD_NUMBER: _builtins.int
+    SOFTWARE_LICENCES_FIELD_NUMBER: _builtins.int
+    STORAGE_FIELD_NUMBER: _builtins.int
     currency_code: _builtins.str
     """ISO-4217 currency of every figure in the answer ("USD" or "KRW"); empty = USD."""
     horizon_months: _builtins.int
@@ -671,6 +676,14 @@ class Constraints(_message.Message):
     """How one offer is chosen per GPU and mode; unspecified = most reliable label first."""
     capacity_quantile: Global___CapacityQuantile.ValueType
     """Size replicas at this quantile of the performance model's band (unspecified = p50)."""
+    include_network_costs: _builtins.bool
+    """Whether the scale-out fabric (switch ports, optics, NICs) of bought servers is priced once a
+    plan buys two or more servers of a model with one NIC per GPU; absent = true.
+    """
+    installation_fraction: _builtins.float
+    """One-off installation/integration as a fraction of the hardware bought (GPUs + hosts), 0–1;
+    absent = 0 (no sourced default).
+    """
     @_builtins.property
     def capex_budget(self) -> _common_pb2.Money:
         """Upper limit on up-front purchase spending."""
@@ -715,6 +728,18 @@ class Constraints(_message.Message):
     def exclude_regions(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Never offers in these regions (case-insensitive)."""
 
+    @_builtins.property
+    def installation_per_server(self) -> _common_pb2.Money:
+        """One-off installation/integration per server bought (on top of installation_fraction)."""
+
+    @_builtins.property
+    def software_licences(self) -> _containers.RepeatedCompositeFieldContainer[Global___SoftwareLicence]:
+        """Software licences paid per GPU-year on every GPU of the fleet (e.g. NVIDIA AI Enterprise)."""
+
+    @_builtins.property
+    def storage(self) -> Global___Storage:
+        """Storage the fleet adds (not priced when absent)."""
+
     def __init__(
         self,
         *,
@@ -738,15 +763,24 @@ class Constraints(_message.Message):
         include_regions: _abc.Iterable[_builtins.str] | None = ...,
         exclude_regions: _abc.Iterable[_builtins.str] | None = ...,
         capacity_quantile: Global___CapacityQuantile.ValueType = ...,
+        include_network_costs: _builtins.bool | None = ...,
+        installation_fraction: _builtins.float | None = ...,
+        installation_per_server: _common_pb2.Money | None = ...,
+        software_licences: _abc.Iterable[Global___SoftwareLicence] | None = ...,
+        storage: Global___Storage | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "capex_budget", b"capex_budget", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "monthly_opex_cap", b"monthly_opex_cap", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_include_network_costs", b"_include_network_costs", "_installation_fraction", b"_installation_fraction", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "capex_budget", b"capex_budget", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_network_costs", b"include_network_costs", "installation_fraction", b"installation_fraction", "installation_per_server", b"installation_per_server", "monthly_opex_cap", b"monthly_opex_cap", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap", "storage", b"storage"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "allowed_gpu_ids", b"allowed_gpu_ids", "allowed_modes", b"allowed_modes", "capacity_quantile", b"capacity_quantile", "capex_budget", b"capex_budget", "capex_budget_includes_vat", b"capex_budget_includes_vat", "count_bounds", b"count_bounds", "currency_code", b"currency_code", "exclude_providers", b"exclude_providers", "exclude_regions", b"exclude_regions", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_providers", b"include_providers", "include_regions", b"include_regions", "include_vat", b"include_vat", "monthly_opex_cap", b"monthly_opex_cap", "offer_policy", b"offer_policy", "owned_gpus", b"owned_gpus", "pinned_offer_ids", b"pinned_offer_ids", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_include_network_costs", b"_include_network_costs", "_installation_fraction", b"_installation_fraction", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "allowed_gpu_ids", b"allowed_gpu_ids", "allowed_modes", b"allowed_modes", "capacity_quantile", b"capacity_quantile", "capex_budget", b"capex_budget", "capex_budget_includes_vat", b"capex_budget_includes_vat", "count_bounds", b"count_bounds", "currency_code", b"currency_code", "exclude_providers", b"exclude_providers", "exclude_regions", b"exclude_regions", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_network_costs", b"include_network_costs", "include_providers", b"include_providers", "include_regions", b"include_regions", "include_vat", b"include_vat", "installation_fraction", b"installation_fraction", "installation_per_server", b"installation_per_server", "monthly_opex_cap", b"monthly_opex_cap", "offer_policy", b"offer_policy", "owned_gpus", b"owned_gpus", "pinned_offer_ids", b"pinned_offer_ids", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap", "software_licences", b"software_licences", "storage", b"storage"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__horizon_months: _TypeAlias = _typing.Literal["horizon_months"]  # noqa: Y015
     _WhichOneofArgType__horizon_months: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months"]  # noqa: Y015
     _WhichOneofReturnType__include_host_costs: _TypeAlias = _typing.Literal["include_host_costs"]  # noqa: Y015
     _WhichOneofArgType__include_host_costs: _TypeAlias = _typing.Literal["_include_host_costs", b"_include_host_costs"]  # noqa: Y015
+    _WhichOneofReturnType__include_network_costs: _TypeAlias = _typing.Literal["include_network_costs"]  # noqa: Y015
+    _WhichOneofArgType__include_network_costs: _TypeAlias = _typing.Literal["_include_network_costs", b"_include_network_costs"]  # noqa: Y015
+    _WhichOneofReturnType__installation_fraction: _TypeAlias = _typing.Literal["installation_fraction"]  # noqa: Y015
+    _WhichOneofArgType__installation_fraction: _TypeAlias = _typing.Literal["_installation_fraction", b"_installation_fraction"]  # noqa: Y015
     _WhichOneofReturnType__power_cap_kw: _TypeAlias = _typing.Literal["power_cap_kw"]  # noqa: Y015
     _WhichOneofArgType__power_cap_kw: _TypeAlias = _typing.Literal["_power_cap_kw", b"_power_cap_kw"]  # noqa: Y015
     _WhichOneofReturnType__rack_units_cap: _TypeAlias = _typing.Literal["rack_units_cap"]  # noqa: Y015
@@ -756,11 +790,81 @@ class Constraints(_message.Message):
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__include_host_costs) -> _WhichOneofReturnType__include_host_costs | None: ...
     @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__include_network_costs) -> _WhichOneofReturnType__include_network_costs | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__installation_fraction) -> _WhichOneofReturnType__installation_fraction | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__power_cap_kw) -> _WhichOneofReturnType__power_cap_kw | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__rack_units_cap) -> _WhichOneofReturnType__rack_units_cap | None: ...
 
 Global___Constraints: _TypeAlias = Constraints  # noqa: Y015
+
+@_typing.final
+class SoftwareLicence(_message.Message):
+    """A software subscription paid per GPU-year."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    PRICE_PER_GPU_YEAR_FIELD_NUMBER: _builtins.int
+    NVIDIA_AI_ENTERPRISE_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """What it is, e.g. "NVIDIA AI Enterprise" (shown in the answer)."""
+    nvidia_ai_enterprise: _builtins.bool
+    """The licence is NVIDIA AI Enterprise: bought GPUs whose SKU includes a subscription (H100 PCIe,
+    H100 NVL, H200 NVL: 5 years) pay it only after the included months.
+    """
+    @_builtins.property
+    def price_per_gpu_year(self) -> _common_pb2.Money:
+        """Price per GPU and year, ex-VAT."""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        price_per_gpu_year: _common_pb2.Money | None = ...,
+        nvidia_ai_enterprise: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["price_per_gpu_year", b"price_per_gpu_year"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "nvidia_ai_enterprise", b"nvidia_ai_enterprise", "price_per_gpu_year", b"price_per_gpu_year"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SoftwareLicence: _TypeAlias = SoftwareLicence  # noqa: Y015
+
+@_typing.final
+class Storage(_message.Message):
+    """Storage added to the fleet: capacity at a price per TB."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CAPACITY_TB_FIELD_NUMBER: _builtins.int
+    PRICE_PER_TB_FIELD_NUMBER: _builtins.int
+    MONTHLY_FIELD_NUMBER: _builtins.int
+    capacity_tb: _builtins.float
+    """Terabytes (greater than 0, at most 1,000,000)."""
+    monthly: _builtins.bool
+    """Whether price_per_tb is per TB-month (a storage service) rather than a purchase."""
+    @_builtins.property
+    def price_per_tb(self) -> _common_pb2.Money:
+        """Price per TB, ex-VAT: a purchase, or per TB-month when monthly is true."""
+
+    def __init__(
+        self,
+        *,
+        capacity_tb: _builtins.float = ...,
+        price_per_tb: _common_pb2.Money | None = ...,
+        monthly: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["price_per_tb", b"price_per_tb"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["capacity_tb", b"capacity_tb", "monthly", b"monthly", "price_per_tb", b"price_per_tb"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Storage: _TypeAlias = Storage  # noqa: Y015
 
 @_typing.final
 class OfferOverride(_message.Message):

@@ -4,6 +4,8 @@ refused on their proto fields, with suggestions, and GPU aliases resolve to cata
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from convert_support import chat, lora, violations
 
@@ -165,6 +167,10 @@ def test_resolve_paths_map_to_the_proto_fields(book: Pricebook) -> None:
     ]
 
 
+def _usd(amount: str) -> common_pb2.Money:
+    return common_pb2.Money(amount=amount, currency_code="USD")
+
+
 @pytest.mark.parametrize(
     ("constraints", "field"),
     [
@@ -187,6 +193,54 @@ def test_resolve_paths_map_to_the_proto_fields(book: Pricebook) -> None:
         ),
         ({"power_cap_kw": -1.0}, "constraints.power_cap_kw"),
         ({"rack_units_cap": -2}, "constraints.rack_units_cap"),
+        # Whole-system lines (issue 15): installation, software licences, storage.
+        ({"installation_fraction": -0.1}, "constraints.installation_fraction"),
+        ({"installation_fraction": 1.5}, "constraints.installation_fraction"),
+        ({"installation_fraction": math.nan}, "constraints.installation_fraction"),
+        (
+            {"installation_per_server": common_pb2.Money(amount="-5", currency_code="USD")},
+            "constraints.installation_per_server",
+        ),
+        (
+            {"installation_per_server": common_pb2.Money(amount="1e400", currency_code="USD")},
+            "constraints.installation_per_server.amount",
+        ),
+        (
+            {"software_licences": [scenario_pb2.SoftwareLicence(name="x", price_per_gpu_year=_usd("-5"))]},
+            "constraints.software_licences[0].price_per_gpu_year",
+        ),
+        (
+            {"software_licences": [scenario_pb2.SoftwareLicence(name="x", price_per_gpu_year=_usd(""))]},
+            "constraints.software_licences[0].price_per_gpu_year.amount",
+        ),
+        (
+            {"software_licences": [scenario_pb2.SoftwareLicence(name="x")]},
+            "constraints.software_licences[0].price_per_gpu_year",
+        ),
+        (
+            {"software_licences": [scenario_pb2.SoftwareLicence(name="", price_per_gpu_year=_usd("10"))]},
+            "constraints.software_licences[0].name",
+        ),
+        (
+            {"storage": scenario_pb2.Storage(capacity_tb=10, price_per_tb=_usd("1e400"))},
+            "constraints.storage.price_per_tb.amount",
+        ),
+        (
+            {"storage": scenario_pb2.Storage(capacity_tb=10, price_per_tb=_usd("-1"))},
+            "constraints.storage.price_per_tb",
+        ),
+        (
+            {"storage": scenario_pb2.Storage(capacity_tb=0, price_per_tb=_usd("1"))},
+            "constraints.storage.capacity_tb",
+        ),
+        (
+            {"storage": scenario_pb2.Storage(capacity_tb=math.inf, price_per_tb=_usd("1"))},
+            "constraints.storage.capacity_tb",
+        ),
+        (
+            {"storage": scenario_pb2.Storage(capacity_tb=1e9, price_per_tb=_usd("1"))},
+            "constraints.storage.capacity_tb",
+        ),
     ],
 )
 def test_money_and_bounds_that_cannot_mean_anything_name_their_field(

@@ -22,9 +22,10 @@ from solver.analysis.tco import (
     cost_components,
     depreciation_schedule,
     fleet_tco,
+    storage_lines,
     vat_lines,
 )
-from solver.domain import AcquisitionMode, Constraints
+from solver.domain import AcquisitionMode, Constraints, SoftwareLicence, Storage
 from solver.pricing.costs import acquisition_options
 from solver.pricing.options import AcquisitionOption
 
@@ -189,3 +190,123 @@ def test_the_h200_break_even_at_the_plans_packing(options: dict[str, Acquisition
     assert result.payback_months == pytest.approx(purchase * (1 - MARKET_VALUE_36) / saving)
     assert result.payback_months is not None and result.payback_months > MONTHS
     assert payback_months(owning, NEBIUS_H200, u_star) == pytest.approx(MONTHS)
+
+
+# --------------------------------------------------------------------------------------------
+# Whole systems (docs/economics.md, second example): two HGX H200 servers (multi-node, so their
+# fabric is paid), one 4-card H200 NVL box (one node: no fabric; AI Enterprise included for 5
+# years), installation, an AI Enterprise licence and storage supplied by the request.
+# --------------------------------------------------------------------------------------------
+
+NDR_SWITCH_PORT = 635  # midpoint of $540–730 per GPU, 1,024-GPU NDR fat-tree (yobitel, mid-2026), derived
+NDR_OPTICS = 1_365  # midpoint of $1,170–1,560 per GPU (same source), derived
+H200_NVL_CARD = 32_000  # H200 NVL priced as the H200 (HF catalog $32,000), estimate
+NVL_HOST = 35_000  # half the HGX host for a 4-GPU box (servers.yaml rule)
+AI_ENTERPRISE_INCLUDED_MONTHS = 60  # H100 PCIe / H100 NVL / H200 NVL ship with 5 years (NVIDIA spec tables)
+# Request figures (no sourced price exists for these; a bid supplies them):
+INSTALL_FRACTION = 0.02
+INSTALL_PER_SERVER = 5_000
+LICENCE_PER_GPU_YEAR = 4_500
+STORAGE_TB, STORAGE_PER_TB = 100, 150
+
+
+def whole_system_constraints(months: int = MONTHS) -> Constraints:
+    return Constraints(
+        currency="USD",
+        horizon_months=months,
+        allowed_gpus=("h200-sxm", "h200-nvl"),
+        installation_fraction=INSTALL_FRACTION,
+        installation_per_server=Money(amount=Decimal(INSTALL_PER_SERVER), currency="USD"),
+        software_licences=(
+            SoftwareLicence(
+                name="NVIDIA AI Enterprise",
+                price_per_gpu_year=Money(amount=Decimal(LICENCE_PER_GPU_YEAR), currency="USD"),
+                nvidia_ai_enterprise=True,
+            ),
+        ),
+        storage=Storage(
+            capacity_tb=STORAGE_TB, price_per_tb=Money(amount=Decimal(STORAGE_PER_TB), currency="USD")
+        ),
+    )
+
+
+def whole_system_options(book: Pricebook, months: int = MONTHS) -> dict[str, AcquisitionOption]:
+    return {o.id: o for o in acquisition_options(book, whole_system_constraints(months))}
+
+
+def test_the_fabric_and_installation_of_each_server(book: Pricebook) -> None:
+    opts = whole_system_options(book)
+    hgx, nvl = opts["h200-sxm/buy/hgx-h200-8gpu"], opts["h200-nvl/buy/pcie-h200-nvl-4gpu"]
+    # HGX: one 400G NDR NIC per GPU, already in the host price → switch port + optics per slot.
+    assert hgx.network_capex_per_server == pytest.approx(8 * (NDR_SWITCH_PORT + NDR_OPTICS))
+    assert hgx.network_capex(1) == 0  # one server: its GPUs talk over NVLink, no switch
+    assert hgx.network_capex(2) == pytest.approx(2 * 8 * (NDR_SWITCH_PORT + NDR_OPTICS))
+    # The NVL box has only a shared front-end Ethernet NIC (0.25 per GPU): no scale-out fabric.
+    assert nvl.network_capex_per_server == 0
+    assert hgx.installation_capex_per_gpu == pytest.approx(
+        INSTALL_FRACTION * (HGX_H200_SERVER - HGX_HOST) / 8
+    )
+    assert hgx.installation_capex_per_server == pytest.approx(
+        INSTALL_FRACTION * HGX_HOST + INSTALL_PER_SERVER
+    )
+    # AI Enterprise: SXM parts pay it every month; the NVL's included 60 months cover a 36-month horizon.
+    assert hgx.software_monthly_per_gpu == pytest.approx(LICENCE_PER_GPU_YEAR / 12)
+    assert nvl.software_monthly_per_gpu == 0
+
+
+def test_the_whole_system_lines(book: Pricebook) -> None:
+    opts = whole_system_options(book)
+    hgx, nvl = opts["h200-sxm/buy/hgx-h200-8gpu"], opts["h200-nvl/buy/pcie-h200-nvl-4gpu"]
+    fleet = [
+        FleetLine(hgx, gpus=16, servers=2, busy_gpu_hours_per_month=16 * HOURS * 0.6),
+        FleetLine(nvl, gpus=4, servers=1, busy_gpu_hours_per_month=4 * HOURS * 0.5),
+    ]
+    storage = STORAGE_TB * STORAGE_PER_TB
+    tco = fleet_tco(fleet, MONTHS, "USD", storage_lines(storage, 0.0)).total
+    hardware_hgx = 2 * HGX_H200_SERVER
+    hardware_nvl = 4 * H200_NVL_CARD + NVL_HOST
+    networking = 2 * 8 * (NDR_SWITCH_PORT + NDR_OPTICS)  # $32,000
+    installation = INSTALL_FRACTION * (hardware_hgx + hardware_nvl) + 3 * INSTALL_PER_SERVER
+    assert tco.networking == usd(networking)
+    assert tco.installation == usd(installation)
+    assert tco.storage == usd(storage)
+    assert tco.capex == usd(hardware_hgx + hardware_nvl + networking + installation + storage)
+    assert tco.capex == usd(866_100.68)  # the figure docs/economics.md prints
+    # Only the hardware has a market value at the horizon: the fabric, installation and storage none.
+    assert tco.residual_value == usd(MARKET_VALUE_36 * (hardware_hgx + hardware_nvl))
+    assert tco.software_monthly == usd(16 * LICENCE_PER_GPU_YEAR / 12)  # $6,000: the SXM GPUs only
+    # The support line is not inflated by the licence (support is on the purchase price alone).
+    # ($788,334 × 5 % ÷ 12 = $3,284.725: a half cent, so compare to the cent)
+    assert float(tco.support_monthly.amount) == pytest.approx(
+        (hardware_hgx + hardware_nvl) * SUPPORT_PER_MONTH, abs=0.01
+    )
+    names = {c.name: c for c in cost_components(tco)}
+    for name in ("networking", "installation", "storage", "software"):
+        assert CostComponentName(name) in names
+    assert names[CostComponentName.SOFTWARE].horizon_amount == usd(16 * LICENCE_PER_GPU_YEAR / 12 * MONTHS)
+
+
+def test_ai_enterprise_after_the_included_months(book: Pricebook) -> None:
+    # Over 72 months an H200 NVL pays the licence for the 12 months beyond its included 60,
+    # averaged over the horizon (one linear price per GPU-month).
+    nvl = whole_system_options(book, 72)["h200-nvl/buy/pcie-h200-nvl-4gpu"]
+    expected = LICENCE_PER_GPU_YEAR / 12 * (72 - AI_ENTERPRISE_INCLUDED_MONTHS) / 72
+    assert nvl.software_monthly_per_gpu == pytest.approx(expected)
+
+
+def test_the_break_even_counts_installation_but_not_the_fabric(book: Pricebook) -> None:
+    hgx = whole_system_options(book)["h200-sxm/buy/hgx-h200-8gpu"]
+    per_gpu = (HGX_H200_SERVER - HGX_HOST) / 8
+    purchase = per_gpu + HGX_HOST / 8
+    installation = INSTALL_FRACTION * purchase + INSTALL_PER_SERVER / 8
+    running = (
+        per_gpu * SUPPORT_PER_MONTH
+        + COLOCATION_PER_KW * H200_TDP_KW
+        + LICENCE_PER_GPU_YEAR / 12
+        + (HGX_HOST * SUPPORT_PER_MONTH + COLOCATION_PER_KW * HGX_HOST_W / 1000) / 8
+    )
+    owning = owning_cost(hgx, MONTHS, 8.0)
+    assert owning.installation == pytest.approx(installation)
+    assert owning.fixed_monthly == pytest.approx(
+        (purchase * (1 - MARKET_VALUE_36) + installation) / MONTHS + running
+    )
