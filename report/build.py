@@ -189,7 +189,9 @@ def _purchase_lines(line: PlanFleetLine, tco: OptionTco, book: Pricebook) -> lis
         what = "servers" if line.servers else "GPUs"
         request = (_REQUEST_SUPPLIED, _REQUEST_SUPPLIED, _REQUEST_SUPPLIED)
         name = f"installation / integration of {quantity} {what}"
-        items.append((BomKind.INSTALLATION, line.option_id, name, tco.tco.installation, quantity, request))
+        # One lump sum: a share of the GPUs' and of the hosts' prices plus a per-server fee has no
+        # whole-won price per server when a server is not full.
+        items.append((BomKind.INSTALLATION, line.option_id, name, tco.tco.installation, 1, request))
     return [
         _bom_line(kind, item_id, item_name, total=total, quantity=quantity, origin=origin, owned=line.owned)
         for kind, item_id, item_name, total, quantity, origin in items
@@ -251,6 +253,16 @@ def _storage_line(storage: Storage | None, amount: Money) -> BomLine | None:
     return _bom_line(BomKind.STORAGE, "storage", name, total=amount, quantity=1, origin=request)
 
 
+def _rounding_line(capex: Money, lines_sum: Money) -> BomLine | None:
+    """What the lines' rounded unit prices leave between their sum and the plan's capex."""
+    difference = Money(amount=capex.amount - lines_sum.amount, currency=capex.currency)
+    if difference.amount == 0:
+        return None
+    name = "unit prices rounded to the minor unit"
+    origin = ("", "", "derived")
+    return _bom_line(BomKind.ROUNDING, "rounding", name, total=difference, quantity=1, origin=origin)
+
+
 def _rental_line(line: PlanFleetLine, tco: OptionTco) -> RentalLine:
     monthly = tco.tco.reserved_monthly if line.mode is AcquisitionMode.RESERVED else tco.tco.on_demand_monthly
     return RentalLine(
@@ -282,6 +294,9 @@ def _bom(result: PlanResult, book: Pricebook, storage: Storage | None = None) ->
     stored = _storage_line(storage, result.tco.total.storage)
     if stored is not None:
         lines.append(stored)
+    rounding = _rounding_line(result.tco.total.capex, add_money((b.amount for b in lines), currency))
+    if rounding is not None:
+        lines.append(rounding)
     rate = book.site.vat_rate
     supply = add_money((b.amount for b in lines), currency)
     vat = vat_lines(result.tco.total, rate).capex_vat  # VAT on the purchases (issue 15's line)

@@ -61,6 +61,9 @@ class BomKind(StrEnum):
     """The scale-out fabric of multi-node servers (switch ports, optics, NICs)."""
     INSTALLATION = "installation"
     STORAGE = "storage"
+    ROUNDING = "rounding"
+    """단수 조정: the plan's capex less the lines' unit price × quantity, each unit price rounded to
+    the minor unit (a few won or cents at most), so the supply amount is the plan's capex."""
 
 
 class BomLine(_Quote):

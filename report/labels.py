@@ -100,6 +100,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "kind.networking": ("Networking (scale-out fabric)", "네트워킹 (스케일아웃 패브릭)"),
     "kind.installation": ("Installation / integration", "설치·통합"),
     "kind.storage": ("Storage", "스토리지"),
+    "kind.rounding": ("Rounding adjustment", "단수 조정"),
     "owned": ("owned", "보유"),
     "mode": ("Mode", "방식"),
     "price_per_gpu_hour": ("Price per GPU-hour", "GPU 시간당 가격"),

@@ -122,6 +122,16 @@ def bom_lines_of(plan_json: dict[str, Any], book: Pricebook, *, with_hosts: bool
             if host.amount:
                 unit = _in_currency(host.amount, host.currency, target, book)
                 out.append(unit * int(line.get("server_count", 0)))
+    # 단수 조정: the plan's capex less the lines (unit prices rounded to the minor unit); at most
+    # half a minor unit per unit bought.
+    capex = amount(plan_json["cost"]["capex"]) if "cost" in plan_json else sum(out, Decimal(0))
+    rounding = capex - sum(out, Decimal(0))
+    fleet = plan_json.get("fleet", [])
+    units = sum(int(f.get("gpu_count", 0)) + int(f.get("server_count", 0)) for f in fleet)
+    minor = Decimal("0.01") if target == "USD" else Decimal(1)
+    assert abs(rounding) <= units * minor / 2 + minor, (capex, out)
+    if rounding:
+        out.append(rounding)
     return out
 
 
