@@ -1,13 +1,12 @@
 """Sensitivity of a plan: how far each planned GPU type's price (and the strongest alternative's),
 and total demand, must move before the mix changes (``solver.analysis.whatif.find_threshold``).
 
-The searches run side by side (``solver.optimizer.concurrency``) in the time left until
-``deadline``: each subject gets an equal share of what remains per wave when it starts, split in
-two when both directions are searched."""
+The searches — one per direction of each row — run side by side (``solver.optimizer.concurrency``)
+in the time left until ``deadline``: each gets an equal share of what remains per wave when it
+starts."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from functools import partial
 
@@ -45,80 +44,77 @@ def sensitivity_rows(
     deadline: float,
 ) -> tuple[Sensitivity, ...]:
     """One row per planned GPU type's price, one for the strongest alternative's, one for demand;
-    a cancelled call ends the rows with a ``(cancelled)`` one."""
+    a cancelled call ends the rows with a ``(cancelled)`` one. Each direction of each row is its
+    own search (a job of ``run_side_by_side``): two workers then stay busy to the last one, where
+    a row per job left one idle while the longest row searched its second direction."""
     base_mix = mix_of(solution)
     planned = sorted({g for g, _ in base_mix})
     alternative = _strongest_alternative(runs, solution, planned)
     subjects: list[tuple[str, bool]] = [(g, True) for g in planned]
     if alternative is not None:
         subjects.append((alternative, False))
-    jobs: list[Callable[[float], Sensitivity]] = [
-        partial(
-            _price_row_until,
-            instance,
-            solution,
-            base_mix=base_mix,
-            gpu=gpu,
-            in_plan=in_plan,
-            solve=solve,
-        )
-        for gpu, in_plan in subjects
+    demand_row = len(subjects)
+    scaled = partial(scale_demand, instance)
+    # Demand first: its bisections take the most solves (no price envelope to jump with).
+    searches: list[tuple[int, Callable[[float], SearchOutcome]]] = [
+        (demand_row, partial(_search, scaled, base_mix, far, solve, base=None))
+        for far in (DEMAND_DOWN_MIN, DEMAND_UP_MAX)
     ]
-    jobs.append(partial(_demand_row, instance, solution, base_mix, solve))
-    results: list[Sensitivity] = []
-    for outcome in run_side_by_side(jobs, deadline=deadline):
+    for row, (gpu, in_plan) in enumerate(subjects):
+        priced = partial(scale_gpu_price, instance, gpu)
+        for far in (PRICE_DOWN_MIN, PRICE_UP_MAX) if in_plan else (PRICE_DOWN_MIN,):
+            searches.append((row, partial(_search, priced, base_mix, far, solve, base=solution)))
+    outcomes: dict[int, list[SearchOutcome]] = {row: [] for row in range(demand_row + 1)}
+    cancelled: set[int] = set()
+    for (row, _), outcome in zip(
+        searches, run_side_by_side([job for _, job in searches], deadline=deadline), strict=True
+    ):
         if isinstance(outcome, SolveCancelled):
-            return (*results, _cancelled_row())
-        if isinstance(outcome, BaseException):
+            cancelled.add(row)
+        elif isinstance(outcome, BaseException):
             raise outcome
-        results.append(outcome)
-    return tuple(results)
+        else:
+            outcomes[row].append(outcome)
+    # A cancelled call keeps the rows whose searches all finished, then says it was cancelled.
+    done = {row: found for row, found in outcomes.items() if row not in cancelled and found}
+    rows = _rows(subjects, done, solution)
+    return (*rows, _cancelled_row()) if cancelled else rows
+
+
+def _search(
+    make: Callable[[float], FleetInstance],
+    base_mix: Mix,
+    far: float,
+    solve: Solve,
+    deadline: float,
+    *,
+    base: FleetSolution | None,
+) -> SearchOutcome:
+    return find_threshold(make, base_mix, far, solve, deadline=deadline, base=base)
+
+
+def _rows(
+    subjects: Sequence[tuple[str, bool]],
+    outcomes: dict[int, list[SearchOutcome]],
+    solution: FleetSolution,
+) -> tuple[Sensitivity, ...]:
+    """The rows of ``outcomes`` (row → its searches: down, then up where searched), in row order."""
+    rows: list[Sensitivity] = []
+    for row in sorted(outcomes):
+        found = outcomes[row]
+        down, up = found[0], found[1] if len(found) > 1 else None
+        if row < len(subjects):
+            gpu, in_plan = subjects[row]
+            role = "in the plan" if in_plan else "strongest alternative not in the plan"
+            rows.append(_sensitivity_row(gpu, f"price ({role})", down, up, solution))
+        else:
+            rows.append(_sensitivity_row("demand", "total demand (all workloads)", down, up, solution))
+    return tuple(rows)
 
 
 def cut_short(rows: Sequence[Sensitivity]) -> bool:
     """Whether the time budget stopped any of the searches."""
     return any(TIME_BUDGET_NOTE in s.explanation for s in rows)
-
-
-def _price_row_until(
-    instance: FleetInstance,
-    solution: FleetSolution,
-    deadline: float,
-    *,
-    base_mix: Mix,
-    gpu: GpuId,
-    in_plan: bool,
-    solve: Solve,
-) -> Sensitivity:
-    """A GPU type's price moved down (and up, when the plan uses it: a type the plan does not use
-    only matters when it gets cheaper)."""
-
-    def priced(m: float) -> FleetInstance:
-        return scale_gpu_price(instance, gpu, m)
-
-    down = find_threshold(
-        priced, base_mix, PRICE_DOWN_MIN, solve, deadline=_mid(deadline, in_plan), base=solution
-    )
-    up = (
-        find_threshold(priced, base_mix, PRICE_UP_MAX, solve, deadline=deadline, base=solution)
-        if in_plan
-        else None
-    )
-    role = "in the plan" if in_plan else "strongest alternative not in the plan"
-    return _sensitivity_row(gpu, f"price ({role})", down, up, solution)
-
-
-def _demand_row(
-    instance: FleetInstance, solution: FleetSolution, base_mix: Mix, solve: Solve, deadline: float
-) -> Sensitivity:
-    """Every workload's demand scaled down and up."""
-
-    def scaled(m: float) -> FleetInstance:
-        return scale_demand(instance, m)
-
-    down = find_threshold(scaled, base_mix, DEMAND_DOWN_MIN, solve, deadline=_mid(deadline, True))
-    up = find_threshold(scaled, base_mix, DEMAND_UP_MAX, solve, deadline=deadline)
-    return _sensitivity_row("demand", "total demand (all workloads)", down, up, solution)
 
 
 def _cancelled_row() -> Sensitivity:
@@ -134,14 +130,6 @@ def _cancelled_row() -> Sensitivity:
         explanation="sensitivity search stopped: the call was cancelled",
         solves=0,
     )
-
-
-def _mid(deadline: float, split: bool) -> float:
-    """Half of the time to ``deadline`` when two directions share it."""
-    if not split:
-        return deadline
-    now = time.monotonic()
-    return now + (deadline - now) / 2
 
 
 def _strongest_alternative(

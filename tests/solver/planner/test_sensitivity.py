@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import time
+
 from planner_factories import BARE, request, scaled_book, small_chat_request
 
 from pricebook.schema import OfferKind, Pricebook
 from solver.analysis.whatif import mix_of
 from solver.domain import SolverOptions
+from solver.errors import SolveCancelled
+from solver.optimizer.api import solve
+from solver.optimizer.candidates import build_instance
+from solver.optimizer.instance import FleetInstance
+from solver.optimizer.results import FleetSolution
 from solver.planner import PlanResult, SweepAxis, plan, sweep_request
+from solver.planner.sensitivity import sensitivity_rows
 from solver.resolve import resolve
 
 PER_GPU_OFFERS = ("rtx-pro-6000-server", "l40s", "h100-pcie")
@@ -79,3 +87,23 @@ def test_demand_threshold_with_a_daily_profile(book: Pricebook) -> None:
         )
         assert mix_of(past.solution) != today
         assert mix_of(before.solution) == today
+
+
+def test_a_cancelled_search_keeps_the_finished_rows_and_says_so(book: Pricebook) -> None:
+    request_ = resolve(request(**BARE), book).request
+    instance = build_instance(request_, book)
+    today = solve(instance, time_limit_s=10)
+    assert today.has_plan
+
+    def solve_until_demand_moves(variant: FleetInstance, time_limit_s: float) -> FleetSolution:
+        if variant.inference != instance.inference:  # a demand search: the call is cancelled
+            raise SolveCancelled("cancelled by the test")
+        return solve(variant, time_limit_s=time_limit_s)
+
+    deadline = time.monotonic() + 40
+    full = sensitivity_rows(instance, today, (), lambda v, t: solve(v, time_limit_s=t), deadline)
+    planned = sorted({g for g, _ in mix_of(today)})
+    assert [r.subject for r in full][: len(planned)] == planned and full[-1].subject == "demand"
+    rows = sensitivity_rows(instance, today, (), solve_until_demand_moves, deadline)
+    assert [r.subject for r in rows] == [*(r.subject for r in full[:-1]), "(cancelled)"]
+    assert [r.explanation for r in rows[:-1]] == [r.explanation for r in full[:-1]]
