@@ -107,8 +107,9 @@ class _Fleet:
 
     options: dict[str, AcquisitionOption]
     """The instance's options by id."""
-    replica_gpus: dict[str, list[list[float]]]
-    """Per GPU type and bucket: the GPUs of each replica placed on it (one entry per replica)."""
+    replica_gpus: dict[str, list[Counter[float]]]
+    """Per GPU type and bucket: replicas by the GPUs each occupies (GPUs per replica → replicas).
+    Counted, not listed: an absurd plan of 10^9 replicas must not take 10^9 list entries."""
     held: dict[str, int]
     """Per GPU type: GPUs held every hour (bought, reserved, owned; options on offer only)."""
 
@@ -117,16 +118,18 @@ def _fleet(instance: FleetInstance, solution: FleetSolution) -> _Fleet:
     nb = len(instance.buckets)
     options = {o.id: o for o in instance.options}
     demands = {w.name for w in instance.inference}
-    replica_gpus: dict[str, list[list[float]]] = defaultdict(lambda: [[] for _ in range(nb)])
+    replica_gpus: dict[str, list[Counter[float]]] = defaultdict(lambda: [Counter() for _ in range(nb)])
     for a in solution.assignments:
         if a.workload not in demands:
             continue
         for use in a.uses:
             for b in range(nb):
-                replica_gpus[use.candidate.gpu][b].extend([use.candidate.gpus_per_replica] * use.replicas[b])
+                if use.replicas[b]:
+                    replica_gpus[use.candidate.gpu][b][use.candidate.gpus_per_replica] += use.replicas[b]
     for pool in solution.pools:
         for b in range(nb):
-            replica_gpus[pool.deployment.gpu][b].extend([pool.deployment.gpus_per_replica] * pool.replicas[b])
+            if pool.replicas[b]:
+                replica_gpus[pool.deployment.gpu][b][pool.deployment.gpus_per_replica] += pool.replicas[b]
     held: dict[str, int] = defaultdict(int)
     for c in solution.options:
         o = options.get(c.option_id)
@@ -279,22 +282,43 @@ def check_gpus_and_domains(
     for g in sorted({o.gpu for o in instance.options} | set(fleet.replica_gpus)):
         for b in range(len(instance.buckets)):
             bins = _domains_of(g, b, solution, fleet)
-            items = fleet.replica_gpus[g][b] if g in fleet.replica_gpus else []
-            if items and not _pack(list(items), bins):
+            items = fleet.replica_gpus[g][b] if g in fleet.replica_gpus else Counter()
+            if items and not _pack(items, _with_tolerance(bins, items)):
                 out.append(
                     Violation(
                         ViolationKind.GPUS,
                         f"{g}/bucket {b}",
-                        f"replicas need {sum(items):g} GPUs in groups {sorted(set(items), reverse=True)}; "
-                        f"domains available {sorted(bins, reverse=True)}",
+                        f"replicas need {_gpus(items):g} GPUs in groups {_sizes(items)}; "
+                        f"domains available {_sizes(bins)}",
                     )
                 )
     return out
 
 
-def _domains_of(gpu: str, b: int, solution: FleetSolution, fleet: _Fleet) -> list[float]:
-    """Sizes of the scale-up domains the plan's ``gpu`` GPUs form in bucket ``b``."""
-    bins: list[float] = []
+def _with_tolerance(bins: Counter[float], items: Counter[float]) -> Counter[float]:
+    """``bins`` plus the relative tolerance every other check allows (``REL_TOL`` of the GPUs
+    needed), as domains of the largest replica: none below 10^6 GPUs, where packing stays exact;
+    above, the MIP's own feasibility tolerance is worth a GPU or more (a 10^9 req/s workload)."""
+    slack = math.floor(REL_TOL * _gpus(items))
+    if slack < 1:
+        return bins
+    largest = max(items)
+    return bins + Counter({largest: math.ceil(slack / largest)})
+
+
+def _gpus(counted: Counter[float]) -> float:
+    """GPUs of counted replicas or domains (size → how many)."""
+    return sum(size * n for size, n in counted.items())
+
+
+def _sizes(counted: Counter[float]) -> str:
+    """``counted`` (size → how many) for a message, largest first: "3 × 8, 1 × 2"."""
+    return ", ".join(f"{n:,} × {size:g}" for size, n in sorted(counted.items(), reverse=True)) or "none"
+
+
+def _domains_of(gpu: str, b: int, solution: FleetSolution, fleet: _Fleet) -> Counter[float]:
+    """The scale-up domains the plan's ``gpu`` GPUs form in bucket ``b`` (size → how many)."""
+    bins: Counter[float] = Counter()
     for c in solution.options:
         o = fleet.options.get(c.option_id)
         if c.gpu != gpu or o is None:
@@ -302,7 +326,7 @@ def _domains_of(gpu: str, b: int, solution: FleetSolution, fleet: _Fleet) -> lis
         per_server = max(1, o.gpus_per_server)
         domain = max(1, min(o.scale_up_domain_size, per_server))
         count = c.on_demand_gpus[b] if o.mode is AcquisitionMode.ON_DEMAND else c.gpus
-        bins.extend(_domains(count, per_server, domain))
+        bins.update(_domains(count, per_server, domain))
     return bins
 
 
@@ -453,33 +477,40 @@ def _serving_hours_on_held(
     hours: dict[str, float] = defaultdict(float)
     for g, per_b in fleet.replica_gpus.items():
         for b, bucket in enumerate(instance.buckets):
-            on_held = max(0.0, sum(per_b[b]) - _rented(solution, g, b))
+            on_held = max(0.0, _gpus(per_b[b]) - _rented(solution, g, b))
             hours[g] += DAYS_PER_MONTH * bucket.hours_per_day * on_held
     return hours
 
 
-def _domains(gpus: int, per_server: int, domain: int) -> list[float]:
-    """Sizes of the scale-up domains ``gpus`` GPUs fill, servers filled one after another."""
-    sizes: list[float] = []
-    left = gpus
-    while left > 0:
-        in_server = min(per_server, left)
-        left -= in_server
-        while in_server > 0:
-            part = min(domain, in_server)
-            sizes.append(float(part))
-            in_server -= part
+def _domains(gpus: int, per_server: int, domain: int) -> Counter[float]:
+    """The scale-up domains ``gpus`` GPUs fill, servers filled one after another (size → how
+    many): each full server splits into domains of ``domain`` and one of what is left, and so does
+    the last, partly filled server."""
+    sizes: Counter[float] = Counter()
+
+    def server(gpus_in_it: int, servers: int) -> None:
+        whole, rest = divmod(gpus_in_it, domain)
+        if whole:
+            sizes[float(domain)] += whole * servers
+        if rest:
+            sizes[float(rest)] += servers
+
+    full_servers, last = divmod(max(0, gpus), per_server)
+    if full_servers:
+        server(per_server, full_servers)
+    if last:
+        server(last, 1)
     return sizes
 
 
-def _pack(items: list[float], bins: list[float]) -> bool:
+def _pack(items: Counter[float], bins: Counter[float]) -> bool:
     """Can every item (GPUs of one replica) go inside one bin (a scale-up domain)?
 
     Largest items first, each into the fullest bins that still hold it (best fit), counted by
     size so that 10^5 replicas stay fast. Exact for power-of-two groups in power-of-two domains.
     """
     rooms: Counter[float] = Counter(bins)
-    for size, count in sorted(Counter(items).items(), reverse=True):
+    for size, count in sorted(items.items(), reverse=True):
         left = count
         for room in sorted(r for r in rooms if r + 1e-9 >= size):
             if left == 0:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 
 import pytest
 from opt_factories import chat_workload, two_gpu_instance
@@ -12,7 +13,7 @@ from solver.domain import Constraints, PlanRequest
 from solver.errors import PlanVerificationError
 from solver.optimizer import Caps, check_solution, solve
 from solver.optimizer.candidates import build_instance
-from solver.optimizer.evaluate import perf_capacity_checker
+from solver.optimizer.evaluate import _domains, _pack, _with_tolerance, perf_capacity_checker
 from solver.optimizer.instance import FleetInstance
 from solver.perf import capacity as perf_capacity
 
@@ -76,3 +77,33 @@ def test_each_cap_is_checked_and_named_in_words() -> None:
     tight = two_gpu_instance(55.0, Caps(capex_budget=400, power_cap_kw=3.0, rack_units_cap=4))
     violations = check_solution(tight, plan)
     assert [(v.kind, v.subject) for v in violations] == [("cap", "capex budget"), ("cap", "power cap")]
+
+
+def _domains_one_by_one(gpus: int, per_server: int, domain: int) -> list[float]:
+    """The domains ``gpus`` GPUs fill, listed one at a time (servers filled one after another)."""
+    sizes: list[float] = []
+    while gpus > 0:
+        in_server = min(per_server, gpus)
+        gpus -= in_server
+        while in_server > 0:
+            sizes.append(float(min(domain, in_server)))
+            in_server -= min(domain, in_server)
+    return sizes
+
+
+@pytest.mark.parametrize("per_server", [1, 2, 4, 8])
+@pytest.mark.parametrize("domain", [1, 2, 4, 8])
+@pytest.mark.parametrize("gpus", [0, 1, 3, 7, 8, 9, 17, 64, 101])
+def test_domains_are_counted_as_listing_them_would(gpus: int, per_server: int, domain: int) -> None:
+    domain = min(domain, per_server)
+    assert _domains(gpus, per_server, domain) == Counter(_domains_one_by_one(gpus, per_server, domain))
+
+
+def test_packing_is_exact_below_a_million_gpus_and_tolerant_above() -> None:
+    # Seven 1-GPU replicas do not fit three 2-GPU domains: refused, however small the shortfall.
+    assert not _pack(Counter({1.0: 7}), _with_tolerance(Counter({2.0: 3}), Counter({1.0: 7})))
+    # 2·10^9 GPUs of 4-GPU replicas one GPU short of their domains: within REL_TOL, as demand is.
+    items = Counter({4.0: 500_000_000, 1.0: 1})
+    bins = Counter({8.0: 250_000_000})
+    assert not _pack(items, bins)
+    assert _pack(items, _with_tolerance(bins, items))
