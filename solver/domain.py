@@ -24,6 +24,10 @@ from solver.units import HOURS_PER_DAY, SECONDS_PER_DAY, SECONDS_PER_HOUR
 MAX_WORKLOADS = 500
 MAX_HORIZON_MONTHS = 120
 MAX_DAILY_TOKENS = 10**15
+MAX_PLAN_GPUS = 10**7
+"""Most GPUs a plan's inference workloads may need at their peak, together (100× the largest
+clusters built): past it, counts overflow the API's 32-bit fields and the MIP's tolerance is worth
+whole GPUs."""
 MAX_NAME_CHARS = 128
 WorkloadName = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS, pattern=r"\S")]
 """A workload's name: 1–128 characters, not all blank (it names the workload in every answer)."""

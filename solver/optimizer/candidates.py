@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pricebook import catalog
 from pricebook.schema import GpuId, GpuSpec, ModelArch, Pricebook
 from solver.domain import (
+    MAX_PLAN_GPUS,
     AcquisitionMode,
     CapacityQuantile,
     Constraints,
@@ -430,6 +431,43 @@ def _demands(request: PlanRequest, candidates: int) -> tuple[tuple[Bucket, ...],
     return buckets, demands
 
 
+def _refuse_oversized(
+    request: PlanRequest, candidates: Iterable[Candidate], demands: Iterable[InferenceDemand]
+) -> None:
+    """``InvalidRequest`` when the workloads' peaks need more than ``MAX_PLAN_GPUS`` GPUs on their
+    most efficient candidates for every request size (fewer is never possible): naming each
+    workload that alone needs more, else the inference workloads together."""
+    fewest: dict[tuple[str, int], float] = {}
+    for c in candidates:
+        key = (c.workload, c.load)
+        per_request = c.gpus_per_replica / c.capacity_req_s if c.capacity_req_s > 0 else float("inf")
+        fewest[key] = min(fewest.get(key, float("inf")), per_request)
+    problems = []
+    total = 0.0
+    for i, (w, d) in enumerate(zip(request.inference, demands, strict=True)):
+        need = sum(
+            d.peak_req_s * share * fewest[(d.name, k)]
+            for k, share in enumerate(d.loads)
+            if (d.name, k) in fewest
+        )
+        total += need
+        if need > MAX_PLAN_GPUS:
+            field = "daily_tokens" if w.daily_tokens is not None else "peak_request_rate_per_s"
+            reason = (
+                f"its peak needs at least {need:,.0f} GPUs, more than the {MAX_PLAN_GPUS:,} a plan "
+                "may hold; check the demand's units"
+            )
+            problems.append(FieldViolation(f"inference[{i}].{field}", reason))
+    if not problems and total > MAX_PLAN_GPUS:
+        reason = (
+            f"the peaks together need at least {total:,.0f} GPUs, "
+            f"more than the {MAX_PLAN_GPUS:,} a plan may hold"
+        )
+        problems.append(FieldViolation("inference", reason))
+    if problems:
+        raise InvalidRequest(problems)
+
+
 def build_instance(request: PlanRequest, book: Pricebook, *, fleet: Fleet | None = None) -> FleetInstance:
     """The MIP's input for ``request`` (on ``fleet`` when given: counts fixed). GPUs are named by
     catalogue id throughout (``solver.resolve`` resolved the request's and the fleet's aliases)."""
@@ -455,6 +493,7 @@ def build_instance(request: PlanRequest, book: Pricebook, *, fleet: Fleet | None
     candidates, dominated = drop_dominated(found)
     rejections += dominated
     buckets, demands = _demands(request, len(candidates))
+    _refuse_oversized(request, candidates, demands)
     training = tuple(training_demand(t, book, gpus) for t in request.training)
     checkpoint()
     return FleetInstance(

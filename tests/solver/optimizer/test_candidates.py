@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pricebook import catalog
 from pricebook.schema import Pricebook
-from solver.domain import ModelRef, TrainingMethod, TrainingWorkload
-from solver.optimizer.candidates import training_demand
+from solver.domain import (
+    MAX_PLAN_GPUS,
+    InferenceWorkload,
+    ModelRef,
+    PlanRequest,
+    Sla,
+    TrainingMethod,
+    TrainingWorkload,
+)
+from solver.errors import InvalidRequest
+from solver.optimizer.candidates import build_instance, training_demand
 from solver.perf import resolve_model
 from solver.perf.training import min_gpus_to_fit
 
@@ -37,3 +48,25 @@ def test_without_a_limit_the_same_run_gets_a_choice(book: Pricebook) -> None:
     h100 = catalog.gpu(book, "h100-sxm")
     demand = training_demand(_full_70b_run(), book, [h100])
     assert len(demand.choices) == 1 and demand.choices[0].min_gpus > 1
+
+
+def test_a_demand_that_needs_more_gpus_than_a_plan_may_hold_names_its_field(book: Pricebook) -> None:
+    chat = InferenceWorkload(
+        name="chat",
+        model=ModelRef(model_id="meta-llama/Llama-3.1-8B"),
+        input_tokens=1000,
+        output_tokens=200,
+        peak_request_rate_per_s=1e9,
+        sla=Sla(ttft_p95_ms=2000, tpot_p95_ms=50),
+    )
+    small = chat.model_copy(update={"name": "small", "peak_request_rate_per_s": 10.0})
+    with pytest.raises(InvalidRequest) as refused:
+        build_instance(PlanRequest(inference=(small, chat)), book)
+    ((field, reason),) = [(v.field, v.reason) for v in refused.value.violations]
+    assert field == "inference[1].peak_request_rate_per_s"
+    needed = int(reason.split("at least ")[1].split(" GPUs")[0].replace(",", ""))
+    assert needed > MAX_PLAN_GPUS
+    # Just under the limit, the same workload still builds (the bound is a lower bound on GPUs).
+    scale = MAX_PLAN_GPUS / needed / 2
+    fits = chat.model_copy(update={"peak_request_rate_per_s": 1e9 * scale})
+    assert build_instance(PlanRequest(inference=(small, fits)), book).candidates
