@@ -3,18 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from opt_factories import chat_workload
 
 from pricebook import catalog
 from pricebook.schema import Pricebook
-from solver.domain import (
-    MAX_PLAN_GPUS,
-    InferenceWorkload,
-    ModelRef,
-    PlanRequest,
-    Sla,
-    TrainingMethod,
-    TrainingWorkload,
-)
+from solver.domain import MAX_PLAN_GPUS, ModelRef, PlanRequest, TrainingMethod, TrainingWorkload
 from solver.errors import InvalidRequest
 from solver.optimizer.candidates import build_instance, training_demand
 from solver.perf import resolve_model
@@ -51,14 +44,7 @@ def test_without_a_limit_the_same_run_gets_a_choice(book: Pricebook) -> None:
 
 
 def test_a_demand_that_needs_more_gpus_than_a_plan_may_hold_names_its_field(book: Pricebook) -> None:
-    chat = InferenceWorkload(
-        name="chat",
-        model=ModelRef(model_id="meta-llama/Llama-3.1-8B"),
-        input_tokens=1000,
-        output_tokens=200,
-        peak_request_rate_per_s=1e9,
-        sla=Sla(ttft_p95_ms=2000, tpot_p95_ms=50),
-    )
+    chat = chat_workload(1e9)
     small = chat.model_copy(update={"name": "small", "peak_request_rate_per_s": 10.0})
     with pytest.raises(InvalidRequest) as refused:
         build_instance(PlanRequest(inference=(small, chat)), book)
