@@ -410,6 +410,7 @@ class Constraints(_Frozen):
     allowed_gpus: tuple[GpuId, ...] = ()
     """Empty = every catalogue GPU."""
     allowed_modes: tuple[AcquisitionMode, ...] = (AcquisitionMode.BUY,)
+    """A mode listed twice is the same set of modes: repeats are dropped (first order kept)."""
     owned: tuple[OwnedGpus, ...] = ()
     count_bounds: tuple[CountBound, ...] = ()
     include_vat: bool = False
@@ -447,6 +448,12 @@ class Constraints(_Frozen):
     _money = field_validator("capex_budget", "monthly_opex_cap", "installation_per_server")(
         _non_negative_money
     )
+
+    @field_validator("allowed_modes")
+    @classmethod
+    def _distinct_modes(cls, modes: tuple[AcquisitionMode, ...]) -> tuple[AcquisitionMode, ...]:
+        # Every mode is one set of options: a repeat would add each of its options twice.
+        return tuple(dict.fromkeys(modes))
 
 
 DEFAULT_MAX_GAP = 0.10

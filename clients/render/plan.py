@@ -389,7 +389,7 @@ def _solver(stats: plan_pb2.SolverStatistics, *, markdown: bool) -> list[str]:
         status_name(stats.status),
         stats.objective,
         stats.best_bound,
-        f"{stats.relative_gap:.2%}",
+        "unknown" if stats.gap_unknown else f"{stats.relative_gap:.2%}",
         stats.solve_seconds,
         enum_name(plan_pb2.LimitFired, stats.limit_fired, "LIMIT_FIRED_"),
         stats.backend,

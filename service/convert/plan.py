@@ -58,12 +58,19 @@ def _by_hour(buckets: Sequence[Bucket], per_bucket: Sequence[int]) -> list[int]:
     return hours
 
 
+UNKNOWN_RELATIVE_GAP = 1.0
+"""The wire's relative gap of a plan without a proven bound: 100 %, from the trivial bound 0 of a TCO
+(``gap_unknown`` says it is not a solver's bound)."""
+
+
 def solver_stats_to_proto(stats: SolverStats, candidates: int = 0) -> plan_pb2.SolverStatistics:
     return plan_pb2.SolverStatistics(
         status=status_to_proto(stats.status),
         objective=finite(stats.objective),
         best_bound=finite(stats.best_bound),
-        relative_gap=finite(stats.gap),
+        relative_gap=UNKNOWN_RELATIVE_GAP if stats.gap_unknown else finite(stats.gap),
+        requested_relative_gap=finite(stats.relative_gap_target),
+        gap_unknown=stats.gap_unknown,
         solve_seconds=finite(stats.seconds),
         time_limit_s=finite(stats.time_limit_s),
         limit_fired=_limit_to_proto(stats.limit_fired),

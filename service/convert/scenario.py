@@ -8,10 +8,11 @@ pricebook references and applies the overrides (once), its domain paths mapped t
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from google.protobuf import json_format
+from google.protobuf import json_format, struct_pb2
 from google.protobuf.message import Message
 
 from api.fleetplan.v1 import common_pb2, scenario_pb2
@@ -267,10 +268,36 @@ def _overrides(msg: scenario_pb2.PricebookOverrides, col: Collector, path: str) 
         "offers": tuple(_offer(o, col, join_path(path, "offers", i)) for i, o in enumerate(msg.offers))
     }
     if msg.HasField("site_assumptions"):
-        out["site"] = json_format.MessageToDict(msg.site_assumptions)
+        site_path = join_path(path, "site_assumptions")
+        if _finite_struct(msg.site_assumptions, col, site_path):
+            out["site"] = json_format.MessageToDict(msg.site_assumptions)
     put(out, "fx_usd_krw", optional(msg, "fx_usd_krw"))
     out["api_prices"] = tuple(_api_price(p) for p in msg.api_prices)
     return out
+
+
+def _finite_struct(msg: struct_pb2.Struct, col: Collector, path: str) -> bool:
+    """Whether every number in ``msg`` (nested structs and lists too) is finite; each NaN or
+    infinity is a violation at its path (JSON, and so the overrides' validation, has no such
+    numbers)."""
+    finite = True
+
+    def visit(value: struct_pb2.Value, at: str) -> None:
+        nonlocal finite
+        kind = value.WhichOneof("kind")
+        if kind == "number_value" and not math.isfinite(value.number_value):
+            col.add(at, "must be a finite number")
+            finite = False
+        elif kind == "struct_value":
+            for key, item in value.struct_value.fields.items():
+                visit(item, join_path(at, key))
+        elif kind == "list_value":
+            for i, item in enumerate(value.list_value.values):
+                visit(item, join_path(at, i))
+
+    for key, item in msg.fields.items():
+        visit(item, join_path(path, key))
+    return finite
 
 
 def _api_price(msg: scenario_pb2.ApiPriceOverride) -> dict[str, Any]:

@@ -6,19 +6,20 @@
 - ``solve(instance, ...) -> FleetSolution``: the same on an already-built ``FleetInstance``.
 
 Every returned plan has passed ``solver.optimizer.evaluate.check_solution``; a plan that fails is
-our bug: logged with the request and raised as ``PlanVerificationError``.
+our bug: logged with the request, re-solved once by the plain model, and discarded when that
+fails too (an answer without a plan that says why, never an error).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 
 import structlog
 
 from pricebook.schema import Pricebook
 from solver.domain import Fleet, PlanRequest, SolverOptions
-from solver.errors import PlanVerificationError
 from solver.optimizer.cancel import CancelToken, polls_cancel
 from solver.optimizer.candidates import build_instance, perf_capacity_checker
 from solver.optimizer.driver import DEFAULT_BACKEND, relaxation_bound, solve_mip
@@ -26,8 +27,8 @@ from solver.optimizer.evaluate import CapacityOf, check_solution
 from solver.optimizer.explain import diagnose_infeasible, explain_local_runner_ups, explain_runner_ups
 from solver.optimizer.fleet_eval import evaluate_fixed_fleet
 from solver.optimizer.instance import FleetInstance
-from solver.optimizer.results import FleetEvaluation, FleetSolution, SolveStatus
-from solver.optimizer.solution import build_solution, with_tco_objective
+from solver.optimizer.results import Diagnosis, FleetEvaluation, FleetSolution, SolveStatus, Violation
+from solver.optimizer.solution import build_solution, empty_solution, with_tco_objective
 
 log = structlog.get_logger(__name__)
 
@@ -62,29 +63,35 @@ def solve(
     ``lp_guided=False`` solves the full MIP alone (benchmarks measure what the search adds)."""
     started = time.perf_counter()
     backend = DEFAULT_BACKEND if backend == "auto" else backend
-    mip = solve_mip(
-        instance,
-        time_limit_s=time_limit_s * (1 - LOCAL_RUNNER_UP_SHARE) if explain else time_limit_s,
-        cancel=cancel,
-        backend=backend,
-        relative_gap=relative_gap,
-        lp_guided=lp_guided,
-        tie_break=explain,
-    )
-    solution = with_tco_objective(build_solution(instance, mip))
-    if solution.has_plan and instance.hours_clustered:
-        bound_limit = max(0.5, CLUSTERED_BOUND_SHARE * time_limit_s)
-        solution = with_clustered_hours_bound(instance, solution, relative_gap, bound_limit)
+
+    def planned(limit: float, *, plain: bool = False) -> FleetSolution:
+        # plain: without the exact reductions, the LP-guided search and the tie-break stage.
+        mip = solve_mip(
+            instance,
+            time_limit_s=limit,
+            cancel=cancel,
+            backend=backend,
+            relative_gap=relative_gap,
+            lp_guided=lp_guided and not plain,
+            exact_reductions=not plain,
+            tie_break=explain and not plain,
+        )
+        solution = with_tco_objective(build_solution(instance, mip))
+        if solution.has_plan and instance.hours_clustered:
+            bound_limit = max(0.5, CLUSTERED_BOUND_SHARE * time_limit_s)
+            solution = with_clustered_hours_bound(instance, solution, relative_gap, bound_limit)
+        return solution
+
+    solution = planned(time_limit_s * (1 - LOCAL_RUNNER_UP_SHARE) if explain else time_limit_s)
     if solution.has_plan:
-        violations = check_solution(instance, solution, capacity_of)
-        if violations:
-            log.error(
-                "plan_failed_verification",
-                request=request_summary,
-                violations=[f"{v.kind}:{v.subject}: {v.message}" for v in violations],
-            )
-            lines = "; ".join(f"{v.kind} {v.subject}: {v.message}" for v in violations[:5])
-            raise PlanVerificationError(f"plan failed independent verification: {lines}")
+        solution = _verified_or_discarded(
+            instance,
+            solution,
+            capacity_of,
+            request_summary,
+            resolve=lambda limit: planned(limit, plain=True),
+            time_left=lambda: time_limit_s - (time.perf_counter() - started),
+        )
     if not explain:
         return solution
     remaining = time_limit_s - (time.perf_counter() - started)
@@ -105,6 +112,64 @@ def solve(
     )
 
 
+MIN_REPAIR_SOLVE_S = 0.5
+"""A plan that fails verification is re-solved (without the exact reductions and the LP-guided
+search) when at least this many seconds are left, or given at least this many."""
+
+
+def _verified_or_discarded(
+    instance: FleetInstance,
+    solution: FleetSolution,
+    capacity_of: CapacityOf | None,
+    request_summary: str,
+    *,
+    resolve: Callable[[float], FleetSolution],
+    time_left: Callable[[], float],
+) -> FleetSolution:
+    """``solution`` when it passes ``check_solution``. Otherwise (our bug: logged with the request)
+    the instance is solved once more by the plain model, and that plan is returned if it passes;
+    if it does not, or there is none, the answer says so honestly: no plan
+    (``SolveStatus.NO_SOLUTION``, the violations in the diagnosis), never an error."""
+    violations = _violations(instance, solution, capacity_of, request_summary)
+    if not violations:
+        return solution
+    again = resolve(max(MIN_REPAIR_SOLVE_S, time_left()))
+    if again.has_plan and not _violations(instance, again, capacity_of, request_summary):
+        log.warning("plan_repaired", request=request_summary, status=again.status.value)
+        return again
+    return discarded(instance, solution, violations)
+
+
+def _violations(
+    instance: FleetInstance, solution: FleetSolution, capacity_of: CapacityOf | None, request_summary: str
+) -> list[Violation]:
+    violations = check_solution(instance, solution, capacity_of)
+    if violations:
+        log.error(
+            "plan_failed_verification",
+            request=request_summary,
+            violations=[f"{v.kind}:{v.subject}: {v.message}" for v in violations],
+        )
+    return violations
+
+
+DISCARDED_VIOLATIONS_SHOWN = 3
+
+
+def discarded(instance: FleetInstance, solution: FleetSolution, violations: list[Violation]) -> FleetSolution:
+    """No plan: the solver's plan failed the independent check (the first violations say how)."""
+    found = "; ".join(f"{v.kind} {v.subject}: {v.message}" for v in violations[:DISCARDED_VIOLATIONS_SHOWN])
+    message = (
+        "the solver's plan failed the independent check of every constraint and was discarded "
+        f"({found}); no verified plan was found. This is a defect of fleetplan, logged with the "
+        "request id."
+    )
+    stats = dataclasses.replace(
+        solution.stats, status=SolveStatus.NO_SOLUTION, objective=None, best_bound=None, gap=None
+    )
+    return dataclasses.replace(empty_solution(instance, stats), diagnosis=Diagnosis(messages=(message,)))
+
+
 def with_clustered_hours_bound(
     instance: FleetInstance, solution: FleetSolution, relative_gap: float, time_limit_s: float
 ) -> FleetSolution:
@@ -116,8 +181,13 @@ def with_clustered_hours_bound(
     if stats.objective is None:
         return solution
     bound = relaxation_bound(instance.at_quietest_hours(), time_limit_s)
-    if bound is None:
-        bound = 0.0  # no bound in time: nothing is proven
+    if bound is None:  # no bound in time: nothing is proven, the gap is unknown
+        status = SolveStatus.FEASIBLE
+        return dataclasses.replace(
+            solution,
+            status=status,
+            stats=dataclasses.replace(stats, status=status, best_bound=None, gap=None),
+        )
     bound = min(bound, stats.objective)
     gap = (stats.objective - bound) / stats.objective if stats.objective else 0.0
     status = SolveStatus.OPTIMAL if gap <= relative_gap else SolveStatus.FEASIBLE

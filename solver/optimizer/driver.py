@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import threading
 import time
 from collections.abc import Mapping
@@ -260,6 +261,7 @@ def solve_one(
         variables=builder.solver.NumVariables(),
         constraints=builder.solver.NumConstraints(),
         time_limit_s=time_limit_s,
+        relative_gap_target=relative_gap,
     )
     _log_solved(stats, run, outcome)
     if status is SolveStatus.CANCELLED:
@@ -380,7 +382,12 @@ def _outcome(builder: ModelBuilder, run: _Run, relative_gap: float) -> _Outcome:
     if objective_units is None:
         return _Outcome()
     objective = objective_units * builder.unit
-    bound = (bound_units if bound_units is not None else objective_units) * builder.unit
+    if bound_units is None or not math.isfinite(bound_units):
+        if run.code != pywraplp.Solver.OPTIMAL:
+            # No bound proven (e.g. the limit fired before the root LP): the gap is unknown, not 0.
+            return _Outcome(objective=objective, from_search=from_search)
+        bound_units = objective_units
+    bound = bound_units * builder.unit
     # The bound may pass the plan's objective by rounding only: clamp it on the right side.
     maximizing = builder.solver.Objective().maximization()
     bound = max(bound, objective) if maximizing else min(bound, objective)

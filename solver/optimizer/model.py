@@ -87,10 +87,11 @@ Constraints (numbers match ``ModelBuilder`` method comments and the evaluator's 
     (losing the R largest replicas in use still covers demand; shared pools keep their own
     spares, constraint 13).
 11. Training, ∀t: Σ_g z_tg = 1;  ∀g: Σ_{o on g} f_to = z_tg.
-    Idle hours, ∀o ∈ O_held: Σ_t G_{t,g(o)} f_to ≤ DAYS · Σ_b h_b (n_o − u_ob)
-    (off-peak hours of serving GPUs count). Deadline, ∀t, g without an on-demand option:
-    Σ_{O_held(g)} n_o ≥ m_tg · z_tg. With one, runs either rent their m_tg GPUs on demand or run
-    on held GPUs: q_tg ∈ {0,1}, Σ_{o∈O_held(g)} f_to ≤ q_tg, Σ_{O_held(g)} n_o ≥ m_tg · q_tg.
+    Idle hours, ∀o ∈ O_held: Σ_t max(G_{t,g(o)}, G_min) f_to ≤ DAYS · Σ_b h_b (n_o − u_ob)
+    (off-peak hours of serving GPUs count; G_min = ``MIN_TRAINING_GPU_HOURS`` reserved).
+    Deadline, ∀t, g without an on-demand option: Σ_{O_held(g)} n_o ≥ m_tg · z_tg. With one, runs
+    either rent their m_tg GPUs on demand or run on held GPUs: q_tg ∈ {0,1},
+    Σ_{o∈O_held(g)} f_to ≤ q_tg, Σ_{O_held(g)} n_o ≥ m_tg · q_tg.
 13. Shared pools, ∀P shared, b:  Σ_{c∈P} r_cb + S_P · y_P ≤ R_Pb,  R_Pb ≤ M · y_P (when S_P > 0):
     the pool's replicas carry every member's load at its capacity, with S_P of them to spare
     (losing any S_P replicas leaves Σ load ≤ R − S_P). The independent evaluator checks it with
@@ -163,6 +164,10 @@ GPU_TIE_WEIGHT = 1000.0
 """Tie-break stage weight of one GPU against one GPU type: one on-demand GPU for the shortest
 bucket (1/24 of a GPU in the measure) still outweighs every GPU type of the catalogue (19)."""
 FLEET_BRANCHING_PRIORITY = 10
+MIN_TRAINING_GPU_HOURS = 0.01
+"""GPU-hours a month a training workload reserves in idle hours at least (36 GPU-seconds): a need
+below the solver's feasibility tolerance (a 1-token run: 1.7e-6 GPU-hours) would otherwise fit
+into zero idle hours and fail the evaluator's check."""
 """SCIP branching priority of held-fleet variables (servers, held GPUs; the rest keep 0)."""
 
 
@@ -751,7 +756,7 @@ class ModelBuilder:
                     self.f[(t.name, o.id)] = f
                     shares.append(f)
                     if o.id in self.n:
-                        idle_use[o.id] += ch.gpu_hours_per_month * f
+                        idle_use[o.id] += max(ch.gpu_hours_per_month, MIN_TRAINING_GPU_HOURS) * f
                 slv.Add(sum(shares) == z)
                 held_opts = [o for o in opts if o.id in self.n]
                 if not any(is_rental_on_demand(o) for o in opts):

@@ -40,13 +40,22 @@ class SolverStats:
     objective: float | None
     """TCO over the horizon of the returned plan (request currency), None without a plan."""
     best_bound: float | None
+    """Best proven bound of the objective; None when the solver proved none."""
     gap: float | None
-    """(objective − bound) / objective; 0 when proven optimal."""
+    """(objective − bound) / objective; None with a plan but no proven bound (an unknown gap)."""
     seconds: float
     limit_fired: LimitFired
     variables: int
     constraints: int
     time_limit_s: float = 0.0
+    relative_gap_target: float = 0.0
+    """The relative gap the solve was asked to prove (``SolverOptions.relative_gap``): ``OPTIMAL``
+    means the plan is proven within it."""
+
+    @property
+    def gap_unknown(self) -> bool:
+        """A plan without a proven bound: how far it is from optimal is not known."""
+        return self.objective is not None and self.gap is None
 
 
 @dataclass(frozen=True, slots=True)

@@ -62,18 +62,23 @@ def fx_note(book: Pricebook) -> str:
 
 
 def gap_too_wide(solution: FleetSolution, max_gap: float) -> bool:
-    """Whether a plan the time limit stopped is further than ``max_gap`` from the bound."""
+    """Whether a plan the time limit stopped is further than ``max_gap`` from the bound, or has no
+    proven bound at all (an unknown gap)."""
     gap = solution.stats.gap
-    return solution.status is SolveStatus.FEASIBLE and gap is not None and gap > max_gap
+    return solution.status is SolveStatus.FEASIBLE and (gap is None or gap > max_gap)
 
 
 def gap_too_wide_warning(solution: FleetSolution, max_gap: float) -> str:
     """The summary's first sentence for such a plan."""
-    gap = solution.stats.gap or 0.0
+    gap = solution.stats.gap
+    stopped = (
+        "before it proved any bound (the gap is unknown)"
+        if gap is None
+        else f"{gap:.1%} from the solver's bound (above the {max_gap:.0%} allowed by max_gap)"
+    )
     return (
-        f"Not a plan to buy: the time limit stopped the solver {gap:.1%} from its bound (above the "
-        f"{max_gap:.0%} allowed by max_gap), so a much cheaper fleet may exist; solve with a longer "
-        "time limit (or deadline) before acting on it."
+        f"Not a plan to buy: the time limit stopped the solver {stopped}, so a much cheaper fleet may "
+        "exist; solve with a longer time limit (or deadline) before acting on it."
     )
 
 
@@ -88,7 +93,11 @@ def solve_warnings(solution: FleetSolution, tco: FleetTco, instance: FleetInstan
             f"internal: TCO breakdown {tco.total_float:.2f} differs from the solver's {objective:.2f}"
         )
     gap = solution.stats.gap
-    if solution.status is SolveStatus.FEASIBLE and gap is not None:
+    if solution.status is SolveStatus.FEASIBLE and gap is None:
+        warnings.append(
+            "time limit reached before any bound was proven: how far the plan is from optimal is unknown"
+        )
+    elif solution.status is SolveStatus.FEASIBLE and gap is not None:
         if instance.hours_clustered:
             warnings.append(
                 f"hours with different demand were grouped into {len(instance.buckets)} buckets, each "

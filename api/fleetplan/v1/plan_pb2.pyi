@@ -38,7 +38,9 @@ class _PlanStatusEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_PlanStatus
     PLAN_STATUS_INFEASIBLE: _PlanStatus.ValueType  # 3
     """Proven: no fleet meets every constraint (see Plan.diagnosis)."""
     PLAN_STATUS_NO_SOLUTION: _PlanStatus.ValueType  # 4
-    """The time limit fired before any plan was found."""
+    """No plan: the time limit fired before any plan was found, or the solver's plan failed the
+    independent check and no verified plan replaced it (Plan.diagnosis says which).
+    """
     PLAN_STATUS_CANCELLED: _PlanStatus.ValueType  # 5
     """The caller cancelled the solve."""
     PLAN_STATUS_GAP_TOO_WIDE: _PlanStatus.ValueType  # 6
@@ -58,7 +60,9 @@ PLAN_STATUS_FEASIBLE: PlanStatus.ValueType  # 2
 PLAN_STATUS_INFEASIBLE: PlanStatus.ValueType  # 3
 """Proven: no fleet meets every constraint (see Plan.diagnosis)."""
 PLAN_STATUS_NO_SOLUTION: PlanStatus.ValueType  # 4
-"""The time limit fired before any plan was found."""
+"""No plan: the time limit fired before any plan was found, or the solver's plan failed the
+independent check and no verified plan replaced it (Plan.diagnosis says which).
+"""
 PLAN_STATUS_CANCELLED: PlanStatus.ValueType  # 5
 """The caller cancelled the solve."""
 PLAN_STATUS_GAP_TOO_WIDE: PlanStatus.ValueType  # 6
@@ -112,14 +116,18 @@ class SolverStatistics(_message.Message):
     VARIABLES_FIELD_NUMBER: _builtins.int
     CONSTRAINTS_FIELD_NUMBER: _builtins.int
     CANDIDATES_FIELD_NUMBER: _builtins.int
+    REQUESTED_RELATIVE_GAP_FIELD_NUMBER: _builtins.int
+    GAP_UNKNOWN_FIELD_NUMBER: _builtins.int
     status: Global___PlanStatus.ValueType
     """Outcome."""
     objective: _builtins.float
     """Objective (horizon TCO in the request currency) of the returned plan; 0 without a plan."""
     best_bound: _builtins.float
-    """Best proven lower bound on the objective."""
+    """Best proven lower bound on the objective; 0 when none was proven (gap_unknown)."""
     relative_gap: _builtins.float
-    """(objective − bound) / objective; 0 when proven optimal."""
+    """(objective − bound) / objective: at most requested_relative_gap when the status is OPTIMAL;
+    1 (100 %, the trivial bound 0 of a TCO) when no bound was proven (gap_unknown).
+    """
     solve_seconds: _builtins.float
     """Wall-clock seconds spent solving."""
     time_limit_s: _builtins.float
@@ -134,6 +142,14 @@ class SolverStatistics(_message.Message):
     """Constraints in the model."""
     candidates: _builtins.int
     """Candidate deployments considered (after dropping infeasible and dominated ones)."""
+    requested_relative_gap: _builtins.float
+    """The relative gap the solve had to prove (SolverOptions.relative_gap; default 0.0001 =
+    0.01 %): PLAN_STATUS_OPTIMAL means the plan is proven within it of the cheapest.
+    """
+    gap_unknown: _builtins.bool
+    """A plan without any proven bound (the time limit fired first): how far it is from the optimum
+    is unknown, and the plan is PLAN_STATUS_GAP_TOO_WIDE, not a plan to buy.
+    """
     def __init__(
         self,
         *,
@@ -148,10 +164,12 @@ class SolverStatistics(_message.Message):
         variables: _builtins.int = ...,
         constraints: _builtins.int = ...,
         candidates: _builtins.int = ...,
+        requested_relative_gap: _builtins.float = ...,
+        gap_unknown: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["backend", b"backend", "best_bound", b"best_bound", "candidates", b"candidates", "constraints", b"constraints", "limit_fired", b"limit_fired", "objective", b"objective", "relative_gap", b"relative_gap", "solve_seconds", b"solve_seconds", "status", b"status", "time_limit_s", b"time_limit_s", "variables", b"variables"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["backend", b"backend", "best_bound", b"best_bound", "candidates", b"candidates", "constraints", b"constraints", "gap_unknown", b"gap_unknown", "limit_fired", b"limit_fired", "objective", b"objective", "relative_gap", b"relative_gap", "requested_relative_gap", b"requested_relative_gap", "solve_seconds", b"solve_seconds", "status", b"status", "time_limit_s", b"time_limit_s", "variables", b"variables"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -698,7 +698,7 @@ class Constraints(_message.Message):
 
     @_builtins.property
     def allowed_modes(self) -> _containers.RepeatedScalarFieldContainer[_common_pb2.AcquisitionMode.ValueType]:
-        """Acquisition modes the plan may use; empty = buy only."""
+        """Acquisition modes the plan may use; empty = buy only. A mode listed twice counts once."""
 
     @_builtins.property
     def owned_gpus(self) -> _containers.RepeatedCompositeFieldContainer[Global___OwnedGpus]:

@@ -33,7 +33,7 @@ from solver.domain import (
     Sla,
     money,
 )
-from solver.errors import PlanVerificationError, SolveCancelled
+from solver.errors import SolveCancelled
 from solver.optimizer import (
     CancelToken,
     Caps,
@@ -50,13 +50,38 @@ from solver.optimizer.candidates import build_instance
 from solver.optimizer.driver import solve_mip
 from solver.optimizer.instance import Bucket, InferenceDemand
 from solver.optimizer.model import MipResult
-from solver.optimizer.results import LimitFired
+from solver.optimizer.results import LimitFired, Violation, ViolationKind
 
 
-def test_solve_raises_when_evaluator_capacity_disagrees() -> None:
+def test_a_plan_failing_verification_is_discarded_not_raised() -> None:
     inst = two_gpu_instance(55.0)
-    with pytest.raises(PlanVerificationError):
-        solve(inst, time_limit_s=5, capacity_of=lambda c: c.capacity_req_s / 2)
+    plan = solve(inst, time_limit_s=5, capacity_of=lambda c: c.capacity_req_s / 2)
+    assert plan.status is SolveStatus.NO_SOLUTION and not plan.options
+    assert plan.diagnosis is not None and "failed the independent check" in plan.diagnosis.messages[0]
+    assert "capacity" in plan.diagnosis.messages[0]
+
+
+def test_a_plan_failing_verification_once_is_replaced_by_the_plain_models_verified_plan(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The first plan is refused (as a wrong reduction would make it); the re-solve by the plain
+    # model passes the same check and is the answer.
+    inst = two_gpu_instance(55.0)
+    honest = solve(inst, time_limit_s=5, explain=False)
+    calls: list[int] = []
+    real = api.check_solution
+
+    def refuse_first(*args: Any, **kwargs: Any) -> list[Any]:
+        calls.append(1)
+        if len(calls) == 1:
+            return [Violation(ViolationKind.DEMAND, "w", "planted")]
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(api, "check_solution", refuse_first)
+    plan = solve(inst, time_limit_s=5, explain=False)
+    assert len(calls) == 2
+    assert plan.has_plan and plan.cost is not None and honest.cost is not None
+    assert plan.cost.total == pytest.approx(honest.cost.total, rel=1e-6)
 
 
 def test_cancelled_token_stops_the_solve() -> None:

@@ -10,8 +10,7 @@ from opt_factories import chat_workload, two_gpu_instance
 
 from pricebook.schema import Pricebook
 from solver.domain import Constraints, PlanRequest
-from solver.errors import PlanVerificationError
-from solver.optimizer import Caps, check_solution, solve
+from solver.optimizer import Caps, SolveStatus, check_solution, solve
 from solver.optimizer.candidates import build_instance
 from solver.optimizer.evaluate import _domains, _pack, _with_tolerance, perf_capacity_checker
 from solver.optimizer.instance import FleetInstance
@@ -53,8 +52,9 @@ def test_a_candidate_claiming_twice_its_capacity_is_refused(book: Pricebook) -> 
     # replicas needed; the checker's own capacities see both the claim and the shortfall.
     request = _chat_request()
     planted = _claiming(build_instance(request, book), 2.0)
-    with pytest.raises(PlanVerificationError, match="capacity"):
-        solve(planted, time_limit_s=10, capacity_of=perf_capacity_checker(request, book), explain=False)
+    refused = solve(planted, time_limit_s=10, capacity_of=perf_capacity_checker(request, book), explain=False)
+    assert refused.status is SolveStatus.NO_SOLUTION
+    assert refused.diagnosis is not None and "capacity" in refused.diagnosis.messages[0]
     plan = solve(planted, time_limit_s=10, explain=False)  # trusting the candidates, it plans
     violations = check_solution(planted, plan, perf_capacity_checker(request, book))
     assert {v.kind for v in violations} == {"capacity", "demand"}
