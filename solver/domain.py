@@ -355,6 +355,7 @@ class OwnedGpus(_Frozen):
 class CountBound(_Frozen):
     gpu: GpuId
     min_count: Annotated[int, Field(ge=0)] = 0
+    """At least this many at the plan's busiest hour, GPUs of every mode counted (held + rented)."""
     max_count: Annotated[int, Field(ge=0)] | None = None
 
     @model_validator(mode="after")

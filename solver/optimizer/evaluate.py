@@ -406,12 +406,11 @@ def check_counts(instance: FleetInstance, solution: FleetSolution, fleet: _Fleet
             out.append(Violation(ViolationKind.COUNT, g, f"{have} owned GPUs in the plan, {owned} owned"))
     for cl in instance.count_limits:
         held = fleet.held.get(cl.gpu, 0)
-        if held < cl.min_count:
-            out.append(Violation(ViolationKind.COUNT, cl.gpu, f"{held} GPUs < minimum {cl.min_count}"))
-        if cl.max_count is not None:
-            peak = max(held + _rented(solution, cl.gpu, b) for b in range(len(instance.buckets)))
-            if peak > cl.max_count:
-                out.append(Violation(ViolationKind.COUNT, cl.gpu, f"{peak} GPUs > maximum {cl.max_count}"))
+        peak = max((held + _rented(solution, cl.gpu, b) for b in range(nb)), default=held)
+        if peak < cl.min_count:  # GPUs of every mode count, at the busiest hour
+            out.append(Violation(ViolationKind.COUNT, cl.gpu, f"{peak} GPUs < minimum {cl.min_count}"))
+        if cl.max_count is not None and peak > cl.max_count:
+            out.append(Violation(ViolationKind.COUNT, cl.gpu, f"{peak} GPUs > maximum {cl.max_count}"))
     for i, group in enumerate(instance.fixed_fleet or ()):
         chosen = [c for c in solution.options if c.option_id in group.option_ids]
         held = sum(c.gpus for c in chosen)

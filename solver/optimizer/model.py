@@ -81,7 +81,9 @@ Constraints (numbers match ``ModelBuilder`` method comments and the evaluator's 
 9. Allowed GPUs/modes are the options given (economics filters them); owned:
    Σ_{o owned, g(o)=g} n_o ≤ own_g (capex 0: sunk; one owned option per server model, and some
    may stay unused, so owning more GPUs never raises the optimum); counts, ∀g, b:
-   lo_g ≤ Σ_{O_held(g)} n_o  and  Σ_{O_held(g)} n_o + Σ_{O_od(g)} d_ob ≤ hi_g.
+   Σ_{O_held(g)} n_o + Σ_{O_od(g)} d_ob ≤ hi_g, and the busiest hour holds lo_g GPUs of every
+   mode: with on-demand options, k_gb ∈ {0,1}, Σ_b k_gb = 1, Σ_{O_held(g)} n_o + Σ_{O_od(g)} d_ob ≥
+   lo_g · k_gb; without, lo_g ≤ Σ_{O_held(g)} n_o.
 10. N+R redundancy, ∀w with R_w > 0, k, c ∈ C_w alone in its pool with k(c) = k, b with λ_wb > 0:
     Σ_{c'∈C_w, k(c')=k} cap_c' r_c'b ≥ σ_wk λ_wb + R_w · cap_c · y_c,  r_cb ≤ M · y_c
     (losing the R largest replicas in use still covers demand; shared pools keep their own
@@ -716,8 +718,15 @@ class ModelBuilder:
                 continue
             held = [self.n[o.id] for o in self.inst.options if o.gpu == lim.gpu and o.id in self.n]
             ods = [self.d[o.id] for o in self.inst.options if o.gpu == lim.gpu and o.id in self.d]
-            if lim.min_count > 0:
+            if lim.min_count > 0 and not ods:
                 slv.Add(sum(held) >= lim.min_count, f"count_min[{lim.gpu}]")
+            elif lim.min_count > 0:
+                # A minimum counts GPUs of every mode, at the plan's busiest hour (as its lines do).
+                at = [slv.BoolVar(f"count_min_at[{lim.gpu},{b}]") for b in range(self.nb)]
+                slv.Add(sum(at) == 1, f"count_min_hour[{lim.gpu}]")
+                for b, flag in enumerate(at):
+                    held_and_rented = sum(held) + sum(d[b] for d in ods)
+                    slv.Add(held_and_rented >= lim.min_count * flag, f"count_min[{lim.gpu},{b}]")
             if lim.max_count is not None:
                 for b in range(self.nb):
                     slv.Add(sum(held) + sum(d[b] for d in ods) <= lim.max_count, f"count_max[{lim.gpu},{b}]")

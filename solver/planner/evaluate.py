@@ -7,9 +7,10 @@ conversion)."""
 from __future__ import annotations
 
 import time
+from collections import defaultdict
 
 from pricebook.schema import Currency, Money
-from solver.domain import Fleet
+from solver.domain import AcquisitionMode, Fleet
 from solver.optimizer.api import evaluate_fleet
 from solver.optimizer.cancel import CancelToken
 from solver.optimizer.candidates import build_instance
@@ -48,7 +49,7 @@ def evaluate(
     tco = result.horizon_tco
     optimal = _optimal_tco(evaluation, instance.horizon_months, currency)
     saving = None
-    messages = list(evaluation.messages)
+    messages = [*evaluation.messages, *_rented_below_given(fleet, evaluation)]
     if tco is not None and optimal is not None:
         saving = Money(amount=tco.amount - optimal.amount, currency=currency)
         if saving.amount > 0:
@@ -62,6 +63,30 @@ def evaluate(
         saving_of_optimal=saving,
         messages=tuple(messages),
     )
+
+
+def _rented_below_given(fleet: Fleet, evaluation: FleetEvaluation) -> list[str]:
+    """On-demand lines the evaluation rents fewer of than given (a given on-demand count is at
+    most: GPUs rented by the hour are paid only when used), so the answer's ×N is explained."""
+    given: dict[str, int] = defaultdict(int)
+    for item in fleet.items:
+        if item.mode is AcquisitionMode.ON_DEMAND and not item.owned:
+            given[item.gpu] += item.count
+    rented: dict[str, int] = defaultdict(int)
+    solution = evaluation.solution
+    for b in range(len(solution.buckets)):
+        at_b: dict[str, int] = defaultdict(int)
+        for chosen in solution.options:
+            if chosen.mode is AcquisitionMode.ON_DEMAND and chosen.on_demand_gpus:
+                at_b[chosen.gpu] += chosen.on_demand_gpus[b]
+        for gpu, count in at_b.items():
+            rented[gpu] = max(rented[gpu], count)
+    return [
+        f"{gpu} on_demand: {count} given, {rented[gpu]} rented at the busiest hour (on-demand GPUs are "
+        f"paid by the hour used; the fleet lines and the TCO count the {rented[gpu]})"
+        for gpu, count in sorted(given.items())
+        if solution.has_plan and rented[gpu] < count
+    ]
 
 
 def _optimal_tco(evaluation: FleetEvaluation, horizon_months: int, currency: Currency) -> Money | None:

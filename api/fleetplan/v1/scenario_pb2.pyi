@@ -598,9 +598,11 @@ class CountBound(_message.Message):
     gpu_id: _builtins.str
     """Catalogue GPU id."""
     min_count: _builtins.int
-    """At least this many (absent = 0)."""
+    """At least this many at the plan's busiest hour, GPUs of every allowed mode counted (held and
+    rented on demand, as the plan's fleet lines count them); absent = 0.
+    """
     max_count: _builtins.int
-    """At most this many (absent = unbounded)."""
+    """At most this many at any hour, every mode counted (absent = unbounded)."""
     def __init__(
         self,
         *,
