@@ -146,9 +146,11 @@ from solver.optimizer.instance import (
     FleetInstance,
     InferenceDemand,
     ReplicaPool,
+    billed_training_hours,
     is_on_site,
     is_rental_on_demand,
     owned_host_of,
+    rented_for_run,
     replica_pools,
     tp_domain,
 )
@@ -643,16 +645,16 @@ class ModelBuilder:
                 )
         for (t_name, o_id), var in self.f.items():
             o = self.inst.option(o_id)
-            hours = self._train_hours(t_name, o.gpu)
-            expr += o.busy_hourly_per_gpu * hours * var
+            expr += o.busy_hourly_per_gpu * self._train_hours(t_name, o) * var
         return expr
 
-    def _train_hours(self, t_name: str, gpu: str) -> float:
+    def _train_hours(self, t_name: str, o: AcquisitionOption) -> float:
+        """GPU-hours a month training ``t_name`` pays on option ``o`` (all of it there)."""
         for t in self.inst.training:
             if t.name == t_name:
                 for ch in t.choices:
-                    if ch.gpu == gpu:
-                        return ch.gpu_hours_per_month
+                    if ch.gpu == o.gpu:
+                        return billed_training_hours(o, ch.gpu_hours_per_month, ch.min_gpus)
         return 0.0
 
     def capex_expr(self) -> Any:
@@ -745,8 +747,8 @@ class ModelBuilder:
                 for o in opts:
                     # A given fleet rents at most its on-demand count at once: too few for a run.
                     fixed = self.inst.fixed_count_of(o.id)
-                    rentable = fixed if fixed is not None else ch.min_gpus
-                    too_few = is_rental_on_demand(o) and rentable < ch.min_gpus
+                    rentable = fixed if fixed is not None else rented_for_run(o, ch.min_gpus)
+                    too_few = is_rental_on_demand(o) and rentable < rented_for_run(o, ch.min_gpus)
                     f = slv.NumVar(0, 0 if too_few else 1, f"f[{t.name},{o.id}]")
                     self.f[(t.name, o.id)] = f
                     shares.append(f)
