@@ -47,10 +47,13 @@ SOFTWARE   each of the request's ``software_licences``: price per GPU-year ÷ 12
 Rentals come in whole instances of the offer's ``gpus_per_instance`` GPUs.
 
 Offer choice (``eligible_offers``), per GPU and mode: pinned offers (``constraints.pinned_offers``)
-if any is pinned for that GPU and mode; else the offers of allowed providers and regions; under the default
-``most_reliable`` policy only those with the most reliable label among them (quote > list > street
-> derived > estimate); then the cheapest (purchases: per GPU with its share of the host; rentals: the
-effective rate; at the same rate the smaller rental instance), then the most recent, then the id.
+if any is pinned for that GPU and mode; else the offers of allowed providers and regions; under the
+default ``most_reliable`` policy only those with the most reliable label among them (quote > list >
+street > derived > estimate). Rentals: every eligible offer is an option (its own instance size,
+term and rate) unless another is at most as dear per GPU and rents instances whose size divides its
+own (``undominated_rentals``). Purchases: per server model the cheapest (per GPU with its share of
+the host), then the most recent, then the id. ``offer_options`` prices a named offer whatever the
+policy (a fleet line naming it).
 """
 
 from __future__ import annotations
