@@ -517,6 +517,16 @@ class FleetItem(_Frozen):
     """Already owned: no capex."""
     server: str | None = None
     """Catalogue server model the GPUs are in; None = the cheapest valid packing."""
+    offer: str | None = None
+    """Pricebook offer the GPUs are bought or rented through (as a plan's fleet line names it);
+    None = the cheapest valid mix of the eligible offers of the GPU and mode."""
+
+    @model_validator(mode="after")
+    def _owned_names_no_offer(self) -> FleetItem:
+        if self.owned and self.offer is not None:
+            msg = "an owned line names no offer (owned GPUs are not bought or rented)"
+            raise ValueError(msg)
+        return self
 
 
 class Fleet(_Frozen):
@@ -524,13 +534,15 @@ class Fleet(_Frozen):
 
     @model_validator(mode="after")
     def _servers_named_alike(self) -> Fleet:
-        named: dict[tuple[str, AcquisitionMode, bool], set[bool]] = {}
-        for item in self.items:
-            named.setdefault((item.gpu, item.mode, item.owned), set()).add(item.server is not None)
-        mixed = sorted(f"{gpu} {mode.value}" for (gpu, mode, _), kinds in named.items() if len(kinds) > 1)
-        if mixed:
-            msg = f"name the server model on every line of {', '.join(mixed)} or on none"
-            raise ValueError(msg)
+        for what in ("server model", "offer"):
+            kinds: dict[tuple[str, AcquisitionMode, bool], set[bool]] = {}
+            for item in self.items:
+                name = item.server if what == "server model" else item.offer
+                kinds.setdefault((item.gpu, item.mode, item.owned), set()).add(name is not None)
+            mixed = sorted(f"{gpu} {mode.value}" for (gpu, mode, _), k in kinds.items() if len(k) > 1)
+            if mixed:
+                msg = f"name the {what} on every line of {', '.join(mixed)} or on none"
+                raise ValueError(msg)
         return self
 
 

@@ -69,14 +69,18 @@ _MODE_NAMES = _mode_names()
 
 
 def parse_fleet(spec: str) -> scenario_pb2.Fleet:
-    """``h200-sxm:8:buy:hgx-h200-8gpu,rtx-pro-6000-server:16`` → Fleet (mode and server model
-    optional: buy, and the cheapest valid packing)."""
+    """``h200-sxm:8:buy:hgx-h200-8gpu,a100-sxm-80gb:1:on_demand:a100-sxm-80gb.od.runpod-secure`` →
+    Fleet. Mode optional (buy); then a bought line's server model and offer, a rented line's offer
+    (each optional: the cheapest valid packing and offer mix)."""
     fleet = scenario_pb2.Fleet()
     for part in filter(None, (p.strip() for p in spec.split(","))):
         pieces = part.split(":")
-        if len(pieces) not in (2, 3, 4) or not pieces[1].isdigit():
+        if len(pieces) not in (2, 3, 4, 5) or not pieces[1].isdigit():
             raise ScenarioError(
-                "--fleet", part, "expected GPU:COUNT[:MODE[:SERVER]], e.g. h200-sxm:8:buy:hgx-h200-8gpu"
+                "--fleet",
+                part,
+                "expected GPU:COUNT[:MODE[:SERVER[:OFFER]]] or GPU:COUNT:MODE:OFFER for rentals, "
+                "e.g. h200-sxm:8:buy:hgx-h200-8gpu",
             )
         mode = pieces[2] if len(pieces) >= 3 else "buy"
         owned = mode == "owned"
@@ -85,13 +89,19 @@ def parse_fleet(spec: str) -> scenario_pb2.Fleet:
             raise ScenarioError(
                 "--fleet", part, f"unknown mode {mode!r}; use buy, reserved, on_demand or owned"
             )
+        rented = enum_name in ("ACQUISITION_MODE_RESERVED", "ACQUISITION_MODE_ON_DEMAND")
+        names = [*pieces[3:], "", ""]
+        server, offer = ("", names[0]) if rented else (names[0], names[1])
+        if rented and len(pieces) == 5:
+            raise ScenarioError("--fleet", part, "a rented line names its offer only: GPU:COUNT:MODE:OFFER")
         fleet.items.append(
             scenario_pb2.FleetItem(
                 gpu_id=pieces[0],
                 count=int(pieces[1]),
                 mode=_MODE_NAMES[enum_name],
                 owned=owned,
-                server_id=pieces[3] if len(pieces) == 4 else "",
+                server_id=server,
+                offer_id=offer,
             )
         )
     return fleet

@@ -45,8 +45,9 @@ def _client_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout-s", type=float, default=DEFAULT_TIMEOUT_S, help="call deadline in seconds")
     parser.add_argument("--pricebook", type=Path, help="pricebook directory for the in-process server")
     parser.add_argument(
-        "--store", help="plan store of the in-process server (URL, file or none; default: $FLEETPLAN_STORE,"
-        " else SQLite in the user's data directory)"
+        "--store",
+        help="plan store of the in-process server (URL, file or none; default: $FLEETPLAN_STORE,"
+        " else SQLite in the user's data directory)",
     )
     parser.add_argument("--ca-file", help="CA certificate (PEM) to verify a TLS server")
     parser.add_argument("--cert-file", help="client certificate (PEM) for mutual TLS")
@@ -115,8 +116,9 @@ def _add_evaluate(sub: Subparsers[argparse.ArgumentParser]) -> None:
     )
     evaluate.add_argument(
         "--fleet",
-        help="GPU:COUNT[:MODE[:SERVER]],… (mode buy|reserved|on_demand|owned, default buy; server model"
-        " as a plan names it, default the cheapest packing)",
+        help="GPU:COUNT[:MODE[:SERVER[:OFFER]]],… or GPU:COUNT:MODE:OFFER for rentals (mode"
+        " buy|reserved|on_demand|owned, default buy; server model and offer as a plan names them,"
+        " default the cheapest packing and offer mix)",
     )
     evaluate.add_argument(
         "--no-compare", action="store_true", help="skip solving the optimal plan for comparison"

@@ -185,6 +185,7 @@ def fleet_to_proto(fleet: domain.Fleet) -> scenario_pb2.Fleet:
                 count=i.count,
                 owned=i.owned,
                 server_id=i.server or "",
+                offer_id=i.offer or "",
             )
             for i in fleet.items
         ]

@@ -16,6 +16,7 @@ from solver.errors import FieldViolation, InvalidRequest
 PROTO_NAME: dict[str, str] = {
     "gpu": "gpu_id",
     "server": "server_id",
+    "offer": "offer_id",
     "currency": "currency_code",
     "allowed_gpus": "allowed_gpu_ids",
     "owned": "owned_gpus",

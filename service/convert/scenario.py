@@ -414,6 +414,8 @@ def fleet_from_proto(message: scenario_pb2.Fleet, book: Pricebook, path: str = "
             entry["server"] = item.server_id
             if gpu and not refs.violations:
                 refs.server(item.server_id, gpu, join_path(path, "items", i, "server_id"))
+        if item.offer_id:
+            entry["offer"] = item.offer_id
         mode = col.enum(MODE_FROM_PROTO, item.mode, join_path(path, "items", i, "mode"), required=True)
         put(entry, "mode", mode)
         items.append(entry)

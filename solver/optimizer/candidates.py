@@ -37,6 +37,7 @@ from solver.domain import (
 from solver.errors import FieldViolation, InvalidRequest
 from solver.optimizer.cancel import checkpoint
 from solver.optimizer.evaluate import perf_capacity_checker
+from solver.optimizer.fleet_lines import fixed_fleet
 from solver.optimizer.instance import (
     CLUSTERED_BUCKETS,
     EXACT_BUCKET_REPLICA_VARIABLES,
@@ -45,7 +46,6 @@ from solver.optimizer.instance import (
     CandidateRejection,
     Caps,
     CountLimit,
-    FixedGroup,
     FleetInstance,
     InferenceDemand,
     TrainingChoice,
@@ -65,7 +65,6 @@ from solver.pricing.costs import (
     storage_monthly,
     to_currency,
 )
-from solver.pricing.options import AcquisitionOption
 from solver.units import HOURS_PER_DAY, SECONDS_PER_HOUR
 
 __all__ = [
@@ -371,44 +370,6 @@ def _fleet_constraints(constraints: Constraints, fleet: Fleet) -> Constraints:
     )
 
 
-def _fixed_fleet(fleet: Fleet, options: list[AcquisitionOption]) -> tuple[FixedGroup, ...]:
-    """Fleet lines → groups of options the MIP places them among: a line naming its server model
-    pins that option; lines of one GPU type and mode without one share all its options, so the
-    MIP finds the cheapest valid packing. A line no option matches is refused, naming it."""
-    groups: dict[tuple[str, ...], int] = defaultdict(int)
-    problems = []
-    for i, item in enumerate(fleet.items):
-        matching = tuple(
-            sorted(
-                o.id
-                for o in options
-                if o.gpu == item.gpu
-                and o.owned == item.owned
-                and (item.owned or o.mode is item.mode)
-                and (item.server is None or o.server_id == item.server)
-            )
-        )
-        if not matching:
-            what = "owned" if item.owned else item.mode.value
-            where = f" in {item.server}" if item.server else ""
-            reason = f"the pricebook has no {what} offer for {item.gpu}{where}"
-            problems.append(FieldViolation(f"fleet.items[{i}]", reason))
-            continue
-        instance = max(o.rental_instance_gpus for o in options if o.id in matching)
-        if item.mode is not AcquisitionMode.BUY and not item.owned and item.count % instance:
-            offer = next(o.offer_id for o in options if o.id in matching)
-            reason = (
-                f"{item.gpu} {item.mode.value} ({offer}) rents whole {instance}-GPU instances: "
-                f"{item.count} is not a multiple of {instance}"
-            )
-            problems.append(FieldViolation(f"fleet.items[{i}].count", reason))
-            continue
-        groups[matching] += item.count
-    if problems:
-        raise InvalidRequest(problems)
-    return tuple(FixedGroup(ids, count) for ids, count in groups.items())
-
-
 def _demands(request: PlanRequest, candidates: int) -> tuple[tuple[Bucket, ...], list[InferenceDemand]]:
     """The demand buckets and each workload's rate in them: hours grouped exactly when the model
     stays small enough to solve (``EXACT_BUCKET_REPLICA_VARIABLES``), else clustered."""
@@ -475,9 +436,9 @@ def build_instance(request: PlanRequest, book: Pricebook, *, fleet: Fleet | None
     if fleet is not None:
         constraints = _fleet_constraints(constraints, fleet)
     options = acquisition_options(book, constraints)
-    fixed = _fixed_fleet(fleet, options) if fleet is not None else None
-    if fixed is not None:
-        options = [o for o in options if any(o.id in g.option_ids for g in fixed)]
+    fixed = None
+    if fleet is not None:
+        options, fixed = fixed_fleet(fleet, options, book, constraints)
     max_tp: dict[str, int] = defaultdict(int)
     for o in options:
         max_tp[o.gpu] = max(max_tp[o.gpu], tp_domain(o))

@@ -343,7 +343,7 @@ def check_servers(instance: FleetInstance, solution: FleetSolution, fleet: _Flee
             problem = _server_problem(o, c, fleet, chosen)
             if problem:
                 out.append(Violation(ViolationKind.SERVERS, c.option_id, problem))
-        counts = c.on_demand_gpus if o.mode is AcquisitionMode.ON_DEMAND else (c.gpus,)
+        counts = (*c.on_demand_gpus, c.training_gpus) if o.mode is AcquisitionMode.ON_DEMAND else (c.gpus,)
         k = o.rental_instance_gpus
         if not (o.mode is AcquisitionMode.BUY or o.owned) and any(n % k for n in counts):
             out.append(

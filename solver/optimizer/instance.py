@@ -13,6 +13,7 @@ hours; with profiles there are at most 24.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -318,6 +319,23 @@ def owned_host_of(
     return next(
         (o for o in options if o.owned and o.gpu == option.gpu and o.server_id == option.server_id), None
     )
+
+
+def rented_for_run(option: AcquisitionOption, run_gpus: int) -> int:
+    """GPUs a training run on ``run_gpus`` GPUs holds on ``option``: on demand, whole instances
+    (a 1-GPU run on an 8-GPU instance offer rents all 8 for the run); held GPUs as they are."""
+    if not is_rental_on_demand(option):
+        return run_gpus
+    unit = max(1, option.rental_instance_gpus)
+    return math.ceil(run_gpus / unit) * unit
+
+
+def billed_training_hours(option: AcquisitionOption, gpu_hours: float, run_gpus: int) -> float:
+    """GPU-hours paid for training that needs ``gpu_hours`` on ``run_gpus`` GPUs at once: on
+    demand, every rented GPU of the run's instances for the run's hours."""
+    if run_gpus <= 0:
+        return gpu_hours
+    return gpu_hours * rented_for_run(option, run_gpus) / run_gpus
 
 
 def tp_domain(option: AcquisitionOption) -> int:

@@ -3,7 +3,8 @@
 Data
 ----
 - ``O``: acquisition options (``solver.pricing.options.AcquisitionOption``), each for one GPU type
-  ``g(o)`` and mode (buy / reserved / on-demand; ``O_od`` = on-demand, ``O_held`` = the rest).
+  ``g(o)`` and mode (buy / reserved / on-demand; ``O_od`` = on-demand, ``O_held`` = the rest), per
+  server model bought or undominated rental offer (``costs.undominated_rentals``: own size ``i_o``).
   ``k_o`` GPU slots per server, ``D_o`` TP domain (``instance.tp_domain``), costs
   ``capex_gpu_o, capex_srv_o, res_o, fix_gpu_o, fix_srv_o, busy_o`` (per GPU-hour), power, rack units.
 - ``B``: buckets (hours of the day with one demand pattern, ``instance.buckets_from_rates``: exact
@@ -75,7 +76,7 @@ Constraints (numbers match ``ModelBuilder`` method comments and the evaluator's 
 5. Capex: Σ_o (capex_gpu_o + inst_gpu_o) n_o + (capex_srv_o + inst_srv_o) s_o + NET_o + X ≤ BUD
    (inst = installation, X = the request's one-off storage).
 6. Monthly opex: Σ_o fix_gpu_o n_o + fix_srv_o s_o + X_m + DAYS Σ_b h_b (Σ busy_o u_ob + Σ busy_o d_ob)
-   + Σ_{t,o} busy_o · G_{t,g(o)} · f_to ≤ OPX.
+   + Σ_{t,o} busy_o · G'_{to} · f_to ≤ OPX (G' = G, × ⌈m_tg / i_o⌉ i_o / m_tg on demand: whole instances).
 7. Power: Σ_{o on site} pw_gpu_o · n_o + pw_srv_o · s_o ≤ PWR   (rentals use the cloud's power).
 8. Rack units: Σ_{o on site} ru_o · s_o ≤ RU.
 9. Allowed GPUs/modes are the options given (economics filters them); owned:
@@ -117,7 +118,7 @@ Objective (TCO over the horizon, request currency, divided by a cost unit for sc
 min TCO + ε · GPUS, where
 TCO  = Σ_o (capex_gpu_o n_o + capex_srv_o s_o)(1 − res_o) + H (fix_gpu_o n_o + fix_srv_o s_o)
        + Σ_o inst_gpu_o n_o + inst_srv_o s_o + NET_o + X + H · X_m   (X, X_m: storage, a constant)
-       + H · DAYS Σ_b h_b (Σ busy_o u_ob + Σ busy_o d_ob) + H Σ_{t,o} busy_o G_{t,g(o)} f_to
+       + H · DAYS Σ_b h_b (Σ busy_o u_ob + Σ busy_o d_ob) + H Σ_{t,o} busy_o G'_{to} f_to
 GPUS = Σ n_o + Σ s_o + Σ_b h_b/24 · d_ob           (ε ≪ any price difference)
 
 12. Tie-break stage (main plans, once proven optimal; ``driver.tie_break_stage``): with TCO* the
@@ -149,9 +150,11 @@ from solver.optimizer.instance import (
     FleetInstance,
     InferenceDemand,
     ReplicaPool,
+    billed_training_hours,
     is_on_site,
     is_rental_on_demand,
     owned_host_of,
+    rented_for_run,
     replica_pools,
     tp_domain,
 )
@@ -650,16 +653,15 @@ class ModelBuilder:
                 )
         for (t_name, o_id), var in self.f.items():
             o = self.inst.option(o_id)
-            hours = self._train_hours(t_name, o.gpu)
-            expr += o.busy_hourly_per_gpu * hours * var
+            expr += o.busy_hourly_per_gpu * self._train_hours(t_name, o) * var
         return expr
 
-    def _train_hours(self, t_name: str, gpu: str) -> float:
+    def _train_hours(self, t_name: str, o: AcquisitionOption) -> float:
         for t in self.inst.training:
             if t.name == t_name:
                 for ch in t.choices:
-                    if ch.gpu == gpu:
-                        return ch.gpu_hours_per_month
+                    if ch.gpu == o.gpu:
+                        return billed_training_hours(o, ch.gpu_hours_per_month, ch.min_gpus)
         return 0.0
 
     def capex_expr(self) -> Any:
@@ -759,8 +761,8 @@ class ModelBuilder:
                 for o in opts:
                     # A given fleet rents at most its on-demand count at once: too few for a run.
                     fixed = self.inst.fixed_count_of(o.id)
-                    rentable = fixed if fixed is not None else ch.min_gpus
-                    too_few = is_rental_on_demand(o) and rentable < ch.min_gpus
+                    rentable = fixed if fixed is not None else rented_for_run(o, ch.min_gpus)
+                    too_few = is_rental_on_demand(o) and rentable < rented_for_run(o, ch.min_gpus)
                     f = slv.NumVar(0, 0 if too_few else 1, f"f[{t.name},{o.id}]")
                     self.f[(t.name, o.id)] = f
                     shares.append(f)

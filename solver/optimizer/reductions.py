@@ -17,7 +17,8 @@ def reserved_dominated_by_on_demand(instance: FleetInstance, relax: Relaxation) 
 
     If renting on demand around the clock costs no more per GPU than the reservation's monthly fee
     (``busy_od · 24 · DAYS ≤ fix_gpu_res``) and the on-demand instance holds TP groups at least as
-    large, any plan reserving ``n`` GPUs can rent ``⌈u_b⌉ ≤ n`` on demand in each bucket instead at
+    large in instances whose size divides the reservation's, any plan reserving ``n`` GPUs can rent
+    ``⌈u_b⌉ ≤ n`` (rounded up to whole instances) on demand in each bucket instead at
     no higher TCO, opex, GPU count or tie-break. Not applied when that exchange could break
     something else: a minimum count of the GPU (held GPUs only), training that may use the
     reservation's idle hours, fixed counts (EvaluateFleet), or a non-cost objective.
@@ -43,6 +44,7 @@ def reserved_dominated_by_on_demand(instance: FleetInstance, relax: Relaxation) 
             is_rental_on_demand(od)
             and od.gpu == o.gpu
             and tp_domain(od) >= tp_domain(o)
+            and o.rental_instance_gpus % max(1, od.rental_instance_gpus) == 0
             and od.busy_hourly_per_gpu * 24 * DAYS_PER_MONTH <= o.fixed_monthly_per_gpu
             for od in instance.options
         ):

@@ -71,6 +71,8 @@ class ChosenOption:
     servers: int
     server_id: str | None = None
     """The option's server model (bought and owned hardware)."""
+    offer_id: str | None = None
+    """The pricebook offer the GPUs are bought or rented through (None for owned GPUs)."""
     on_demand_gpus: tuple[int, ...] = ()
     """On-demand GPUs rented in each bucket (on-demand options only)."""
     training_gpus: int = 0
@@ -250,9 +252,11 @@ class FleetSolution:
         return {g: n for g, n in sorted(counts.items()) if n > 0}
 
     def fleet(self) -> Fleet | None:
-        """The plan as a domain ``Fleet`` (on-demand at its peak bucket)."""
+        """The plan as a domain ``Fleet`` (on-demand at its peak bucket), each line naming its offer."""
         items = [
-            FleetItem(gpu=o.gpu, mode=o.mode, count=o.peak_gpus, owned=o.owned, server=o.server_id)
+            FleetItem(
+                gpu=o.gpu, mode=o.mode, count=o.peak_gpus, owned=o.owned, server=o.server_id, offer=o.offer_id
+            )
             for o in self.options
             if o.peak_gpus > 0
         ]

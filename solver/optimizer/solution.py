@@ -7,7 +7,14 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from solver.optimizer.caps import Cap
-from solver.optimizer.instance import FleetInstance, is_on_site, is_rental_on_demand, replica_pools
+from solver.optimizer.instance import (
+    FleetInstance,
+    billed_training_hours,
+    is_on_site,
+    is_rental_on_demand,
+    rented_for_run,
+    replica_pools,
+)
 from solver.optimizer.model import MipResult, MipValues, usable_candidates
 from solver.optimizer.results import (
     Assignment,
@@ -114,11 +121,11 @@ def _chosen_options(instance: FleetInstance, values: MipValues, totals: _Totals)
     for (t_name, o_id), share in values.train_share.items():
         if share <= 1e-9:
             continue
-        gpu = instance.option(o_id).gpu
-        gpu_hours, run_gpus, _ = _training_hours(instance, t_name, gpu)
-        busy_hours_train[o_id] += share * gpu_hours
-        if is_rental_on_demand(instance.option(o_id)):
-            rented_for_training[o_id] += run_gpus
+        option = instance.option(o_id)
+        gpu_hours, run_gpus, _ = _training_hours(instance, t_name, option.gpu)
+        busy_hours_train[o_id] += share * billed_training_hours(option, gpu_hours, run_gpus)
+        if is_rental_on_demand(option):
+            rented_for_training[o_id] += rented_for_run(option, run_gpus)
     chosen: list[ChosenOption] = []
     for o in instance.options:
         gpus = values.n.get(o.id, 0)
@@ -146,6 +153,7 @@ def _chosen_options(instance: FleetInstance, values: MipValues, totals: _Totals)
                 gpus=gpus,
                 servers=servers,
                 server_id=o.server_id if is_on_site(o) else None,
+                offer_id=None if o.owned else o.offer_id,
                 on_demand_gpus=tuple(on_demand),
                 training_gpus=rented_for_training.get(o.id, 0),
                 busy_gpu_hours_per_month=busy_hours,

@@ -47,10 +47,13 @@ SOFTWARE   each of the request's ``software_licences``: price per GPU-year ÷ 12
 Rentals come in whole instances of the offer's ``gpus_per_instance`` GPUs.
 
 Offer choice (``eligible_offers``), per GPU and mode: pinned offers (``constraints.pinned_offers``)
-if any is pinned for that GPU and mode; else the offers of allowed providers and regions; under the default
-``most_reliable`` policy only those with the most reliable label among them (quote > list > street
-> derived > estimate); then the cheapest (purchases: per GPU with its share of the host; rentals: the
-effective rate; at the same rate the smaller rental instance), then the most recent, then the id.
+if any is pinned for that GPU and mode; else the offers of allowed providers and regions; under the
+default ``most_reliable`` policy only those with the most reliable label among them (quote > list >
+street > derived > estimate). Rentals: every eligible offer is an option (its own instance size,
+term and rate) unless another is at most as dear per GPU and rents instances whose size divides its
+own (``undominated_rentals``). Purchases: per server model the cheapest (per GPU with its share of
+the host), then the most recent, then the id. ``offer_options`` prices a named offer whatever the
+policy (a fleet line naming it).
 """
 
 from __future__ import annotations
@@ -81,6 +84,13 @@ from solver.units import HOURS_PER_MONTH, MONTHS_PER_YEAR, WATTS_PER_KW
 
 _PURCHASE_KINDS = (OfferKind.PURCHASE_GPU, OfferKind.PURCHASE_SERVER)
 _RENTAL_KIND = {AcquisitionMode.RESERVED: OfferKind.RESERVED, AcquisitionMode.ON_DEMAND: OfferKind.ON_DEMAND}
+
+
+def offer_mode(offer: Offer) -> AcquisitionMode:
+    """How GPUs of ``offer`` are acquired: bought, reserved or rented on demand."""
+    if offer.kind in _PURCHASE_KINDS:
+        return AcquisitionMode.BUY
+    return next(m for m, kind in _RENTAL_KIND.items() if kind is offer.kind)
 
 
 # --------------------------------------------------------------------------------------------
@@ -242,13 +252,28 @@ def acquisition_options(book: Pricebook, constraints: Constraints) -> list[Acqui
             if mode is AcquisitionMode.BUY:
                 options.extend(_buy_options(gpu, book, constraints))
             else:
-                rental = _rental_option(gpu, mode, book, constraints)
-                if rental is not None:
-                    options.append(rental)
+                options.extend(_rental_options(gpu, mode, book, constraints))
     owned_gpus = sorted({o.gpu for o in constraints.owned})
     for gpu_id in owned_gpus:
         options.extend(_owned_options(catalogue_gpu(book, gpu_id), book, constraints))
     return sorted(options, key=lambda o: o.id)
+
+
+def offer_options(offer: Offer, book: Pricebook, constraints: Constraints) -> list[AcquisitionOption]:
+    """The options of one named offer whatever the offer policy (a fleet line naming its offer):
+    a rental, or a purchase in each server model that holds the GPU (a whole-server offer: its
+    own). Ids end in ``@offer`` when the offer is not the policy's choice for that id."""
+    gpu = catalogue_gpu(book, offer.gpu)
+    if offer.kind in _PURCHASE_KINDS:
+        options = []
+        servers: Sequence[ServerSpec | None] = servers_for(gpu, book) or [None]
+        for server in servers:
+            priced = _priced_purchase(offer, server, book, constraints)
+            if priced is not None:
+                option = _owned_hardware_option(gpu, server, priced[1], book, constraints, owned=False)
+                options.append(replace(option, id=f"{option.id}@{offer.id}"))
+        return options
+    return [rental_offer_option(gpu, offer_mode(offer), offer, constraints, book)]
 
 
 def _require_catalogue_ids(book: Pricebook, gpus: set[str]) -> None:
@@ -273,54 +298,44 @@ def _choose_purchase(
     gpu: GpuSpec, server: ServerSpec | None, book: Pricebook, constraints: Constraints
 ) -> _Purchase | None:
     """The purchase behind a BUY option in ``server`` (None = a card with no server model)."""
-    host = 0.0
-    if server is not None:
-        # Host cost carries no VAT flag of its own: it is on the site's VAT basis.
-        host = site_price(server.host_cost, constraints, book)
-    scored: list[tuple[tuple[float, int, str], _Purchase]] = []
     # The policy picks labels per GPU and mode (all its purchase offers), then this server's share.
     of_gpu = (o for o in book.offers if o.gpu == gpu.id and o.kind in _PURCHASE_KINDS)
-    purchases = eligible_offers(of_gpu, constraints)
-    for offer in purchases:
-        price = offer_price(offer, constraints, book)
-        if offer.kind is OfferKind.PURCHASE_SERVER:
-            if server is None or offer.server != server.id:
-                continue
-            # A whole-server quote includes the GPUs: split it into host and per-GPU parts so
-            # that "GPUs only" pricing and partial servers stay meaningful.
-            per_gpu = max(0.0, price - host) / server.gpus_per_server
-            scored.append(
-                (
-                    _purchase_preference(offer, price / server.gpus_per_server),
-                    _Purchase(
-                        offer.id,
-                        per_gpu,
-                        min(host, price),
-                        offer.provider,
-                        offer.label,
-                        offer.ai_enterprise_included_months,
-                    ),
-                )
-            )
-        else:
-            # Compare like with like: a card's price plus its share of the host it needs.
-            per_gpu_all_in = price + (host / server.gpus_per_server if server is not None else 0.0)
-            scored.append(
-                (
-                    _purchase_preference(offer, per_gpu_all_in),
-                    _Purchase(
-                        offer.id,
-                        price,
-                        host,
-                        offer.provider,
-                        offer.label,
-                        offer.ai_enterprise_included_months,
-                    ),
-                )
-            )
+    scored = [
+        priced
+        for offer in eligible_offers(of_gpu, constraints)
+        if (priced := _priced_purchase(offer, server, book, constraints)) is not None
+    ]
     if not scored:
         return None
     return min(scored, key=lambda item: item[0])[1]
+
+
+def _priced_purchase(
+    offer: Offer, server: ServerSpec | None, book: Pricebook, constraints: Constraints
+) -> tuple[tuple[float, int, str], _Purchase] | None:
+    """``offer`` as the purchase of a BUY option in ``server``, with its preference (per GPU all
+    in, most recent, id); None when a whole-server offer is for another server model."""
+    # Host cost carries no VAT flag of its own: it is on the site's VAT basis.
+    host = site_price(server.host_cost, constraints, book) if server is not None else 0.0
+    price = offer_price(offer, constraints, book)
+    if offer.kind is OfferKind.PURCHASE_SERVER:
+        if server is None or offer.server != server.id:
+            return None
+        # A whole-server quote includes the GPUs: split it into host and per-GPU parts so
+        # that "GPUs only" pricing and partial servers stay meaningful.
+        per_gpu, per_gpu_all_in, host = (
+            max(0.0, price - host) / server.gpus_per_server,
+            price / server.gpus_per_server,
+            min(host, price),
+        )
+    else:
+        # Compare like with like: a card's price plus its share of the host it needs.
+        per_gpu = price
+        per_gpu_all_in = price + (host / server.gpus_per_server if server is not None else 0.0)
+    purchase = _Purchase(
+        offer.id, per_gpu, host, offer.provider, offer.label, offer.ai_enterprise_included_months
+    )
+    return _purchase_preference(offer, per_gpu_all_in), purchase
 
 
 def _buy_options(gpu: GpuSpec, book: Pricebook, constraints: Constraints) -> list[AcquisitionOption]:
@@ -477,26 +492,49 @@ def _owned_hardware_option(
     )
 
 
-def _rental_option(
-    gpu: GpuSpec, mode: AcquisitionMode, book: Pricebook, constraints: Constraints
-) -> AcquisitionOption | None:
-    kind = _RENTAL_KIND[mode]
+def rental_rate(offer: Offer, mode: AcquisitionMode, constraints: Constraints, book: Pricebook) -> float:
+    """What one GPU of a rental offer costs: per GPU-hour used (on demand), or per month held over
+    the horizon (reserved: whole commitment terms, ``reserved_months_paid``)."""
+    hourly = offer_price(offer, constraints, book)
+    if mode is AcquisitionMode.ON_DEMAND:
+        return hourly
     horizon = constraints.horizon_months
-    scored: list[tuple[tuple[float, int, int, str], Offer, float]] = []
-    for offer in eligible_offers(_offers(book, gpu.id, kind), constraints):
-        hourly = offer_price(offer, constraints, book)
-        if mode is AcquisitionMode.RESERVED:
-            monthly = hourly * HOURS_PER_MONTH * reserved_months_paid(horizon, offer.term_months) / horizon
-            scored.append(
-                ((monthly, offer.gpus_per_instance, -offer.as_of.toordinal(), offer.id), offer, monthly)
-            )
-        else:
-            scored.append(
-                ((hourly, offer.gpus_per_instance, -offer.as_of.toordinal(), offer.id), offer, hourly)
-            )
-    if not scored:
-        return None
-    _, offer, cost = min(scored, key=lambda item: item[0])
+    return hourly * HOURS_PER_MONTH * reserved_months_paid(horizon, offer.term_months) / horizon
+
+
+def undominated_rentals(rated: Iterable[tuple[float, Offer]]) -> list[tuple[float, Offer]]:
+    """The (rate, offer) pairs no other one dominates, cheapest first: an offer is dominated by
+    one at most as dear per GPU whose instance size divides its own (whole instances of the
+    other rent any count it rents, for no more). Ties go to the smaller instance, the most recent
+    offer, the id."""
+    ordered = sorted(
+        rated, key=lambda ro: (ro[0], ro[1].gpus_per_instance, -ro[1].as_of.toordinal(), ro[1].id)
+    )
+    kept: list[tuple[float, Offer]] = []
+    for rate, offer in ordered:
+        if not any(offer.gpus_per_instance % k.gpus_per_instance == 0 for _, k in kept):
+            kept.append((rate, offer))
+    return kept
+
+
+def _rental_options(
+    gpu: GpuSpec, mode: AcquisitionMode, book: Pricebook, constraints: Constraints
+) -> list[AcquisitionOption]:
+    """One option per eligible rental offer of ``gpu`` in ``mode`` that no other dominates
+    (``undominated_rentals``): the MIP chooses the mix of rental units (1-GPU and 8-GPU
+    instances) and terms."""
+    eligible = eligible_offers(_offers(book, gpu.id, _RENTAL_KIND[mode]), constraints)
+    rated = [(rental_rate(offer, mode, constraints, book), offer) for offer in eligible]
+    return [
+        rental_offer_option(gpu, mode, offer, constraints, book) for _, offer in undominated_rentals(rated)
+    ]
+
+
+def rental_offer_option(
+    gpu: GpuSpec, mode: AcquisitionMode, offer: Offer, constraints: Constraints, book: Pricebook
+) -> AcquisitionOption:
+    """The option of renting ``gpu`` through ``offer`` (at its ``rental_rate``)."""
+    rate = rental_rate(offer, mode, constraints, book)
     domain = max(1, gpu.scale_up_domain_size)
     software = software_per_gpu_month(constraints, book)
     reserved = mode is AcquisitionMode.RESERVED
@@ -512,9 +550,9 @@ def _rental_option(
         capex_per_gpu=0.0,
         capex_per_server=0.0,
         residual_fraction=0.0,
-        fixed_monthly_per_gpu=cost + software if reserved else 0.0,
+        fixed_monthly_per_gpu=rate + software if reserved else 0.0,
         fixed_monthly_per_server=0.0,
-        busy_hourly_per_gpu=0.0 if reserved else cost + software / HOURS_PER_MONTH,
+        busy_hourly_per_gpu=0.0 if reserved else rate + software / HOURS_PER_MONTH,
         power_kw_per_gpu=0.0,
         power_kw_per_server=0.0,
         rack_units_per_server=0.0,

@@ -1070,6 +1070,7 @@ class FleetItem(_message.Message):
     COUNT_FIELD_NUMBER: _builtins.int
     OWNED_FIELD_NUMBER: _builtins.int
     SERVER_ID_FIELD_NUMBER: _builtins.int
+    OFFER_ID_FIELD_NUMBER: _builtins.int
     gpu_id: _builtins.str
     """Catalogue GPU id."""
     mode: _common_pb2.AcquisitionMode.ValueType
@@ -1083,6 +1084,12 @@ class FleetItem(_message.Message):
     it; absent = EvaluateFleet chooses the cheapest valid packing. Give it on every line of a GPU
     type and mode or on none.
     """
+    offer_id: _builtins.str
+    """Pricebook offer the GPUs are bought or rented through (e.g. "a100-sxm-80gb.od.runpod-secure"),
+    as a plan's fleet line names it; absent = EvaluateFleet prices the line with the cheapest valid
+    mix of the eligible offers (whole rental instances of each offer's size). Give it on every line
+    of a GPU type and mode or on none; not on owned lines.
+    """
     def __init__(
         self,
         *,
@@ -1091,10 +1098,11 @@ class FleetItem(_message.Message):
         count: _builtins.int = ...,
         owned: _builtins.bool = ...,
         server_id: _builtins.str = ...,
+        offer_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["count", b"count", "gpu_id", b"gpu_id", "mode", b"mode", "owned", b"owned", "server_id", b"server_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["count", b"count", "gpu_id", b"gpu_id", "mode", b"mode", "offer_id", b"offer_id", "owned", b"owned", "server_id", b"server_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -65,7 +65,7 @@ def test_evaluate_rejects_a_malformed_fleet_flag(capsys: pytest.CaptureFixture[s
         capsys, "evaluate", str(EXAMPLES / "60m_krw_single_gpu.yaml"), "--fleet", "h200-sxm:four"
     )
     assert code == cli.EXIT_INVALID
-    assert "--fleet: h200-sxm:four: expected GPU:COUNT[:MODE[:SERVER]]" in err
+    assert "--fleet: h200-sxm:four: expected GPU:COUNT[:MODE[:SERVER[:OFFER]]]" in err
 
 
 def test_breakeven_for_one_gpu_type(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -95,6 +95,19 @@ def test_parse_fleet_reads_an_optional_server_model() -> None:
         ("rtx-4090", 8, "rig-rtx-4090-8gpu"),
         ("h200-sxm", 4, ""),
     ]
+
+
+def test_parse_fleet_reads_an_optional_offer() -> None:
+    fleet = parse_fleet(
+        "a100-sxm-80gb:1:on_demand:a100-sxm-80gb.od.runpod-secure,h200-sxm:8:buy:hgx-h200-8gpu:x.buy,l4:2:reserved"
+    )
+    assert [(i.gpu_id, i.server_id, i.offer_id) for i in fleet.items] == [
+        ("a100-sxm-80gb", "", "a100-sxm-80gb.od.runpod-secure"),
+        ("h200-sxm", "hgx-h200-8gpu", "x.buy"),
+        ("l4", "", ""),
+    ]
+    with pytest.raises(ScenarioError, match="a rented line names its offer only"):
+        parse_fleet("l4:2:reserved:server:offer")
 
 
 def test_parse_fleet_names_the_part_it_cannot_read() -> None:

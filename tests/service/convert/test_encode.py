@@ -81,8 +81,12 @@ def test_overrides_round_trip_through_proto(book: Pricebook) -> None:
 
 
 def test_a_domain_fleet_round_trips_through_proto(book: Pricebook) -> None:
+    od = domain.AcquisitionMode.ON_DEMAND
     fleet = domain.Fleet(
-        items=(domain.FleetItem(gpu="h200-sxm", mode=domain.AcquisitionMode.BUY, count=8, owned=False),)
+        items=(
+            domain.FleetItem(gpu="h200-sxm", mode=domain.AcquisitionMode.BUY, count=8, owned=False),
+            domain.FleetItem(gpu="a100-sxm-80gb", mode=od, count=1, offer="a100-sxm-80gb.od.runpod-secure"),
+        )
     )
     plan = plan_request_to_proto(_request())
     message = api.EvaluateFleetRequest(fleet=fleet_to_proto(fleet), workloads=plan.workloads)
