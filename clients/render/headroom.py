@@ -24,7 +24,7 @@ def headroom_table(plan: plan_pb2.Plan) -> Table | None:
     if h.HasField("next_step_growth"):
         what = h.addition or "-"
         cost = (
-            f" ({money(h.addition_extra_horizon_tco)} horizon TCO)"
+            f" (+{money(h.addition_extra_horizon_tco)} horizon TCO)"
             if h.HasField("addition_extra_horizon_tco")
             else ""
         )

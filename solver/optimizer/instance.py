@@ -236,6 +236,12 @@ class FleetInstance:
             return 0
         return None if group.at_least else group.count
 
+    def fixed_gpu_bound(self, gpu: GpuId, free_bound: int) -> int:
+        """GPUs of ``gpu`` a plan on the fixed fleet may hold: the fleet's own, plus ``free_bound``
+        (what the demand could need) when one of its groups may grow."""
+        groups = [g for g in self.fixed_fleet or () if any(self.option(o).gpu == gpu for o in g.option_ids)]
+        return sum(g.count for g in groups) + (free_bound if any(g.at_least for g in groups) else 0)
+
     def candidates_of(self, workload: str) -> tuple[Candidate, ...]:
         return tuple(c for c in self.candidates if c.workload == workload)
 

@@ -342,15 +342,7 @@ class ModelBuilder:
                     bound = min(bound, lim.max_count)
             bounds[g] = max(bound, extra)
         if self.inst.fixed_fleet is not None:
-            for g, bound in bounds.items():
-                groups = [
-                    group
-                    for group in self.inst.fixed_fleet
-                    if any(self.inst.option(o_id).gpu == g for o_id in group.option_ids)
-                ]
-                # A fleet that may grow (at-least groups) keeps room for what the demand needs.
-                grows = any(group.at_least for group in groups)
-                bounds[g] = sum(group.count for group in groups) + (bound if grows else 0)
+            bounds = {g: self.inst.fixed_gpu_bound(g, bound) for g, bound in bounds.items()}
         return bounds
 
     def _replica_bound(self, c: Candidate, b: int) -> float:
@@ -720,14 +712,13 @@ class ModelBuilder:
                 for b in range(self.nb):
                     slv.Add(sum(held) + sum(d[b] for d in ods) <= lim.max_count, f"count_max[{lim.gpu},{b}]")
 
-    # 9: a given fleet (EvaluateFleet): held GPUs exactly, on-demand GPUs at most, per group; a
-    # group ``at_least`` holds at least its count and rents freely (a fleet that may only grow)
+    # 9: a given fleet (EvaluateFleet): held GPUs exactly, on-demand GPUs at most, per group
     def _fixed_fleet(self) -> None:
         for i, group in enumerate(self.inst.fixed_fleet or ()):
             held = [self.n[o_id] for o_id in group.option_ids if o_id in self.n]
             rented = [self.d[o_id] for o_id in group.option_ids if o_id in self.d]
-            if group.at_least:
-                if held and group.count > 0:
+            if group.at_least:  # held GPUs at least the count; on-demand ones free to grow
+                if held:
                     self.solver.Add(sum(held) >= group.count, f"fixed_fleet_min[{i}]")
                 continue
             if held:

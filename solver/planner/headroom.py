@@ -55,6 +55,9 @@ def plan_headroom(
     )
     growth = overall.multiplier - 1.0
     step = next_step(growth)
+    # One workload alone is every workload together (no training to scale beside it).
+    alone = len(instance.inference) == 1 and not instance.training
+    searched = () if alone else instance.inference
     jobs: list[Callable[[float], object]] = [
         partial(_addition, instance=instance, solution=solution, growth=step, solve=solve, currency=currency),
         *(
@@ -66,7 +69,7 @@ def plan_headroom(
                 start=overall.multiplier,
                 hint=hints.get(w.name),
             )
-            for w in instance.inference
+            for w in searched
         ),
     ]
     outcomes = run_side_by_side(jobs, deadline=deadline)
@@ -78,8 +81,10 @@ def plan_headroom(
         WorkloadHeadroom(w.name, out.multiplier - 1.0, out.at_least)
         if isinstance(out, GrowthFound)
         else WorkloadHeadroom(w.name, growth, at_least=True)
-        for w, out in zip(instance.inference, outcomes[1:], strict=True)
+        for w, out in zip(searched, outcomes[1:], strict=True)
     ]
+    if alone:
+        found = [WorkloadHeadroom(instance.inference[0].name, growth, overall.at_least)]
     items, extra, note = addition if isinstance(addition, tuple) else ((), None, _NOT_FOUND)
     return Headroom(
         demand_growth_served=growth,

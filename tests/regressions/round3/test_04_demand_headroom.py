@@ -8,7 +8,6 @@ serves the next step. No sensitivity row is about demand any more."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,23 +16,11 @@ from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import plan_pb2, scenario_pb2
 from clients import FleetPlannerClient
 from clients.scenario import load_scenario
-from service.server import ThreadedServer, start_in_thread
-from service.settings import ServerSettings
 
 SCENARIO = Path(__file__).parent / "repro" / "04-demand-sensitivity-overstated.yaml"
 STEP = 0.01
 """One percentage point past the headroom (the search narrows it to half a point)."""
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def client() -> Iterator[FleetPlannerClient]:
-    server: ThreadedServer = start_in_thread(
-        ServerSettings(address="127.0.0.1:0", grace_period_s=1.0, plan_cache_entries=0)
-    )
-    with FleetPlannerClient(server.address, timeout_s=300) as c:
-        yield c
-    server.stop(grace_s=0.5)
 
 
 @pytest.fixture(scope="module")
