@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 
 from api.fleetplan.v1 import common_pb2, plan_pb2
 from clients.render.break_even import render_break_even
+from clients.render.headroom import headroom_table
 from clients.render.tables import Cell, Table, heading, section
 from clients.render.values import enum_name, mode_name, money, precision_name, render_provenance, status_name
 
@@ -41,6 +42,8 @@ def render_plan(plan: plan_pb2.Plan, provenance: common_pb2.Provenance, *, markd
     out += _baselines(plan, markdown=markdown)
     if plan.HasField("break_even"):
         out.append(render_break_even(plan.break_even, markdown=markdown))
+    headroom = headroom_table(plan)
+    out += headroom.section(markdown=markdown) if headroom is not None else []
     out += _sensitivity(plan, markdown=markdown)
     out += _diagnosis(plan, markdown=markdown)
     out += _solver(plan.solver_statistics, markdown=markdown)
@@ -63,6 +66,7 @@ def plan_tables(plan: plan_pb2.Plan) -> list[Table]:
         _cost_table(plan),
         _unit_costs_table(plan),
         _baselines_table(plan),
+        headroom_table(plan),
         _sensitivity_table(plan),
     )
     return [t for t in tables if t is not None]
@@ -356,7 +360,7 @@ def _sensitivity_table(plan: plan_pb2.Plan) -> Table | None:
         return None
     return Table(
         "sensitivity",
-        "Sensitivity",
+        "Price sensitivity (where re-planning changes the mix; not headroom)",
         ["subject", "parameter", "down", "up", "explanation"],
         [
             [

@@ -12,6 +12,7 @@ from pricebook import catalog as pb_catalog
 from pricebook.errors import UnknownEntryError
 from pricebook.schema import Pricebook
 from service.convert.enums import MODE_TO_PROTO, QUANTILE_TO_PROTO, by_name, precision_to_proto
+from service.convert.headroom import headroom_to_proto
 from service.convert.money import amount_to_proto, money_to_proto, set_money
 from solver import planner
 from solver.analysis.tco import UnitCost
@@ -370,6 +371,8 @@ def plan_to_proto(result: planner.PlanResult, book: Pricebook | None = None) -> 
     if solution.diagnosis is not None:
         plan.diagnosis.CopyFrom(_diagnosis(solution.diagnosis))
     _pools_and_risk(plan, result)
+    if result.headroom is not None:
+        plan.headroom.CopyFrom(headroom_to_proto(result.headroom))
     return plan
 
 

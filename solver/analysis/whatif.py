@@ -40,8 +40,6 @@ PRICE_UP_MAX = 4.0
 """Search a GPU's price up to 4× (+300 %) before saying the mix never changes."""
 PRICE_DOWN_MIN = 0.25
 """... and down to a quarter (−75 %)."""
-DEMAND_UP_MAX = 4.0
-DEMAND_DOWN_MIN = 0.25
 TOLERANCE = 0.02
 """Bisection stops when the multiplier interval is narrower than 2 percentage points."""
 MIN_SOLVE_SECONDS = 0.2
@@ -129,6 +127,14 @@ def scale_demand(instance: FleetInstance, factor: float) -> FleetInstance:
 def scale_inference_demand(instance: FleetInstance, factor: float) -> FleetInstance:
     """Every inference workload's request rates × ``factor``; training as it is."""
     return replace(instance, inference=tuple(_scale_rates(d, factor) for d in instance.inference))
+
+
+def scale_workload_demand(instance: FleetInstance, workload: str, factor: float) -> FleetInstance:
+    """One inference workload's request rates × ``factor``; the others as they are."""
+    return replace(
+        instance,
+        inference=tuple(_scale_rates(d, factor) if d.name == workload else d for d in instance.inference),
+    )
 
 
 def _scale_rates(demand: InferenceDemand, factor: float) -> InferenceDemand:

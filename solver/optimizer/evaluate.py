@@ -416,6 +416,11 @@ def check_counts(instance: FleetInstance, solution: FleetSolution, fleet: _Fleet
         held = sum(c.gpus for c in chosen)
         rented = [sum(c.on_demand_gpus[b] for c in chosen if c.on_demand_gpus) for b in range(nb)]
         is_held = any(fleet.options[o_id].mode is not AcquisitionMode.ON_DEMAND for o_id in group.option_ids)
+        if group.at_least:
+            if is_held and held < group.count:
+                why = f"plan holds {held} of at least {group.count}"
+                out.append(Violation(ViolationKind.COUNT, f"fleet line {i}", why))
+            continue
         if (is_held and held != group.count) or max(rented, default=0) > group.count:
             used = held or max(rented)
             why = f"plan uses {used} of {group.count}"

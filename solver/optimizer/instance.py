@@ -199,6 +199,9 @@ class FixedGroup:
     option_ids: tuple[str, ...]
     count: int
     """Held GPUs (bought, reserved, owned) exactly; on-demand GPUs at most, in every hour."""
+    at_least: bool = False
+    """Held GPUs at least ``count`` and on-demand GPUs freely: a fleet that may only grow (the
+    cheapest addition to a plan's fleet, ``solver.analysis.headroom``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,10 +228,20 @@ class FleetInstance:
     """Monthly cost that does not depend on the fleet (the request's storage per TB-month)."""
 
     def fixed_count_of(self, option_id: str) -> int | None:
-        """The fixed fleet's GPUs among the options of ``option_id``'s group (None = not fixed)."""
+        """The fixed fleet's GPUs among the options of ``option_id``'s group (None = not fixed, or
+        a group that may grow)."""
         if self.fixed_fleet is None:
             return None
-        return next((g.count for g in self.fixed_fleet if option_id in g.option_ids), 0)
+        group = next((g for g in self.fixed_fleet if option_id in g.option_ids), None)
+        if group is None:
+            return 0
+        return None if group.at_least else group.count
+
+    def fixed_gpu_bound(self, gpu: GpuId, free_bound: int) -> int:
+        """GPUs of ``gpu`` a plan on the fixed fleet may hold: the fleet's own, plus ``free_bound``
+        (what the demand could need) when one of its groups may grow."""
+        groups = [g for g in self.fixed_fleet or () if any(self.option(o).gpu == gpu for o in g.option_ids)]
+        return sum(g.count for g in groups) + (free_bound if any(g.at_least for g in groups) else 0)
 
     def candidates_of(self, workload: str) -> tuple[Candidate, ...]:
         return tuple(c for c in self.candidates if c.workload == workload)

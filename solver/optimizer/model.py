@@ -352,12 +352,7 @@ class ModelBuilder:
                     bound = min(bound, lim.max_count)
             bounds[g] = max(bound, extra)
         if self.inst.fixed_fleet is not None:
-            for g in bounds:
-                bounds[g] = sum(
-                    group.count
-                    for group in self.inst.fixed_fleet
-                    if any(self.inst.option(o_id).gpu == g for o_id in group.option_ids)
-                )
+            bounds = {g: self.inst.fixed_gpu_bound(g, bound) for g, bound in bounds.items()}
         return bounds
 
     def _replica_bound(self, c: Candidate, b: int) -> float:
@@ -738,6 +733,10 @@ class ModelBuilder:
         for i, group in enumerate(self.inst.fixed_fleet or ()):
             held = [self.n[o_id] for o_id in group.option_ids if o_id in self.n]
             rented = [self.d[o_id] for o_id in group.option_ids if o_id in self.d]
+            if group.at_least:  # held GPUs at least the count; on-demand ones free to grow
+                if held:
+                    self.solver.Add(sum(held) >= group.count, f"fixed_fleet_min[{i}]")
+                continue
             if held:
                 self.solver.Add(sum(held) == group.count, f"fixed_fleet[{i}]")
             for b in range(self.nb):

@@ -13,12 +13,15 @@ resolves or applies overrides again.
    rent, self-host vs API), uncertainty band, what was turned away, ``summary`` text and warnings;
 4. ``baselines``: GPUs already owned + the best fleet of each allowed GPU type alone (or why none
    exists), and the plan's saving over the best of them;
-5. ``sensitivity``: how far each planned GPU type's price (and the strongest alternative's), and
-   total demand, must move before the mix changes (``solver.analysis.whatif``).
+5. ``headroom``: how much more demand the plan's fleet carries at the SLA — every workload
+   together and each alone — found by the evaluator on that fixed fleet, and the cheapest addition
+   for the next step of growth (``solver.analysis.headroom``);
+6. ``sensitivity``: how far each planned GPU type's price (and the strongest alternative's) must
+   move before the mix changes (``solver.analysis.whatif``): price-flip thresholds, not headroom.
 
-Steps 4–5 re-solve the same instance with small changes, within the caller's time limit: the main
-solve gets up to ``plan.MAIN_SOLVE_SHARE`` of it, the rest is shared by baselines then
-sensitivity; what does not fit says so in the result.
+Steps 4–6 re-solve the same instance with small changes, within the caller's time limit: the main
+solve gets up to ``plan.MAIN_SOLVE_SHARE`` of it, the rest is shared by baselines, headroom
+and sensitivity; what does not fit says so in the result.
 
 Also: ``evaluate.evaluate`` (EvaluateFleet: a given fleet vs the optimum),
 ``break_even.analyze_break_even`` (AnalyzeBreakEven: the break-even section for one GPU type, a
@@ -28,9 +31,10 @@ demand multiplier or SLA target, ≤ 2 solved at once, streamed with progress, t
 frontier).
 
 Inside the package each module imports only those listed before it: results; summary,
-plan_break_even; assemble; baselines, sensitivity; plan; evaluate, sweep; break_even.
+plan_break_even; assemble; baselines, sensitivity, headroom; plan; evaluate, sweep; break_even.
 """
 
+from solver.analysis.headroom import Headroom, WorkloadHeadroom
 from solver.planner.break_even import analyze_break_even
 from solver.planner.evaluate import evaluate
 from solver.planner.plan import plan
@@ -66,6 +70,7 @@ __all__ = [
     "BreakEvenResult",
     "EvaluationResult",
     "FrontierPoint",
+    "Headroom",
     "PlanFleetLine",
     "PlanResult",
     "PreparedSweep",
@@ -74,6 +79,7 @@ __all__ = [
     "SweepFrontier",
     "SweepPoint",
     "UncertaintyBand",
+    "WorkloadHeadroom",
     "analyze_break_even",
     "evaluate",
     "frontier",

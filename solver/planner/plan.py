@@ -14,8 +14,10 @@ import time
 import structlog
 
 from pricebook.schema import Pricebook
+from solver.analysis.headroom import GROWTH_SEARCHED_TO, FleetCheck, Headroom
 from solver.analysis.whatif import BaselineRun
 from solver.domain import CapacityQuantile, PlanRequest
+from solver.errors import SolveCancelled
 from solver.optimizer.api import request_summary, solve
 from solver.optimizer.cancel import CancelToken, polls_cancel
 from solver.optimizer.candidates import build_instance, perf_capacity_checker
@@ -24,6 +26,7 @@ from solver.optimizer.results import FleetSolution, LimitFired, SolveStatus
 from solver.optimizer.risk import demand_probabilities
 from solver.planner.assemble import Extras, assemble_result
 from solver.planner.baselines import price_baselines, solve_baselines
+from solver.planner.headroom import plan_headroom
 from solver.planner.results import Baseline, BaselineSaving, PlanResult, Sensitivity
 from solver.planner.sensitivity import cut_short, sensitivity_rows
 from solver.resolve import ResolvedRequest
@@ -127,9 +130,10 @@ def plan_instance(
     solution = _solve_main(request, book, instance, main_limit, cancel)
     extras: Extras = Extras()
     runs: tuple[BaselineRun, ...] = ()
+    headroom: Headroom | None = None
     if with_extras and solution.has_plan:
         deadline = started + time_limit_s * EXTRAS_DEADLINE_SHARE
-        extras, runs = _extras(resolved, instance, solution, cancel=cancel, deadline=deadline)
+        extras, runs, headroom = _extras(resolved, instance, solution, cancel=cancel, deadline=deadline)
     complete = (
         solution.stats.status is SolveStatus.OPTIMAL
         and solution.stats.limit_fired is LimitFired.NONE
@@ -149,6 +153,8 @@ def plan_instance(
         complete=complete,
         deadline_limited=deadline_share < request.options.time_limit_s,
     )
+    if headroom is not None:
+        result = dataclasses.replace(result, headroom=headroom)
     return _with_risk(result, resolved, instance, cancel, max(0.0, started + time_limit_s - time.monotonic()))
 
 
@@ -198,14 +204,15 @@ def _extras(
     *,
     cancel: CancelToken | None,
     deadline: float,
-) -> tuple[Extras, tuple[BaselineRun, ...]]:
-    """Baselines, then sensitivity, until ``deadline``, as the request's options ask; skipped
-    when the call's deadline or a shutdown already ended the main solve early."""
+) -> tuple[Extras, tuple[BaselineRun, ...], Headroom | None]:
+    """Baselines, then headroom and sensitivity (both with ``compute_sensitivity``), until
+    ``deadline``, as the request's options ask; skipped when the call's deadline or a shutdown
+    already ended the main solve early."""
     if cancel is not None and cancel.expired:
         warning = "baselines and sensitivity skipped: the deadline or a shutdown ended the solve early"
-        return Extras(warnings=(warning,)), ()
+        return Extras(warnings=(warning,)), (), None
     if _cancelled(cancel):
-        return Extras(), ()
+        return Extras(), (), None
     request = resolved.request
     re_solve = ReSolver(request, cancel)
     options = request.options
@@ -220,11 +227,50 @@ def _extras(
         runs = solve_baselines(instance, resolved.allowed_gpus, re_solve, baselines_deadline, warnings)
         baselines, saving = price_baselines(runs, solution, request, instance)
     sensitivity: tuple[Sensitivity, ...] = ()
+    headroom: Headroom | None = None
     if options.compute_sensitivity and not _cancelled(cancel):
+        headroom = _headroom(
+            resolved, instance, solution, re_solve, cancel=cancel, warnings=warnings, deadline=deadline
+        )
         sensitivity = sensitivity_rows(instance, solution, runs, re_solve, deadline)
         if cut_short(sensitivity):
             warnings.append("sensitivity search was cut short by the time limit (see each explanation)")
-    return Extras(baselines, saving, sensitivity, tuple(warnings)), runs
+    return Extras(baselines, saving, sensitivity, tuple(warnings)), runs, headroom
+
+
+HEADROOM_SHARE = 0.4
+"""Share of the time left before sensitivity that the headroom searches may use."""
+
+
+def _headroom(
+    resolved: ResolvedRequest,
+    instance: FleetInstance,
+    solution: FleetSolution,
+    re_solve: ReSolver,
+    *,
+    cancel: CancelToken | None,
+    warnings: list[str],
+    deadline: float,
+) -> Headroom | None:
+    """The plan's headroom (``solver.planner.headroom``); a warning when it is only a lower bound
+    because time ran out, none when the call was cancelled."""
+    request = resolved.request
+    check = FleetCheck(
+        cancel=cancel,
+        backend=request.options.backend,
+        capacity_of=perf_capacity_checker(request, resolved.book),
+    )
+    share = time.monotonic() + max(0.0, deadline - time.monotonic()) * HEADROOM_SHARE
+    try:
+        headroom = plan_headroom(
+            instance, solution, check, re_solve, request.constraints.currency, deadline=share
+        )
+    except SolveCancelled:
+        warnings.append("headroom not computed: the call was cancelled")
+        return None
+    if headroom is not None and headroom.at_least and headroom.demand_growth_served < GROWTH_SEARCHED_TO - 1:
+        warnings.append("headroom search was cut short by the time limit: the growth shown is a lower bound")
+    return headroom
 
 
 def _solve_main(

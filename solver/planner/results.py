@@ -12,6 +12,7 @@ from enum import StrEnum
 
 from pricebook.schema import Currency, GpuId, Money, PriceLabel
 from solver.analysis.breakeven import ApiBreakEven, BuyVsRent
+from solver.analysis.headroom import Headroom
 from solver.analysis.tco import CostComponent, DepreciationYear, FleetTco, UnitCost, VatLines
 from solver.domain import AcquisitionMode, CapacityQuantile
 from solver.optimizer.results import FleetSolution, SolveStatus, WorkloadFit
@@ -166,6 +167,9 @@ class PlanResult:
     """Every part finished within its limits (main solve proven optimal, baselines and sensitivity
     not cut short, not cancelled): the same request and pricebook always give this same answer,
     so it may be reused (the service caches only complete results)."""
+    headroom: Headroom | None = None
+    """How much more demand the plan's fleet carries at the SLA (the evaluator on the fixed fleet),
+    and what to add beyond it; None when not computed (no sensitivity asked, or no plan)."""
 
     @property
     def horizon_tco(self) -> Money | None:

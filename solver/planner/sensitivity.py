@@ -1,5 +1,8 @@
-"""Sensitivity of a plan: how far each planned GPU type's price (and the strongest alternative's),
-and total demand, must move before the mix changes (``solver.analysis.whatif.find_threshold``).
+"""Sensitivity of a plan: how far each planned GPU type's price (and the strongest alternative's)
+must move before the optimal mix changes (``solver.analysis.whatif.find_threshold``). These are
+mix-change thresholds of re-planning, not the headroom of the quoted fleet: how much more demand
+that fleet carries is the plan's ``headroom`` (``solver.planner.headroom``, the evaluator on the
+fixed fleet).
 
 The searches — one per direction of each row — run side by side (``solver.optimizer.concurrency``)
 in the time left until ``deadline``: each gets an equal share of what remains per wave when it
@@ -12,8 +15,6 @@ from functools import partial
 
 from pricebook.schema import GpuId
 from solver.analysis.whatif import (
-    DEMAND_DOWN_MIN,
-    DEMAND_UP_MAX,
     PRICE_DOWN_MIN,
     PRICE_UP_MAX,
     BaselineRun,
@@ -23,7 +24,6 @@ from solver.analysis.whatif import (
     describe_fleet,
     find_threshold,
     mix_of,
-    scale_demand,
     scale_gpu_price,
 )
 from solver.errors import SolveCancelled
@@ -43,8 +43,8 @@ def sensitivity_rows(
     solve: Solve,
     deadline: float,
 ) -> tuple[Sensitivity, ...]:
-    """One row per planned GPU type's price, one for the strongest alternative's, one for demand;
-    a cancelled call ends the rows with a ``(cancelled)`` one. Each direction of each row is its
+    """One row per planned GPU type's price and one for the strongest alternative's; a cancelled
+    call ends the rows with a ``(cancelled)`` one. Each direction of each row is its
     own search (a job of ``run_side_by_side``): two workers then stay busy to the last one, where
     a row per job left one idle while the longest row searched its second direction."""
     base_mix = mix_of(solution)
@@ -53,18 +53,12 @@ def sensitivity_rows(
     subjects: list[tuple[str, bool]] = [(g, True) for g in planned]
     if alternative is not None:
         subjects.append((alternative, False))
-    demand_row = len(subjects)
-    scaled = partial(scale_demand, instance)
-    # Demand first: its bisections take the most solves (no price envelope to jump with).
-    searches: list[tuple[int, Callable[[float], SearchOutcome]]] = [
-        (demand_row, partial(_search, scaled, base_mix, far, solve, base=None))
-        for far in (DEMAND_DOWN_MIN, DEMAND_UP_MAX)
-    ]
+    searches: list[tuple[int, Callable[[float], SearchOutcome]]] = []
     for row, (gpu, in_plan) in enumerate(subjects):
         priced = partial(scale_gpu_price, instance, gpu)
         for far in (PRICE_DOWN_MIN, PRICE_UP_MAX) if in_plan else (PRICE_DOWN_MIN,):
             searches.append((row, partial(_search, priced, base_mix, far, solve, base=solution)))
-    outcomes: dict[int, list[SearchOutcome]] = {row: [] for row in range(demand_row + 1)}
+    outcomes: dict[int, list[SearchOutcome]] = {row: [] for row in range(len(subjects))}
     cancelled: set[int] = set()
     for (row, _), outcome in zip(
         searches, run_side_by_side([job for _, job in searches], deadline=deadline), strict=True
@@ -103,12 +97,10 @@ def _rows(
     for row in sorted(outcomes):
         found = outcomes[row]
         down, up = found[0], found[1] if len(found) > 1 else None
-        if row < len(subjects):
-            gpu, in_plan = subjects[row]
-            role = "in the plan" if in_plan else "strongest alternative not in the plan"
-            rows.append(_sensitivity_row(gpu, f"price ({role})", down, up, solution))
-        else:
-            rows.append(_sensitivity_row("demand", "total demand (all workloads)", down, up, solution))
+        gpu, in_plan = subjects[row]
+        role = "in the plan" if in_plan else "strongest alternative not in the plan"
+        parameter = f"price ({role}): where the optimal mix changes"
+        rows.append(_sensitivity_row(gpu, parameter, down, up, solution))
     return tuple(rows)
 
 

@@ -18,11 +18,9 @@ from google.protobuf import json_format
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import plan_pb2, scenario_pb2
 from clients import FleetPlanError, FleetPlannerClient
-from tests.regressions.round3.robust_support import client
 
 REPRO = Path(__file__).parent / "repro"
 pytestmark = pytest.mark.slow
-__all__ = ["client"]  # the fixture: a real server and its client
 
 
 def repro(name: str) -> dict[str, Any]:

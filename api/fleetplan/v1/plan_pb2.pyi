@@ -1097,7 +1097,9 @@ Global___BaselineSaving: _TypeAlias = BaselineSaving  # noqa: Y015
 
 @_typing.final
 class Sensitivity(_message.Message):
-    """How far one input must move before the chosen mix changes."""
+    """How far one GPU type's price must move before re-planning picks a different mix: a mix-change
+    threshold, not the headroom of the quoted fleet (that is Plan.headroom).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -1109,7 +1111,7 @@ class Sensitivity(_message.Message):
     PLAN_ABOVE_FIELD_NUMBER: _builtins.int
     EXPLANATION_FIELD_NUMBER: _builtins.int
     subject: _builtins.str
-    """What moves: a GPU id (its price) or "demand"."""
+    """What moves: a GPU id (its price)."""
     parameter: _builtins.str
     """Which parameter, e.g. "purchase price" or "total demand"."""
     change_down_fraction: _builtins.float
@@ -1147,6 +1149,100 @@ class Sensitivity(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__change_up_fraction) -> _WhichOneofReturnType__change_up_fraction | None: ...
 
 Global___Sensitivity: _TypeAlias = Sensitivity  # noqa: Y015
+
+@_typing.final
+class WorkloadHeadroom(_message.Message):
+    """How much one workload's demand may grow, the others' unchanged, on the plan's fleet."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WORKLOAD_NAME_FIELD_NUMBER: _builtins.int
+    DEMAND_GROWTH_SERVED_FIELD_NUMBER: _builtins.int
+    AT_LEAST_FIELD_NUMBER: _builtins.int
+    workload_name: _builtins.str
+    """Workload name."""
+    demand_growth_served: _builtins.float
+    """Largest growth of this workload's demand the fleet serves at its SLA: 0.12 = +12 %."""
+    at_least: _builtins.bool
+    """True when the search stopped with the fleet still serving (+300 % reached, or time ran out):
+    the headroom is at least demand_growth_served.
+    """
+    def __init__(
+        self,
+        *,
+        workload_name: _builtins.str = ...,
+        demand_growth_served: _builtins.float = ...,
+        at_least: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at_least", b"at_least", "demand_growth_served", b"demand_growth_served", "workload_name", b"workload_name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WorkloadHeadroom: _TypeAlias = WorkloadHeadroom  # noqa: Y015
+
+@_typing.final
+class Headroom(_message.Message):
+    """How much more demand the plan's fleet carries at the SLA, found by evaluating that fixed fleet
+    (EvaluateFleet's solve and check, never a re-plan), and what to add beyond it.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DEMAND_GROWTH_SERVED_FIELD_NUMBER: _builtins.int
+    AT_LEAST_FIELD_NUMBER: _builtins.int
+    WORKLOADS_FIELD_NUMBER: _builtins.int
+    NEXT_STEP_GROWTH_FIELD_NUMBER: _builtins.int
+    ADDITION_FIELD_NUMBER: _builtins.int
+    ADDITION_EXTRA_HORIZON_TCO_FIELD_NUMBER: _builtins.int
+    NOTE_FIELD_NUMBER: _builtins.int
+    ADDED_FIELD_NUMBER: _builtins.int
+    demand_growth_served: _builtins.float
+    """Largest growth of every workload's demand together (training too) the same fleet serves at the
+    SLA within the request's caps: 0.12 = the fleet carries +12 % demand.
+    """
+    at_least: _builtins.bool
+    """True when the search stopped with the fleet still serving: a lower bound."""
+    next_step_growth: _builtins.float
+    """The growth the addition is sized for (a multiple of 10 %, at least 5 points past the headroom)."""
+    addition: _builtins.str
+    """GPUs to add to the fleet for it, e.g. "+1 × h100-nvl buy"; empty when none was found (see note)."""
+    note: _builtins.str
+    """Remarks, e.g. why no addition is shown."""
+    @_builtins.property
+    def workloads(self) -> _containers.RepeatedCompositeFieldContainer[Global___WorkloadHeadroom]:
+        """Each inference workload alone."""
+
+    @_builtins.property
+    def addition_extra_horizon_tco(self) -> _common_pb2.Money:
+        """Horizon TCO of the grown plan minus the plan's own (same prices); absent when none was found."""
+
+    @_builtins.property
+    def added(self) -> _containers.RepeatedCompositeFieldContainer[_scenario_pb2.FleetItem]:
+        """The addition as fleet lines to add to the plan's fleet (EvaluateFleet input)."""
+
+    def __init__(
+        self,
+        *,
+        demand_growth_served: _builtins.float = ...,
+        at_least: _builtins.bool = ...,
+        workloads: _abc.Iterable[Global___WorkloadHeadroom] | None = ...,
+        next_step_growth: _builtins.float | None = ...,
+        addition: _builtins.str = ...,
+        addition_extra_horizon_tco: _common_pb2.Money | None = ...,
+        note: _builtins.str = ...,
+        added: _abc.Iterable[_scenario_pb2.FleetItem] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_next_step_growth", b"_next_step_growth", "addition_extra_horizon_tco", b"addition_extra_horizon_tco", "next_step_growth", b"next_step_growth"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_next_step_growth", b"_next_step_growth", "added", b"added", "addition", b"addition", "addition_extra_horizon_tco", b"addition_extra_horizon_tco", "at_least", b"at_least", "demand_growth_served", b"demand_growth_served", "next_step_growth", b"next_step_growth", "note", b"note", "workloads", b"workloads"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__next_step_growth: _TypeAlias = _typing.Literal["next_step_growth"]  # noqa: Y015
+    _WhichOneofArgType__next_step_growth: _TypeAlias = _typing.Literal["_next_step_growth", b"_next_step_growth"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__next_step_growth) -> _WhichOneofReturnType__next_step_growth | None: ...
+
+Global___Headroom: _TypeAlias = Headroom  # noqa: Y015
 
 @_typing.final
 class UnservableWorkload(_message.Message):
@@ -1296,6 +1392,7 @@ class Plan(_message.Message):
     CAPACITY_QUANTILE_FIELD_NUMBER: _builtins.int
     HORIZON_TCO_AT_QUANTILE_FIELD_NUMBER: _builtins.int
     HORIZON_TCO_AT_P50_FIELD_NUMBER: _builtins.int
+    HEADROOM_FIELD_NUMBER: _builtins.int
     status: Global___PlanStatus.ValueType
     """Outcome of the solve."""
     summary: _builtins.str
@@ -1336,7 +1433,7 @@ class Plan(_message.Message):
 
     @_builtins.property
     def sensitivity(self) -> _containers.RepeatedCompositeFieldContainer[Global___Sensitivity]:
-        """Price and demand sensitivity."""
+        """Price sensitivity: where re-planning changes the mix (not headroom; see headroom)."""
 
     @_builtins.property
     def diagnosis(self) -> Global___InfeasibilityDiagnosis:
@@ -1370,6 +1467,12 @@ class Plan(_message.Message):
     def horizon_tco_at_p50(self) -> _common_pb2.Money:
         """The same for the plan sized at p50 (the estimate); absent when not found in time."""
 
+    @_builtins.property
+    def headroom(self) -> Global___Headroom:
+        """How much more demand this fleet carries at the SLA, and what to add beyond it; absent when not
+        computed (sensitivity not asked, or no plan).
+        """
+
     def __init__(
         self,
         *,
@@ -1393,10 +1496,11 @@ class Plan(_message.Message):
         capacity_quantile: _scenario_pb2.CapacityQuantile.ValueType = ...,
         horizon_tco_at_quantile: _common_pb2.Money | None = ...,
         horizon_tco_at_p50: _common_pb2.Money | None = ...,
+        headroom: Global___Headroom | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "break_even", b"break_even", "cost", b"cost", "diagnosis", b"diagnosis", "horizon_tco_at_p50", b"horizon_tco_at_p50", "horizon_tco_at_quantile", b"horizon_tco_at_quantile", "solver_statistics", b"solver_statistics", "uncertainty", b"uncertainty"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "break_even", b"break_even", "cost", b"cost", "diagnosis", b"diagnosis", "headroom", b"headroom", "horizon_tco_at_p50", b"horizon_tco_at_p50", "horizon_tco_at_quantile", b"horizon_tco_at_quantile", "solver_statistics", b"solver_statistics", "uncertainty", b"uncertainty"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "baselines", b"baselines", "break_even", b"break_even", "cap_usage", b"cap_usage", "capacity_quantile", b"capacity_quantile", "cost", b"cost", "deployments", b"deployments", "diagnosis", b"diagnosis", "fleet", b"fleet", "horizon_tco_at_p50", b"horizon_tco_at_p50", "horizon_tco_at_quantile", b"horizon_tco_at_quantile", "pools", b"pools", "sensitivity", b"sensitivity", "solver_statistics", b"solver_statistics", "status", b"status", "summary", b"summary", "training", b"training", "uncertainty", b"uncertainty", "unit_costs", b"unit_costs", "warnings", b"warnings"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "baselines", b"baselines", "break_even", b"break_even", "cap_usage", b"cap_usage", "capacity_quantile", b"capacity_quantile", "cost", b"cost", "deployments", b"deployments", "diagnosis", b"diagnosis", "fleet", b"fleet", "headroom", b"headroom", "horizon_tco_at_p50", b"horizon_tco_at_p50", "horizon_tco_at_quantile", b"horizon_tco_at_quantile", "pools", b"pools", "sensitivity", b"sensitivity", "solver_statistics", b"solver_statistics", "status", b"status", "summary", b"summary", "training", b"training", "uncertainty", b"uncertainty", "unit_costs", b"unit_costs", "warnings", b"warnings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -17,10 +17,9 @@ from solver.optimizer.instance import FleetInstance
 from solver.optimizer.model import MipResult
 from solver.optimizer.results import FleetSolution, LimitFired, SolverStats, SolveStatus
 from solver.planner.summary import gap_too_wide, gap_too_wide_warning, solve_warnings
-from tests.regressions.round3.robust_support import client, scenario, without_extras
+from tests.regressions.round3.robust_support import scenario, without_extras
 
 pytestmark = pytest.mark.slow
-__all__ = ["client"]
 
 DEFAULT_RELATIVE_GAP = SolverOptions().relative_gap
 

@@ -10,10 +10,9 @@ import pytest
 
 from api.fleetplan.v1 import common_pb2, plan_pb2
 from clients import FleetPlannerClient
-from tests.regressions.round3.robust_support import client, scenario, without_extras
+from tests.regressions.round3.robust_support import scenario, without_extras
 
 pytestmark = pytest.mark.slow
-__all__ = ["client"]
 
 
 def test_a_repeated_mode_plans_as_the_modes_once(client: FleetPlannerClient) -> None:

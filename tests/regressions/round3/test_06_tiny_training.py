@@ -12,10 +12,9 @@ import pytest
 
 from api.fleetplan.v1 import plan_pb2
 from clients import FleetPlannerClient
-from tests.regressions.round3.robust_support import client, scenario, without_extras
+from tests.regressions.round3.robust_support import scenario, without_extras
 
 pytestmark = pytest.mark.slow
-__all__ = ["client"]
 
 
 @pytest.mark.parametrize("tokens_per_run", [1, 5, 20])

@@ -8,10 +8,9 @@ import grpc
 import pytest
 
 from clients import FleetPlanError, FleetPlannerClient
-from tests.regressions.round3.robust_support import client, scenario
+from tests.regressions.round3.robust_support import scenario
 
 pytestmark = pytest.mark.slow
-__all__ = ["client"]
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])

@@ -13,10 +13,9 @@ import pytest
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import plan_pb2
 from clients import FleetPlannerClient
-from tests.regressions.round3.robust_support import client, scenario
+from tests.regressions.round3.robust_support import scenario
 
 pytestmark = pytest.mark.slow
-__all__ = ["client"]
 
 HAS_PLAN = (plan_pb2.PLAN_STATUS_OPTIMAL, plan_pb2.PLAN_STATUS_FEASIBLE)
 

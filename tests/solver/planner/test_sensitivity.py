@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import time
 
-from planner_factories import BARE, request, scaled_book, small_chat_request
+from planner_factories import BARE, request, scaled_book
 
 from pricebook.schema import OfferKind, Pricebook
 from solver.analysis.whatif import mix_of
-from solver.domain import SolverOptions
 from solver.errors import SolveCancelled
 from solver.optimizer.api import solve
 from solver.optimizer.candidates import build_instance
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.results import FleetSolution
-from solver.planner import PlanResult, SweepAxis, plan, sweep_request
+from solver.planner import plan
 from solver.planner.sensitivity import sensitivity_rows
 from solver.resolve import resolve
 
@@ -54,56 +53,25 @@ def test_price_sensitivity_threshold_is_where_the_mix_changes(book: Pricebook) -
     assert described and all(line.gpu in described for line in past.fleet)
 
 
-def test_demand_sensitivity_reports_a_row(full_plan: PlanResult) -> None:
-    demand = next(s for s in full_plan.sensitivity if s.subject == "demand")
-    assert (
-        demand.change_down_fraction is not None
-        or demand.change_up_fraction is not None
-        or "unchanged" in (demand.explanation)
-    )
-
-
-def test_demand_threshold_with_a_daily_profile(book: Pricebook) -> None:
-    # Office-hours chat: the optimizer groups hours into buckets and checks every hour. The demand
-    # threshold found on the instance must match re-planning the request with scaled demand.
-    profile = (1.0,) * 8 + (4.0,) * 10 + (2.0,) * 6
-    req = small_chat_request({"compute_baselines": False}, hourly_profile=profile)
-    result = plan(resolve(req, book), time_limit_s=30)
-    demand = next(s for s in result.sensitivity if s.subject == "demand")
-    today = mix_of(result.solution)
-    assert demand.change_up_fraction is not None or demand.change_down_fraction is not None
-    for changed, same in (
-        (demand.change_up_fraction, demand.last_same_up_fraction),
-        (demand.change_down_fraction, demand.last_same_down_fraction),
-    ):
-        if changed is None or same is None:
-            continue
-        bare = req.model_copy(update={"options": SolverOptions(time_limit_s=10, **BARE)})
-        past = plan(
-            resolve(sweep_request(bare, SweepAxis.DEMAND_MULTIPLIER, 1 + changed), book), time_limit_s=10
-        )
-        before = plan(
-            resolve(sweep_request(bare, SweepAxis.DEMAND_MULTIPLIER, 1 + same), book), time_limit_s=10
-        )
-        assert mix_of(past.solution) != today
-        assert mix_of(before.solution) == today
-
-
 def test_a_cancelled_search_keeps_the_finished_rows_and_says_so(book: Pricebook) -> None:
     request_ = resolve(request(**BARE), book).request
     instance = build_instance(request_, book)
     today = solve(instance, time_limit_s=10)
     assert today.has_plan
 
-    def solve_until_demand_moves(variant: FleetInstance, time_limit_s: float) -> FleetSolution:
-        if variant.inference != instance.inference:  # a demand search: the call is cancelled
-            raise SolveCancelled("cancelled by the test")
-        return solve(variant, time_limit_s=time_limit_s)
-
     deadline = time.monotonic() + 40
     full = sensitivity_rows(instance, today, (), lambda v, t: solve(v, time_limit_s=t), deadline)
     planned = sorted({g for g, _ in mix_of(today)})
-    assert [r.subject for r in full][: len(planned)] == planned and full[-1].subject == "demand"
-    rows = sensitivity_rows(instance, today, (), solve_until_demand_moves, deadline)
+    assert [r.subject for r in full][: len(planned)] == planned
+    assert all("mix changes" in r.parameter for r in full)
+    last = full[-1].subject
+    today_prices = [o for o in instance.options if o.gpu == last]
+
+    def solve_until_the_last_price_moves(variant: FleetInstance, time_limit_s: float) -> FleetSolution:
+        if [o for o in variant.options if o.gpu == last] != today_prices:  # the call is cancelled
+            raise SolveCancelled("cancelled by the test")
+        return solve(variant, time_limit_s=time_limit_s)
+
+    rows = sensitivity_rows(instance, today, (), solve_until_the_last_price_moves, deadline)
     assert [r.subject for r in rows] == [*(r.subject for r in full[:-1]), "(cancelled)"]
     assert [r.explanation for r in rows[:-1]] == [r.explanation for r in full[:-1]]
