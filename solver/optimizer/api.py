@@ -26,6 +26,7 @@ from solver.optimizer.evaluate import CapacityOf, check_solution
 from solver.optimizer.explain import diagnose_infeasible, explain_local_runner_ups, explain_runner_ups
 from solver.optimizer.fleet_eval import evaluate_fixed_fleet
 from solver.optimizer.instance import FleetInstance
+from solver.optimizer.pool_timing import solve_pools_by_timing
 from solver.optimizer.results import FleetEvaluation, FleetSolution, SolveStatus
 from solver.optimizer.solution import build_solution, with_tco_objective
 
@@ -62,16 +63,21 @@ def solve(
     ``lp_guided=False`` solves the full MIP alone (benchmarks measure what the search adds)."""
     started = time.perf_counter()
     backend = DEFAULT_BACKEND if backend == "auto" else backend
-    mip = solve_mip(
-        instance,
-        time_limit_s=time_limit_s * (1 - LOCAL_RUNNER_UP_SHARE) if explain else time_limit_s,
-        cancel=cancel,
-        backend=backend,
-        relative_gap=relative_gap,
-        lp_guided=lp_guided,
-        tie_break=explain,
-    )
-    solution = with_tco_objective(build_solution(instance, mip))
+
+    def plan(inst: FleetInstance, limit_s: float) -> FleetSolution:
+        mip = solve_mip(
+            inst,
+            time_limit_s=limit_s,
+            cancel=cancel,
+            backend=backend,
+            relative_gap=relative_gap,
+            lp_guided=lp_guided,
+            tie_break=explain,
+        )
+        return with_tco_objective(build_solution(inst, mip))
+
+    budget = time_limit_s * (1 - LOCAL_RUNNER_UP_SHARE) if explain else time_limit_s
+    instance, solution = solve_pools_by_timing(instance, plan, budget, capacity_of, lambda _, s: s)
     if solution.has_plan and instance.hours_clustered:
         bound_limit = max(0.5, CLUSTERED_BOUND_SHARE * time_limit_s)
         solution = with_clustered_hours_bound(instance, solution, relative_gap, bound_limit)
