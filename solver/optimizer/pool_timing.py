@@ -110,7 +110,8 @@ class PerfCapacity:
             return 1.0, ""
         if any(d is None or not d.capacity.feasible for d, _ in deployed):
             return 0.0, "a member cannot be served on this deployment at the SLA"
-        parts = [(d, rate / d.factor) for d, rate in deployed if d is not None]
+        # The MIP's tolerance: a load at the linear rule's limit within REL_TOL is at the limit.
+        parts = [(d, rate * (1 - REL_TOL) / d.factor) for d, rate in deployed if d is not None]
         sla = strictest_sla(d.sizing.sla for d, _ in parts)
         if sla.is_batch:
             used = sum(rate / d.capacity.max_request_rate_per_s for d, rate in parts)
@@ -213,41 +214,40 @@ def solve_pools_by_timing(
 ) -> tuple[FleetInstance, T]:
     """``plan(instance, limit)`` until every pool of its solution (``solution_of``; None = no plan)
     meets the sharing rule: a pool whose planned mix misses the SLA by its timing is derated
-    (``derated``) and the instance re-solved, at most ``POOL_ROUNDS`` times, then dropped (its
-    loads keep their own replicas and other pools). Returns the instance the last plan was solved
-    on, and that plan. Without the performance model (``capacity_of`` not a ``PerfCapacity``)
-    pools are the linear rule's, solved once."""
-    if not isinstance(capacity_of, PerfCapacity) or not _mixes_sizes(instance):
+    (``derated``) and the instance re-solved, at most ``POOL_ROUNDS`` times; then every pool that
+    mixes request sizes is dropped (each load keeps replicas of its own, which the single-stream
+    capacity sizes exactly). A re-solve without a plan is returned as it is: derating keeps every
+    load's own replicas, so it is no plan in time, or none at all. Returns the instance the last
+    plan was solved on, and that plan. Without the performance model (``capacity_of`` not a
+    ``PerfCapacity``) pools are the linear rule's, solved once."""
+    if not isinstance(capacity_of, PerfCapacity) or not _mixing_pools(instance):
         return instance, plan(instance, time_limit_s)
     started = time.perf_counter()
     result = plan(instance, time_limit_s * FIRST_SOLVE_SHARE)
     for attempt in range(POOL_ROUNDS + 1):
         solution = solution_of(instance, result)
         if solution is None or not solution.has_plan:
-            break
+            return instance, result
         misses = [v for v in pool_verdicts(solution, capacity_of) if v.miss]
         if not misses:
-            break
+            return instance, result
         log.info("pool_misses_sla", round=attempt, pools=[f"{v.pool}@{v.bucket}: {v.miss}" for v in misses])
-        if attempt < POOL_ROUNDS:
-            instance = derated(instance, misses)
-        else:
-            dropped = {v.pool for v in misses}
-            instance = dataclasses.replace(
-                instance, candidates=tuple(c for c in instance.candidates if c.pool not in dropped)
-            )
+        if attempt == POOL_ROUNDS:
+            break
+        instance = derated(instance, misses)
         left = time_limit_s - (time.perf_counter() - started)
         result = plan(instance, max(MIN_RESOLVE_S, left / (POOL_ROUNDS - attempt + 1)))
-    return instance, result
+    mixing = _mixing_pools(instance)
+    instance = dataclasses.replace(
+        instance, candidates=tuple(c for c in instance.candidates if c.pool not in mixing)
+    )
+    left = time_limit_s - (time.perf_counter() - started)
+    return instance, plan(instance, max(MIN_RESOLVE_S, left))
 
 
 MIN_RESOLVE_S = 0.5
 
 
-def _mixes_sizes(instance: FleetInstance) -> bool:
-    """Some pool holds more than one request size (its timing may differ from the linear rule)."""
-    shapes: dict[str, set[tuple[int, int, float]]] = defaultdict(set)
-    for c in instance.candidates:
-        if c.pool:
-            shapes[c.pool].add((c.input_tokens, c.output_tokens, 0.0))
-    return any(len(s) > 1 for s in shapes.values())
+def _mixing_pools(instance: FleetInstance) -> set[str]:
+    """Pools holding more than one request size (their timing may differ from the linear rule)."""
+    return {c.pool for c in instance.candidates if c.pool and len(set(c.pool_shapes)) > 1}

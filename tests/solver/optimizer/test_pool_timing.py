@@ -6,6 +6,7 @@ not from the rule's code."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -17,7 +18,14 @@ from solver.optimizer import solve
 from solver.optimizer.candidates import build_instance, perf_capacity_checker
 from solver.optimizer.evaluate import check_pools
 from solver.optimizer.instance import Candidate, FleetInstance
-from solver.optimizer.pool_timing import DERATE_MARGIN, PoolVerdict, derated, pool_loads, pool_verdicts
+from solver.optimizer.pool_timing import (
+    DERATE_MARGIN,
+    PerfCapacity,
+    PoolVerdict,
+    derated,
+    pool_loads,
+    pool_verdicts,
+)
 from solver.perf import Deployment, WorkloadShape, capacity_at_sla, resolve_model
 from solver.perf.inference import build_replica
 from solver.perf.mixed import mixed_open_loop_timing
@@ -119,3 +127,18 @@ def test_only_pools_that_miss_are_derated_and_by_the_measured_share() -> None:
     for c in INSTANCE.candidates:
         factor = 0.9 * (1 - DERATE_MARGIN) if c.pool == missing else 1.0
         assert after[c.id].capacity_req_s == c.capacity_req_s * factor
+
+
+class _AlwaysMisses(PerfCapacity):
+    """A sharing rule that rejects every mix: the planner must end without mixing pools."""
+
+    def pool_scale(self, loads: Sequence[tuple[Candidate, float]]) -> tuple[float, str]:
+        return 0.5, "rejected by the test"
+
+
+def test_pools_that_keep_missing_are_dropped_and_the_plan_still_verifies() -> None:
+    checker = _AlwaysMisses(REQUEST, BOOK)
+    plan = solve(INSTANCE, time_limit_s=20, capacity_of=checker, explain=False)
+    assert plan.has_plan
+    assert all(len(set(u.candidate.pool_shapes)) <= 1 for a in plan.assignments for u in a.uses if u.pooled)
+    assert not plan.pools
