@@ -4,10 +4,10 @@
   and client (target ≤ 1 s);
 - ``single_model_8x8``: one model's traffic as an 8 × 8 length histogram over 4 GPU types
   (``bench.melange``), built and solved by the optimizer (target: proven optimal ≤ 1 s solve);
-- ``melange``: fleetplan's plan vs Mélange's ILP (paper formulation, same pooled capacity table)
-  on 4×4 and 8×8 histograms at 80–1,400 req/s, $/h, with EvaluateFleet's verdict on Mélange's
-  fleet; plus Mélange on the raw single-stream tables (its own assumption), whose fleet the
-  mixed-stream pooling rule may reject.
+- ``melange``: fleetplan's plan vs Mélange's ILP (paper formulation, the single-stream capacity
+  table of ``bench.melange``) on 4×4 and 8×8 histograms at 80–1,400 req/s, $/h, with
+  EvaluateFleet's verdict on Mélange's fleet (``python -m bench.melange`` adds the mixed-stream
+  timing of Mélange's groups and writes ``bench/results/melange.json``).
 
 Writes ``bench/results/pooling.json`` with the load average.
 

@@ -27,6 +27,7 @@ from solver.optimizer.evaluate import CapacityOf, check_solution
 from solver.optimizer.explain import diagnose_infeasible, explain_local_runner_ups, explain_runner_ups
 from solver.optimizer.fleet_eval import evaluate_fixed_fleet
 from solver.optimizer.instance import FleetInstance
+from solver.optimizer.pool_timing import solve_pools_by_timing
 from solver.optimizer.results import Diagnosis, FleetEvaluation, FleetSolution, SolveStatus, Violation
 from solver.optimizer.solution import build_solution, empty_solution, with_tco_objective
 
@@ -64,10 +65,10 @@ def solve(
     started = time.perf_counter()
     backend = DEFAULT_BACKEND if backend == "auto" else backend
 
-    def planned(limit: float, *, plain: bool = False) -> FleetSolution:
+    def planned(inst: FleetInstance, limit: float, *, plain: bool = False) -> FleetSolution:
         # plain: without the exact reductions, the LP-guided search and the tie-break stage.
         mip = solve_mip(
-            instance,
+            inst,
             time_limit_s=limit,
             cancel=cancel,
             backend=backend,
@@ -76,20 +77,21 @@ def solve(
             exact_reductions=not plain,
             tie_break=explain and not plain,
         )
-        solution = with_tco_objective(build_solution(instance, mip))
-        if solution.has_plan and instance.hours_clustered:
-            bound_limit = max(0.5, CLUSTERED_BOUND_SHARE * time_limit_s)
-            solution = with_clustered_hours_bound(instance, solution, relative_gap, bound_limit)
-        return solution
+        return with_tco_objective(build_solution(inst, mip))
 
-    solution = planned(time_limit_s * (1 - LOCAL_RUNNER_UP_SHARE) if explain else time_limit_s)
+    budget = time_limit_s * (1 - LOCAL_RUNNER_UP_SHARE) if explain else time_limit_s
+    instance, solution = solve_pools_by_timing(instance, planned, budget, capacity_of, lambda _, s: s)
+    if solution.has_plan and instance.hours_clustered:
+        bound_limit = max(0.5, CLUSTERED_BOUND_SHARE * time_limit_s)
+        solution = with_clustered_hours_bound(instance, solution, relative_gap, bound_limit)
+    solved_on = instance
     if solution.has_plan:
         solution = _verified_or_discarded(
             instance,
             solution,
             capacity_of,
             request_summary,
-            resolve=lambda limit: planned(limit, plain=True),
+            resolve=lambda limit: planned(solved_on, limit, plain=True),
             time_left=lambda: time_limit_s - (time.perf_counter() - started),
         )
     if not explain:

@@ -55,7 +55,6 @@ from solver.optimizer.instance import (
 )
 from solver.optimizer.pooling import Family, Sizing, candidate_id, families, pool_id
 from solver.perf import Capacity, Deployment, WorkloadShape, capacity_at_sla, resolve_model
-from solver.perf.mixed import pool_capacities
 from solver.perf.risk import quantile_factor
 from solver.perf.training import estimate_training, min_gpus_to_fit
 from solver.pricing.costs import (
@@ -165,8 +164,9 @@ def family_candidates(
 ) -> tuple[list[Candidate], list[CandidateRejection]]:
     """Candidates of every load (request size) of the family's workloads on every deployment they
     all may use, sized by ``solver.optimizer.pooling``: on each deployment the loads form one pool
-    whose capacities ``solver.perf.mixed.pool_capacities`` gives; in a workload's own family each
-    size of a length mix also gets replicas of its own (its single-stream capacity). Rejections
+    at their single-stream capacities (the linear rule, checked on the plan's mixes by
+    ``solver.optimizer.pool_timing``); in a workload's own family each size of a length mix also
+    gets replicas of its own. Rejections
     (why a deployment cannot serve a workload or one of its sizes alone) come from own families."""
     own = not family.sizing.shared
     deployments: dict[tuple[str, int, str, int], tuple[Deployment, list[InferenceWorkload]]] = {}
@@ -186,9 +186,10 @@ def family_candidates(
         shapes = tuple(
             WorkloadShape(s.input_tokens, s.output_tokens, w.prefix_cache_hit_rate) for w, _, s in loads
         )
+        # Pools are sized by the linear rule on single-stream capacities; the plan's mixes are then
+        # checked by their timing (``solver.optimizer.pool_timing``).
         alone = [capacity_at_sla(model, dep, shape, family.sizing.sla) for shape in shapes]
-        pooled = pool_capacities(model, dep, shapes, family.sizing.sla) if len(loads) > 1 else tuple(alone)
-        for (w, k, size), shape, single, shared in zip(loads, shapes, alone, pooled, strict=True):
+        for (w, k, size), shape, single in zip(loads, shapes, alone, strict=True):
             mixed = len(w.length_mix) > 1
             if not _serves(single):
                 if own:
@@ -196,14 +197,14 @@ def family_candidates(
                     rejected.append(_rejection(w.name, dep, (single.reason or "no capacity") + sized))
                 continue
             load = k if mixed else None
-            if len(loads) > 1 and _serves(shared):
+            if len(loads) > 1:
                 cid = candidate_id(w.name, dep, load, family.sizing)
                 found.append(
                     _candidate(
                         cid,
                         w.name,
                         dep,
-                        shared,
+                        single,
                         load=k,
                         sizing=family.sizing,
                         pool=(pool_id(dep, family.sizing), shapes),

@@ -16,13 +16,12 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pricebook import catalog
-from pricebook.schema import ModelArch, Pricebook
-from solver.domain import AcquisitionMode, PlanRequest, Sla
+from pricebook.schema import Pricebook
+from solver.domain import AcquisitionMode, PlanRequest
 from solver.optimizer.cancel import checkpoint
 from solver.optimizer.caps import Cap
 from solver.optimizer.instance import Candidate, FleetInstance, InferenceDemand, owned_host_of
-from solver.optimizer.pooling import families, sizing_of
+from solver.optimizer.pool_timing import PerfCapacity, pool_loads, pool_verdicts
 from solver.optimizer.results import (
     Assignment,
     ChosenOption,
@@ -31,9 +30,6 @@ from solver.optimizer.results import (
     Violation,
     ViolationKind,
 )
-from solver.perf import Capacity, Deployment, WorkloadShape, capacity_at_sla, resolve_model
-from solver.perf.mixed import pool_capacities
-from solver.perf.risk import quantile_factor
 from solver.pricing.options import AcquisitionOption
 from solver.units import DAYS_PER_MONTH
 
@@ -47,58 +43,12 @@ def _stated_capacity(candidate: Candidate) -> float:
     return candidate.capacity_req_s
 
 
-def _fresh_capacities(
-    model: ModelArch, deployment: Deployment, shapes: tuple[WorkloadShape, ...], sla: Sla
-) -> tuple[Capacity, ...]:
-    """``solver.perf`` capacities of sizes sharing a replica computed anew: the same physics,
-    bypassing the cache (which the candidate builder fills), so the check does not read the
-    builder's answers."""
-    if len(shapes) == 1:
-        return (capacity_at_sla(model, deployment, shapes[0], sla, cached=False),)
-    return pool_capacities(model, deployment, shapes, sla, cached=False)
-
-
-def perf_capacity_checker(request: PlanRequest, book: Pricebook) -> CapacityOf:
+def perf_capacity_checker(request: PlanRequest, book: Pricebook) -> PerfCapacity:
     """The evaluator's capacity source: the performance model run afresh for each deployment of
-    ``request`` (remembered by this checker only, for plans that use a deployment twice), for the
-    candidate's request size among the sizes sharing its replicas, at its family's SLA, scaled by
-    the target utilization and quantile (``solver.optimizer.pooling`` defines how a pool is sized)."""
-    workloads = {w.name: w for w in request.inference}
-    request_families = families(request)
-    known: dict[tuple[object, ...], tuple[Capacity, ...]] = {}
-
-    def capacity_of(candidate: Candidate) -> float:
-        w = workloads[candidate.workload]
-        size, _ = w.length_shares()[candidate.load]
-        own = (size.input_tokens, size.output_tokens, w.prefix_cache_hit_rate)
-        shapes = candidate.pool_shapes or (own,)
-        if own not in shapes:
-            return 0.0
-        # One pool's sizes are sized together: computed once per pool, not once per member.
-        key: tuple[object, ...] = (
-            candidate.gpu,
-            candidate.tp,
-            candidate.precision.value,
-            candidate.mig_slice,
-        )
-        key += (candidate.pool or candidate.workload, shapes)
-        sizing = sizing_of(request_families, w.name, candidate.pool)
-        if key not in known:
-            dep = Deployment(
-                gpu=catalog.gpu(book, candidate.gpu),
-                tp=candidate.tp,
-                precision=candidate.precision,
-                kv_precision=w.kv_precision,
-                engine=w.engine,
-                mig_slice=candidate.mig_slice,
-            )
-            sizes = tuple(WorkloadShape(*s) for s in shapes)
-            known[key] = _fresh_capacities(resolve_model(w.model, book), dep, sizes, sizing.sla)
-        cap = known[key][shapes.index(own)]
-        factor = sizing.utilization * quantile_factor(cap.band_low, sizing.quantile)
-        return cap.max_request_rate_per_s * factor if cap.feasible else 0.0
-
-    return capacity_of
+    ``request``, for the candidate's request size at its family's SLA, scaled by the target
+    utilization and quantile (``solver.optimizer.pooling`` defines how a pool is sized); with it,
+    pools are checked by the sharing rule of ``solver.optimizer.pool_timing``."""
+    return PerfCapacity(request, book)
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,22 +189,35 @@ def _served(capacity: float, use: DeploymentUse, b: int) -> float:
     return capacity * use.replicas[b] + pooled
 
 
-# 13: shared pools hold what their members carry, at recomputed capacities, and their spares
+# 13: shared pools hold what their members carry at the SLA (the sharing rule), and their spares
 def check_pools(instance: FleetInstance, solution: FleetSolution, capacity: CapacityOf) -> list[Violation]:
+    """With the performance model (``PerfCapacity``) a pool is checked by the sharing rule of
+    ``solver.optimizer.pool_timing`` (the mixed batch's timing); without it (hand-built
+    instances) by the linear rule at the capacities ``capacity`` gives."""
     pools = {p.id: p for p in solution.pools}
+    out = [
+        Violation(ViolationKind.GPUS, use.candidate.id, "pool share without a pool")
+        for a in solution.assignments
+        for use in a.uses
+        if use.pooled and use.candidate.pool not in pools
+    ]
+    if isinstance(capacity, PerfCapacity):
+        return out + [
+            Violation(
+                ViolationKind.GPUS,
+                v.pool,
+                f"bucket {v.bucket}: {v.replicas} serving replica(s) miss the SLA ({v.miss}); "
+                f"the mix meets it at {v.scale:.1%} of its load",
+            )
+            for v in pool_verdicts(solution, capacity)
+            if v.miss
+        ]
     load: dict[str, list[float]] = defaultdict(lambda: [0.0] * len(instance.buckets))
-    out: list[Violation] = []
-    for a in solution.assignments:
-        for use in a.uses:
-            if not use.pooled:
-                continue
-            if use.candidate.pool not in pools:
-                out.append(Violation(ViolationKind.GPUS, use.candidate.id, "pool share without a pool"))
-                continue
-            cap = capacity(use.candidate)
-            for b, share in enumerate(use.shared_load):
-                rate = share * use.candidate.capacity_req_s
-                load[use.candidate.pool][b] += rate / cap if cap > 0 else (math.inf if rate > 0 else 0.0)
+    for pool_id, carried in pool_loads(solution).items():
+        for b, loads in enumerate(carried):
+            for candidate, rate in loads:
+                cap = capacity(candidate)
+                load[pool_id][b] += rate / cap if cap > 0 else math.inf
     for pool_id, per_b in load.items():
         pool = pools.get(pool_id)
         if pool is None:

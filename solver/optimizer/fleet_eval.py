@@ -19,6 +19,7 @@ from solver.optimizer.driver import solve_mip
 from solver.optimizer.evaluate import CapacityOf, check_solution
 from solver.optimizer.instance import FleetInstance, InferenceDemand
 from solver.optimizer.model import MipValues, Relaxation
+from solver.optimizer.pool_timing import solve_pools_by_timing
 from solver.optimizer.results import FleetEvaluation, FleetSolution, SolveStatus, WorkloadFit
 from solver.optimizer.solution import build_solution
 
@@ -42,13 +43,21 @@ def evaluate_fixed_fleet(
     # First every demand in full: an elastic solve trades a sliver of demand (pool shares are
     # continuous) for a GPU's busy hours whenever the penalty on that sliver is below the GPU's
     # price (0.1 of 1,400 req/s on a Mélange fleet, issue 20), so it only runs when that fails.
-    strict = solve_mip(
+    # Pools are held to the sharing rule: a mix the timing rejects is re-solved with that pool
+    # derated (``pool_timing``), so the fleet is judged by a use of it that meets the SLA.
+    instance, strict = solve_pools_by_timing(
         instance,
-        time_limit_s=time_limit_s / 4,
-        cancel=cancel,
-        backend=backend,
-        relax=Relaxation(drop_caps=caps),
-        relative_gap=0.0,
+        lambda inst, limit: solve_mip(
+            inst,
+            time_limit_s=limit,
+            cancel=cancel,
+            backend=backend,
+            relax=Relaxation(drop_caps=caps),
+            relative_gap=0.0,
+        ),
+        time_limit_s / 4,
+        capacity_of,
+        lambda inst, mip: build_solution(inst, mip) if mip.values is not None else None,
     )
     elastic = (
         strict

@@ -22,10 +22,10 @@ Data
 - ``C_w``: candidate deployments of w's loads (GPU ``g(c)``, TP ``t_c``, precision, MIG slice,
   load ``k(c)``, pool ``P(c)``), each with ``cap_c`` = request rate one replica sustains for its
   load: at w's SLA (``solver.perf.capacity_at_sla``) for its own replicas; in a shared pool at the
-  family's *strictest* SLA (smallest TTFT and TPOT targets, highest per-user speed) with the sizes'
-  joint sizing rule of ``solver.perf.mixed.pool_capacities`` (four linear budgets that keep any
-  mix with Σ load ÷ cap ≤ 1 within every member's targets; identical sizes and batch work keep
-  their single-stream capacity); times the target utilization (w's, or the family's lowest) and
+  family's *strictest* SLA (smallest TTFT and TPOT targets, highest per-user speed), single-stream
+  (constraint 13 is then Mélange's linear rule; a pool whose planned mix the mixed-stream timing
+  rejects is re-solved with its capacities derated by the measured share,
+  ``solver.optimizer.pool_timing``); times the target utilization (w's, or the family's lowest) and
   the capacity-quantile factor (``solver.perf.risk``). Every load also keeps candidates of its
   own family (own SLA, own utilization), so sharing is always optional. And
   ``a_c`` = GPUs one replica occupies (``t_c``, or ``1/m`` for a MIG slice of 1/m). Packing MIG
@@ -97,8 +97,9 @@ Constraints (numbers match ``ModelBuilder`` method comments and the evaluator's 
     Σ_{o∈O_held(g)} f_to ≤ q_tg, Σ_{O_held(g)} n_o ≥ m_tg · q_tg.
 13. Shared pools, ∀P shared, b:  Σ_{c∈P} r_cb + S_P · y_P ≤ R_Pb,  R_Pb ≤ M · y_P (when S_P > 0):
     the pool's replicas carry every member's load at its capacity, with S_P of them to spare
-    (losing any S_P replicas leaves Σ load ≤ R − S_P). The independent evaluator checks it with
-    capacities recomputed by the performance model (``evaluate.check_pools``).
+    (losing any S_P replicas leaves Σ load ≤ R − S_P). The independent evaluator checks the
+    pool by the sharing rule instead: the mixed batch on R − S_P replicas meets the SLA by the
+    performance model's timing (``evaluate.check_pools``, ``pool_timing``).
 
 Exact reductions (``ModelBuilder(reduce=True)``; ``tests/solver/optimizer/test_model.py``
 checks the optimum is unchanged on random instances)

@@ -14,12 +14,10 @@ one). Every load gets candidates of two families:
   ``solver.optimizer.driver`` keeps the plan without shared pools when a time limit fires first).
 
 The sharing rule (model constraint 13): a replica of the pool carries loads x_l (req/s) with
-Σ_l x_l / cap_l ≤ 1, where cap_l is load l's capacity at the pool's SLA by the joint sizing rule
-``solver.perf.mixed.pool_capacities`` (single-stream capacities at the strictest SLA alone are
-not safe: a short prompt queues behind long prefills, measured up to 75 % over its TTFT target)
-× the pool's target utilization × the capacity-quantile factor.
-``tests/solver/perf/test_mixed.py`` simulates replicas loaded to 1.0 by the rule as one mixed
-stream and checks every member meets the pool's p95 targets.
+Σ_l x_l / cap_l ≤ 1 (Mélange's linear rule), cap_l = load l's single-stream capacity at the pool's
+SLA × the pool's target utilization × the capacity-quantile factor; the plan's pools are then
+checked by the mixed batch's own timing and derated where it misses
+(``solver.optimizer.pool_timing``, the one place the planner and the evaluator share).
 """
 
 from __future__ import annotations

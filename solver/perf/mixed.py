@@ -15,25 +15,21 @@ queue.
   TTFT_l = P_l + wait + the running scheduler block. A short prompt waits behind long ones.
 
 With one stream every formula is the single-stream one (``tests/solver/perf/test_mixed.py``).
-It is how a pool's sharing rule is checked, not what sizes plans.
+``mix_miss`` is a pool's sharing rule: a replica carrying the mix meets the SLA by this timing
+(``solver.optimizer.pool_timing`` applies it to plans).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pricebook.schema import ModelArch
 from solver.domain import Sla
-from solver.perf.capacity import Capacity, capacity_at_sla
 from solver.perf.inference import (
     P95_TAIL,
-    Deployment,
     Replica,
     WorkloadShape,
-    build_replica,
 )
 
 MAX_ITERATIONS = 5000
@@ -120,165 +116,46 @@ def _fits(
     return kv <= replica.kv_capacity
 
 
-DESIGN_CONCURRENCIES = 10
-"""Grid of design concurrencies n̄ tried (geometric from 1 to the scheduler's limit)."""
-DESIGN_CONTEXTS = 6
-"""Grid of design mean contexts K̄ / n̄ tried (geometric between the shortest and longest)."""
+MIX_SCALE_TOLERANCE = 1e-3
+"""Relative precision of ``mix_scale``'s bisection."""
 
 
-@dataclass(frozen=True, slots=True)
-class _WorstPoint:
-    """A pool's design point: n̄ sequences holding K̄ context tokens, and the step times there."""
-
-    concurrency: float
-    context_tokens: float
-    decode_step_s: float
-    chunk_step_s: float
-    """The slowest prefill-chunk iteration among the members."""
-    prefill_s: tuple[float, ...]
-    """Each member's prefill time P̄_l at that point."""
-
-
-def _share_limit(point: _WorstPoint, sla: Sla, block_s: float) -> tuple[float, float]:
-    """(largest prefill share u*, the TPOT bound at u*) meeting ``sla`` at ``point``."""
-    t_d, t_c = point.decode_step_s, point.chunk_step_s
-    limit = 1.0 - 1e-3
-    tpot_target = min(
-        sla.tpot_p95_ms / 1e3 if sla.tpot_p95_ms is not None else math.inf,
-        1.0 / sla.min_per_user_tok_s if sla.min_per_user_tok_s is not None else math.inf,
-    )
-    if math.isfinite(tpot_target):
-        if t_d > tpot_target:
-            return 0.0, t_d
-        if t_c > t_d:  # iterations slow down as the prefill share grows
-            limit = min(limit, (1 / t_d - 1 / tpot_target) / (1 / t_d - 1 / t_c))
+def mix_miss(replica: Replica, streams: Sequence[tuple[WorkloadShape, float]], sla: Sla) -> str:
+    """Empty when one replica serving Poisson ``streams`` (shape, req/s) meets ``sla`` by
+    ``mixed_open_loop_timing`` (every stream's p95 TTFT, the shared TPOT and per-user speed),
+    else the first target it misses, in words. The sharing rule of a pool: the planner's pools and
+    the evaluator's check both ask this."""
+    active = [(shape, rate) for shape, rate in streams if rate > 0]
+    if not active:
+        return ""
+    timing = mixed_open_loop_timing(replica, active)
+    if timing is None:
+        return "the mix saturates the replica (prefill queue, KV cache or scheduler)"
     if sla.ttft_p95_ms is not None:
-        longest = max(point.prefill_s)
-
-        def ttft(u: float) -> float:
-            wait = longest / (2.0 * (1.0 - u)) * math.log(u / P95_TAIL) if u > P95_TAIL else 0.0
-            return longest + wait + block_s
-
-        target = sla.ttft_p95_ms / 1e3
-        if ttft(0.0) > target:
-            return 0.0, t_d
-        if ttft(limit) > target:
-            low, high = 0.0, limit
-            while high - low > 1e-6:
-                mid = (low + high) / 2.0
-                low, high = (mid, high) if ttft(mid) <= target else (low, mid)
-            limit = low
-    tpot = max(t_d, 1.0 / (limit / t_c + (1.0 - limit) / t_d))
-    return limit, tpot
-
-
-def _point(replica: Replica, shapes: list[WorkloadShape], n: float, context: float) -> _WorstPoint:
-    t_d, _ = replica.step(n, context)
-    prefills = [replica.prefill(shape, n, context) for shape in shapes]
-    return _WorstPoint(n, n * context, t_d, max(t_c for _, t_c in prefills), tuple(p for p, _ in prefills))
-
-
-def _capacities_at(
-    replica: Replica, shapes: list[WorkloadShape], point: _WorstPoint, sla: Sla
-) -> list[float]:
-    """Each size's rate cap from the four budgets of ``point`` (prefill share, concurrency,
-    context tokens, KV memory at full length)."""
-    share, tpot = _share_limit(point, sla, replica.limits.scheduler_steps * point.decode_step_s)
-    rates = []
-    for shape, prefill_s in zip(shapes, point.prefill_s, strict=True):
-        in_system = (shape.output_tokens - 1.0) * tpot + prefill_s
-        context = shape.input_tokens + shape.output_tokens / 2.0
-        memory = replica.kv_bytes_of_sequence(shape.input_tokens + shape.output_tokens)
-        rates.append(
-            min(
-                share / prefill_s,
-                point.concurrency / in_system,
-                point.context_tokens / (in_system * context),
-                replica.kv_capacity / (in_system * memory),
-            )
-        )
-    return rates
-
-
-def _geometric(low: float, high: float, count: int) -> list[float]:
-    if high <= low * (1 + 1e-9):
-        return [low]
-    return [low * (high / low) ** (i / (count - 1)) for i in range(count)]
-
-
-def pool_capacities(
-    model: ModelArch,
-    deployment: Deployment,
-    shapes: tuple[WorkloadShape, ...],
-    sla: Sla,
-    *,
-    cached: bool = True,
-) -> tuple[Capacity, ...]:
-    """Capacity of one replica for each request size of a pool that serves them all at ``sla``.
-
-    Sizes that a replica serves alone (one distinct shape) or without latency targets (batch work
-    time-shares a replica exactly) keep ``capacity_at_sla``. Otherwise each size's capacity is
-    capped so that *any* mix with Σ x_l / cap_l ≤ 1 stays within the targets. A design point
-    (n̄ sequences holding K̄ context tokens) bounds every mix that stays inside it, because step
-    and prefill times grow with the batch and the context it reads; four linear budgets keep a mix
-    inside: concurrency Σ x_l τ_l ≤ n̄ and context Σ x_l τ_l c_l ≤ K̄ (Little's law, τ_l = time in
-    the system at the TPOT bound), KV memory at full length ≤ the cache, and the prefill share
-    Σ x_l P_l ≤ u*, the largest share whose TPOT bound 1 / (u/t̄_c + (1−u)/t̄_d) and p95 TTFT bound
-    (the M/D/1 wait of the longest prefill, which bounds the M/G/1 wait of any mix, + P̄_max + the
-    scheduler block) meet the targets. cap_l = min(single-stream capacity, each budget ÷ what one
-    req/s of size l uses of it); the design point is the one of a small grid that keeps the most
-    of an even mix. ``tests/solver/perf/test_mixed.py`` checks mixes against
-    ``mixed_open_loop_timing``.
-    """
-    caps = tuple(capacity_at_sla(model, deployment, shape, sla, cached=cached) for shape in shapes)
-    if sla.is_batch or len(set(shapes)) <= 1:
-        return caps
-    served = [i for i, c in enumerate(caps) if c.feasible and c.max_request_rate_per_s > 0]
-    if len({shapes[i] for i in served}) <= 1:
-        return caps
-    replica = build_replica(model, deployment, None)
-    sizes = [shapes[i] for i in served]
-    alone = [caps[i].max_request_rate_per_s for i in served]
-    contexts = [s.input_tokens + s.output_tokens / 2.0 for s in sizes]
-    best: list[float] = [0.0] * len(sizes)
-    best_mix = 0.0
-    for n in _geometric(1.0, float(replica.limits.max_num_seqs), DESIGN_CONCURRENCIES):
-        for context in _geometric(min(contexts), max(contexts), DESIGN_CONTEXTS):
-            rates = [
-                min(a, r)
-                for a, r in zip(
-                    alone,
-                    _capacities_at(replica, sizes, _point(replica, sizes, n, context), sla),
-                    strict=True,
+        for (shape, _), ttft in zip(active, timing.ttft_p95_s, strict=True):
+            if ttft * 1e3 > sla.ttft_p95_ms:
+                return (
+                    f"p95 TTFT {ttft * 1e3:.0f} ms of {shape.input_tokens}+{shape.output_tokens}-token "
+                    f"requests exceeds the {sla.ttft_p95_ms:g} ms target"
                 )
-            ]
-            kept = min(rates[i] / alone[i] for i in range(len(rates)))
-            mix = len(rates) / sum(a / r if r > 0 else math.inf for a, r in zip(alone, rates, strict=True))
-            if mix > best_mix and kept > 0:
-                best, best_mix = rates, mix
-    out = list(caps)
-    for i, rate in zip(served, best, strict=True):
-        out[i] = _capped(caps[i], shapes[i], rate)
-    return tuple(out)
+    if sla.tpot_p95_ms is not None and timing.tpot_s * 1e3 > sla.tpot_p95_ms:
+        return f"TPOT {timing.tpot_s * 1e3:.1f} ms exceeds the {sla.tpot_p95_ms:g} ms target"
+    speed = 1.0 / timing.tpot_s if timing.tpot_s > 0 else math.inf
+    if sla.min_per_user_tok_s is not None and speed < sla.min_per_user_tok_s:
+        return f"{speed:.1f} tok/s per user is below the {sla.min_per_user_tok_s:g} tok/s target"
+    return ""
 
 
-def _capped(cap: Capacity, shape: WorkloadShape, rate: float) -> Capacity:
-    """``cap`` at no more than ``rate`` req/s (its latencies are the single-stream ones there)."""
-    if rate >= cap.max_request_rate_per_s:
-        return cap
-    if rate <= 0:
-        reason = "sharing the replica with longer requests leaves no capacity at the SLA"
-        return dataclasses.replace(
-            cap,
-            feasible=False,
-            reason=reason,
-            max_request_rate_per_s=0.0,
-            max_output_tok_s=0.0,
-            max_total_tok_s=0.0,
-        )
-    return dataclasses.replace(
-        cap,
-        max_request_rate_per_s=rate,
-        max_output_tok_s=rate * shape.output_tokens,
-        max_total_tok_s=rate * (shape.input_tokens + shape.output_tokens),
-    )
+def mix_scale(replica: Replica, streams: Sequence[tuple[WorkloadShape, float]], sla: Sla) -> float:
+    """The largest s ≤ 1 (to ``MIX_SCALE_TOLERANCE``) at which ``streams`` with every rate × s
+    meet ``sla`` by ``mix_miss`` (1.0 when they already do; latencies grow with the rates)."""
+    if not mix_miss(replica, streams, sla):
+        return 1.0
+    low, high = 0.0, 1.0
+    while high - low > MIX_SCALE_TOLERANCE * high:
+        mid = (low + high) / 2.0
+        if mix_miss(replica, [(shape, rate * mid) for shape, rate in streams], sla):
+            high = mid
+        else:
+            low = mid
+    return low

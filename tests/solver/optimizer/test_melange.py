@@ -1,9 +1,11 @@
 """Side by side with Mélange (arXiv 2404.14527) on the same capacity tables (``bench.melange``).
 
 fleetplan's plan may split a size across GPU types, give a size replicas of its own, and round
-once per pool, all of which Mélange's slice assignment cannot; so on the same instance it is never
-dearer. Mélange's fleet, feasible under the pooling rule by construction (its table is the rule's
-pooled capacities), must be accepted by EvaluateFleet.
+once per pool, all of which Mélange's slice assignment cannot; its pools start from the same
+linear rule on the same single-stream table and are derated only where the mixed-stream timing
+of the planned mix misses the SLA, so on these instances it is never dearer. Mélange's fleet is
+accepted by EvaluateFleet whenever some use of it meets the SLA by that timing (on these four,
+every one: ``bench/results/melange.json``).
 """
 
 from __future__ import annotations
