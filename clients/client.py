@@ -27,23 +27,25 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
-from pydantic import BaseModel
 
-from api.fleetplan.v1 import catalog_pb2, performance_pb2
+from api.contract import ERROR_DOMAIN
+from api.fleetplan.v1 import catalog_pb2, performance_pb2, scenario_pb2
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
 from api.fleetplan.v1 import plan_store_pb2 as store_api
 from api.fleetplan.v1 import plan_store_pb2_grpc as store_rpc
 from clients.scenario import CASE_KEYS, case_from_json
-from service.convert.encode import fleet_to_proto, plan_request_to_proto
-from service.errors import ERROR_DOMAIN
-from solver import domain
+
+if TYPE_CHECKING:  # a client that sends proto messages never imports pydantic or the solver
+    from pydantic import BaseModel
+
+    from solver import domain
 
 DEFAULT_TIMEOUT_S = 120.0
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
@@ -174,17 +176,29 @@ def _case_proto(
 ) -> performance_pb2.PerformanceCase:
     if isinstance(case, performance_pb2.PerformanceCase):
         return case
-    if isinstance(case, BaseModel):  # an EstimateCase: its contract fields (not derived/computed ones)
-        data = {k: v for k, v in case.model_dump(mode="json", exclude_none=True).items() if k in CASE_KEYS}
-    else:
+    if isinstance(case, Mapping):
         data = dict(case)
+    else:  # an EstimateCase: its contract fields (not derived/computed ones)
+        data = {k: v for k, v in case.model_dump(mode="json", exclude_none=True).items() if k in CASE_KEYS}
     return case_from_json(data, f"cases[{index}]")
+
+
+# The domain → proto conversion is imported by the calls given solver.domain objects (whose caller
+# has imported the solver already), so that a client sending proto messages starts without it.
 
 
 def _plan_proto(request: domain.PlanRequest | api.PlanFleetRequest) -> api.PlanFleetRequest:
     if isinstance(request, api.PlanFleetRequest):
         return request
+    from service.convert.encode import plan_request_to_proto  # noqa: PLC0415 - see above
+
     return plan_request_to_proto(request)
+
+
+def _fleet_proto(fleet: domain.Fleet) -> scenario_pb2.Fleet:
+    from service.convert.encode import fleet_to_proto  # noqa: PLC0415 - see above
+
+    return fleet_to_proto(fleet)
 
 
 def _channel_options(extra: Sequence[tuple[str, Any]]) -> list[tuple[str, Any]]:
@@ -397,7 +411,7 @@ class FleetPlannerClient:
                 raise TypeError(msg)
             plan = _plan_proto(request)
             request = api.EvaluateFleetRequest(
-                fleet=fleet_to_proto(fleet),
+                fleet=_fleet_proto(fleet),
                 workloads=plan.workloads,
                 constraints=plan.constraints,
                 pricebook_overrides=plan.pricebook_overrides,

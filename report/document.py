@@ -7,10 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from report.data import QuoteData
-from report.html import render_html
 from report.labels import Language
-from report.pdf import render_pdf
-from report.xlsx import render_xlsx
 
 
 class ReportFormat(StrEnum):
@@ -42,10 +39,18 @@ def file_name(quote: QuoteData, fmt: ReportFormat, lang: Language) -> str:
 
 
 def render(quote: QuoteData, fmt: ReportFormat, lang: Language) -> Document:
+    # Each renderer (matplotlib, WeasyPrint, XlsxWriter: seconds of imports) is imported by the first
+    # quote in its format, so that a server or CLI that renders none starts without them.
     if fmt is ReportFormat.HTML:
+        from report.html import render_html  # noqa: PLC0415 - see above
+
         content = render_html(quote, lang).encode("utf-8")
     elif fmt is ReportFormat.PDF:
+        from report.pdf import render_pdf  # noqa: PLC0415 - see above
+
         content = render_pdf(quote, lang)
     else:
+        from report.xlsx import render_xlsx  # noqa: PLC0415 - see above
+
         content = render_xlsx(quote, lang)
     return Document(content=content, media_type=MEDIA_TYPES[fmt], file_name=file_name(quote, fmt, lang))

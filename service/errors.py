@@ -33,13 +33,13 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 from pydantic import ValidationError
 
+from api.contract import ERROR_DOMAIN
 from pricebook.errors import UnknownEntryError
 from service.calls import current_call
 from service.convert.violations import violations_from
 from solver.errors import DeadlineExceeded, FieldViolation, InvalidRequest, SolveCancelled
 from store.errors import PlanNotFound, StoreDisabled, StoreReadOnly, StoreUnavailable
 
-ERROR_DOMAIN = "fleetplan.v1"
 log = structlog.get_logger("fleetplan.service")
 
 

@@ -48,6 +48,7 @@ import structlog
 from google.protobuf.message import Message
 from grpc_status import rpc_status
 
+from api.contract import MAX_PERFORMANCE_CASES
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import scenario_pb2
 from service.errors import ResourceExhausted, ShuttingDown, bad_request_status
@@ -94,7 +95,7 @@ class RequestLimits:
     hour_buckets: int = HOURS_PER_DAY
     """An hourly profile has exactly one weight per hour of the day."""
     max_sweep_points: int = 100
-    max_performance_cases: int = 1000
+    max_performance_cases: int = MAX_PERFORMANCE_CASES
     max_fleet_items: int = 1000
     max_list_items: int = 1000
     """allowed GPUs, owned GPUs, count bounds, offer overrides, site assumptions, catalogue kinds."""

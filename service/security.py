@@ -14,15 +14,16 @@ Server side:
 - ``redact_sensitive``: a structlog processor that drops token-like keys always and prices
   (objective, bound, costs) from every line above debug level.
 
-Client side: ``channel_credentials(...)`` and ``read_token(...)`` build what ``FleetPlannerClient``
-and the CLI pass on (``credentials=``, ``bearer_token=``).
+Client side (``api.credentials``, re-exported here): ``channel_credentials(...)`` and
+``read_token(...)`` build what ``FleetPlannerClient`` and the CLI pass on (``credentials=``,
+``bearer_token=``); they live below the service so that the CLI talking to a remote server never
+imports it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import os
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
 from pathlib import Path
@@ -33,6 +34,14 @@ from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
+from api.contract import ERROR_DOMAIN, TOKEN_ENV
+from api.credentials import (
+    SecurityConfigError,
+    channel_credentials,
+    read_file,
+    read_token,
+    token_lines,
+)
 from service.guards import guarded_handler
 from service.settings import ServerSettings
 
@@ -40,29 +49,10 @@ AUTHORIZATION_KEY = "authorization"
 BEARER_PREFIX = "bearer "
 HEALTH_SERVICE_PREFIX = "/grpc.health.v1.Health/"
 """Health checking stays reachable without a token (load balancers and orchestrators probe it)."""
-ERROR_DOMAIN = "fleetplan.v1"
-TOKEN_ENV = "FLEETPLAN_TOKEN"
-"""Client-side environment variable the CLI reads a bearer token from (same name as the server's)."""
 MAX_TOKEN_BYTES = 4096
 
 
-class SecurityConfigError(ValueError):
-    """TLS or token settings that cannot be used as given (named in the message)."""
-
-
 # -- TLS ---------------------------------------------------------------------------------------
-
-
-def _read(path: Path, what: str) -> bytes:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        msg = f"{what} {path}: {exc.strerror or exc}"
-        raise SecurityConfigError(msg) from exc
-    if not data.strip():
-        msg = f"{what} {path} is empty"
-        raise SecurityConfigError(msg)
-    return data
 
 
 def _check_key_matches(cert: Path, key: Path) -> None:
@@ -91,43 +81,16 @@ def server_credentials(settings: ServerSettings) -> grpc.ServerCredentials | Non
         missing = "tls_key_file" if key is None else "tls_cert_file"
         msg = f"TLS needs both tls_cert_file and tls_key_file; {missing} is not set"
         raise SecurityConfigError(msg)
-    chain = _read(cert, "TLS certificate")
-    private_key = _read(key, "TLS key")
+    chain = read_file(cert, "TLS certificate")
+    private_key = read_file(key, "TLS key")
     _check_key_matches(cert, key)
-    roots = _read(client_ca, "client CA") if client_ca is not None else None
+    roots = read_file(client_ca, "client CA") if client_ca is not None else None
     return grpc.ssl_server_credentials(
         [(private_key, chain)], root_certificates=roots, require_client_auth=roots is not None
     )
 
 
-def channel_credentials(
-    ca_file: Path | None = None, cert_file: Path | None = None, key_file: Path | None = None
-) -> grpc.ChannelCredentials:
-    """Client TLS credentials: trust ``ca_file`` (None = system roots); ``cert_file`` + ``key_file``
-    present a client certificate (mutual TLS)."""
-    if (cert_file is None) != (key_file is None):
-        msg = "a client certificate needs both --tls-cert and --tls-key"
-        raise SecurityConfigError(msg)
-    roots = _read(ca_file, "CA certificate") if ca_file is not None else None
-    chain = _read(cert_file, "client certificate") if cert_file is not None else None
-    private_key = _read(key_file, "client key") if key_file is not None else None
-    return grpc.ssl_channel_credentials(
-        root_certificates=roots, private_key=private_key, certificate_chain=chain
-    )
-
-
 # -- tokens ------------------------------------------------------------------------------------
-
-
-def _token_lines(text: str) -> list[str]:
-    """Lines of a token file: one token per line, optionally after its name (``NAME TOKEN``);
-    blank lines and ``#`` comments ignored."""
-    return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-
-
-def _token_of(line: str) -> str:
-    """The token of a token-file line (its last word)."""
-    return line.rsplit(maxsplit=1)[-1]
 
 
 def token_fingerprint(token: bytes) -> str:
@@ -155,7 +118,7 @@ def named_tokens(settings: ServerSettings) -> dict[bytes, str]:
         except OSError as exc:
             msg = f"token file {settings.token_file}: {exc.strerror or exc}"
             raise SecurityConfigError(msg) from exc
-        lines = _token_lines(text)
+        lines = token_lines(text)
         if not lines:
             msg = f"token file {settings.token_file} has no tokens"
             raise SecurityConfigError(msg)
@@ -192,18 +155,6 @@ def requester_name(metadata: Any, named: Mapping[bytes, str]) -> str:
         if hmac.compare_digest(presented, token):
             name = token_name
     return name
-
-
-def read_token(token_file: Path | None = None, env: Mapping[str, str] | None = None) -> str | None:
-    """The client's bearer token: the first token in ``token_file``, else ``$FLEETPLAN_TOKEN``."""
-    if token_file is not None:
-        tokens = _token_lines(_read(token_file, "token file").decode("utf-8"))
-        if not tokens:
-            msg = f"token file {token_file} has no tokens"
-            raise SecurityConfigError(msg)
-        return _token_of(tokens[0])
-    value = (os.environ if env is None else env).get(TOKEN_ENV, "").strip()
-    return value or None
 
 
 def token_matches(presented: bytes, accepted: tuple[bytes, ...]) -> bool:

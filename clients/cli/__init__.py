@@ -16,9 +16,11 @@ on a free loopback port and call it through the real client. Output: readable ta
 Exit status: 0 success; 2 invalid input (the message names the file/field and the reason);
 3 the plan is infeasible or found no solution; 1 any other error.
 
-Modules: ``app`` (entry point, errors → exit status), ``parser`` (arguments), ``commands`` (serve,
-plan, evaluate, breakeven, catalog), ``estimate`` and ``sweep`` (their commands), ``connection``
-(``--target`` or the in-process server), ``output`` (JSON or text), ``exits`` (exit status).
+Modules: ``app`` (entry point, errors → exit status), ``parser`` (arguments), ``commands`` (plan,
+evaluate, breakeven, catalog), ``estimate``, ``sweep``, ``report`` and ``plans`` (their commands),
+``connection`` (``--target`` or the in-process server), ``serve`` (``serve`` and the in-process
+server: the only module that imports the server, loaded by those alone), ``output`` (JSON or text),
+``exits`` (exit status).
 """
 
 from clients.cli.app import main

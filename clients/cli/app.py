@@ -10,13 +10,12 @@ from typing import TextIO
 
 import grpc
 
+from api.credentials import SecurityConfigError
 from clients.cli.estimate import flag_name
-from clients.cli.exits import EXIT_ERROR, EXIT_INVALID
+from clients.cli.exits import EXIT_ERROR, EXIT_INVALID, CannotStart
 from clients.cli.parser import build_parser
 from clients.client import FleetPlanError
 from clients.scenario import ScenarioError
-from pricebook.errors import PricebookError
-from service.security import SecurityConfigError
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
@@ -30,8 +29,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except FleetPlanError as exc:
         sys.stderr.write(rpc_error_message(args, exc))
         return EXIT_INVALID if exc.code == grpc.StatusCode.INVALID_ARGUMENT else EXIT_ERROR
-    except PricebookError as exc:  # the server refuses to start half-configured
-        sys.stderr.write(f"fleetplan: cannot start: the pricebook does not load: {exc}\n")
+    except CannotStart as exc:  # e.g. a pricebook that does not load: never half-configured
+        sys.stderr.write(f"fleetplan: cannot start: {exc}\n")
         return EXIT_ERROR
     except OSError as exc:
         sys.stderr.write(f"fleetplan: {exc}\n")

@@ -1,4 +1,4 @@
-"""The commands ``serve``, ``plan``, ``evaluate``, ``breakeven`` and ``catalog`` (``estimate`` and
+"""The commands ``plan``, ``evaluate``, ``breakeven`` and ``catalog`` (``serve``, ``estimate`` and
 ``sweep`` have their own modules)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from api.fleetplan.v1 import catalog_pb2, common_pb2, scenario_pb2
 from api.fleetplan.v1 import fleet_planner_pb2 as api
@@ -16,25 +16,6 @@ from clients.cli.exits import EXIT_NO_PLAN, EXIT_OK, plan_status_exit
 from clients.cli.output import emit
 from clients.cli.progress import progress
 from clients.scenario import ScenarioError, load_scenario, load_yaml, parse_scenario
-from service.interceptors import configure_logging
-from service.server import serve
-from service.settings import ENVIRONMENT_ONLY, ServerSettings
-
-SERVE_SETTINGS = tuple(name for name in ServerSettings.model_fields if name not in ENVIRONMENT_ONLY)
-"""Every server setting is a ``serve`` flag (and a ``FLEETPLAN_*`` variable); secrets only the latter."""
-"""``serve`` flags that are server settings of the same name (unset ones keep the settings' default)."""
-
-
-def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
-    overrides: dict[str, Any] = {}
-    for key in SERVE_SETTINGS:
-        value = getattr(args, key, None)
-        if value is not None:
-            overrides[key] = value
-    settings = ServerSettings(**overrides)
-    configure_logging(json=settings.log_json)
-    serve(settings)
-    return EXIT_OK
 
 
 def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:

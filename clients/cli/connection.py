@@ -1,21 +1,18 @@
 """The client a command talks through: to ``--target``, or to the real server started in-process on a
-free loopback port (the one place the CLI starts a server for a client command)."""
+free loopback port (``clients.cli.serve``: imported only then, so that a command with ``--target``
+never loads the server, the solver or the report stack)."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import logging
 from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
 
+from api.credentials import channel_credentials, read_token
 from clients.client import FleetPlannerClient
-from service.interceptors import configure_logging
-from service.security import channel_credentials, read_token
-from service.server import start_in_thread
-from service.settings import ServerSettings
 
 
 def _credentials(args: argparse.Namespace) -> grpc.ChannelCredentials | None:
@@ -39,15 +36,7 @@ def connect(args: argparse.Namespace) -> Iterator[FleetPlannerClient]:
         ) as client:
             yield client
         return
+    from clients.cli.serve import in_process_server  # noqa: PLC0415 - see the module docstring
 
-    configure_logging(level=logging.INFO if args.verbose else logging.WARNING)
-    store = {"store": args.store} if getattr(args, "store", None) else {}  # else $FLEETPLAN_STORE / default
-    settings = ServerSettings(
-        address="127.0.0.1:0", pricebook_dir=args.pricebook, grace_period_s=1.0, **store
-    )
-    server = start_in_thread(settings)
-    try:
-        with FleetPlannerClient(server.address, timeout_s=args.timeout_s) as client:
-            yield client
-    finally:
-        server.stop(grace_s=0.5)
+    with in_process_server(args) as address, FleetPlannerClient(address, timeout_s=args.timeout_s) as client:
+        yield client

@@ -20,6 +20,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.internal import type_checkers
 from google.protobuf.message import Message
 
+from api.contract import MAX_PERFORMANCE_CASES
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import performance_pb2
 from clients import render
@@ -28,7 +29,6 @@ from clients.cli.exits import EXIT_OK
 from clients.cli.output import emit
 from clients.client import FleetPlannerClient
 from clients.scenario import ScenarioError, case_from_json
-from service.limits import RequestLimits
 
 CASE_FLAGS = (
     "gpu",
@@ -263,7 +263,7 @@ def _write_rows(
     sink.write("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
 
 
-CASES_PER_REQUEST = RequestLimits().max_performance_cases
+CASES_PER_REQUEST = MAX_PERFORMANCE_CASES
 """A batch file of any length is sent in requests of the server's per-request cap, and its rows
 are written as each request returns (so memory stays bounded by one request)."""
 

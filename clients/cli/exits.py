@@ -10,6 +10,10 @@ EXIT_INVALID = 2
 EXIT_NO_PLAN = 3
 
 
+class CannotStart(Exception):
+    """The server (``serve``, or the in-process one of a client command) cannot start: why."""
+
+
 def plan_status_exit(plan: plan_pb2.Plan) -> int:
     has_plan = plan.status in (plan_pb2.PLAN_STATUS_OPTIMAL, plan_pb2.PLAN_STATUS_FEASIBLE)
     return EXIT_OK if has_plan else EXIT_NO_PLAN

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from clients.cli.commands import SERVE_SETTINGS, cmd_breakeven, cmd_catalog, cmd_evaluate, cmd_plan, cmd_serve
+from clients.cli.commands import cmd_breakeven, cmd_catalog, cmd_evaluate, cmd_plan
 from clients.cli.estimate import cmd_estimate
 from clients.cli.plans import (
     cmd_plans_delete,
@@ -18,16 +19,44 @@ from clients.cli.plans import (
 from clients.cli.report import add_report
 from clients.cli.sweep import cmd_sweep
 from clients.client import DEFAULT_TIMEOUT_S
-from service.settings import ServerSettings
 
 Subparsers = argparse._SubParsersAction  # the type argparse gives no public name
 
 
+class CommandParser(argparse.ArgumentParser):
+    """A parser some of whose arguments are added only when it is used (``defer``): the flags of
+    ``serve`` come from the server's settings, which the other commands never import."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._deferred: list[Callable[[argparse.ArgumentParser], None]] = []
+
+    def defer(self, add: Callable[[argparse.ArgumentParser], None]) -> None:
+        self._deferred.append(add)
+
+    def add_deferred_arguments(self) -> None:
+        while self._deferred:
+            self._deferred.pop(0)(self)
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        self.add_deferred_arguments()
+        return super().parse_known_args(args, namespace)
+
+    def format_usage(self) -> str:
+        self.add_deferred_arguments()
+        return super().format_usage()
+
+    def format_help(self) -> str:
+        self.add_deferred_arguments()
+        return super().format_help()
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="fleetplan", description="Plan GPU fleets for LLM inference and training."
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = CommandParser(prog="fleetplan", description="Plan GPU fleets for LLM inference and training.")
+    # Every command's parser is a CommandParser too (argparse makes them of the parent's class).
+    sub = cast("Subparsers[argparse.ArgumentParser]", parser.add_subparsers(dest="command", required=True))
     _add_serve(sub)
     _add_plan(sub)
     _add_evaluate(sub)
@@ -65,26 +94,14 @@ def _add_serve(sub: Subparsers[argparse.ArgumentParser]) -> None:
         help="run the gRPC server",
         description="Every flag is also a FLEETPLAN_<NAME> environment variable (the token only that).",
     )
-    for name in SERVE_SETTINGS:
-        field = ServerSettings.model_fields[name]
-        flag = "--pricebook" if name == "pricebook_dir" else f"--{name.replace('_', '-')}"
-        kind = bool if name == "log_json" or field.annotation is bool else _flag_type(field.annotation)
-        default = "" if field.default is None or field.default_factory else f" (default {field.default})"
-        options: dict[str, Any] = {"dest": name, "help": f"{field.description or name}{default}"}
-        if kind is bool:
-            options["action"] = argparse.BooleanOptionalAction
-        else:
-            options["type"] = kind
-        serve.add_argument(flag, **options)
-    serve.set_defaults(func=cmd_serve)
+    assert isinstance(serve, CommandParser)
+    serve.defer(_add_serve_flags)
 
 
-def _flag_type(annotation: Any) -> Any:
-    """The parser type of a setting: its type without ``| None``."""
-    for kind in (Path, float, int, str):
-        if annotation is kind or kind in getattr(annotation, "__args__", ()):
-            return kind
-    return str
+def _add_serve_flags(serve: argparse.ArgumentParser) -> None:
+    from clients.cli.serve import add_serve_flags  # noqa: PLC0415 - the server, when serve runs
+
+    add_serve_flags(serve)
 
 
 def _add_plan(sub: Subparsers[argparse.ArgumentParser]) -> None:

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import argparse
 
-from clients.cli.parser import build_parser
+from clients.cli.parser import CommandParser, build_parser
 from service.settings import ENVIRONMENT_ONLY, ServerSettings
 
 
 def _serve_parser() -> argparse.ArgumentParser:
     for action in build_parser()._actions:
         if isinstance(action, argparse._SubParsersAction):
-            parser: argparse.ArgumentParser = action.choices["serve"]
+            parser = action.choices["serve"]
+            assert isinstance(parser, CommandParser)
+            parser.add_deferred_arguments()  # its flags are added when it is first used
             return parser
     raise AssertionError("no serve command")
 
