@@ -12,12 +12,17 @@ the reader's language. A plan's English texts also join its ``warnings``.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from pricebook.schema import GpuSegment, Pricebook
 from solver.domain import PlanRequest
 from solver.optimizer.results import FleetSolution
+
+if TYPE_CHECKING:  # results imports Notice from here
+    from solver.planner.results import PlanResult
 
 
 class Language(StrEnum):
@@ -78,3 +83,12 @@ def consumer_gpus(book: Pricebook, solution: FleetSolution) -> list[Notice]:
 def plan_notices(request: PlanRequest, book: Pricebook, solution: FleetSolution) -> tuple[Notice, ...]:
     """Every notice of a plan for ``request``."""
     return tuple([*interactive_without_sla(request), *consumer_gpus(book, solution)])
+
+
+def with_notices(result: PlanResult, request: PlanRequest, book: Pricebook) -> PlanResult:
+    """``result`` with its notices, their English words among its warnings."""
+    notices = plan_notices(request, book, result.solution)
+    if not notices:
+        return result
+    warnings = tuple(dict.fromkeys([*result.warnings, *(n.text() for n in notices)]))
+    return dataclasses.replace(result, notices=notices, warnings=warnings)

@@ -24,7 +24,7 @@ from solver.optimizer.results import FleetSolution, LimitFired, SolveStatus
 from solver.optimizer.risk import demand_probabilities
 from solver.planner.assemble import Extras, assemble_result
 from solver.planner.baselines import price_baselines, solve_baselines
-from solver.planner.notices import plan_notices
+from solver.planner.notices import with_notices
 from solver.planner.results import Baseline, BaselineSaving, PlanResult, Sensitivity
 from solver.planner.sensitivity import cut_short, sensitivity_rows
 from solver.resolve import ResolvedRequest
@@ -150,17 +150,8 @@ def plan_instance(
         complete=complete,
         deadline_limited=deadline_share < request.options.time_limit_s,
     )
-    result = _with_notices(result, resolved)
+    result = with_notices(result, resolved.request, resolved.book)
     return _with_risk(result, resolved, instance, cancel, max(0.0, started + time_limit_s - time.monotonic()))
-
-
-def _with_notices(result: PlanResult, resolved: ResolvedRequest) -> PlanResult:
-    """The plan's structured notices (``planner.notices``), their English words among its warnings."""
-    notices = plan_notices(resolved.request, resolved.book, result.solution)
-    if not notices:
-        return result
-    warnings = tuple(dict.fromkeys([*result.warnings, *(n.text() for n in notices)]))
-    return dataclasses.replace(result, notices=notices, warnings=warnings)
 
 
 P50_RESOLVE_SHARE = 0.5
