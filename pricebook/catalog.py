@@ -18,6 +18,7 @@ from pricebook.errors import UnknownEntryError
 from pricebook.schema import (
     ApiPrice,
     GpuClass,
+    GpuSegment,
     GpuSpec,
     ModelArch,
     NetworkFabric,
@@ -138,6 +139,12 @@ def gpu(book: Pricebook, key: str) -> GpuSpec:
     if gpu_id is None:
         raise UnknownEntryError("gpu", key, _suggest(normalize_gpu_key(key), idx.gpus))
     return idx.gpus[gpu_id]
+
+
+def plannable_gpus(book: Pricebook, allow_consumer: bool) -> tuple[GpuSpec, ...]:
+    """The GPUs a request that names none may plan with: every one, but consumer cards only when
+    allowed (``GpuSegment.CONSUMER``)."""
+    return tuple(g for g in book.gpus if allow_consumer or g.segment is not GpuSegment.CONSUMER)
 
 
 def resolve_gpu_id(book: Pricebook, key: str) -> str:

@@ -99,6 +99,16 @@ class Vendor(StrEnum):
     AMD = "amd"
 
 
+class GpuSegment(StrEnum):
+    """Who the card is sold to; consumer cards are planned only when a request allows them."""
+
+    DATA_CENTER = "data_center"
+    WORKSTATION = "workstation"
+    """Professional cards (RTX PRO / RTX Ada): ECC, enterprise drivers that allow data centres."""
+    CONSUMER = "consumer"
+    """GeForce: the driver licence excludes data-centre deployment; no ECC, no enterprise support."""
+
+
 class Architecture(StrEnum):
     """GPU generation; decides which tensor-core precisions run at full speed."""
 
@@ -155,6 +165,8 @@ class GpuSpec(Sourced):
     """Whether GPU-to-GPU peer-to-peer DMA works over PCIe (GeForce: False)."""
     mig_max_instances: Annotated[int, Field(ge=0)]
     ecc: bool
+    segment: GpuSegment = GpuSegment.DATA_CENTER
+    """Market segment (``consumer`` cards need ``Constraints.allow_consumer_gpus``)."""
     servers: tuple[ServerId, ...] = ()
     """Servers (by id) this GPU is sold in."""
 

@@ -445,6 +445,9 @@ class Constraints(_Frozen):
     software_licences: tuple[SoftwareLicence, ...] = Field(default=(), max_length=MAX_SOFTWARE_LICENCES)
     """Licences paid per GPU-year on every GPU of the fleet (held, or per hour rented on demand)."""
     storage: Storage | None = None
+    allow_consumer_gpus: bool = False
+    """Consumer (GeForce) cards may be planned; off by default: NVIDIA's GeForce driver licence
+    excludes data-centre deployment, and they have no ECC and no enterprise support."""
 
     _money = field_validator("capex_budget", "monthly_opex_cap", "installation_per_server")(
         _non_negative_money

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pricebook import catalog
 from pricebook.errors import UnknownEntryError
 from pricebook.overrides import apply_overrides
-from pricebook.schema import GpuId, Pricebook
+from pricebook.schema import GpuId, GpuSegment, Pricebook
 from solver.domain import Constraints, Fleet, ModelRef, PlanRequest, TrainingWorkload
 from solver.errors import FieldViolation, InvalidRequest
 
@@ -93,8 +93,28 @@ class ResolvedRequest:
 
 def _allowed_ids(constraints: Constraints, book: Pricebook) -> tuple[GpuId, ...]:
     if not constraints.allowed_gpus:
-        return tuple(sorted(g.id for g in book.gpus))
+        return tuple(sorted(g.id for g in catalog.plannable_gpus(book, constraints.allow_consumer_gpus)))
     return tuple(dict.fromkeys(constraints.allowed_gpus))
+
+
+CONSUMER_GPU_REASON = (
+    "is a consumer (GeForce) card: its driver licence excludes data-centre deployment and it has no "
+    "ECC or enterprise support; set constraints.allow_consumer_gpus to plan with it"
+)
+
+
+def _check_consumer_gpus(constraints: Constraints, book: Pricebook) -> None:
+    """Consumer cards named by the request need ``allow_consumer_gpus`` (``constraints`` has ids)."""
+    if constraints.allow_consumer_gpus:
+        return
+    consumer = {g.id for g in book.gpus if g.segment is GpuSegment.CONSUMER}
+    named = [(f"constraints.allowed_gpus[{i}]", g) for i, g in enumerate(constraints.allowed_gpus)]
+    named += [(f"constraints.owned[{i}].gpu", o.gpu) for i, o in enumerate(constraints.owned)]
+    violations = [
+        FieldViolation(path, f"{gpu} {CONSUMER_GPU_REASON}") for path, gpu in named if gpu in consumer
+    ]
+    if violations:
+        raise InvalidRequest(violations)
 
 
 def _training(training: tuple[TrainingWorkload, ...], refs: References) -> tuple[TrainingWorkload, ...]:
@@ -144,6 +164,7 @@ def resolve(request: PlanRequest, book: Pricebook) -> ResolvedRequest:
     refs = References(book)
     resolved = _with_ids(request, refs)
     refs.raise_if_any()
+    _check_consumer_gpus(resolved.constraints, book)
     new_book, applied = apply_overrides(book, resolved.overrides)
     _check_pinned_offers(resolved.constraints, new_book)
     return ResolvedRequest(resolved, new_book, tuple(applied), _allowed_ids(resolved.constraints, book))

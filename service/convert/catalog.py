@@ -70,6 +70,7 @@ def _gpu(g: GpuSpec) -> catalog_pb2.GpuEntry:
         p2p_over_pcie=g.p2p_over_pcie,
         mig_max_instances=g.mig_max_instances,
         ecc=g.ecc,
+        segment=g.segment.value,
         server_ids=list(g.servers),
         source=_source(g),
     )

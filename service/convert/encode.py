@@ -116,6 +116,7 @@ def _constraints(c: domain.Constraints) -> scenario_pb2.Constraints:
         "pinned_offer_ids": c.pinned_offers,
         "include_regions": c.include_regions,
         "exclude_regions": c.exclude_regions,
+        "allow_consumer_gpus": c.allow_consumer_gpus,
     }
     put(fields, "capex_budget", money_to_proto(c.capex_budget))
     put(fields, "monthly_opex_cap", money_to_proto(c.monthly_opex_cap))

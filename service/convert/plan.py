@@ -25,6 +25,7 @@ from solver.optimizer.results import (
     SolverStats,
     SolveStatus,
 )
+from solver.planner.notices import Language, Notice
 from solver.units import HOURS_PER_DAY
 
 # Keyed by the plain string value, so a status given as its string is found too.
@@ -57,6 +58,15 @@ def _by_hour(buckets: Sequence[Bucket], per_bucket: Sequence[int]) -> list[int]:
         for hour in bucket.hours:
             hours[hour] = per_bucket[bucket.index] if bucket.index < len(per_bucket) else 0
     return hours
+
+
+def notice_to_proto(notice: Notice) -> plan_pb2.PlanNotice:
+    return plan_pb2.PlanNotice(
+        code=notice.code,
+        params=dict(notice.params),
+        message=notice.text(Language.EN),
+        message_ko=notice.text(Language.KO),
+    )
 
 
 UNKNOWN_RELATIVE_GAP = 1.0
@@ -361,6 +371,7 @@ def plan_to_proto(result: planner.PlanResult, book: Pricebook | None = None) -> 
             note=result.uncertainty.note,
         ),
         warnings=list(result.warnings),
+        notices=[notice_to_proto(n) for n in result.notices],
         cap_usage={k: float(v) for k, v in solution.usage.items() if math.isfinite(v)},
     )
     cost = _cost(result)

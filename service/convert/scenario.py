@@ -223,6 +223,7 @@ def _constraints(msg: scenario_pb2.Constraints, col: Collector, path: str) -> di
     out["pinned_offers"] = tuple(msg.pinned_offer_ids)
     out["include_regions"] = tuple(msg.include_regions)
     out["exclude_regions"] = tuple(msg.exclude_regions)
+    out["allow_consumer_gpus"] = msg.allow_consumer_gpus
     _whole_system(msg, out)
     return out
 

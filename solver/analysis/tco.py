@@ -233,14 +233,21 @@ _MONTHLY_LINES = (
 """The ``CostLines`` paid every month (their sum is the opex)."""
 
 
-def report(lines: CostLines, horizon_months: int, currency: Currency) -> TcoReport:
-    """Round each line once; totals are sums of the rounded lines."""
-    m = to_money
-    once = {name: m(getattr(lines, name), currency) for name in _ONCE_LINES}
+def report(lines: CostLines | Sequence[CostLines], horizon_months: int, currency: Currency) -> TcoReport:
+    """Round each line once; totals are sums of the rounded lines. Given several parts (a fleet's
+    options and its fleet-wide lines), each part's lines are rounded once and the report's are
+    their sums: the parts' own reports add up to it exactly, to the won or cent (one rounding
+    rule for the fleet lines and the TCO)."""
+    parts = (lines,) if isinstance(lines, CostLines) else tuple(lines)
+
+    def m(name: str) -> Money:
+        return add_money((to_money(getattr(part, name), currency) for part in parts), currency)
+
+    once = {name: m(name) for name in _ONCE_LINES}
     capex = add_money(once.values(), currency)
-    residual = m(lines.residual_value, currency)
+    residual = m("residual_value")
     depreciation = Money(amount=capex.amount - residual.amount, currency=currency)
-    monthly = {name: m(getattr(lines, name), currency) for name in _MONTHLY_LINES}
+    monthly = {name: m(name) for name in _MONTHLY_LINES}
     opex_monthly = add_money(monthly.values(), currency)
     opex_horizon = Money(amount=opex_monthly.amount * horizon_months, currency=currency)
     horizon_total = Money(amount=depreciation.amount + opex_horizon.amount, currency=currency)
@@ -250,10 +257,10 @@ def report(lines: CostLines, horizon_months: int, currency: Currency) -> TcoRepo
         capex=capex,
         residual_value=residual,
         depreciation=depreciation,
-        depreciation_monthly=m(float(depreciation.amount) / horizon_months, currency),
+        depreciation_monthly=to_money(float(depreciation.amount) / horizon_months, currency),
         opex_monthly=opex_monthly,
         opex_horizon=opex_horizon,
-        total_monthly=m(float(horizon_total.amount) / horizon_months, currency),
+        total_monthly=to_money(float(horizon_total.amount) / horizon_months, currency),
         horizon_total=horizon_total,
         horizon_months=horizon_months,
     )
@@ -293,9 +300,11 @@ def fleet_tco(
     request's storage, which belong to no option)."""
     by_option: list[OptionTco] = []
     total = fleet_wide or CostLines()
+    parts = [total]
     for line in lines:
         split = cost_lines(line)
         total = total + split
+        parts.append(split)
         held_hours = line.gpus * HOURS_PER_MONTH
         utilization = line.busy_gpu_hours_per_month / held_hours if held_hours > 0 else 0.0
         if line.option.mode is AcquisitionMode.ON_DEMAND:
@@ -317,7 +326,7 @@ def fleet_tco(
         currency=currency,
         horizon_months=horizon_months,
         by_option=tuple(by_option),
-        total=report(total, horizon_months, currency),
+        total=report(parts, horizon_months, currency),
         total_float=total.horizon_total(horizon_months),
     )
 

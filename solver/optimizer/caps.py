@@ -8,8 +8,13 @@ from ``_TEXT`` alone.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from solver.optimizer.instance import CountLimit
 
 
 class Cap(StrEnum):
@@ -63,3 +68,19 @@ def counted_gpu(cap: CapKey) -> str | None:
     if not cap.startswith(_COUNT_PREFIX):
         return None
     return cap.removeprefix(_COUNT_PREFIX)
+
+
+def add_count_minimum(
+    solver: Any, limit: CountLimit, held: Sequence[Any], rented: Sequence[Sequence[Any]], buckets: int
+) -> None:
+    """Model constraint 9's minimum on ``solver``: ``limit.min_count`` GPUs of its type, every mode
+    counted at the plan's busiest hour (as its fleet lines count them): held GPUs alone without
+    on-demand options; else held + rented ones in one bucket the solver picks (``k_gb``)."""
+    if not rented:
+        solver.Add(sum(held) >= limit.min_count, f"count_min[{limit.gpu}]")
+        return
+    at = [solver.BoolVar(f"count_min_at[{limit.gpu},{b}]") for b in range(buckets)]
+    solver.Add(sum(at) == 1, f"count_min_hour[{limit.gpu}]")
+    for b, flag in enumerate(at):
+        in_use = sum(held) + sum(d[b] for d in rented)
+        solver.Add(in_use >= limit.min_count * flag, f"count_min[{limit.gpu},{b}]")

@@ -262,10 +262,11 @@ def _cheaper_than_plan(runner_up: RunnerUp, solution: FleetSolution) -> str:
         1.0, abs(runner_up.total_cost)
     ):
         return ""
+    gap = solution.stats.gap
+    where = "before any bound was proven" if gap is None else f"{gap:.2%} from its bound"
     return (
         f"this alternative costs {-runner_up.cost_difference:,.0f} {solution.currency} less than the plan, "
-        f"which stopped at its time limit {solution.stats.gap or 0:.2%} from its bound; a longer time "
-        "limit finds a plan at least this cheap"
+        f"which stopped at its time limit {where}; a longer time limit finds a plan at least this cheap"
     )
 
 

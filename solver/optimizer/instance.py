@@ -142,6 +142,12 @@ class InferenceDemand:
         return self.mix or (1.0,)
 
 
+MIN_TRAINING_GPU_HOURS = 0.01
+"""GPU-hours a month a training workload reserves in idle hours at least (36 GPU-seconds): a need
+below the solver's feasibility tolerance (a 1-token run: 1.7e-6 GPU-hours) would otherwise fit
+into zero idle hours and fail the evaluator's check (the model's constraint 11)."""
+
+
 @dataclass(frozen=True, slots=True)
 class TrainingChoice:
     """Running one training workload on one GPU type."""

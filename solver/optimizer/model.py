@@ -82,19 +82,17 @@ Constraints (numbers match ``ModelBuilder`` method comments and the evaluator's 
 9. Allowed GPUs/modes are the options given (economics filters them); owned:
    Σ_{o owned, g(o)=g} n_o ≤ own_g (capex 0: sunk; one owned option per server model, and some
    may stay unused, so owning more GPUs never raises the optimum); counts, ∀g, b:
-   Σ_{O_held(g)} n_o + Σ_{O_od(g)} d_ob ≤ hi_g, and the busiest hour holds lo_g GPUs of every
-   mode: with on-demand options, k_gb ∈ {0,1}, Σ_b k_gb = 1, Σ_{O_held(g)} n_o + Σ_{O_od(g)} d_ob ≥
-   lo_g · k_gb; without, lo_g ≤ Σ_{O_held(g)} n_o.
+   Σ_{O_held(g)} n_o + Σ_{O_od(g)} d_ob ≤ hi_g, and ≥ lo_g · k_gb (k_gb ∈ {0,1}, Σ_b k_gb = 1: every
+   mode counts, at the busiest hour); without on-demand options lo_g ≤ Σ_{O_held(g)} n_o.
 10. N+R redundancy, ∀w with R_w > 0, k, c ∈ C_w alone in its pool with k(c) = k, b with λ_wb > 0:
     Σ_{c'∈C_w, k(c')=k} cap_c' r_c'b ≥ σ_wk λ_wb + R_w · cap_c · y_c,  r_cb ≤ M · y_c
     (losing the R largest replicas in use still covers demand; shared pools keep their own
     spares, constraint 13).
 11. Training, ∀t: Σ_g z_tg = 1;  ∀g: Σ_{o on g} f_to = z_tg.
-    Idle hours, ∀o ∈ O_held: Σ_t max(G_{t,g(o)}, G_min) f_to ≤ DAYS · Σ_b h_b (n_o − u_ob)
-    (off-peak hours of serving GPUs count; G_min = ``MIN_TRAINING_GPU_HOURS`` reserved).
-    Deadline, ∀t, g without an on-demand option: Σ_{O_held(g)} n_o ≥ m_tg · z_tg. With one, runs
-    either rent their m_tg GPUs on demand or run on held GPUs: q_tg ∈ {0,1},
-    Σ_{o∈O_held(g)} f_to ≤ q_tg, Σ_{O_held(g)} n_o ≥ m_tg · q_tg.
+    Idle hours, ∀o ∈ O_held: Σ_t max(G_{t,g(o)}, G_min) f_to ≤ DAYS · Σ_b h_b (n_o − u_ob) (off-peak
+    hours count; G_min = ``MIN_TRAINING_GPU_HOURS``). Deadline, ∀t, g without an on-demand option:
+    Σ_{O_held(g)} n_o ≥ m_tg · z_tg. With one, runs either rent their m_tg GPUs on demand or run
+    on held GPUs: q_tg ∈ {0,1}, Σ_{o∈O_held(g)} f_to ≤ q_tg, Σ_{O_held(g)} n_o ≥ m_tg · q_tg.
 13. Shared pools, ∀P shared, b:  Σ_{c∈P} r_cb + S_P · y_P ≤ R_Pb,  R_Pb ≤ M · y_P (when S_P > 0):
     the pool's replicas carry every member's load at its capacity, with S_P of them to spare
     (losing any S_P replicas leaves Σ load ≤ R − S_P). The independent evaluator checks the
@@ -144,8 +142,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from solver.optimizer.cancel import checkpoint
-from solver.optimizer.caps import Cap, CapKey, count_cap, counted_gpu
+from solver.optimizer.caps import Cap, CapKey, add_count_minimum, count_cap, counted_gpu
 from solver.optimizer.instance import (
+    MIN_TRAINING_GPU_HOURS,
     Bucket,
     Candidate,
     FleetInstance,
@@ -170,10 +169,6 @@ GPU_TIE_WEIGHT = 1000.0
 """Tie-break stage weight of one GPU against one GPU type: one on-demand GPU for the shortest
 bucket (1/24 of a GPU in the measure) still outweighs every GPU type of the catalogue (19)."""
 FLEET_BRANCHING_PRIORITY = 10
-MIN_TRAINING_GPU_HOURS = 0.01
-"""GPU-hours a month a training workload reserves in idle hours at least (36 GPU-seconds): a need
-below the solver's feasibility tolerance (a 1-token run: 1.7e-6 GPU-hours) would otherwise fit
-into zero idle hours and fail the evaluator's check."""
 """SCIP branching priority of held-fleet variables (servers, held GPUs; the rest keep 0)."""
 
 
@@ -716,15 +711,8 @@ class ModelBuilder:
                 continue
             held = [self.n[o.id] for o in self.inst.options if o.gpu == lim.gpu and o.id in self.n]
             ods = [self.d[o.id] for o in self.inst.options if o.gpu == lim.gpu and o.id in self.d]
-            if lim.min_count > 0 and not ods:
-                slv.Add(sum(held) >= lim.min_count, f"count_min[{lim.gpu}]")
-            elif lim.min_count > 0:
-                # A minimum counts GPUs of every mode, at the plan's busiest hour (as its lines do).
-                at = [slv.BoolVar(f"count_min_at[{lim.gpu},{b}]") for b in range(self.nb)]
-                slv.Add(sum(at) == 1, f"count_min_hour[{lim.gpu}]")
-                for b, flag in enumerate(at):
-                    held_and_rented = sum(held) + sum(d[b] for d in ods)
-                    slv.Add(held_and_rented >= lim.min_count * flag, f"count_min[{lim.gpu},{b}]")
+            if lim.min_count > 0:
+                add_count_minimum(slv, lim, held, ods, self.nb)
             if lim.max_count is not None:
                 for b in range(self.nb):
                     slv.Add(sum(held) + sum(d[b] for d in ods) <= lim.max_count, f"count_max[{lim.gpu},{b}]")

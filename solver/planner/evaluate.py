@@ -16,6 +16,7 @@ from solver.optimizer.cancel import CancelToken
 from solver.optimizer.candidates import build_instance
 from solver.optimizer.results import FleetEvaluation
 from solver.planner.assemble import Extras, assemble_result, solution_tco
+from solver.planner.notices import with_notices
 from solver.planner.results import EvaluationResult
 from solver.resolve import ResolvedRequest
 
@@ -45,6 +46,7 @@ def evaluate(
         overrides_applied=resolved.overrides_applied,
         started=started,
     )
+    result = with_notices(result, request, book)
     currency = request.constraints.currency
     tco = result.horizon_tco
     optimal = _optimal_tco(evaluation, instance.horizon_months, currency)

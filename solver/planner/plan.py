@@ -27,6 +27,7 @@ from solver.optimizer.risk import demand_probabilities
 from solver.planner.assemble import Extras, assemble_result
 from solver.planner.baselines import price_baselines, solve_baselines
 from solver.planner.headroom import plan_headroom
+from solver.planner.notices import with_notices
 from solver.planner.results import Baseline, BaselineSaving, PlanResult, Sensitivity
 from solver.planner.sensitivity import cut_short, sensitivity_rows
 from solver.resolve import ResolvedRequest
@@ -155,6 +156,7 @@ def plan_instance(
     )
     if headroom is not None:
         result = dataclasses.replace(result, headroom=headroom)
+    result = with_notices(result, resolved.request, resolved.book)
     return _with_risk(result, resolved, instance, cancel, max(0.0, started + time_limit_s - time.monotonic()))
 
 

@@ -16,6 +16,7 @@ from solver.analysis.headroom import Headroom
 from solver.analysis.tco import CostComponent, DepreciationYear, FleetTco, UnitCost, VatLines
 from solver.domain import AcquisitionMode, CapacityQuantile
 from solver.optimizer.results import FleetSolution, SolveStatus, WorkloadFit
+from solver.planner.notices import Notice
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +158,9 @@ class PlanResult:
     tco_at_p50: float | None = None
     """The same for the plan sized at p50 (the estimate): this plan's own with a p50 request;
     None when that re-solve found no plan in time."""
+    notices: tuple[Notice, ...] = ()
+    """Structured notices (code, parameters; English and Korean words in ``planner.notices``);
+    their English texts are among ``warnings`` too."""
     meets_demand: tuple[tuple[str, float], ...] = ()
     """Per inference workload: the probability the fleet meets its demand (``optimizer.risk``)."""
     vat: VatLines | None = None

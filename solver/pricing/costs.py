@@ -64,7 +64,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from pricebook.catalog import gpu as catalogue_gpu
-from pricebook.catalog import network_fabric, network_parts, residual_curve, server_holds
+from pricebook.catalog import network_fabric, network_parts, plannable_gpus, residual_curve, server_holds
 from pricebook.money import convert, on_vat_basis
 from pricebook.schema import (
     ColocationBasis,
@@ -245,7 +245,8 @@ def acquisition_options(book: Pricebook, constraints: Constraints) -> list[Acqui
     allowed = set(constraints.allowed_gpus)
     _require_catalogue_ids(book, allowed | {o.gpu for o in constraints.owned})
     options: list[AcquisitionOption] = []
-    for gpu in book.gpus:
+    # Named GPUs are planned as named (the request was checked); the default is the plannable set.
+    for gpu in book.gpus if allowed else plannable_gpus(book, constraints.allow_consumer_gpus):
         if allowed and gpu.id not in allowed:
             continue
         for mode in constraints.allowed_modes:

@@ -195,7 +195,10 @@ def test_5_rtx_5090_only_quantizes_instead_of_tensor_parallel(book: Pricebook) -
         # The seed's advice is to quantize to one card; a plan quantizes only when allowed to.
         allowed_precisions=(Precision.INT4, Precision.FP4),
     )
-    request = PlanRequest(inference=(w,), constraints=Constraints(currency="KRW", allowed_gpus=("RTX 5090",)))
+    request = PlanRequest(
+        inference=(w,),
+        constraints=Constraints(currency="KRW", allowed_gpus=("RTX 5090",), allow_consumer_gpus=True),
+    )
     sol = plan(request, book)
     assert sol.status is SolveStatus.OPTIMAL
     (a,) = sol.assignments

@@ -66,6 +66,30 @@ SMALL_WORKLOAD = {
     },
 }
 SMALL_CONSTRAINTS = {"allowedGpuIds": ["h100-sxm", "l40s"]}
+SITE_AND_TRAINING = {
+    "workloads": [
+        SMALL_WORKLOAD,
+        {
+            "name": "ft",
+            "training": {
+                "model": {"modelId": "Qwen/Qwen3-14B"},
+                "method": "TRAINING_METHOD_LORA",
+                "tokensPerRun": 1000,
+                "runsPerMonth": 4,
+                "deadlineHours": 48,
+            },
+        },
+    ],
+    "constraints": {
+        "allowedGpuIds": ["h100-sxm", "l40s"],
+        "allowedModes": ["ACQUISITION_MODE_BUY", "ACQUISITION_MODE_ON_DEMAND"],
+        "countBounds": [{"gpuId": "l40s", "minCount": 1}],
+    },
+    "pricebookOverrides": {"siteAssumptions": {"pue": 1.3, "colocation_includes_power": False}},
+    "solverOptions": FAST_OPTIONS,
+}
+"""Reaches the struct overrides, training beside serving on bought and rented GPUs, and count
+bounds (issue 28's INTERNALs: NaN site values, repeated modes, tiny runs)."""
 ESTIMATE_CASE = {
     "mode": "ESTIMATE_MODE_INFER",
     "gpuId": "h100-sxm",
@@ -90,6 +114,9 @@ def seeds() -> list[Seed]:
         out.append(Seed(f"plan:{path.stem}", "PlanFleet", request, 1.0))
     small = {"workloads": [SMALL_WORKLOAD], "constraints": SMALL_CONSTRAINTS}
     out.append(Seed("plan:small", "PlanFleet", _parse(small, api.PlanFleetRequest()), 3.0))
+    out.append(
+        Seed("plan:small-site-training", "PlanFleet", _parse(SITE_AND_TRAINING, api.PlanFleetRequest()), 2.0)
+    )
     fleet = {"items": [{"gpuId": "h100-sxm", "mode": "ACQUISITION_MODE_BUY", "count": 8}]}
     evaluate = {**small, "fleet": fleet, "compareWithOptimal": True, "solverOptions": FAST_OPTIONS}
     out.append(Seed("evaluate:small", "EvaluateFleet", _parse(evaluate, api.EvaluateFleetRequest()), 2.0))
@@ -132,6 +159,8 @@ def _sites(message: Message, path: str = "") -> list[Site]:
         out.append(Site(message, field, name))
         if field.message_type is None or field.message_type.GetOptions().map_entry:
             continue
+        if field.message_type.full_name == "google.protobuf.Struct":
+            continue  # mutated as a whole (``_mutate_struct``)
         if field.is_repeated:
             for i, item in enumerate(getattr(message, field.name)):
                 out += _sites(item, f"{name}[{i}]")
@@ -181,10 +210,26 @@ def _mutate_repeated(site: Site, rng: random.Random) -> str:
     return f"{site.path}[{i}] = {value!r:.40}"
 
 
+def _mutate_struct(site: Site, rng: random.Random) -> str:
+    """A JSON-like ``Struct`` (e.g. ``pricebook_overrides.site_assumptions``): one key set to an
+    odd number or text (NaN and ±inf cannot be JSON: issue 28's INTERNAL), or the struct emptied."""
+    struct: Any = getattr(site.message, site.field.name)
+    keys = sorted(struct.fields) or ["pue"]
+    if rng.random() < 0.2:
+        site.message.ClearField(site.field.name)
+        return f"{site.path} cleared"
+    key = rng.choice(keys)
+    value: Any = rng.choice(DOUBLES) if rng.random() < 0.8 else rng.choice(TEXTS[:6])
+    struct[key] = value
+    return f"{site.path}.{key} = {value!r:.40}"
+
+
 def mutate_once(message: Message, rng: random.Random) -> str:
     """Change one field of ``message`` in place; returns what was done (for the failure report)."""
     site = rng.choice(_sites(message))
     field = site.field
+    if field.message_type is not None and field.message_type.full_name == "google.protobuf.Struct":
+        return _mutate_struct(site, rng)
     if field.message_type is not None and field.message_type.GetOptions().map_entry:
         site.message.ClearField(field.name)
         return f"{site.path} emptied"

@@ -93,11 +93,32 @@ def test_every_gpu_reference_becomes_its_catalogue_id(book: Pricebook) -> None:
     assert resolved.allowed_gpus == ("h200-sxm", "h100-sxm")  # each GPU type once
 
 
-def test_no_allowed_gpus_means_every_catalogue_gpu(book: Pricebook) -> None:
+def test_no_allowed_gpus_means_every_catalogue_gpu_but_consumer_cards(book: Pricebook) -> None:
     resolved = resolve(PlanRequest(inference=(chat(),)), book)
-    assert resolved.allowed_gpus == tuple(sorted(g.id for g in book.gpus))
+    consumer = {"rtx-5090", "rtx-4090"}  # GeForce (gpus.yaml: segment consumer)
+    assert resolved.allowed_gpus == tuple(sorted(g.id for g in book.gpus if g.id not in consumer))
     assert resolved.request.constraints.allowed_gpus == ()
     assert resolved.book is book and resolved.overrides_applied == ()
+    allowed = resolve(
+        PlanRequest(inference=(chat(),), constraints=Constraints(allow_consumer_gpus=True)), book
+    )
+    assert allowed.allowed_gpus == tuple(sorted(g.id for g in book.gpus))
+
+
+def test_a_named_consumer_gpu_needs_allow_consumer_gpus(book: Pricebook) -> None:
+    constraints = Constraints(
+        allowed_gpus=("h100-sxm", "RTX 5090"), owned=(OwnedGpus(gpu="rtx-4090", count=2),)
+    )
+    with pytest.raises(InvalidRequest) as caught:
+        resolve(PlanRequest(inference=(chat(),), constraints=constraints), book)
+    paths = [v.field for v in caught.value.violations]
+    assert paths == ["constraints.allowed_gpus[1]", "constraints.owned[0].gpu"]
+    assert all("allow_consumer_gpus" in v.reason for v in caught.value.violations)
+    allowed = constraints.model_copy(update={"allow_consumer_gpus": True})
+    assert resolve(PlanRequest(inference=(chat(),), constraints=allowed), book).allowed_gpus == (
+        "h100-sxm",
+        "rtx-5090",
+    )
 
 
 def test_unknown_references_are_refused_with_domain_paths_and_suggestions(book: Pricebook) -> None:

@@ -155,6 +155,7 @@ class GpuEntry(_message.Message):
     ECC_FIELD_NUMBER: _builtins.int
     SERVER_IDS_FIELD_NUMBER: _builtins.int
     SOURCE_FIELD_NUMBER: _builtins.int
+    SEGMENT_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Stable lowercase id."""
     name: _builtins.str
@@ -199,6 +200,10 @@ class GpuEntry(_message.Message):
     """MIG instances (0 = no MIG)."""
     ecc: _builtins.bool
     """ECC memory."""
+    segment: _builtins.str
+    """Market segment: "data_center", "workstation" or "consumer" (GeForce: planned only with
+    Constraints.allow_consumer_gpus).
+    """
     @_builtins.property
     def aliases(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Aliases that resolve to the id."""
@@ -239,10 +244,11 @@ class GpuEntry(_message.Message):
         ecc: _builtins.bool = ...,
         server_ids: _abc.Iterable[_builtins.str] | None = ...,
         source: Global___Source | None = ...,
+        segment: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["source", b"source"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["aliases", b"aliases", "architecture", b"architecture", "bf16_tflops", b"bf16_tflops", "ecc", b"ecc", "form_factor", b"form_factor", "fp4_tflops", b"fp4_tflops", "fp8_tflops", b"fp8_tflops", "id", b"id", "int8_tops", b"int8_tops", "l2_mb", b"l2_mb", "memory_bandwidth_gbs", b"memory_bandwidth_gbs", "memory_gb", b"memory_gb", "memory_type", b"memory_type", "mig_max_instances", b"mig_max_instances", "name", b"name", "p2p_over_pcie", b"p2p_over_pcie", "pcie_bandwidth_gbs", b"pcie_bandwidth_gbs", "pcie_gen", b"pcie_gen", "scale_up_bandwidth_gbs", b"scale_up_bandwidth_gbs", "scale_up_domain_size", b"scale_up_domain_size", "scale_up_link", b"scale_up_link", "server_ids", b"server_ids", "source", b"source", "tdp_w", b"tdp_w", "vendor", b"vendor"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["aliases", b"aliases", "architecture", b"architecture", "bf16_tflops", b"bf16_tflops", "ecc", b"ecc", "form_factor", b"form_factor", "fp4_tflops", b"fp4_tflops", "fp8_tflops", b"fp8_tflops", "id", b"id", "int8_tops", b"int8_tops", "l2_mb", b"l2_mb", "memory_bandwidth_gbs", b"memory_bandwidth_gbs", "memory_gb", b"memory_gb", "memory_type", b"memory_type", "mig_max_instances", b"mig_max_instances", "name", b"name", "p2p_over_pcie", b"p2p_over_pcie", "pcie_bandwidth_gbs", b"pcie_bandwidth_gbs", "pcie_gen", b"pcie_gen", "scale_up_bandwidth_gbs", b"scale_up_bandwidth_gbs", "scale_up_domain_size", b"scale_up_domain_size", "scale_up_link", b"scale_up_link", "segment", b"segment", "server_ids", b"server_ids", "source", b"source", "tdp_w", b"tdp_w", "vendor", b"vendor"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1393,6 +1393,7 @@ class Plan(_message.Message):
     HORIZON_TCO_AT_QUANTILE_FIELD_NUMBER: _builtins.int
     HORIZON_TCO_AT_P50_FIELD_NUMBER: _builtins.int
     HEADROOM_FIELD_NUMBER: _builtins.int
+    NOTICES_FIELD_NUMBER: _builtins.int
     status: Global___PlanStatus.ValueType
     """Outcome of the solve."""
     summary: _builtins.str
@@ -1473,6 +1474,12 @@ class Plan(_message.Message):
         computed (sensitivity not asked, or no plan).
         """
 
+    @_builtins.property
+    def notices(self) -> _containers.RepeatedCompositeFieldContainer[Global___PlanNotice]:
+        """Structured notices (e.g. an interactive workload without an SLA, consumer GPUs in the plan),
+        worded in English and Korean; the English words are among warnings too.
+        """
+
     def __init__(
         self,
         *,
@@ -1497,14 +1504,71 @@ class Plan(_message.Message):
         horizon_tco_at_quantile: _common_pb2.Money | None = ...,
         horizon_tco_at_p50: _common_pb2.Money | None = ...,
         headroom: Global___Headroom | None = ...,
+        notices: _abc.Iterable[Global___PlanNotice] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "break_even", b"break_even", "cost", b"cost", "diagnosis", b"diagnosis", "headroom", b"headroom", "horizon_tco_at_p50", b"horizon_tco_at_p50", "horizon_tco_at_quantile", b"horizon_tco_at_quantile", "solver_statistics", b"solver_statistics", "uncertainty", b"uncertainty"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "baselines", b"baselines", "break_even", b"break_even", "cap_usage", b"cap_usage", "capacity_quantile", b"capacity_quantile", "cost", b"cost", "deployments", b"deployments", "diagnosis", b"diagnosis", "fleet", b"fleet", "headroom", b"headroom", "horizon_tco_at_p50", b"horizon_tco_at_p50", "horizon_tco_at_quantile", b"horizon_tco_at_quantile", "pools", b"pools", "sensitivity", b"sensitivity", "solver_statistics", b"solver_statistics", "status", b"status", "summary", b"summary", "training", b"training", "uncertainty", b"uncertainty", "unit_costs", b"unit_costs", "warnings", b"warnings"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "baselines", b"baselines", "break_even", b"break_even", "cap_usage", b"cap_usage", "capacity_quantile", b"capacity_quantile", "cost", b"cost", "deployments", b"deployments", "diagnosis", b"diagnosis", "fleet", b"fleet", "headroom", b"headroom", "horizon_tco_at_p50", b"horizon_tco_at_p50", "horizon_tco_at_quantile", b"horizon_tco_at_quantile", "notices", b"notices", "pools", b"pools", "sensitivity", b"sensitivity", "solver_statistics", b"solver_statistics", "status", b"status", "summary", b"summary", "training", b"training", "uncertainty", b"uncertainty", "unit_costs", b"unit_costs", "warnings", b"warnings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Plan: _TypeAlias = Plan  # noqa: Y015
+
+@_typing.final
+class PlanNotice(_message.Message):
+    """A notice about a plan: a stable code, its parameters, and its words in two languages."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class ParamsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    CODE_FIELD_NUMBER: _builtins.int
+    PARAMS_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    MESSAGE_KO_FIELD_NUMBER: _builtins.int
+    code: _builtins.str
+    """Stable code, e.g. "interactive_without_sla", "consumer_gpus"."""
+    message: _builtins.str
+    """The notice in English."""
+    message_ko: _builtins.str
+    """The notice in Korean."""
+    @_builtins.property
+    def params(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """The notice's parameters by name (e.g. "workload" → "rag-qa")."""
+
+    def __init__(
+        self,
+        *,
+        code: _builtins.str = ...,
+        params: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        message: _builtins.str = ...,
+        message_ko: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "message", b"message", "message_ko", b"message_ko", "params", b"params"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlanNotice: _TypeAlias = PlanNotice  # noqa: Y015
 
 @_typing.final
 class WorkloadFit(_message.Message):

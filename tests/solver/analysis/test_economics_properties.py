@@ -4,6 +4,7 @@ offer policy never settles for a less reliable price label, and rentals come in 
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 
 from econ_factories import AS_OF, SRC, offer
 from econ_factories import book as make_book
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 from pricebook.overrides import PricebookOverrides, apply_overrides
 from pricebook.schema import LABEL_RELIABILITY, PriceLabel, label_rank
-from solver.analysis.tco import FleetLine, fleet_tco, vat_lines
+from solver.analysis.tco import FleetLine, fleet_tco, report, storage_lines, vat_lines
 from solver.domain import AcquisitionMode, Constraints, OfferPolicy
 from solver.planner.summary import fx_note
 from solver.pricing.costs import acquisition_options
@@ -126,3 +127,38 @@ def test_the_fx_note_names_the_rate_used_with_its_date_and_source() -> None:
     assert fx_note(book) == f"1 USD = 1,400.00 KRW ({AS_OF.isoformat()}, {SRC})"
     overridden, _ = apply_overrides(book, PricebookOverrides(fx_usd_krw=1390.5), today=dt.date(2026, 12, 3))
     assert fx_note(overridden) == "1 USD = 1,390.50 KRW (2026-12-03, request override)"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    counts=st.lists(st.integers(min_value=0, max_value=40), min_size=1, max_size=6),
+    busy=st.floats(min_value=0.0, max_value=1.0),
+    horizon=st.integers(min_value=1, max_value=120),
+    currency=st.sampled_from(["USD", "KRW"]),
+    storage=st.tuples(st.floats(0.0, 1e7), st.floats(0.0, 1e5)),
+)
+def test_fleet_lines_and_fleet_wide_lines_sum_to_the_tco_exactly(
+    *, counts: list[int], busy: float, horizon: int, currency: str, storage: tuple[float, float]
+) -> None:
+    # Issue 28 item 9: each fleet line is rounded once, and the TCO is the sum of the rounded
+    # lines (the 500M-class bid was 59 KRW apart when the total was rounded on its own).
+    book = make_book()
+    constraints = Constraints(horizon_months=horizon, allowed_modes=MODES, currency=currency)
+    options = acquisition_options(book, constraints)
+    lines = []
+    for i, count in enumerate(counts):
+        opt = options[i % len(options)]
+        held = 0 if opt.mode is AcquisitionMode.ON_DEMAND else count
+        per_server = max(1, opt.gpus_per_server)
+        servers = -(-held // per_server) if opt.mode is AcquisitionMode.BUY else 0
+        gpus = servers * per_server if opt.mode is AcquisitionMode.BUY else held
+        lines.append(FleetLine(opt, gpus=gpus, servers=servers, busy_gpu_hours_per_month=count * 730 * busy))
+    fleet_wide = storage_lines(*storage)
+    tco = fleet_tco(lines, horizon, currency, fleet_wide=fleet_wide)  # type: ignore[arg-type]
+    wide = report(fleet_wide, horizon, currency)  # type: ignore[arg-type]
+    parts = [o.tco for o in tco.by_option] + [wide]
+    for name in ("horizon_total", "capex", "residual_value", "opex_monthly", "depreciation", "opex_horizon"):
+        assert getattr(tco.total, name).amount == sum((getattr(p, name).amount for p in parts), Decimal(0))
+    assert tco.total.horizon_total.amount == (
+        tco.total.capex.amount - tco.total.residual_value.amount + tco.total.opex_monthly.amount * horizon
+    )

@@ -153,25 +153,25 @@ def test_training_uses_idle_hours_of_serving_gpus() -> None:
 
 
 def test_tp_group_never_straddles_two_options() -> None:
-    # One bought GPU is forced (min count 1); a TP2 replica cannot use it plus one rented GPU.
-    # Options: buy 100 per GPU; rent 0.005 per GPU-hour = 0.005 × 8760 = 43.8 per GPU-year.
-    # Valid plans: buy 2 (200) or buy 1 (idle) + rent 2 (100 + 87.6 = 187.6) → 187.6.
+    # One owned GPU (free: sunk); a TP2 replica cannot use it plus one rented GPU.
+    # Options: owned (0), rent 0.005 per GPU-hour = 0.005 × 8760 = 43.8 per GPU-year.
+    # Straddling would cost 43.8 (owned + 1 rented); valid plans: rent 2 (87.6), the owned GPU idle.
     rent_year = 0.005 * 365 * 24
     inst = FleetInstance(
         currency="USD",
         horizon_months=12,
         buckets=ALL_DAY,
         options=(
-            option("g", capex=100, per_server=4, domain=2),
+            option("g", per_server=4, domain=2, owned=True),
             option("g", mode=AcquisitionMode.ON_DEMAND, busy_hourly=0.005, per_server=2, domain=2),
         ),
         inference=(flat_demand("big", 5.0),),
         candidates=(candidate("big", "g", 10.0, tp=2),),
-        count_limits=(CountLimit("g", min_count=1),),
+        owned_counts={"g": 1},
     )
     sol = solve(inst, time_limit_s=5)
     assert sol.cost is not None
-    assert sol.cost.total == pytest.approx(100 + 2 * rent_year)
+    assert sol.cost.total == pytest.approx(2 * rent_year)
     assert check_solution(inst, sol) == []
 
 
