@@ -101,13 +101,14 @@ TP_CHOICES = (1, 2, 4, 8)
 
 
 class OfferPolicy(StrEnum):
-    """How one offer is chosen per GPU and acquisition mode (``solver.pricing.costs``)."""
+    """Which offers of a GPU and acquisition mode the planner weighs (``solver.pricing.costs``:
+    every eligible rental offer is an option; purchases take the cheapest per server model)."""
 
     MOST_RELIABLE = "most_reliable"
-    """The most reliable price label available (``pricebook.schema.LABEL_RELIABILITY``: quote > list >
-    street > derived > estimate), then the cheapest offer with it."""
+    """The offers with the most reliable price label available (``pricebook.schema.LABEL_RELIABILITY``:
+    quote > list > street > derived > estimate)."""
     CHEAPEST = "cheapest"
-    """The cheapest offer whatever its label."""
+    """Every offer whatever its label."""
 
 
 class TrainingMethod(StrEnum):

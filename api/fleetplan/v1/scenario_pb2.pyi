@@ -127,23 +127,25 @@ class _OfferPolicyEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_OfferPoli
     OFFER_POLICY_UNSPECIFIED: _OfferPolicy.ValueType  # 0
     """Not given: OFFER_POLICY_MOST_RELIABLE."""
     OFFER_POLICY_MOST_RELIABLE: _OfferPolicy.ValueType  # 1
-    """The most reliable price label available (quote > list > street > derived > estimate), then
-    the cheapest offer with it.
+    """The offers with the most reliable price label available (quote > list > street > derived >
+    estimate).
     """
     OFFER_POLICY_CHEAPEST: _OfferPolicy.ValueType  # 2
-    """The cheapest offer whatever its label."""
+    """Every offer whatever its label."""
 
 class OfferPolicy(_OfferPolicy, metaclass=_OfferPolicyEnumTypeWrapper):
-    """How one offer is chosen per GPU and acquisition mode."""
+    """Which offers of a GPU and acquisition mode the planner weighs (every eligible rental offer is
+    an option with its own instance size, term and price; purchases take the cheapest per server).
+    """
 
 OFFER_POLICY_UNSPECIFIED: OfferPolicy.ValueType  # 0
 """Not given: OFFER_POLICY_MOST_RELIABLE."""
 OFFER_POLICY_MOST_RELIABLE: OfferPolicy.ValueType  # 1
-"""The most reliable price label available (quote > list > street > derived > estimate), then
-the cheapest offer with it.
+"""The offers with the most reliable price label available (quote > list > street > derived >
+estimate).
 """
 OFFER_POLICY_CHEAPEST: OfferPolicy.ValueType  # 2
-"""The cheapest offer whatever its label."""
+"""Every offer whatever its label."""
 Global___OfferPolicy: _TypeAlias = OfferPolicy  # noqa: Y015
 
 class _OfferKind:
@@ -673,7 +675,7 @@ class Constraints(_message.Message):
     capex_budget_includes_vat: _builtins.bool
     """Whether capex_budget includes VAT (then purchases + their VAT must fit it); default ex-VAT."""
     offer_policy: Global___OfferPolicy.ValueType
-    """How one offer is chosen per GPU and mode; unspecified = most reliable label first."""
+    """Which offers of a GPU and mode are weighed; unspecified = those of the most reliable label."""
     capacity_quantile: Global___CapacityQuantile.ValueType
     """Size replicas at this quantile of the performance model's band (unspecified = p50)."""
     include_network_costs: _builtins.bool
