@@ -111,6 +111,16 @@ class OfferPolicy(StrEnum):
     """Every offer whatever its label."""
 
 
+class DeploymentPolicy(StrEnum):
+    """How replicas follow the hours of the day (``solver.optimizer.static``)."""
+
+    STATIC = "static"
+    """One set of replicas all day on held GPUs (bought, owned, reserved); replicas on GPUs rented
+    on demand may still follow the hours."""
+    HOURLY = "hourly"
+    """Replicas follow each hour's demand on every GPU (re-deployed as demand changes)."""
+
+
 class TrainingMethod(StrEnum):
     FULL = "full"
     LORA = "lora"
@@ -423,6 +433,8 @@ class Constraints(_Frozen):
     """Whether ``capex_budget`` is a VAT-inclusive figure (then purchases + VAT must fit it); default:
     the budget is ex-VAT, like every amount the planner compares."""
     offer_policy: OfferPolicy = OfferPolicy.MOST_RELIABLE
+    deployment_policy: DeploymentPolicy | None = None
+    """None = static for a buy-only request (``allowed_modes`` just buy), else hourly."""
     include_providers: tuple[str, ...] = ()
     """Only offers from these providers (case-insensitive); empty = every provider."""
     exclude_providers: tuple[str, ...] = ()
@@ -448,6 +460,14 @@ class Constraints(_Frozen):
     _money = field_validator("capex_budget", "monthly_opex_cap", "installation_per_server")(
         _non_negative_money
     )
+
+    @property
+    def static_deployment(self) -> bool:
+        """Replicas on held GPUs stay the same all day (``deployment_policy``, default static when
+        only buying is allowed)."""
+        if self.deployment_policy is None:
+            return set(self.allowed_modes) == {AcquisitionMode.BUY}
+        return self.deployment_policy is DeploymentPolicy.STATIC
 
 
 DEFAULT_MAX_GAP = 0.10

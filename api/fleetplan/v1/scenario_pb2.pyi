@@ -148,6 +148,30 @@ OFFER_POLICY_CHEAPEST: OfferPolicy.ValueType  # 2
 """Every offer whatever its label."""
 Global___OfferPolicy: _TypeAlias = OfferPolicy  # noqa: Y015
 
+class _DeploymentPolicy:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _DeploymentPolicyEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_DeploymentPolicy.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    DEPLOYMENT_POLICY_UNSPECIFIED: _DeploymentPolicy.ValueType  # 0
+    """Not given: static when only buying is allowed, else hourly."""
+    DEPLOYMENT_POLICY_STATIC: _DeploymentPolicy.ValueType  # 1
+    """One set of replicas all day on held GPUs; on-demand replicas may follow the hours."""
+    DEPLOYMENT_POLICY_HOURLY: _DeploymentPolicy.ValueType  # 2
+    """Replicas follow each hour's demand on every GPU."""
+
+class DeploymentPolicy(_DeploymentPolicy, metaclass=_DeploymentPolicyEnumTypeWrapper):
+    """How replicas follow the hours of the day."""
+
+DEPLOYMENT_POLICY_UNSPECIFIED: DeploymentPolicy.ValueType  # 0
+"""Not given: static when only buying is allowed, else hourly."""
+DEPLOYMENT_POLICY_STATIC: DeploymentPolicy.ValueType  # 1
+"""One set of replicas all day on held GPUs; on-demand replicas may follow the hours."""
+DEPLOYMENT_POLICY_HOURLY: DeploymentPolicy.ValueType  # 2
+"""Replicas follow each hour's demand on every GPU."""
+Global___DeploymentPolicy: _TypeAlias = DeploymentPolicy  # noqa: Y015
+
 class _OfferKind:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -656,6 +680,7 @@ class Constraints(_message.Message):
     INSTALLATION_PER_SERVER_FIELD_NUMBER: _builtins.int
     SOFTWARE_LICENCES_FIELD_NUMBER: _builtins.int
     STORAGE_FIELD_NUMBER: _builtins.int
+    DEPLOYMENT_POLICY_FIELD_NUMBER: _builtins.int
     currency_code: _builtins.str
     """ISO-4217 currency of every figure in the answer ("USD" or "KRW"); empty = USD."""
     horizon_months: _builtins.int
@@ -685,6 +710,12 @@ class Constraints(_message.Message):
     installation_fraction: _builtins.float
     """One-off installation/integration as a fraction of the hardware bought (GPUs + hosts), 0–1;
     absent = 0 (no sourced default).
+    """
+    deployment_policy: Global___DeploymentPolicy.ValueType
+    """How replicas follow the hours: static = one set of replicas all day on held GPUs (bought,
+    owned, reserved; replicas on GPUs rented on demand may still follow the hours), hourly =
+    replicas follow each hour's demand. Unspecified = static when only buying is allowed, else
+    hourly.
     """
     @_builtins.property
     def capex_budget(self) -> _common_pb2.Money:
@@ -770,10 +801,11 @@ class Constraints(_message.Message):
         installation_per_server: _common_pb2.Money | None = ...,
         software_licences: _abc.Iterable[Global___SoftwareLicence] | None = ...,
         storage: Global___Storage | None = ...,
+        deployment_policy: Global___DeploymentPolicy.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_include_network_costs", b"_include_network_costs", "_installation_fraction", b"_installation_fraction", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "capex_budget", b"capex_budget", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_network_costs", b"include_network_costs", "installation_fraction", b"installation_fraction", "installation_per_server", b"installation_per_server", "monthly_opex_cap", b"monthly_opex_cap", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap", "storage", b"storage"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_include_network_costs", b"_include_network_costs", "_installation_fraction", b"_installation_fraction", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "allowed_gpu_ids", b"allowed_gpu_ids", "allowed_modes", b"allowed_modes", "capacity_quantile", b"capacity_quantile", "capex_budget", b"capex_budget", "capex_budget_includes_vat", b"capex_budget_includes_vat", "count_bounds", b"count_bounds", "currency_code", b"currency_code", "exclude_providers", b"exclude_providers", "exclude_regions", b"exclude_regions", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_network_costs", b"include_network_costs", "include_providers", b"include_providers", "include_regions", b"include_regions", "include_vat", b"include_vat", "installation_fraction", b"installation_fraction", "installation_per_server", b"installation_per_server", "monthly_opex_cap", b"monthly_opex_cap", "offer_policy", b"offer_policy", "owned_gpus", b"owned_gpus", "pinned_offer_ids", b"pinned_offer_ids", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap", "software_licences", b"software_licences", "storage", b"storage"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_include_network_costs", b"_include_network_costs", "_installation_fraction", b"_installation_fraction", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "allowed_gpu_ids", b"allowed_gpu_ids", "allowed_modes", b"allowed_modes", "capacity_quantile", b"capacity_quantile", "capex_budget", b"capex_budget", "capex_budget_includes_vat", b"capex_budget_includes_vat", "count_bounds", b"count_bounds", "currency_code", b"currency_code", "deployment_policy", b"deployment_policy", "exclude_providers", b"exclude_providers", "exclude_regions", b"exclude_regions", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_network_costs", b"include_network_costs", "include_providers", b"include_providers", "include_regions", b"include_regions", "include_vat", b"include_vat", "installation_fraction", b"installation_fraction", "installation_per_server", b"installation_per_server", "monthly_opex_cap", b"monthly_opex_cap", "offer_policy", b"offer_policy", "owned_gpus", b"owned_gpus", "pinned_offer_ids", b"pinned_offer_ids", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap", "software_licences", b"software_licences", "storage", b"storage"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__horizon_months: _TypeAlias = _typing.Literal["horizon_months"]  # noqa: Y015
     _WhichOneofArgType__horizon_months: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months"]  # noqa: Y015
