@@ -22,7 +22,7 @@ from solver.domain import (
     PlanRequest,
     SolverOptions,
 )
-from solver.optimizer import FleetSolution, SolveStatus, optimize
+from solver.optimizer import FleetSolution, SolveStatus, evaluate_fleet, optimize
 from solver.optimizer.candidates import build_instance
 from solver.optimizer.evaluate import check_solution
 from solver.optimizer.results import ViolationKind
@@ -102,6 +102,18 @@ def test_a_static_plan_rents_the_hourly_replicas_on_demand() -> None:
             fixed = plan.static_replicas.get(use.candidate.id, 0)
             assert all(count >= fixed for count in use.replicas)
     assert not check_solution(build_instance(request, BOOK), plan)
+
+
+@pytest.mark.parametrize("modes", [(BUY,), (BUY, OD)])
+def test_a_static_plans_own_fleet_evaluates_at_its_tco(modes: tuple[AcquisitionMode, ...]) -> None:
+    request = _request(TWO, ("h100-sxm", "l40s"), modes, DeploymentPolicy.STATIC)
+    plan = _plan(request)
+    fleet = plan.fleet()
+    assert plan.status is SolveStatus.OPTIMAL and fleet is not None
+    evaluation = evaluate_fleet(fleet, request, BOOK, time_limit_s=30, compare_optimal=False)
+    assert evaluation.feasible, evaluation.messages
+    assert evaluation.tco is not None
+    assert abs(Decimal(str(evaluation.tco)) - _tco(plan)) <= Decimal("0.01")
 
 
 def test_the_evaluator_refuses_an_hourly_plan_where_static_is_asked() -> None:
