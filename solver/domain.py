@@ -101,13 +101,24 @@ TP_CHOICES = (1, 2, 4, 8)
 
 
 class OfferPolicy(StrEnum):
-    """How one offer is chosen per GPU and acquisition mode (``solver.pricing.costs``)."""
+    """Which offers of a GPU and acquisition mode the planner weighs (``solver.pricing.costs``:
+    every eligible rental offer is an option; purchases take the cheapest per server model)."""
 
     MOST_RELIABLE = "most_reliable"
-    """The most reliable price label available (``pricebook.schema.LABEL_RELIABILITY``: quote > list >
-    street > derived > estimate), then the cheapest offer with it."""
+    """The offers with the most reliable price label available (``pricebook.schema.LABEL_RELIABILITY``:
+    quote > list > street > derived > estimate)."""
     CHEAPEST = "cheapest"
-    """The cheapest offer whatever its label."""
+    """Every offer whatever its label."""
+
+
+class DeploymentPolicy(StrEnum):
+    """How replicas follow the hours of the day (``solver.optimizer.static``)."""
+
+    STATIC = "static"
+    """One set of replicas all day on held GPUs (bought, owned, reserved); replicas on GPUs rented
+    on demand may still follow the hours."""
+    HOURLY = "hourly"
+    """Replicas follow each hour's demand on every GPU (re-deployed as demand changes)."""
 
 
 class TrainingMethod(StrEnum):
@@ -424,6 +435,8 @@ class Constraints(_Frozen):
     """Whether ``capex_budget`` is a VAT-inclusive figure (then purchases + VAT must fit it); default:
     the budget is ex-VAT, like every amount the planner compares."""
     offer_policy: OfferPolicy = OfferPolicy.MOST_RELIABLE
+    deployment_policy: DeploymentPolicy | None = None
+    """None = static for a buy-only request (``allowed_modes`` just buy), else hourly."""
     include_providers: tuple[str, ...] = ()
     """Only offers from these providers (case-insensitive); empty = every provider."""
     exclude_providers: tuple[str, ...] = ()
@@ -458,6 +471,14 @@ class Constraints(_Frozen):
     def _distinct_modes(cls, modes: tuple[AcquisitionMode, ...]) -> tuple[AcquisitionMode, ...]:
         # Every mode is one set of options: a repeat would add each of its options twice.
         return tuple(dict.fromkeys(modes))
+
+    @property
+    def static_deployment(self) -> bool:
+        """Replicas on held GPUs stay the same all day (``deployment_policy``, default static when
+        only buying is allowed)."""
+        if self.deployment_policy is None:
+            return set(self.allowed_modes) == {AcquisitionMode.BUY}
+        return self.deployment_policy is DeploymentPolicy.STATIC
 
 
 DEFAULT_MAX_GAP = 0.10

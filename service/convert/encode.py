@@ -15,6 +15,7 @@ from api.fleetplan.v1 import fleet_planner_pb2 as api
 from pricebook.overrides import OfferOverride, PricebookOverrides
 from service.convert.enums import (
     BACKEND_TO_PROTO,
+    DEPLOYMENT_POLICY_TO_PROTO,
     ENGINE_TO_PROTO,
     ISOLATION_TO_PROTO,
     METHOD_TO_PROTO,
@@ -122,6 +123,8 @@ def _constraints(c: domain.Constraints) -> scenario_pb2.Constraints:
     put(fields, "monthly_opex_cap", money_to_proto(c.monthly_opex_cap))
     put(fields, "power_cap_kw", c.power_cap_kw)
     put(fields, "rack_units_cap", c.rack_units_cap)
+    if c.deployment_policy is not None:
+        fields["deployment_policy"] = DEPLOYMENT_POLICY_TO_PROTO[c.deployment_policy]
     return scenario_pb2.Constraints(**fields)
 
 

@@ -69,6 +69,12 @@ OFFER_POLICY_FROM_PROTO: dict[scenario_pb2.OfferPolicy.ValueType, domain.OfferPo
 OFFER_POLICY_TO_PROTO: dict[domain.OfferPolicy, scenario_pb2.OfferPolicy.ValueType] = inverted(
     OFFER_POLICY_FROM_PROTO
 )
+DEPLOYMENT_POLICY_FROM_PROTO: dict[scenario_pb2.DeploymentPolicy.ValueType, domain.DeploymentPolicy] = (
+    by_name(scenario_pb2.DeploymentPolicy, "DEPLOYMENT_POLICY", domain.DeploymentPolicy)
+)
+DEPLOYMENT_POLICY_TO_PROTO: dict[domain.DeploymentPolicy, scenario_pb2.DeploymentPolicy.ValueType] = inverted(
+    DEPLOYMENT_POLICY_FROM_PROTO
+)
 BACKEND_FROM_PROTO: dict[scenario_pb2.SolverBackend.ValueType, str] = {
     scenario_pb2.SOLVER_BACKEND_UNSPECIFIED: "auto",
     **by_name(scenario_pb2.SolverBackend, "SOLVER_BACKEND", (b for b in SOLVER_BACKENDS if b != "auto")),

@@ -20,6 +20,7 @@ from api.fleetplan.v1 import fleet_planner_pb2 as api
 from pricebook.schema import Pricebook
 from service.convert.enums import (
     BACKEND_FROM_PROTO,
+    DEPLOYMENT_POLICY_FROM_PROTO,
     ENGINE_FROM_PROTO,
     ISOLATION_FROM_PROTO,
     METHOD_FROM_PROTO,
@@ -218,6 +219,10 @@ def _constraints(msg: scenario_pb2.Constraints, col: Collector, path: str) -> di
     out["capex_budget_includes_vat"] = msg.capex_budget_includes_vat
     policy = col.enum(OFFER_POLICY_FROM_PROTO, msg.offer_policy, join_path(path, "offer_policy"))
     put(out, "offer_policy", policy)
+    deployment = col.enum(
+        DEPLOYMENT_POLICY_FROM_PROTO, msg.deployment_policy, join_path(path, "deployment_policy")
+    )
+    put(out, "deployment_policy", deployment)
     out["include_providers"] = tuple(msg.include_providers)
     out["exclude_providers"] = tuple(msg.exclude_providers)
     out["pinned_offers"] = tuple(msg.pinned_offer_ids)

@@ -473,6 +473,8 @@ def build_instance(request: PlanRequest, book: Pricebook, *, fleet: Fleet | None
         fixed_fleet=fixed,
         extra_capex=storage_capex(constraints, book),
         extra_monthly=storage_monthly(constraints, book),
+        # The request's policy, not the fleet's modes: a plan's own buy-only fleet is evaluated as planned.
+        static_deployment=request.constraints.static_deployment,
     )
 
 

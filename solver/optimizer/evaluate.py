@@ -30,6 +30,7 @@ from solver.optimizer.results import (
     Violation,
     ViolationKind,
 )
+from solver.optimizer.static import is_static
 from solver.pricing.options import AcquisitionOption
 from solver.units import DAYS_PER_MONTH
 
@@ -102,6 +103,7 @@ def check_solution(
         *check_caps(instance, solution, fleet),
         *check_counts(instance, solution, fleet),
         *check_training(instance, solution, fleet),
+        *check_static(instance, solution, fleet),
     ]
 
 
@@ -281,16 +283,7 @@ def _sizes(counted: Counter[float]) -> str:
 
 def _domains_of(gpu: str, b: int, solution: FleetSolution, fleet: _Fleet) -> Counter[float]:
     """The scale-up domains the plan's ``gpu`` GPUs form in bucket ``b`` (size → how many)."""
-    bins: Counter[float] = Counter()
-    for c in solution.options:
-        o = fleet.options.get(c.option_id)
-        if c.gpu != gpu or o is None:
-            continue
-        per_server = max(1, o.gpus_per_server)
-        domain = max(1, min(o.scale_up_domain_size, per_server))
-        count = c.on_demand_gpus[b] if o.mode is AcquisitionMode.ON_DEMAND else c.gpus
-        bins.update(_domains(count, per_server, domain))
-    return bins
+    return _option_domains(gpu, solution, fleet, None) + _option_domains(gpu, solution, fleet, b)
 
 
 # 4 and 9: options on offer, whole servers
@@ -497,3 +490,64 @@ def _pack(items: Counter[float], bins: Counter[float]) -> bool:
         if left:
             return False
     return True
+
+
+# 14: a static deployment keeps one set of replicas on held GPUs all day, the rest on demand
+def check_static(instance: FleetInstance, solution: FleetSolution, fleet: _Fleet) -> list[Violation]:
+    if not is_static(instance):
+        return []
+    nb = len(instance.buckets)
+    shown: dict[str, tuple[Candidate, tuple[int, ...]]] = {
+        p.id: (p.deployment, p.replicas) for p in solution.pools
+    }
+    for a in solution.assignments:
+        shown.update((use.candidate.id, (use.candidate, use.replicas)) for use in a.uses if any(use.replicas))
+    out = [
+        Violation(ViolationKind.STATIC, key, "static replicas of a deployment the plan does not run")
+        for key in solution.static_replicas
+        if key not in shown
+    ]
+    static: dict[str, Counter[float]] = defaultdict(Counter)
+    hourly: dict[str, list[Counter[float]]] = defaultdict(lambda: [Counter() for _ in range(nb)])
+    for key, (c, replicas) in shown.items():
+        fixed = solution.static_replicas.get(key, 0)
+        if replicas and fixed > min(replicas):
+            out.append(
+                Violation(ViolationKind.STATIC, key, f"{fixed} static replicas, {min(replicas)} in some hour")
+            )
+        static[c.gpu][c.gpus_per_replica] += fixed
+        for b, count in enumerate(replicas):
+            hourly[c.gpu][b][c.gpus_per_replica] += max(0, count - fixed)
+    for gpu in sorted(set(static) | set(hourly)):
+        held = _option_domains(gpu, solution, fleet, None)
+        if +static[gpu] and not _pack(+static[gpu], held):
+            out.append(
+                Violation(
+                    ViolationKind.STATIC, gpu, f"static replicas {_sizes(static[gpu])} fit no held domains"
+                )
+            )
+        for b in range(nb):
+            items = +hourly[gpu][b]
+            if items and not _pack(items, _option_domains(gpu, solution, fleet, b)):
+                out.append(
+                    Violation(
+                        ViolationKind.STATIC,
+                        f"{gpu}/bucket {b}",
+                        f"replicas beyond the static ones {_sizes(items)} need GPUs rented on demand",
+                    )
+                )
+    return out
+
+
+def _option_domains(gpu: str, solution: FleetSolution, fleet: _Fleet, bucket: int | None) -> Counter[float]:
+    """Scale-up domains of the plan's held ``gpu`` GPUs (``bucket`` None) or of its GPUs rented on
+    demand in ``bucket``."""
+    bins: Counter[float] = Counter()
+    for c in solution.options:
+        o = fleet.options.get(c.option_id)
+        if c.gpu != gpu or o is None or (o.mode is AcquisitionMode.ON_DEMAND) is (bucket is None):
+            continue
+        count = c.gpus if bucket is None else c.on_demand_gpus[bucket]
+        per_server = max(1, o.gpus_per_server)
+        bins.update(_domains(count, per_server, max(1, min(o.scale_up_domain_size, per_server))))
+    return bins

@@ -232,6 +232,8 @@ class FleetInstance:
     """Up-front cost that does not depend on the fleet (the request's storage bought per TB)."""
     extra_monthly: float = 0.0
     """Monthly cost that does not depend on the fleet (the request's storage per TB-month)."""
+    static_deployment: bool = False
+    """Replicas on held GPUs stay the same all day (``solver.optimizer.static``)."""
 
     def fixed_count_of(self, option_id: str) -> int | None:
         """The fixed fleet's GPUs among the options of ``option_id``'s group (None = not fixed, or

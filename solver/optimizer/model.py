@@ -98,19 +98,16 @@ Constraints (numbers match ``ModelBuilder`` method comments and the evaluator's 
     (losing any S_P replicas leaves Σ load ≤ R − S_P). The independent evaluator checks the
     pool by the sharing rule instead: the mixed batch on R − S_P replicas meets the SLA by the
     performance model's timing (``evaluate.check_pools``, ``pool_timing``).
+14. Static deployments (``solver.optimizer.static``): one set of replicas on held GPUs all day.
 
-Exact reductions (``ModelBuilder(reduce=True)``; ``tests/solver/optimizer/test_model.py``
-checks the optimum is unchanged on random instances)
+Exact reductions (``ModelBuilder(reduce=True)``; ``test_model.py``: same optimum on random instances)
 ------------------------------------------------------------------------------------------
-R1. Replica bounds: r_cb ≤ ⌈σ_wk λ_wb / cap_c⌉ + R_w (0 when λ_wb = 0), R_Pb ≤ Σ_{c∈P} of
-    those + S_P; TP-group counts k_obτ ≤ the sum of their replicas' bounds. More replicas of
-    one candidate than its demand alone needs only add GPUs.
+R1. Replica bounds: r_cb ≤ ⌈σ_wk λ_wb / cap_c⌉ + R_w (0 when λ_wb = 0), R_Pb ≤ Σ_{c∈P} of those
+    + S_P; k_obτ ≤ the sum of their replicas' bounds (more replicas than needed only add GPUs).
 R2. Reservations dominated by on-demand (``reductions.reserved_dominated_by_on_demand``): n_o = 0
-    when an on-demand option of the same GPU costs no more around the clock and holds TP groups
-    as large.
+    when an on-demand option of the same GPU costs no more around the clock, holds as large TP groups.
 R3. Small chassis (``reductions.small_server_limits``): s_A ≤ m − 1 when a bought option B with
-    k_B = m·k_A costs no more per GPU and per m A-servers (capex, residual, monthly, power, rack
-    units).
+    k_B = m·k_A costs no more per GPU and per m A-servers (capex, residual, monthly, power, racks).
 
 Objective (TCO over the horizon, request currency, divided by a cost unit for scaling)
 -------------------------------------------------------------------------------------
@@ -124,13 +121,11 @@ GPUS = Σ n_o + Σ s_o + Σ_b h_b/24 · d_ob           (ε ≪ any price differe
     optimum, binaries v_g ≥ n_o / ub(n_o), d_ob / ub(d_ob) for the options of GPU type g, and
     TCO ≤ TCO* (1 + 1e-7):  min 1000 · GPUS + Σ_g v_g  — fewer GPUs, then fewer GPU types (SKUs).
 
-Scaling: each demand row is divided by the workload's peak rate (daily tokens 1…10^13 give rates
-1e-8…1e8 req/s), and costs by ``cost_unit`` (the most expensive option's per-GPU horizon cost),
-so coefficients stay within a few orders of magnitude for prices from 0.01 to 10^10.
+Scaling: demand rows ÷ the workload's peak rate (rates 1e-8…1e8 req/s), costs ÷ ``cost_unit`` (the
+dearest option's per-GPU horizon cost): coefficients within a few orders of magnitude.
 
-The solve driver (backend and its parameters, the LP-guided search beside this model, status
-mapping, the tie-break stage of constraint 12) is ``solver.optimizer.driver``. Benchmarks, dated
-measurements and the speed-ups that were tried and removed: ``docs/optimizer.md``.
+The solve driver (backend, the LP-guided search beside this model, status mapping, tie-break stage
+12): ``solver.optimizer.driver``. Benchmarks and speed-ups tried and removed: ``docs/optimizer.md``.
 """
 
 from __future__ import annotations
@@ -160,6 +155,7 @@ from solver.optimizer.instance import (
 )
 from solver.optimizer.reductions import reserved_dominated_by_on_demand, small_server_limits
 from solver.optimizer.results import SolverStats
+from solver.optimizer.static import add_static_deployment, is_static
 from solver.pricing.options import MULTI_NODE_SERVERS, AcquisitionOption
 from solver.units import DAYS_PER_MONTH
 
@@ -213,6 +209,7 @@ class MipValues:
     """Replicas of each shared pool (constraint 13) per bucket."""
     shared_load: dict[str, tuple[float, ...]] = field(default_factory=dict)
     """Replica-equivalents ``v_cb`` of each pooled candidate per bucket."""
+    static: dict[str, int] = field(default_factory=dict)  # pool id → static replicas (constraint 14)
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,6 +304,7 @@ class ModelBuilder:
         self.z: dict[tuple[str, str], Any] = {}
         self.f: dict[tuple[str, str], Any] = {}
         self.short: dict[str, list[Any]] = {}
+        self.static: dict[str, Any] = {}
         self.tco_expr: Any = 0
         self.gpu_count_expr: Any = 0
         self.cands = tuple(c for c in usable_candidates(instance) if (c.workload, c.gpu) not in relax.forbid)
@@ -352,12 +350,12 @@ class ModelBuilder:
         return bounds
 
     def _replica_bound(self, c: Candidate, b: int) -> float:
-        """Replicas of c in bucket b an optimal plan could use: enough for the demand on c alone
-        plus the spares (more only adds GPUs). Unbounded when maximising the demand scale."""
+        """Replicas of c in bucket b an optimal plan could use: the demand on c alone plus spares (more
+        only adds GPUs; static: the busiest bucket's). Unbounded when maximising the demand scale."""
         if self.relax.maximize_demand_scale or not self.reduce:
             return float(self.solver.infinity())
-        w = self.demand_of[c.workload]
-        return float(replicas_alone(self.rate(c, b), c.capacity_req_s, w.redundancy))
+        w, hours = self.demand_of[c.workload], range(self.nb) if is_static(self.inst) else (b,)
+        return float(max(replicas_alone(self.rate(c, k), c.capacity_req_s, w.redundancy) for k in hours))
 
     def rate(self, c: Candidate, b: int) -> float:
         """Request rate of the load ``c`` serves (its size's share of the workload) in bucket ``b``."""
@@ -400,6 +398,7 @@ class ModelBuilder:
         checkpoint()
         self._shared_pools()
         self._gpus_and_domains()
+        self.static = add_static_deployment(self)
         checkpoint()
         self._servers()
         self._multi_node_fabric()
@@ -890,6 +889,7 @@ class ModelBuilder:
                 if p.shared
                 for c in p.members
             },
+            static={k: iv(v) for k, v in self.static.items()},
             train_gpu=train_gpu,
             train_share={k: max(0.0, read(v)) for k, v in self.f.items()},
             unserved={

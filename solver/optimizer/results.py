@@ -234,6 +234,9 @@ class FleetSolution:
     """Cap usage of the plan: ``capex``, ``monthly_opex``, ``power_kw``, ``rack_units``."""
     pools: tuple[PoolUse, ...] = ()
     """Shared pools with replicas (their members' ``DeploymentUse.shared_load``)."""
+    static_replicas: dict[str, int] = field(default_factory=dict)
+    """A static deployment's replicas on held GPUs all day: by candidate id for a deployment's own
+    replicas, by ``PoolUse.id`` for a shared pool (``solver.optimizer.static``)."""
 
     @property
     def has_plan(self) -> bool:
@@ -271,6 +274,8 @@ class ViolationKind(StrEnum):
     GPUS = "gpus"
     """Replicas do not fit the plan's GPUs, or a TP group fits no NVLink/P2P domain."""
     SERVERS = "servers"
+    STATIC = "static"
+    """A static deployment's held GPUs change replicas with the hours."""
     CAP = "cap"
     COUNT = "count"
     TRAINING = "training"

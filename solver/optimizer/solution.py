@@ -57,6 +57,7 @@ def build_solution(instance: FleetInstance, mip: MipResult) -> FleetSolution:
         options=tuple(chosen),
         assignments=_assignments(instance, values),
         pools=_pools(instance, values),
+        static_replicas=_static(instance, values),
         training=_training_allocations(instance, values),
         cost=CostSplit(
             capex=totals.capex,
@@ -245,6 +246,21 @@ def _pools(instance: FleetInstance, values: MipValues) -> tuple[PoolUse, ...]:
         spares = max((redundancy[c.workload] for c in served), default=0)
         out.append(PoolUse(pool.id, pool.deployment, replicas, spares, members))
     return tuple(out)
+
+
+def _static(instance: FleetInstance, values: MipValues) -> dict[str, int]:
+    """Static replicas by the key the solution shows their replicas under: a shared pool's id, or
+    the candidate whose own replicas they are."""
+    out = {}
+    for pool in replica_pools(usable_candidates(instance), instance.inference):
+        count = values.static.get(pool.id, 0)
+        if count <= 0:
+            continue
+        if pool.id in values.pools:
+            out[pool.id] = count
+        else:
+            out[next((c.id for c in pool.members if c.id in values.r), pool.deployment.id)] = count
+    return out
 
 
 def with_tco_objective(solution: FleetSolution) -> FleetSolution:

@@ -127,24 +127,50 @@ class _OfferPolicyEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_OfferPoli
     OFFER_POLICY_UNSPECIFIED: _OfferPolicy.ValueType  # 0
     """Not given: OFFER_POLICY_MOST_RELIABLE."""
     OFFER_POLICY_MOST_RELIABLE: _OfferPolicy.ValueType  # 1
-    """The most reliable price label available (quote > list > street > derived > estimate), then
-    the cheapest offer with it.
+    """The offers with the most reliable price label available (quote > list > street > derived >
+    estimate).
     """
     OFFER_POLICY_CHEAPEST: _OfferPolicy.ValueType  # 2
-    """The cheapest offer whatever its label."""
+    """Every offer whatever its label."""
 
 class OfferPolicy(_OfferPolicy, metaclass=_OfferPolicyEnumTypeWrapper):
-    """How one offer is chosen per GPU and acquisition mode."""
+    """Which offers of a GPU and acquisition mode the planner weighs (every eligible rental offer is
+    an option with its own instance size, term and price; purchases take the cheapest per server).
+    """
 
 OFFER_POLICY_UNSPECIFIED: OfferPolicy.ValueType  # 0
 """Not given: OFFER_POLICY_MOST_RELIABLE."""
 OFFER_POLICY_MOST_RELIABLE: OfferPolicy.ValueType  # 1
-"""The most reliable price label available (quote > list > street > derived > estimate), then
-the cheapest offer with it.
+"""The offers with the most reliable price label available (quote > list > street > derived >
+estimate).
 """
 OFFER_POLICY_CHEAPEST: OfferPolicy.ValueType  # 2
-"""The cheapest offer whatever its label."""
+"""Every offer whatever its label."""
 Global___OfferPolicy: _TypeAlias = OfferPolicy  # noqa: Y015
+
+class _DeploymentPolicy:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _DeploymentPolicyEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_DeploymentPolicy.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    DEPLOYMENT_POLICY_UNSPECIFIED: _DeploymentPolicy.ValueType  # 0
+    """Not given: static when only buying is allowed, else hourly."""
+    DEPLOYMENT_POLICY_STATIC: _DeploymentPolicy.ValueType  # 1
+    """One set of replicas all day on held GPUs; on-demand replicas may follow the hours."""
+    DEPLOYMENT_POLICY_HOURLY: _DeploymentPolicy.ValueType  # 2
+    """Replicas follow each hour's demand on every GPU."""
+
+class DeploymentPolicy(_DeploymentPolicy, metaclass=_DeploymentPolicyEnumTypeWrapper):
+    """How replicas follow the hours of the day."""
+
+DEPLOYMENT_POLICY_UNSPECIFIED: DeploymentPolicy.ValueType  # 0
+"""Not given: static when only buying is allowed, else hourly."""
+DEPLOYMENT_POLICY_STATIC: DeploymentPolicy.ValueType  # 1
+"""One set of replicas all day on held GPUs; on-demand replicas may follow the hours."""
+DEPLOYMENT_POLICY_HOURLY: DeploymentPolicy.ValueType  # 2
+"""Replicas follow each hour's demand on every GPU."""
+Global___DeploymentPolicy: _TypeAlias = DeploymentPolicy  # noqa: Y015
 
 class _OfferKind:
     ValueType = _typing.NewType("ValueType", _builtins.int)
@@ -657,6 +683,7 @@ class Constraints(_message.Message):
     SOFTWARE_LICENCES_FIELD_NUMBER: _builtins.int
     STORAGE_FIELD_NUMBER: _builtins.int
     ALLOW_CONSUMER_GPUS_FIELD_NUMBER: _builtins.int
+    DEPLOYMENT_POLICY_FIELD_NUMBER: _builtins.int
     currency_code: _builtins.str
     """ISO-4217 currency of every figure in the answer ("USD" or "KRW"); empty = USD."""
     horizon_months: _builtins.int
@@ -676,7 +703,7 @@ class Constraints(_message.Message):
     capex_budget_includes_vat: _builtins.bool
     """Whether capex_budget includes VAT (then purchases + their VAT must fit it); default ex-VAT."""
     offer_policy: Global___OfferPolicy.ValueType
-    """How one offer is chosen per GPU and mode; unspecified = most reliable label first."""
+    """Which offers of a GPU and mode are weighed; unspecified = those of the most reliable label."""
     capacity_quantile: Global___CapacityQuantile.ValueType
     """Size replicas at this quantile of the performance model's band (unspecified = p50)."""
     include_network_costs: _builtins.bool
@@ -691,6 +718,12 @@ class Constraints(_message.Message):
     """Whether consumer (GeForce) GPUs may be planned; default false: NVIDIA's GeForce driver
     licence excludes data-centre deployment, and the cards have no ECC and no enterprise support.
     Naming one in allowed_gpu_ids or owned_gpus without it is INVALID_ARGUMENT.
+    """
+    deployment_policy: Global___DeploymentPolicy.ValueType
+    """How replicas follow the hours: static = one set of replicas all day on held GPUs (bought,
+    owned, reserved; replicas on GPUs rented on demand may still follow the hours), hourly =
+    replicas follow each hour's demand. Unspecified = static when only buying is allowed, else
+    hourly.
     """
     @_builtins.property
     def capex_budget(self) -> _common_pb2.Money:
@@ -777,10 +810,11 @@ class Constraints(_message.Message):
         software_licences: _abc.Iterable[Global___SoftwareLicence] | None = ...,
         storage: Global___Storage | None = ...,
         allow_consumer_gpus: _builtins.bool = ...,
+        deployment_policy: Global___DeploymentPolicy.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_include_network_costs", b"_include_network_costs", "_installation_fraction", b"_installation_fraction", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "capex_budget", b"capex_budget", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_network_costs", b"include_network_costs", "installation_fraction", b"installation_fraction", "installation_per_server", b"installation_per_server", "monthly_opex_cap", b"monthly_opex_cap", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap", "storage", b"storage"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_include_network_costs", b"_include_network_costs", "_installation_fraction", b"_installation_fraction", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "allow_consumer_gpus", b"allow_consumer_gpus", "allowed_gpu_ids", b"allowed_gpu_ids", "allowed_modes", b"allowed_modes", "capacity_quantile", b"capacity_quantile", "capex_budget", b"capex_budget", "capex_budget_includes_vat", b"capex_budget_includes_vat", "count_bounds", b"count_bounds", "currency_code", b"currency_code", "exclude_providers", b"exclude_providers", "exclude_regions", b"exclude_regions", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_network_costs", b"include_network_costs", "include_providers", b"include_providers", "include_regions", b"include_regions", "include_vat", b"include_vat", "installation_fraction", b"installation_fraction", "installation_per_server", b"installation_per_server", "monthly_opex_cap", b"monthly_opex_cap", "offer_policy", b"offer_policy", "owned_gpus", b"owned_gpus", "pinned_offer_ids", b"pinned_offer_ids", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap", "software_licences", b"software_licences", "storage", b"storage"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_include_network_costs", b"_include_network_costs", "_installation_fraction", b"_installation_fraction", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "allow_consumer_gpus", b"allow_consumer_gpus", "allowed_gpu_ids", b"allowed_gpu_ids", "allowed_modes", b"allowed_modes", "capacity_quantile", b"capacity_quantile", "capex_budget", b"capex_budget", "capex_budget_includes_vat", b"capex_budget_includes_vat", "count_bounds", b"count_bounds", "currency_code", b"currency_code", "deployment_policy", b"deployment_policy", "exclude_providers", b"exclude_providers", "exclude_regions", b"exclude_regions", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_network_costs", b"include_network_costs", "include_providers", b"include_providers", "include_regions", b"include_regions", "include_vat", b"include_vat", "installation_fraction", b"installation_fraction", "installation_per_server", b"installation_per_server", "monthly_opex_cap", b"monthly_opex_cap", "offer_policy", b"offer_policy", "owned_gpus", b"owned_gpus", "pinned_offer_ids", b"pinned_offer_ids", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap", "software_licences", b"software_licences", "storage", b"storage"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__horizon_months: _TypeAlias = _typing.Literal["horizon_months"]  # noqa: Y015
     _WhichOneofArgType__horizon_months: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months"]  # noqa: Y015

@@ -63,6 +63,13 @@ def test_domain_request_round_trips_through_proto(book: Pricebook) -> None:
     assert plan_request_from_proto(proto, book) == original
 
 
+def test_the_deployment_policy_round_trips_through_proto(book: Pricebook) -> None:
+    for policy in (None, *domain.DeploymentPolicy):
+        limits = _request().constraints.model_copy(update={"deployment_policy": policy})
+        original = _request().model_copy(update={"constraints": limits})
+        assert plan_request_from_proto(plan_request_to_proto(original), book) == original
+
+
 def test_overrides_round_trip_through_proto(book: Pricebook) -> None:
     overrides = PricebookOverrides(
         offers=(
