@@ -6,6 +6,7 @@ conversion)."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 from pricebook.schema import Currency, Money
@@ -13,7 +14,7 @@ from solver.domain import Fleet
 from solver.optimizer.api import evaluate_fleet
 from solver.optimizer.cancel import CancelToken
 from solver.optimizer.candidates import build_instance
-from solver.optimizer.results import FleetEvaluation
+from solver.optimizer.results import FleetEvaluation, FleetSolution, SolveStatus
 from solver.planner.assemble import Extras, assemble_result, solution_tco
 from solver.planner.results import EvaluationResult
 from solver.resolve import ResolvedRequest
@@ -39,11 +40,17 @@ def evaluate(
         request,
         book,
         instance,
-        evaluation.solution,
+        _priced(evaluation),
         extras=Extras(warnings=tuple(evaluation.messages)),
         overrides_applied=resolved.overrides_applied,
         started=started,
     )
+    if not evaluation.feasible:
+        result = dataclasses.replace(
+            result,
+            status=SolveStatus.INFEASIBLE,
+            summary=f"Not feasible: {'; '.join(evaluation.messages)}. {result.summary}",
+        )
     currency = request.constraints.currency
     tco = result.horizon_tco
     optimal = _optimal_tco(evaluation, instance.horizon_months, currency)
@@ -62,6 +69,16 @@ def evaluate(
         saving_of_optimal=saving,
         messages=tuple(messages),
     )
+
+
+def _priced(evaluation: FleetEvaluation) -> FleetSolution:
+    """The evaluated use of the fleet, priced whether or not it meets every cap and SLA: the fleet
+    is held (and costs what it costs) either way, so the answer always carries its TCO; only a
+    fleet the evaluator could not use at all (training it cannot run) has none."""
+    solution = evaluation.solution
+    if evaluation.feasible or solution.stats.status not in (SolveStatus.OPTIMAL, SolveStatus.FEASIBLE):
+        return solution
+    return dataclasses.replace(solution, status=solution.stats.status)
 
 
 def _optimal_tco(evaluation: FleetEvaluation, horizon_months: int, currency: Currency) -> Money | None:
