@@ -383,8 +383,8 @@ def _diagnosis(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
     for u in d.unservable_workloads:
         out.append(f"- workload {u.workload_name} cannot be served:")
         out += [f"    {r}" for r in u.reasons[:DIAGNOSIS_REASONS_SHOWN]]
-    out += [f"- {c.message}" for c in d.binding_caps]
-    out += [f"- {m}" for m in d.messages]
+    lines = [c.message for c in d.binding_caps] + list(d.messages)
+    out += [f"- {line}" for line in dict.fromkeys(lines)]  # each line once
     return out
 
 

@@ -19,6 +19,7 @@ from solver.analysis.tco import UnitCost
 from solver.optimizer.instance import Bucket
 from solver.optimizer.results import (
     Assignment,
+    CapRelaxation,
     Diagnosis,
     FleetSolution,
     LimitFired,
@@ -198,18 +199,23 @@ def _diagnosis(diagnosis: Diagnosis) -> plan_pb2.InfeasibilityDiagnosis:
             plan_pb2.UnservableWorkload(workload_name=u.workload, reasons=list(u.reasons))
             for u in diagnosis.unservable
         ],
-        binding_caps=[
-            plan_pb2.BindingCap(
-                cap=c.cap,
-                limit=finite(c.limit),
-                needed=finite(c.needed),
-                shortfall=finite(c.shortfall),
-                message=c.message,
-            )
-            for c in diagnosis.binding_caps
-        ],
+        binding_caps=[_binding_cap(c) for c in diagnosis.binding_caps],
         messages=list(diagnosis.messages),
     )
+
+
+def _binding_cap(c: CapRelaxation) -> plan_pb2.BindingCap:
+    out = plan_pb2.BindingCap(
+        cap=c.cap,
+        limit=finite(c.limit),
+        needed=finite(c.needed),
+        shortfall=finite(c.shortfall),
+        message=c.message,
+        fleet=c.fleet,
+    )
+    if c.needed_at_least is not None:
+        out.needed_at_least = finite(c.needed_at_least)
+    return out
 
 
 def _cost(result: planner.PlanResult) -> plan_pb2.CostBreakdown | None:

@@ -314,10 +314,7 @@ def reprice(
 def _reprice_reasons(
     response: store_api.RepricePlanResponse, evaluation: api.EvaluateFleetResponse
 ) -> list[str]:
-    reasons = (
-        [] if response.still_feasible else ["the saved fleet no longer serves every workload at its SLA"]
-    )
-    reasons += [f.message for f in evaluation.fits if f.message and f.served_fraction < 1]
+    reasons = [] if response.still_feasible else _failures(evaluation)
     tco_text = (
         f"horizon TCO {money_text(response.saved_horizon_tco)} → {money_text(response.current_horizon_tco)}"
         + (
@@ -337,3 +334,11 @@ def _reprice_reasons(
         )
     reasons += [f"{v.name}: {v.base_value} → {v.other_value}" for v in response.version_changes]
     return reasons
+
+
+def _failures(evaluation: api.EvaluateFleetResponse) -> list[str]:
+    """What fails today, each by how much (EvaluateFleet's messages: each workload the fleet no
+    longer serves at its SLA, each cap it now exceeds), and whether every workload is still served."""
+    served = all(f.served_fraction >= 1 for f in evaluation.fits)
+    still = ["every workload is still served at its SLA"] if served else []
+    return still + [f"no longer feasible: {m}" for m in evaluation.messages]

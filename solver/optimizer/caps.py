@@ -37,6 +37,13 @@ class Cap(StrEnum):
         """``value`` of this cap in words, e.g. "40.0 kW" or "60,000,000 KRW"."""
         return _TEXT[self].amount.format(value, cur=currency)
 
+    def overage(self, used: float, limit: float, currency: str) -> str:
+        """E.g. "over the capex budget by 86,176,863 KRW (uses 586,176,863 KRW of 500,000,000 KRW)"."""
+        return (
+            f"over the {self.words} by {self.amount(used - limit, currency)} "
+            f"(uses {self.amount(used, currency)} of {self.amount(limit, currency)})"
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class _CapText:

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -40,6 +41,7 @@ from solver.optimizer.results import (
     UnservableWorkload,
 )
 from solver.optimizer.solution import build_solution
+from solver.optimizer.variants import describe_fleet, restrict_to_gpu
 
 
 def unservable_workloads(instance: FleetInstance) -> tuple[UnservableWorkload, ...]:
@@ -73,15 +75,47 @@ def _caps_present(instance: FleetInstance) -> list[CapKey]:
     return caps
 
 
-def _describe(cap: CapKey, limit: float, needed: float, currency: str) -> str:
+NEEDED_TOLERANCE = 0.05
+"""A "needs X" figure is the least value of the lifted cap within 5 %; a wider one is a bound."""
+SINGLE_TYPE_SHARE = 0.4
+"""Share of one cap's time for the fleets of one GPU type (small MIPs that settle fast)."""
+BINDING_SHARE = 0.995
+"""Another cap binds at the fleet found when that fleet uses this share of it or more."""
+
+
+def _describe(relaxation: CapRelaxation, currency: str, others: str) -> str:
+    """E.g. "capex budget 300,000,000 KRW is short by 59,115,654 KRW (needs 359,115,654 KRW: …)"
+    when proven within the tolerance, else the same figures as a bound with the proven range."""
+    cap, limit, needed = relaxation.cap, relaxation.limit, relaxation.needed
     gpu = counted_gpu(cap)
-    if gpu is not None:
-        return f"maximum {gpu} count {limit:.0f} is short by {needed - limit:.0f} GPUs (needs {needed:.0f})"
-    named = Cap(cap)
+
+    def amount(value: float) -> str:
+        return f"{value:.0f} GPUs" if gpu is not None else Cap(cap).amount(value, currency)
+
+    words = f"maximum {gpu} count {limit:.0f}" if gpu is not None else f"{Cap(cap).words} {amount(limit)}"
+    fleet = f"; {relaxation.fleet}" if relaxation.fleet else ""
+    low = relaxation.needed_at_least
+    if low is not None and needed <= low * (1 + NEEDED_TOLERANCE):
+        return f"{words} is short by {amount(needed - limit)} (needs {amount(needed)}{fleet}){others}"
+    least = f"the least needed is between {amount(low or limit)} and {amount(needed)}"
     return (
-        f"{named.words} {named.amount(limit, currency)} is short by {named.amount(needed - limit, currency)}"
-        f" (needs {named.amount(needed, currency)})"
+        f"{words} is short by at most {amount(needed - limit)}: a fleet within {amount(needed)} meets "
+        f"everything else{fleet} ({least}; not narrowed to {NEEDED_TOLERANCE:.0%} in the time){others}"
     )
+
+
+def _other_binding(instance: FleetInstance, plan: FleetSolution, lifted: CapKey) -> str:
+    """The caps besides ``lifted`` that the fleet found uses (almost) all of, in words."""
+    usage = _usage(plan)
+    tight = []
+    for cap in _caps_present(instance):
+        limit = _limit(instance, cap)
+        if cap != lifted and limit > 0 and usage.get(cap, 0.0) >= limit * BINDING_SHARE:
+            gpu = counted_gpu(cap)
+            tight.append(f"maximum {gpu} count" if gpu is not None else Cap(cap).words)
+    if not tight:
+        return "; no other cap binds at that fleet"
+    return f"; at that fleet the {' and '.join(tight)} also bind"
 
 
 def diagnose_infeasible(
@@ -120,24 +154,113 @@ def diagnose_infeasible(
 def _smallest_relaxation(
     instance: FleetInstance, cap: CapKey, time_limit_s: float, cancel: CancelToken | None, backend: str
 ) -> CapRelaxation | None:
-    """``cap``'s smallest value that makes the request feasible, when it is above the cap (a
-    re-solve with this cap free that minimises its usage); None when this cap alone is not it."""
+    """``cap``'s smallest value that makes the request feasible, when it is above the cap; None
+    when this cap alone is not it. Re-solves with this cap free that minimise its usage (fleets of
+    one GPU type side by side, then every type together: the least found, and a proven bound),
+    then narrowed by feasibility solves with the cap just below the least found (``_narrow``)."""
+    deadline = time.perf_counter() + time_limit_s
+    found, bound = _least_found(instance, cap, time_limit_s, cancel, backend)
+    limit = _limit(instance, cap)
+    if not found or min(f[0] for f in found) <= limit * (1 + 1e-9):
+        return None
+    needed, plan = min(found, key=lambda f: f[0])
+    low = max(limit, bound if bound is not None else limit)
+    needed, plan, low = _narrow(instance, cap, (needed, plan, low), deadline, cancel=cancel, backend=backend)
+    relaxation = CapRelaxation(cap, limit, needed, "", needed_at_least=low, fleet=describe_fleet(plan))
+    message = _describe(relaxation, instance.currency, _other_binding(instance, plan, cap))
+    return dataclasses.replace(relaxation, message=message)
+
+
+Found = tuple[float, FleetSolution]
+"""A cap's usage in a plan meeting everything else, and the plan."""
+
+
+def _least_found(
+    instance: FleetInstance, cap: CapKey, time_limit_s: float, cancel: CancelToken | None, backend: str
+) -> tuple[list[Found], float | None]:
+    """Plans that minimise ``cap``'s usage with it free — one per GPU type (small MIPs that settle
+    fast), then every type together to within the tolerance — and the joint solve's proven bound."""
+    deadline = time.perf_counter() + time_limit_s
+    relax = Relaxation(minimize=cap, drop_caps=frozenset({cap}))
+    singles = [v for v in (restrict_to_gpu(instance, g)[0] for g in instance.gpu_types()) if v is not None]
+
+    def least(variant: FleetInstance, gap: float, until: float) -> Found | None:
+        left = max(0.05, until - time.perf_counter())
+        mip = solve_mip(
+            variant, time_limit_s=left, cancel=cancel, backend=backend, relax=relax, relative_gap=gap
+        )
+        if mip.values is None or mip.stats.objective is None:
+            return None
+        return mip.stats.objective, build_solution(variant, mip)
+
+    jobs = [partial(least, single, 0.0) for single in singles] if len(singles) > 1 else []
+    until = time.perf_counter() + time_limit_s * SINGLE_TYPE_SHARE
+    found = [f for f in run_side_by_side(jobs, deadline=until) if isinstance(f, tuple)]
+    left = max(0.05, deadline - time.perf_counter())
     mip = solve_mip(
         instance,
-        time_limit_s=time_limit_s,
+        time_limit_s=left,
         cancel=cancel,
         backend=backend,
-        relax=Relaxation(minimize=cap, drop_caps=frozenset({cap})),
+        relax=relax,
+        relative_gap=NEEDED_TOLERANCE / 2,
     )
-    if mip.values is None or mip.stats.objective is None:
-        return None
-    limit = _limit(instance, cap)
-    needed = mip.stats.objective
-    if needed <= limit * (1 + 1e-9):
-        return None
-    return CapRelaxation(
-        cap=cap, limit=limit, needed=needed, message=_describe(cap, limit, needed, instance.currency)
+    if mip.values is not None and mip.stats.objective is not None:
+        found.append((mip.stats.objective, build_solution(instance, mip)))
+    return found, mip.stats.best_bound
+
+
+def _narrow(
+    instance: FleetInstance,
+    cap: CapKey,
+    best: tuple[float, FleetSolution, float],
+    deadline: float,
+    *,
+    cancel: CancelToken | None,
+    backend: str,
+) -> tuple[float, FleetSolution, float]:
+    """(needed, its plan, proven least) narrowed until needed is within the tolerance of the least:
+    each step solves the request with the cap just below needed ÷ (1 + tolerance) — proven
+    infeasible raises the least there, a plan found lowers needed to its usage — while time lasts."""
+    needed, plan, low = best
+    while needed > low * (1 + NEEDED_TOLERANCE):
+        left = deadline - time.perf_counter()
+        if left < MIN_NARROW_SECONDS:
+            break
+        probe = needed / (1 + NEEDED_TOLERANCE)
+        mip = solve_mip(
+            _with_limit(instance, cap, probe),
+            time_limit_s=left,
+            cancel=cancel,
+            backend=backend,
+            relative_gap=1.0,
+        )
+        if mip.stats.status is SolveStatus.INFEASIBLE:
+            low = probe
+        elif mip.values is not None:
+            plan = build_solution(instance, mip)
+            needed = _usage(plan).get(cap, needed)
+        else:
+            break
+    return needed, plan, low
+
+
+MIN_NARROW_SECONDS = 0.2
+"""No narrowing step is started with less time than this."""
+
+
+def _with_limit(instance: FleetInstance, cap: CapKey, value: float) -> FleetInstance:
+    """``instance`` with ``cap`` set to ``value`` (a count cap to the whole GPUs below it)."""
+    gpu = counted_gpu(cap)
+    if gpu is None:
+        return dataclasses.replace(
+            instance, caps=dataclasses.replace(instance.caps, **{Cap(cap).value: value})
+        )
+    limits = tuple(
+        dataclasses.replace(c, max_count=math.floor(value)) if c.gpu == gpu and c.max_count is not None else c
+        for c in instance.count_limits
     )
+    return dataclasses.replace(instance, count_limits=limits)
 
 
 def _joint_relaxations(
@@ -161,9 +284,9 @@ def _joint_relaxations(
         limit = _limit(instance, cap)
         used = usage.get(cap, 0.0)
         if used > limit:
-            relaxations.append(
-                CapRelaxation(cap, limit, used, _describe(cap, limit, used, instance.currency))
-            )
+            joint = CapRelaxation(cap, limit, used, "", needed_at_least=None)
+            message = _describe(joint, instance.currency, "")
+            relaxations.append(dataclasses.replace(joint, message=message))
     return relaxations, ["no single cap's relaxation suffices; caps bind jointly"] + [
         r.message for r in relaxations
     ]

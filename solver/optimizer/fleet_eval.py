@@ -20,7 +20,7 @@ from solver.optimizer.evaluate import CapacityOf, check_solution
 from solver.optimizer.instance import FleetInstance, InferenceDemand
 from solver.optimizer.model import MipValues, Relaxation
 from solver.optimizer.pool_timing import solve_pools_by_timing
-from solver.optimizer.results import FleetEvaluation, FleetSolution, SolveStatus, WorkloadFit
+from solver.optimizer.results import FleetEvaluation, FleetSolution, SolveStatus, ViolationKind, WorkloadFit
 from solver.optimizer.solution import build_solution
 
 
@@ -93,7 +93,10 @@ def evaluate_fixed_fleet(
     )
     messages = [f"{f.workload}: {f.message}" for f in fits if f.message]
     if feasible:
-        violations = check_solution(instance, solution, capacity_of)
+        # Caps are reported once, with their overage, by ``_caps_exceeded``.
+        violations = [
+            v for v in check_solution(instance, solution, capacity_of) if v.kind is not ViolationKind.CAP
+        ]
         if violations:
             feasible = False
             messages.extend(f"{v.kind} {v.subject}: {v.message}" for v in violations)
@@ -145,7 +148,7 @@ def _caps_exceeded(instance: FleetInstance, solution: FleetSolution) -> list[str
         limit = instance.caps.limit(cap)
         used = solution.usage.get(cap.usage_key, 0.0)
         if limit is not None and used > limit * (1 + 1e-9):
-            out.append(f"{cap}: the fleet uses {used:,.1f}, over the cap {limit:,.1f}")
+            out.append(f"{cap}: the fleet is {cap.overage(used, limit, instance.currency)}")
     return out
 
 

@@ -203,8 +203,13 @@ class CapRelaxation:
     ``caps.count_cap(gpu)`` (``count:<gpu>``)."""
     limit: float
     needed: float
-    """The cap's usage in the cheapest plan with this cap removed."""
+    """The cap's usage in the least-using plan found with this cap removed (the other caps kept)."""
     message: str
+    needed_at_least: float | None = None
+    """Proven: no plan needs less (None = not known). ``needed`` is the least within
+    ``explain.NEEDED_TOLERANCE`` when ``needed ≤ needed_at_least × (1 + tolerance)``; else a bound."""
+    fleet: str = ""
+    """The fleet found that needs ``needed``, in words."""
 
     @property
     def shortfall(self) -> float:

@@ -6,6 +6,7 @@ conversion)."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import defaultdict
 
@@ -14,7 +15,7 @@ from solver.domain import AcquisitionMode, Fleet
 from solver.optimizer.api import evaluate_fleet
 from solver.optimizer.cancel import CancelToken
 from solver.optimizer.candidates import build_instance
-from solver.optimizer.results import FleetEvaluation
+from solver.optimizer.results import FleetEvaluation, FleetSolution, SolveStatus
 from solver.planner.assemble import Extras, assemble_result, solution_tco
 from solver.planner.notices import with_notices
 from solver.planner.results import EvaluationResult
@@ -41,11 +42,17 @@ def evaluate(
         request,
         book,
         instance,
-        evaluation.solution,
+        _priced(evaluation),
         extras=Extras(warnings=tuple(evaluation.messages)),
         overrides_applied=resolved.overrides_applied,
         started=started,
     )
+    if not evaluation.feasible:
+        result = dataclasses.replace(
+            result,
+            status=SolveStatus.INFEASIBLE,
+            summary=f"Not feasible: {'; '.join(evaluation.messages)}. {result.summary}",
+        )
     result = with_notices(result, request, book)
     currency = request.constraints.currency
     tco = result.horizon_tco
@@ -89,6 +96,16 @@ def _rented_below_given(fleet: Fleet, evaluation: FleetEvaluation) -> list[str]:
         for gpu, count in sorted(given.items())
         if solution.has_plan and rented[gpu] < count
     ]
+
+
+def _priced(evaluation: FleetEvaluation) -> FleetSolution:
+    """The evaluated use of the fleet, priced whether or not it meets every cap and SLA: the fleet
+    is held (and costs what it costs) either way, so the answer always carries its TCO; only a
+    fleet the evaluator could not use at all (training it cannot run) has none."""
+    solution = evaluation.solution
+    if evaluation.feasible or solution.stats.status not in (SolveStatus.OPTIMAL, SolveStatus.FEASIBLE):
+        return solution
+    return dataclasses.replace(solution, status=solution.stats.status)
 
 
 def _optimal_tco(evaluation: FleetEvaluation, horizon_months: int, currency: Currency) -> Money | None:

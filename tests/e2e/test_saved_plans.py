@@ -18,15 +18,10 @@ from api.fleetplan.v1 import plan_pb2
 from api.fleetplan.v1 import plan_store_pb2 as store_api
 from clients import AsyncFleetPlannerClient, FleetPlanError, FleetPlannerClient
 from clients.scenario import load_scenario
-from service.server import ThreadedServer
-from service.settings import ServerSettings
 from tests.e2e.pricebook_copies import with_offer_price
+from tests.e2e.servers import store_server
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-
-
-def _server(store: str, **settings: object) -> ThreadedServer:
-    return ThreadedServer(ServerSettings(address="127.0.0.1:0", store=store, **settings))  # type: ignore[arg-type]
 
 
 def _request(example: str, **save: object) -> api.PlanFleetRequest:
@@ -43,11 +38,11 @@ def test_a_saved_plan_survives_a_restart_and_reprices_against_a_new_price(
     store_spec: str, tmp_path: Path
 ) -> None:
     request = _request("60m_krw_single_gpu.yaml", save=True, label="march-bid", tags=["bid"])
-    with _server(store_spec) as server, FleetPlannerClient(server.address, timeout_s=120) as client:
+    with store_server(store_spec) as server, FleetPlannerClient(server.address, timeout_s=120) as client:
         planned = client.plan_fleet(request)
     assert planned.plan_id and planned.plan.fleet
 
-    with _server(store_spec) as server, FleetPlannerClient(server.address, timeout_s=120) as client:
+    with store_server(store_spec) as server, FleetPlannerClient(server.address, timeout_s=120) as client:
         saved = client.get_plan(planned.plan_id)
         assert saved.response.SerializeToString(deterministic=True) == planned.SerializeToString(
             deterministic=True
@@ -60,7 +55,7 @@ def test_a_saved_plan_survives_a_restart_and_reprices_against_a_new_price(
 
     line = next(line for line in planned.plan.fleet if line.offer_id and line.HasField("price_per_gpu"))
     book, _ = with_offer_price(tmp_path, line.offer_id, Decimal("0.8"))
-    with _server(store_spec, pricebook_dir=book) as server, FleetPlannerClient(server.address) as client:
+    with store_server(store_spec, pricebook_dir=book) as server, FleetPlannerClient(server.address) as client:
         repriced = client.reprice_plan(planned.plan_id)
     assert repriced.still_feasible
     (change,) = [p for p in repriced.price_changes if p.offer_id == line.offer_id]
@@ -88,7 +83,7 @@ def test_compare_the_500m_example_with_its_h200_only_variant(tmp_path: Path) -> 
     # Within 500M KRW an H200-only fleet cannot serve the portfolio (seed 000's lesson): the variant
     # is the H200-only fleet that can, without the budget cap.
     h200.constraints.ClearField("capex_budget")
-    with _server(str(tmp_path / "plans.db")) as server, FleetPlannerClient(server.address) as client:
+    with store_server(str(tmp_path / "plans.db")) as server, FleetPlannerClient(server.address) as client:
         base, other = client.plan_fleet(mixed), client.plan_fleet(h200)
         diff = client.compare_plans(base.plan_id, other.plan_id)
     assert base.plan.status == other.plan.status == plan_pb2.PLAN_STATUS_OPTIMAL
@@ -135,7 +130,7 @@ def test_compare_the_500m_example_with_its_h200_only_variant(tmp_path: Path) -> 
 
 def test_store_errors_are_statuses(tmp_path: Path) -> None:
     quick = _request("60m_krw_single_gpu.yaml")
-    with _server(str(tmp_path / "plans.db")) as server, FleetPlannerClient(server.address) as client:
+    with store_server(str(tmp_path / "plans.db")) as server, FleetPlannerClient(server.address) as client:
         with pytest.raises(FleetPlanError) as missing:
             client.get_plan("01" + "0" * 24)
         assert missing.value.code == grpc.StatusCode.NOT_FOUND and missing.value.reason == "PLAN_NOT_FOUND"
@@ -152,7 +147,7 @@ def test_store_errors_are_statuses(tmp_path: Path) -> None:
             client.plan_fleet(label_alone)
         assert [v.field for v in no_save.value.violations] == ["save"]
 
-    with _server("none") as server, FleetPlannerClient(server.address) as client:
+    with store_server("none") as server, FleetPlannerClient(server.address) as client:
         assert client.plan_fleet(quick).plan.fleet  # planning needs no store
         for call in (
             lambda: client.plan_fleet(_request("60m_krw_single_gpu.yaml", save=True)),
@@ -164,7 +159,7 @@ def test_store_errors_are_statuses(tmp_path: Path) -> None:
             assert disabled.value.reason == "STORE_DISABLED"
 
     with (
-        _server(str(tmp_path / "plans.db"), store_read_only=True) as server,
+        store_server(str(tmp_path / "plans.db"), store_read_only=True) as server,
         FleetPlannerClient(server.address) as client,
     ):
         assert client.list_plans().plans == []
@@ -175,7 +170,7 @@ def test_store_errors_are_statuses(tmp_path: Path) -> None:
 
     # A database nobody answers: saving is UNAVAILABLE (retryable), planning without saving works.
     with (
-        _server("postgresql://fleetplan@127.0.0.1:9/none") as server,
+        store_server("postgresql://fleetplan@127.0.0.1:9/none") as server,
         FleetPlannerClient(server.address) as client,
     ):
         assert client.plan_fleet(quick).plan.fleet
@@ -185,7 +180,7 @@ def test_store_errors_are_statuses(tmp_path: Path) -> None:
 
 
 def test_a_retried_save_returns_the_first_plan(tmp_path: Path) -> None:
-    with _server(str(tmp_path / "plans.db")) as server, FleetPlannerClient(server.address) as client:
+    with store_server(str(tmp_path / "plans.db")) as server, FleetPlannerClient(server.address) as client:
         by_metadata = [
             client.plan_fleet(_request("60m_krw_single_gpu.yaml", save=True), request_id="retry-1")
             for _ in range(3)
@@ -201,7 +196,7 @@ def test_a_retried_save_returns_the_first_plan(tmp_path: Path) -> None:
     assert {p.plan_id for p in listed} == {by_metadata[0].plan_id, by_field[0].plan_id, fresh.plan_id}
     with pytest.raises(FleetPlanError) as reused:
         client_request = _request("14b_finetune.yaml", save=True, request_id="retry-2")
-        with _server(str(tmp_path / "plans.db")) as server, FleetPlannerClient(server.address) as client:
+        with store_server(str(tmp_path / "plans.db")) as server, FleetPlannerClient(server.address) as client:
             client.plan_fleet(client_request)
     assert reused.value.code == grpc.StatusCode.INVALID_ARGUMENT
     assert [v.field for v in reused.value.violations] == ["request_id"]
@@ -211,7 +206,7 @@ def test_the_requester_is_the_tokens_name(tmp_path: Path) -> None:
     tokens = tmp_path / "tokens"
     tokens.write_text("# NAME TOKEN, or a token\nalice secret-alice-1\nsecret-anon-2\n", encoding="utf-8")
     request = _request("60m_krw_single_gpu.yaml", save=True)
-    with _server(str(tmp_path / "plans.db"), token_file=tokens) as server:
+    with store_server(str(tmp_path / "plans.db"), token_file=tokens) as server:
         with FleetPlannerClient(server.address, bearer_token="secret-alice-1") as alice:
             named = alice.get_plan(alice.plan_fleet(request).plan_id)
         with FleetPlannerClient(server.address, bearer_token="secret-anon-2") as anonymous:
@@ -233,5 +228,5 @@ def test_the_async_client_has_the_same_plan_methods(tmp_path: Path) -> None:
             await client.delete_plan(saved.plan_id)
             assert (await client.list_plans()).plans == []
 
-    with _server(str(tmp_path / "plans.db")) as server:
+    with store_server(str(tmp_path / "plans.db")) as server:
         asyncio.run(session(server.address))

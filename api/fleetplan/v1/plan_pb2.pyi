@@ -1283,16 +1283,24 @@ class BindingCap(_message.Message):
     NEEDED_FIELD_NUMBER: _builtins.int
     SHORTFALL_FIELD_NUMBER: _builtins.int
     MESSAGE_FIELD_NUMBER: _builtins.int
+    NEEDED_AT_LEAST_FIELD_NUMBER: _builtins.int
+    FLEET_FIELD_NUMBER: _builtins.int
     cap: _builtins.str
     """Constraints field: "capex_budget", "monthly_opex_cap", "power_cap_kw", "rack_units_cap" or "count:<gpu>"."""
     limit: _builtins.float
     """The cap's value."""
     needed: _builtins.float
-    """The value the cheapest plan without this cap needs."""
+    """The least value of this cap a plan meeting everything else was found to need."""
     shortfall: _builtins.float
     """needed − limit."""
     message: _builtins.str
     """In words, e.g. "power cap 40 kW is short by 12.6 kW"."""
+    needed_at_least: _builtins.float
+    """Proven: no plan needs less. `needed` is the least within 5 % when needed ≤ 1.05 × this; else
+    `needed` is only a bound (a fleet found), and the message says so. Absent = not known.
+    """
+    fleet: _builtins.str
+    """The fleet found that needs `needed`, in words."""
     def __init__(
         self,
         *,
@@ -1301,12 +1309,16 @@ class BindingCap(_message.Message):
         needed: _builtins.float = ...,
         shortfall: _builtins.float = ...,
         message: _builtins.str = ...,
+        needed_at_least: _builtins.float | None = ...,
+        fleet: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_needed_at_least", b"_needed_at_least", "needed_at_least", b"needed_at_least"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cap", b"cap", "limit", b"limit", "message", b"message", "needed", b"needed", "shortfall", b"shortfall"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_needed_at_least", b"_needed_at_least", "cap", b"cap", "fleet", b"fleet", "limit", b"limit", "message", b"message", "needed", b"needed", "needed_at_least", b"needed_at_least", "shortfall", b"shortfall"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__needed_at_least: _TypeAlias = _typing.Literal["needed_at_least"]  # noqa: Y015
+    _WhichOneofArgType__needed_at_least: _TypeAlias = _typing.Literal["_needed_at_least", b"_needed_at_least"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__needed_at_least) -> _WhichOneofReturnType__needed_at_least | None: ...
 
 Global___BindingCap: _TypeAlias = BindingCap  # noqa: Y015
 

@@ -16,6 +16,7 @@ from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import plan_pb2, scenario_pb2
 from clients import FleetPlannerClient
 from clients.scenario import load_scenario
+from tests.e2e.servers import fleet_of
 
 SCENARIO = Path(__file__).parent / "repro" / "04-demand-sensitivity-overstated.yaml"
 STEP = 0.01
@@ -35,19 +36,6 @@ def plan(client: FleetPlannerClient, request_: api.PlanFleetRequest) -> plan_pb2
     answer: plan_pb2.Plan = client.plan_fleet(request_).plan
     assert answer.status == plan_pb2.PLAN_STATUS_OPTIMAL
     return answer
-
-
-def fleet_of(plan: plan_pb2.Plan) -> scenario_pb2.Fleet:
-    fleet = scenario_pb2.Fleet()
-    for line in plan.fleet:
-        fleet.items.add(
-            gpu_id=line.gpu_id,
-            mode=line.mode,
-            count=line.gpu_count,
-            owned=line.owned,
-            server_id=line.server_id,
-        )
-    return fleet
 
 
 def scaled(request: api.PlanFleetRequest, factor: float, only: str | None = None) -> api.PlanFleetRequest:
