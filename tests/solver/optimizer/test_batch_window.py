@@ -18,6 +18,7 @@ from solver.optimizer.api import solve
 from solver.optimizer.batch_window import window_misses
 from solver.optimizer.instance import FleetInstance, InferenceDemand
 from solver.optimizer.results import SolveStatus
+from solver.optimizer.risk import demand_probabilities
 from tests.solver.optimizer.opt_factories import THREE_BUCKETS, candidate, option
 
 FLAT = [10.0] * 24
@@ -112,3 +113,18 @@ def test_a_longer_window_is_never_dearer() -> None:
         batch, day = rng.uniform(1, 40), rng.uniform(1, 60)
         costs = [_cost(_day_and_batch(d, batch=batch, day=day)) for d in (1, 4, 12, 24, 72)]
         assert all(b <= a * (1 + 1e-7) for a, b in itertools.pairwise(costs)), costs
+
+
+def test_the_chance_of_meeting_a_window_comes_from_the_window() -> None:
+    """Served by night on GPUs busy with chat by day, the batch work's demand is met (ratio below
+    1 with an exact band), though some buckets give it no capacity at all."""
+    instance = dataclasses.replace(
+        _day_and_batch(24, batch=5.0),
+        candidates=tuple(
+            dataclasses.replace(c, band_low=0.8, band_high=1.2) for c in _day_and_batch(24).candidates
+        ),
+    )
+    plan = solve(instance, time_limit_s=20, relative_gap=1e-9, explain=False)
+    (batch,) = [a for a in plan.assignments if a.workload == "batch"]
+    assert any(batch.capacity_req_s[b] == 0 for b in range(3))
+    assert demand_probabilities(instance, plan)["batch"] >= 0.5
