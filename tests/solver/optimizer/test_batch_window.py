@@ -13,13 +13,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from solver.domain import AcquisitionMode
-from solver.optimizer.api import solve
+from pricebook import load_default
+from solver.domain import AcquisitionMode, Constraints, PlanRequest, Sla, SolverOptions
+from solver.optimizer.api import optimize, solve
 from solver.optimizer.batch_window import window_misses
+from solver.optimizer.candidates import build_instance
 from solver.optimizer.instance import FleetInstance, InferenceDemand
 from solver.optimizer.results import SolveStatus
 from solver.optimizer.risk import demand_probabilities
-from tests.solver.optimizer.opt_factories import THREE_BUCKETS, candidate, option
+from tests.solver.optimizer.opt_factories import THREE_BUCKETS, candidate, chat_workload, option
 
 FLAT = [10.0] * 24
 PROPERTY = settings(
@@ -128,3 +130,41 @@ def test_the_chance_of_meeting_a_window_comes_from_the_window() -> None:
     (batch,) = [a for a in plan.assignments if a.workload == "batch"]
     assert any(batch.capacity_req_s[b] == 0 for b in range(3))
     assert demand_probabilities(instance, plan)["batch"] >= 0.5
+
+
+def _request(deadline: int | None) -> PlanRequest:
+    """Daytime chat and a nightly-able batch job on the same model, L40S or H100 bought or rented."""
+    day = tuple(0.1 if h < 8 or h >= 20 else 1.0 for h in range(24))
+    chat = chat_workload(20.0).model_copy(update={"hourly_profile": day})
+    batch = chat_workload(1.0).model_copy(
+        update={
+            "name": "batch",
+            "peak_request_rate_per_s": None,
+            "daily_tokens": 3 * 10**10,
+            "interactive": False,
+            "sla": Sla(),
+            "batch_deadline_hours": deadline,
+        }
+    )
+    return PlanRequest(
+        inference=(chat, batch),
+        constraints=Constraints(
+            currency="USD",
+            allowed_gpus=("l40s", "h100-sxm"),
+            allowed_modes=(AcquisitionMode.BUY, AcquisitionMode.ON_DEMAND),
+        ),
+        options=SolverOptions(
+            time_limit_s=30, relative_gap=1e-6, compute_baselines=False, compute_sensitivity=False
+        ),
+    )
+
+
+def test_a_planned_request_with_a_window_is_never_dearer() -> None:
+    book = load_default()
+    windowed = build_instance(_request(24), book)
+    assert [w.deadline_hours for w in windowed.inference] == [None, 24]
+    every_hour = optimize(_request(None), book, time_limit_s=30)
+    within_day = optimize(_request(24), book, time_limit_s=30)
+    assert every_hour.cost is not None and within_day.cost is not None
+    assert within_day.status is SolveStatus.OPTIMAL
+    assert within_day.cost.total <= every_hour.cost.total * (1 + 1e-6)
