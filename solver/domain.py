@@ -95,6 +95,8 @@ at the SLA, not at 99-100 % with TPOT 39.99 ms against a 40 ms target."""
 BATCH_TARGET_UTILIZATION = 1.0
 """Default target utilization of batch work: it queues, so replicas may run flat out."""
 MAX_LENGTH_BUCKETS = 64
+MAX_BATCH_DEADLINE_HOURS = 168
+"""A week: a batch window longer than that is not a plan's hour-by-hour concern."""
 """Most request-length buckets one workload may give (an 8×8 input × output histogram)."""
 TP_CHOICES = (1, 2, 4, 8)
 """Tensor-parallel degrees a deployment may use (``allowed_tp`` values)."""
@@ -227,6 +229,10 @@ class InferenceWorkload(_Frozen):
     """False: never on a MIG slice (e.g. "no MIG in production")."""
     target_utilization: Annotated[float, Field(gt=0, le=1)] | None = None
     """Share of a replica's capacity at the SLA the plan may use; None = 0.85 interactive, 1.0 batch."""
+    batch_deadline_hours: Annotated[int, Field(ge=1, le=MAX_BATCH_DEADLINE_HOURS)] | None = None
+    """Batch work only: every request is done within this many hours of arriving (24 = within the
+    day), so the plan may serve it in idle hours instead of at its average rate in every hour;
+    None = at the average rate in every hour (as 1 does)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -246,6 +252,19 @@ class InferenceWorkload(_Frozen):
         if not filled.get("output_tokens"):
             filled["output_tokens"] = max(1, round(sum(b.output_tokens * b.share for b in buckets) / total))
         return filled
+
+    @model_validator(mode="after")
+    def _batch_window(self) -> InferenceWorkload:
+        if self.batch_deadline_hours is not None and self.interactive:
+            msg = (
+                "batch_deadline_hours is for batch work (serving_kind batch); "
+                "interactive work is served as it arrives"
+            )
+            raise ValueError(msg)
+        if self.batch_deadline_hours is not None and self.redundancy > 0:
+            msg = "batch_deadline_hours with redundancy: spare replicas are for work served as it arrives"
+            raise ValueError(msg)
+        return self
 
     @model_validator(mode="after")
     def _demand(self) -> InferenceWorkload:

@@ -158,6 +158,7 @@ def _sharing_and_restrictions(
         "target_utilization",
         None if target is None else col.number(target, join_path(path, "target_utilization")),
     )
+    put(out, "batch_deadline_hours", optional(msg, "batch_deadline_hours"))
 
 
 def _training(msg: scenario_pb2.TrainingWorkload, col: Collector, path: str) -> dict[str, Any]:

@@ -387,6 +387,7 @@ def _demands(request: PlanRequest, candidates: int) -> tuple[tuple[Bucket, ...],
             hourly_rate_req_s=tuple(w.hourly_request_rates()),
             quietest_rate_req_s=tuple(quiet) if quiet != busy else (),
             mix=tuple(share for _, share in w.length_shares()) if w.length_mix else (),
+            deadline_hours=w.batch_deadline_hours if not w.interactive else None,
         )
         for w, busy, quiet in zip(request.inference, busiest, quietest, strict=False)
     ]

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from pricebook.schema import Pricebook
 from solver.domain import AcquisitionMode, PlanRequest
+from solver.optimizer.batch_window import hour_buckets, hourly_arrivals, window_misses
 from solver.optimizer.cancel import checkpoint
 from solver.optimizer.caps import Cap
 from solver.optimizer.instance import Candidate, FleetInstance, InferenceDemand, owned_host_of
@@ -157,6 +158,8 @@ def _demand_shortfalls(
     """Each request size of ``w`` served in every bucket: own replicas at their recomputed
     capacity, pool shares at the rate the plan states they carry (``check_pools`` checks the pool
     holds that rate at recomputed capacities)."""
+    if w.deadline_hours is not None:
+        return _window_shortfalls(instance, w, a, caps)
     out = []
     mixed = len(w.loads) > 1
     for b, bucket in enumerate(instance.buckets):
@@ -181,6 +184,26 @@ def _demand_shortfalls(
                         f"(demand {lam:.6g}, N+{w.redundancy})",
                     )
                 )
+    return out
+
+
+def _window_shortfalls(
+    instance: FleetInstance, w: InferenceDemand, a: Assignment, caps: list[float]
+) -> list[Violation]:
+    """Batch work with a window: each request size's queue, served by its hourly capacity, done
+    within the window (``batch_window.window_misses``, a simulation, not the MIP's rows)."""
+    out = []
+    hours = hour_buckets(instance.buckets)
+    arrivals = hourly_arrivals(w, instance.buckets)
+    for k, share in enumerate(w.loads):
+        uses = [(cap, u) for cap, u in zip(caps, a.uses, strict=True) if u.candidate.load == k]
+        served = [sum(_served(cap, u, b) for cap, u in uses) for b in range(len(instance.buckets))]
+        miss = window_misses(
+            w.deadline_hours or 1, [served[b] for b in hours], [rate * share for rate in arrivals]
+        )
+        if miss:
+            size = f" size {k}" if len(w.loads) > 1 else ""
+            out.append(Violation(ViolationKind.DEMAND, a.workload, f"{size.strip() or 'batch'}: {miss}"))
     return out
 
 

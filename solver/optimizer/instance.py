@@ -131,10 +131,21 @@ class InferenceDemand:
     mix: tuple[float, ...] = ()
     """Share of the requests of each size of the length mix (``Candidate.load`` indexes it;
     empty = one size, share 1)."""
+    deadline_hours: int | None = None
+    """Batch work that may wait: every request done within this many hours of arriving (model
+    constraint 1'); None = served in every bucket as it arrives."""
 
     @property
     def peak_req_s(self) -> float:
         return max(self.rate_req_s)
+
+    @property
+    def peak_served_req_s(self) -> float:
+        """The most one hour may serve: the peak arrival rate, or with a batch window the day's
+        arrivals (a repeating day serves what arrives, so no hour serves more)."""
+        if self.deadline_hours is None:
+            return self.peak_req_s
+        return sum(self.hourly_rate_req_s) if self.hourly_rate_req_s else self.peak_req_s * HOURS_PER_DAY
 
     @property
     def loads(self) -> tuple[float, ...]:

@@ -23,11 +23,10 @@ Data
   load ``k(c)``, pool ``P(c)``), each with ``cap_c`` = request rate one replica sustains for its
   load: at w's SLA (``solver.perf.capacity_at_sla``) for its own replicas; in a shared pool at the
   family's *strictest* SLA (smallest TTFT and TPOT targets, highest per-user speed), single-stream
-  (constraint 13 is then Mélange's linear rule; a pool whose planned mix the mixed-stream timing
-  rejects is re-solved with its capacities derated by the measured share,
-  ``solver.optimizer.pool_timing``); times the target utilization (w's, or the family's lowest) and
-  the capacity-quantile factor (``solver.perf.risk``). Every load also keeps candidates of its
-  own family (own SLA, own utilization), so sharing is always optional. And
+  (13 is Mélange's linear rule; ``pool_timing`` derates pools whose mix misses by its timing);
+  times the target utilization (w's, or the family's lowest) and the capacity-quantile factor
+  (``solver.perf.risk``). Every load also keeps candidates of its own family, so sharing is
+  always optional. And
   ``a_c`` = GPUs one replica occupies (``t_c``, or ``1/m`` for a MIG slice of 1/m). Packing MIG
   instances by this fractional sum is exact for the catalogue's layouts: instances are 1/2 and
   1/m of a GPU (m = 4, 7, 8; ``solver.perf.physics.mig_share``). With m even, halves are whole
@@ -55,7 +54,7 @@ Variables
 Constraints (numbers match ``ModelBuilder`` method comments and the evaluator's checks)
 -----------------------------------------------------------------------------------
 1. Demand, ∀w, k, b with λ_wb > 0:  Σ_{c∈C_w, k(c)=k} cap_c · r_cb ≥ σ_wk · λ_wb   (rows
-   divided by max_b λ_wb).
+   divided by max_b λ_wb); 1'. batch work with a window: ``batch_window``.
 2. GPUs, ∀g, b:  Σ_{P: g(P)=g} a_P · R_Pb ≤ Σ_{o∈O_held(g)} u_ob + Σ_{o∈O_od(g)} d_ob,  u_ob ≤ n_o.
 3. TP domains, ∀g, b, ∀ TP degree τ > 1 used on g: integer ``k_obτ`` TP-τ groups hosted by
    option o (only options with D_o ≥ τ):  Σ_{P: g(P)=g, t_P=τ} R_Pb ≤ Σ_o k_obτ  and, ∀o,
@@ -136,6 +135,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from solver.optimizer.batch_window import add_window_demand
 from solver.optimizer.cancel import checkpoint
 from solver.optimizer.caps import Cap, CapKey, add_count_minimum, count_cap, counted_gpu
 from solver.optimizer.instance import (
@@ -325,7 +325,7 @@ class ModelBuilder:
             by_w[c.workload].append(c)
         for w in self.inst.inference:
             for c in by_w.get(w.name, []):
-                peak = w.peak_req_s * w.loads[c.load]
+                peak = w.peak_served_req_s * w.loads[c.load]
                 replicas = math.ceil(peak / c.capacity_req_s * (1 + 1e-9)) + w.redundancy
                 per_gpu = replicas * c.gpus_per_replica
                 need[c.gpu] += per_gpu
@@ -360,7 +360,7 @@ class ModelBuilder:
     def rate(self, c: Candidate, b: int) -> float:
         """Request rate of the load ``c`` serves (its size's share of the workload) in bucket ``b``."""
         w = self.demand_of[c.workload]
-        return w.rate_req_s[b] * w.loads[c.load]
+        return (w.rate_req_s[b] if w.deadline_hours is None else w.peak_served_req_s) * w.loads[c.load]
 
     # -- variables ---------------------------------------------------------------------------
     def build(self) -> None:
@@ -488,6 +488,9 @@ class ModelBuilder:
 
     def _load_demand(self, w: InferenceDemand, share: float, cands: list[Candidate], row: str) -> None:
         """Constraints 1 and 10 for one request size of ``w`` (``share`` of its requests)."""
+        if w.deadline_hours is not None:  # 1': batch work with a window
+            add_window_demand(self, w, share, cands, row)
+            return
         slv = self.solver
         peak = w.peak_req_s
         own = [c for c in cands if not self._pooled(c)]
@@ -517,7 +520,7 @@ class ModelBuilder:
     def _min_replicas(self, w: InferenceDemand, cands: list[Candidate]) -> None:
         """Valid cut (Chvátal–Gomory with divisor max cap): the pools serving ``w`` hold at least
         ⌈Σ_k share_k λ / max cap_k⌉ replicas (+ R_w when all of them are its own)."""
-        if not cands or self.alpha is not None or self.relax.elastic_demand:
+        if not cands or self.alpha is not None or self.relax.elastic_demand or w.deadline_hours is not None:
             return
         pools = {c.pool if self._pooled(c) else c.id: c for c in cands}
         own_only = not any(self._pooled(c) for c in cands)

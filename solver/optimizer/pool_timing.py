@@ -7,8 +7,9 @@ both the planner and the evaluator ask whether a pool's replicas carry their loa
 - A pool is feasible when one replica, carrying its share of every member's load (the pool's
   load spread evenly over its replicas less its spares, each rate divided by the member's target
   utilization × quantile factor), meets the pool's SLA by ``solver.perf.mixed.mix_miss`` — the
-  mixed-stream timing of that batch, not a stricter proxy. Batch pools (no latency target)
-  time-share a replica exactly: Σ x_l / cap_l ≤ 1.
+  mixed-stream timing of that batch, not a stricter proxy. Pools of one request size, and batch
+  pools (no latency target, which time-share a replica exactly), keep Σ x_l / cap_l ≤ 1 on
+  single-stream capacities.
 - The MIP (model constraint 13) cannot state that rule; it states Mélange's linear rule
   Σ x_l / cap_l ≤ replicas on single-stream capacities. ``pool_verdicts`` checks a plan's pools;
   ``derated`` scales the capacities of a pool whose mix the timing rejects by the measured share
@@ -113,10 +114,11 @@ class PerfCapacity:
         # The MIP's tolerance: a load at the linear rule's limit within REL_TOL is at the limit.
         parts = [(d, rate * (1 - REL_TOL) / d.factor) for d, rate in deployed if d is not None]
         sla = strictest_sla(d.sizing.sla for d, _ in parts)
-        if sla.is_batch:
+        if sla.is_batch or len({d.shape for d, _ in parts}) == 1:
+            # One request size is its single-stream capacity exactly; batch work time-shares.
             used = sum(rate / d.capacity.max_request_rate_per_s for d, rate in parts)
             scale = min(1.0, 1.0 / used) if used > 0 else 1.0
-            return scale, "" if used <= 1 + REL_TOL else f"batch load {used:.4g} replicas on one replica"
+            return scale, "" if used <= 1 else f"load {used:.4g} × one replica's capacity at the SLA"
         replica = parts[0][0].replica
         streams = [(d.shape, rate) for d, rate in parts]
         miss = mix_miss(replica, streams, sla)

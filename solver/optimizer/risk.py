@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from solver.optimizer.instance import FleetInstance
+from solver.optimizer.batch_window import hour_buckets, hourly_arrivals, window_misses
+from solver.optimizer.instance import FleetInstance, InferenceDemand
 from solver.optimizer.results import Assignment, FleetSolution
 from solver.perf.risk import probability_reaching
 
@@ -42,8 +43,49 @@ def _pool_ratios(solution: FleetSolution) -> dict[str, list[float]]:
     return out
 
 
+def _window_ratio(instance: FleetInstance, a: Assignment, demand: InferenceDemand) -> float:
+    """Batch work with a window: the smallest throughput ratio whose hourly capacity (rated)
+    still finishes every size's queue within the window (``batch_window.window_misses``)."""
+    hours = hour_buckets(instance.buckets)
+    arrivals = hourly_arrivals(demand, instance.buckets)
+    worst = 0.0
+    for k, share in enumerate(demand.loads):
+        uses = [u for u in a.uses if u.candidate.load == k]
+        rated = [
+            sum(_rated(u.candidate.capacity_req_s, u.candidate.rated_req_s) * u.serving(b) for u in uses)
+            for b in range(len(instance.buckets))
+        ]
+        capacity, need = [rated[b] for b in hours], [rate * share for rate in arrivals]
+        worst = max(worst, _smallest_ratio(demand.deadline_hours or 1, capacity, need))
+    return worst
+
+
+MAX_RATIO = 1e6
+
+
+def _smallest_ratio(deadline: int, capacity: list[float], need: list[float]) -> float:
+    """The smallest r with ``capacity`` × r meeting the window for ``need`` (bisection: the
+    window only gets easier with more capacity)."""
+
+    def misses(ratio: float) -> bool:
+        return bool(window_misses(deadline, [c * ratio for c in capacity], need))
+
+    high = 1.0
+    while misses(high):
+        if high >= MAX_RATIO:
+            return float("inf")
+        high *= 2.0
+    low = 0.0
+    while high - low > 1e-4 * high:
+        mid = (low + high) / 2.0
+        low, high = (low, mid) if not misses(mid) else (mid, high)
+    return high
+
+
 def _load_ratio(instance: FleetInstance, a: Assignment, pools: dict[str, list[float]]) -> float:
     demand = next(w for w in instance.inference if w.name == a.workload)
+    if demand.deadline_hours is not None:
+        return _window_ratio(instance, a, demand)
     worst = 0.0
     for b in range(len(instance.buckets)):
         for pool_id in {u.candidate.pool for u in a.uses if u.pooled}:

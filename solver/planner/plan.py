@@ -90,11 +90,14 @@ def plan_request(
 
 class ReSolver:
     """Re-solves variants of one request's instance (baselines, sensitivity) with the request's
-    backend and gap and the call's cancel token: a ``solver.analysis.whatif.Solve``."""
+    backend and gap and the call's cancel token: a ``solver.analysis.whatif.Solve``. Their pools
+    are held to the same sharing rule as the main plan's (one performance-model checker, whose
+    capacities are remembered across the re-solves)."""
 
-    def __init__(self, request: PlanRequest, cancel: CancelToken | None) -> None:
+    def __init__(self, request: PlanRequest, book: Pricebook, cancel: CancelToken | None) -> None:
         self.request = request
         self.cancel = cancel
+        self.capacity_of = perf_capacity_checker(request, book)
 
     def __call__(
         self, instance: FleetInstance, time_limit_s: float, *, explain: bool = False
@@ -106,6 +109,7 @@ class ReSolver:
             cancel=self.cancel,
             backend=opts.backend,
             relative_gap=opts.relative_gap,
+            capacity_of=self.capacity_of,
             explain=explain,
         )
 
@@ -188,7 +192,8 @@ def _with_risk(
                 )
             }
         )
-        median = ReSolver(p50, cancel)(build_instance(p50, resolved.book), time_left_s * P50_RESOLVE_SHARE)
+        re_solve = ReSolver(p50, resolved.book, cancel)
+        median = re_solve(build_instance(p50, resolved.book), time_left_s * P50_RESOLVE_SHARE)
         at_p50 = median.cost.total if median.has_plan and median.cost is not None else None
     return dataclasses.replace(
         result,
@@ -216,7 +221,7 @@ def _extras(
     if _cancelled(cancel):
         return Extras(), (), None
     request = resolved.request
-    re_solve = ReSolver(request, cancel)
+    re_solve = ReSolver(request, resolved.book, cancel)
     options = request.options
     warnings: list[str] = []
     runs: tuple[BaselineRun, ...] = ()

@@ -104,3 +104,13 @@ def test_constraints_refuse_money_and_bounds_that_cannot_mean_anything(
 def test_a_workload_name_of_spaces_is_refused() -> None:
     with pytest.raises(ValidationError, match="pattern"):
         _workload(name="   ")
+
+
+def test_a_batch_window_is_for_batch_work_without_spares() -> None:
+    assert _workload(interactive=False, batch_deadline_hours=24).batch_deadline_hours == 24
+    with pytest.raises(ValueError, match="batch_deadline_hours is for batch work"):
+        _workload(batch_deadline_hours=24)
+    with pytest.raises(ValueError, match="spare replicas"):
+        _workload(interactive=False, batch_deadline_hours=24, redundancy=1)
+    with pytest.raises(ValueError, match="batch_deadline_hours"):
+        _workload(interactive=False, batch_deadline_hours=0)
