@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from solver.perf.replica import (
     Bottleneck,
@@ -14,7 +15,7 @@ from solver.perf.replica import (
     prefill_seen_context,
     uncached_tokens,
 )
-from solver.perf.roots import falling_root
+from solver.perf.roots import falling_root, smallest_fixed_point
 from solver.perf.timing import P95_TAIL, Timing
 
 
@@ -261,7 +262,17 @@ class _SteadyPoint:
 
 
 def open_loop_timing(replica: Replica, shape: WorkloadShape, rate: float) -> Timing | None:
-    """Poisson arrivals at ``rate`` req/s; None when the replica cannot sustain it.
+    """Poisson arrivals at ``rate`` req/s; None when no sequence fits or the rate is not below
+    ``saturation_rate`` (the offline throughput), the one limit every refusal quotes: where the
+    batch of in-flight sequences has no fixed point (``open_loop_fixed_point``), the engine runs
+    its offline batch and arrivals queue for admission (``_saturated_open_loop``)."""
+    timing = open_loop_fixed_point(replica, shape, rate)
+    return timing if timing is not None else _saturated_open_loop(replica, shape, rate)
+
+
+def open_loop_fixed_point(replica: Replica, shape: WorkloadShape, rate: float) -> Timing | None:
+    """Poisson arrivals at ``rate`` with every request in service (no admission queue); None when
+    the in-flight batch this needs has no fixed point up to what the KV cache and scheduler hold.
 
     Decode concurrency follows Little's law (n = λ × time in system) and decode iterations
     stretch by the share of time spent on prefill chunks; the prefill queue is M/D/1 with
@@ -283,35 +294,15 @@ def open_loop_timing(replica: Replica, shape: WorkloadShape, rate: float) -> Tim
         tpot = 1.0 / (share / t_c + (1.0 - share) / t_d)
         return rate * ((lout - 1.0) * tpot + prefill_s), tpot, prefill_s, share, t_d, dominant
 
-    # Smallest fixed point of n = g(n) (g grows with n): secant steps on h(n) = g(n) − n from
-    # n = 1, which converge in a few iterations because step time is piecewise affine in n.
-    n_prev, current = 1.0, state(1.0)
-    if not math.isfinite(current[0]):
+    # Smallest fixed point of n = g(n), bracketed before it is refined (never a step past it).
+    n_fixed = smallest_fixed_point(
+        lambda n: state(n)[0], 1.0, float(n_max), rel_tol=FIXED_POINT_TOLERANCE
+    )
+    if n_fixed is None:
         return None
-    h_prev = current[0] - n_prev
-    n = max(current[0], 1.0)
-    if h_prev > 0:
-        for _ in range(40):
-            current = state(n)
-            if not math.isfinite(current[0]) or n > n_max:
-                return None
-            h = current[0] - n
-            if abs(h) <= 1e-4 * n:
-                break
-            slope = (h - h_prev) / (n - n_prev) if n != n_prev else 0.0
-            n_prev, h_prev = n, h
-            n = n - h / slope if slope < -1e-12 else current[0]
-            if n > 2 * n_max:
-                return None
-            n = max(n, 1.0)
-        else:
-            return None
-    else:
-        current = state(1.0)
-        n = 1.0
+    n = n_fixed
+    current = state(n)
     _, tpot, prefill_s, share, t_d, dominant = current
-    if n > n_max:
-        return None
     u = share
     mean_wait = u * prefill_s / (2.0 * (1.0 - u))
     # The queue wait is 0 with probability 1 − u, else exponential with mean mean_wait / u.
@@ -337,6 +328,85 @@ def open_loop_timing(replica: Replica, shape: WorkloadShape, rate: float) -> Tim
     )
 
 
+FIXED_POINT_TOLERANCE = 1e-6
+"""Relative width of the bracket around the open loop's concurrency when it is returned."""
+
+
+def _saturated_open_loop(replica: Replica, shape: WorkloadShape, rate: float) -> Timing | None:
+    """Arrivals between λ*, the fastest rate whose every request is in service at once
+    (``open_loop_fixed_point``), and μ, the offline throughput (the rate the replica reports it
+    sustains): a queue of prompts waits for admission and the engine's batch grows from the one at
+    λ* towards its offline batch. With x = (λ − λ*)/(μ − λ*) the share of that headroom in use,
+    TPOT and the batch move linearly from λ*'s to the offline ones (never below λ*'s) and the
+    admission wait is M/D/1 at utilization x with service 1/(μ − λ*) — mean x/(2(μ − λ*)(1 − x)),
+    exponential tail — on top of λ*'s TTFT: continuous at λ*, growing with λ, unbounded at μ.
+    None only at or above μ."""
+    offline = offline_timing(replica, shape)
+    mu = offline.req_s
+    if not rate < mu:
+        return None
+    limit = _fixed_point_limit(replica, shape)
+    start_rate, start = limit if limit is not None else (0.0, _offline_in_service(replica, shape))
+    x = min(max((rate - start_rate) / (mu - start_rate), 0.0), 1.0 - 1e-12)
+    mean_wait = x / (2.0 * (mu - start_rate) * (1.0 - x))
+    p95_wait = (mean_wait / x) * math.log(x / P95_TAIL) if x > P95_TAIL else 0.0
+    median_wait = (mean_wait / x) * math.log(2.0 * x) if x > 0.5 else 0.0
+    start_median = start.ttft_s if math.isnan(start.ttft_median_s) else start.ttft_median_s
+    return Timing(
+        ttft_s=start.ttft_s + mean_wait,
+        ttft_p95_s=start.ttft_p95_s + p95_wait,
+        tpot_s=start.tpot_s + max(offline.tpot_s - start.tpot_s, 0.0) * x,
+        req_s=rate,
+        concurrency=start.concurrency + max(offline.concurrency - start.concurrency, 0.0) * x,
+        decode_step_s=start.decode_step_s + max(offline.decode_step_s - start.decode_step_s, 0.0) * x,
+        bottleneck=offline.bottleneck,
+        ttft_median_s=start_median + median_wait,
+    )
+
+
+LIMIT_SEARCH_TOLERANCE = 1e-4
+"""Relative width of the bisection bracket around λ* (the fixed point's last rate)."""
+
+
+@lru_cache(maxsize=4096)
+def _fixed_point_limit(replica: Replica, shape: WorkloadShape) -> tuple[float, Timing] | None:
+    """(λ*, its timing): the fastest rate ``open_loop_fixed_point`` serves, by bisection on the
+    rate between a trickle and the offline throughput; None when not even a trickle is served."""
+    high = saturation_rate(replica, shape)
+    low = high * 1e-6
+    low_timing = open_loop_fixed_point(replica, shape, low)
+    if low_timing is None:
+        return None
+    while high - low > LIMIT_SEARCH_TOLERANCE * high:
+        mid = (low + high) / 2.0
+        timing = open_loop_fixed_point(replica, shape, mid)
+        if timing is None:
+            high = mid
+        else:
+            low, low_timing = mid, timing
+    return low, low_timing
+
+
+def _offline_in_service(replica: Replica, shape: WorkloadShape) -> Timing:
+    """The offline batch's own latencies without its queue (a prompt prefilled next to the full
+    batch, half a running iteration): where the saturated open loop starts when no smaller rate
+    has every request in service."""
+    offline = offline_timing(replica, shape)
+    context = shape.input_tokens + shape.output_tokens / 2.0
+    prefill_s, _ = replica.prefill(shape, offline.concurrency, context)
+    block = replica.limits.scheduler_steps * offline.decode_step_s
+    return Timing(
+        ttft_s=prefill_s + block / 2.0,
+        ttft_p95_s=prefill_s + block,
+        tpot_s=offline.tpot_s,
+        req_s=0.0,
+        concurrency=offline.concurrency,
+        decode_step_s=offline.decode_step_s,
+        bottleneck=offline.bottleneck,
+    )
+
+
 def saturation_rate(replica: Replica, shape: WorkloadShape) -> float:
-    """An upper bound on sustainable req/s (offline max throughput)."""
+    """The most req/s the replica sustains (offline max throughput): the open loop serves every
+    rate below it (``_saturated_open_loop`` above its batch of full-length sequences)."""
     return offline_timing(replica, shape).req_s

@@ -15,8 +15,9 @@ import pytest
 from pricebook import catalog, load_default
 from solver.domain import ModelRef, Precision, Sla
 from solver.perf import Deployment, WorkloadShape, capacity_at_sla, resolve_model
-from solver.perf.inference import Replica, build_replica, open_loop_timing
+from solver.perf.inference import Replica, build_replica
 from solver.perf.mixed import mix_miss, mix_scale, mixed_open_loop_timing
+from solver.perf.regimes import open_loop_fixed_point
 
 BOOK = load_default()
 CHAT = WorkloadShape(300, 200)
@@ -61,7 +62,7 @@ def _mixes(count: int, rng: random.Random) -> list[list[float]]:
 def test_one_stream_is_the_single_stream_model(shape: WorkloadShape) -> None:
     _, _, replica = _setup(*DEPLOYMENTS[0])
     for rate in (0.5, 2.0, 5.0):
-        alone = open_loop_timing(replica, shape, rate)
+        alone = open_loop_fixed_point(replica, shape, rate)  # the model mixed.py extends
         mixed = mixed_open_loop_timing(replica, [(shape, rate)])
         if alone is None:
             continue
