@@ -9,12 +9,16 @@ same ``domain_calls.estimate_cases`` there, so the numbers are the ones the serv
 would give (same functions, same inputs; each part keeps its cases' order). Smaller requests, and
 a server started with ``estimate_processes: 0``, estimate in the server's threads as before.
 
-Workers are started by the first large request (``spawn``: a forked gRPC server is unsafe), each
-with the server's pricebook, and stopped with the server; until all have started (a few seconds of
-imports) requests are estimated in the server's threads, so starting them delays no answer. A
-worker that dies answers its part in the server's own thread instead (the pool is rebuilt on the
-next large request); workers that cannot start (a script that starts a server without
-multiprocessing's ``if __name__ == "__main__"`` guard) turn the pool off, with a warning.
+Workers are started once, by the first large request (``spawn``: a forked gRPC server is unsafe),
+each with the server's pricebook, and stopped with the server; until all have started (a few
+seconds of imports) requests are estimated in the server's threads, so starting them delays no
+answer. They pay on a long-lived server (``fleetplan serve``) and on long batches: the CLI's
+in-process server gets them only for a batch file of ``clients.cli.estimate.WORKER_BATCH_CASES``
+lines or more (issue 31: 1,000 cases took 5.65 s, mostly waiting at exit for workers still
+starting). A worker that dies answers its part in the server's own thread instead (the pool is
+rebuilt on the next large request); workers that cannot start (no process to spare, or a script
+that starts a server without multiprocessing's ``if __name__ == "__main__"`` guard) turn the pool
+off, with a warning.
 """
 
 from __future__ import annotations
@@ -100,21 +104,30 @@ class EstimatePool:
             if self._processes < 1:
                 return None
             if self._pool is None:
-                self._pool = ProcessPoolExecutor(
-                    max_workers=self._processes,
-                    mp_context=multiprocessing.get_context("spawn"),
-                    initializer=_start_worker,
-                    initargs=(self._pricebook_dir, self._book.content_hash),
-                )
-                self._warming = [self._pool.submit(_ready) for _ in range(self._processes)]
+                try:
+                    self._pool = ProcessPoolExecutor(
+                        max_workers=self._processes,
+                        mp_context=multiprocessing.get_context("spawn"),
+                        initializer=_start_worker,
+                        initargs=(self._pricebook_dir, self._book.content_hash),
+                    )
+                    self._warming = [self._pool.submit(_ready) for _ in range(self._processes)]
+                except (OSError, RuntimeError) as exc:  # no process to spare, or spawning refused
+                    self._disable(exc)
+                    return None
             if not all(f.done() for f in self._warming):
                 return None
             failed = next((f.exception() for f in self._warming if f.exception() is not None), None)
             if failed is not None:  # e.g. a script without a main guard (multiprocessing's rule)
-                log.warning("estimate_pool.disabled", error=repr(failed))
-                self._pool.shutdown(wait=False, cancel_futures=True)
-                self._pool, self._processes = None, 0
+                self._disable(failed)
             return self._pool
+
+    def _disable(self, error: BaseException) -> None:
+        """No workers from now on: every request is estimated in the server's threads."""
+        log.warning("estimate_pool.disabled", error=repr(error))
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool, self._processes = None, 0
 
     async def estimate(self, cases: Sequence[Mapping[str, Any]]) -> Rows:
         """``domain_calls.estimate_cases(cases, book)``: in worker processes when it is large."""

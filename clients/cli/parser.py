@@ -74,8 +74,9 @@ def _client_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout-s", type=float, default=DEFAULT_TIMEOUT_S, help="call deadline in seconds")
     parser.add_argument("--pricebook", type=Path, help="pricebook directory for the in-process server")
     parser.add_argument(
-        "--store", help="plan store of the in-process server (URL, file or none; default: $FLEETPLAN_STORE,"
-        " else SQLite in the user's data directory)"
+        "--store",
+        help="plan store of the in-process server (URL, file or none; default: $FLEETPLAN_STORE,"
+        " else SQLite in the user's data directory)",
     )
     parser.add_argument("--ca-file", help="CA certificate (PEM) to verify a TLS server")
     parser.add_argument("--cert-file", help="client certificate (PEM) for mutual TLS")
