@@ -9,16 +9,17 @@ same ``domain_calls.estimate_cases`` there, so the numbers are the ones the serv
 would give (same functions, same inputs; each part keeps its cases' order). Smaller requests, and
 a server started with ``estimate_processes: 0``, estimate in the server's threads as before.
 
-Workers are started once, by the first large request (``spawn``: a forked gRPC server is unsafe),
-each with the server's pricebook, and stopped with the server; until all have started (a few
-seconds of imports) requests are estimated in the server's threads, so starting them delays no
-answer. They pay on a long-lived server (``fleetplan serve``) and on long batches: the CLI's
-in-process server gets them only for a batch file of ``clients.cli.estimate.WORKER_BATCH_CASES``
-lines or more (issue 31: 1,000 cases took 5.65 s, mostly waiting at exit for workers still
-starting). A worker that dies answers its part in the server's own thread instead (the pool is
-rebuilt on the next large request); workers that cannot start (no process to spare, or a script
-that starts a server without multiprocessing's ``if __name__ == "__main__"`` guard) turn the pool
-off, with a warning.
+Workers are started once, by the first large request, each with the server's pricebook, and
+stopped with the server. They are forked from a fresh ``forkserver`` process that imports this
+module (and so the solver) once for all of them; forking the gRPC server itself would be unsafe.
+Until all have started (a second or more) requests are estimated in the server's threads, so
+starting them delays no answer. They pay on a long-lived server (``fleetplan serve``) and on long
+batches: the CLI's in-process server gets them only for a batch file of
+``clients.cli.estimate.WORKER_BATCH_CASES`` lines or more (a shorter one is done before they would
+have started, and the process would wait for them at exit). A worker that dies answers its part in
+the server's own thread instead (the pool is rebuilt on the next large request); workers that
+cannot start (no process to spare, or a script that starts a server without multiprocessing's
+``if __name__ == "__main__"`` guard) turn the pool off, with a warning.
 """
 
 from __future__ import annotations
@@ -57,6 +58,12 @@ def _start_worker(pricebook_dir: Path | None, content_hash: str) -> None:
         msg = f"worker pricebook {book.content_hash[:12]} is not the server's {content_hash[:12]}"
         raise RuntimeError(msg)
     _worker_book = book
+
+
+def _worker_context() -> multiprocessing.context.BaseContext:
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
+    return context
 
 
 def _ready() -> None:
@@ -107,7 +114,7 @@ class EstimatePool:
                 try:
                     self._pool = ProcessPoolExecutor(
                         max_workers=self._processes,
-                        mp_context=multiprocessing.get_context("spawn"),
+                        mp_context=_worker_context(),
                         initializer=_start_worker,
                         initargs=(self._pricebook_dir, self._book.content_hash),
                     )
