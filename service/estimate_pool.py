@@ -61,6 +61,9 @@ def _start_worker(pricebook_dir: Path | None, content_hash: str) -> None:
 
 
 def _worker_context() -> multiprocessing.context.BaseContext:
+    """``forkserver`` preloading this module; ``spawn`` where there is no forkserver (Windows)."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload([__name__])
     return context
