@@ -9,12 +9,17 @@ same ``domain_calls.estimate_cases`` there, so the numbers are the ones the serv
 would give (same functions, same inputs; each part keeps its cases' order). Smaller requests, and
 a server started with ``estimate_processes: 0``, estimate in the server's threads as before.
 
-Workers are started by the first large request (``spawn``: a forked gRPC server is unsafe), each
-with the server's pricebook, and stopped with the server; until all have started (a few seconds of
-imports) requests are estimated in the server's threads, so starting them delays no answer. A
-worker that dies answers its part in the server's own thread instead (the pool is rebuilt on the
-next large request); workers that cannot start (a script that starts a server without
-multiprocessing's ``if __name__ == "__main__"`` guard) turn the pool off, with a warning.
+Workers are started once, by the first large request, each with the server's pricebook, and
+stopped with the server. They are forked from a fresh ``forkserver`` process that imports this
+module (and so the solver) once for all of them; forking the gRPC server itself would be unsafe.
+Until all have started (a second or more) requests are estimated in the server's threads, so
+starting them delays no answer. They pay on a long-lived server (``fleetplan serve``) and on long
+batches: the CLI's in-process server gets them only for a batch file of
+``clients.cli.estimate.WORKER_BATCH_CASES`` lines or more (a shorter one is done before they would
+have started, and the process would wait for them at exit). A worker that dies answers its part in
+the server's own thread instead (the pool is rebuilt on the next large request); workers that
+cannot start (no process to spare, or a script that starts a server without multiprocessing's
+``if __name__ == "__main__"`` guard) turn the pool off, with a warning.
 """
 
 from __future__ import annotations
@@ -53,6 +58,15 @@ def _start_worker(pricebook_dir: Path | None, content_hash: str) -> None:
         msg = f"worker pricebook {book.content_hash[:12]} is not the server's {content_hash[:12]}"
         raise RuntimeError(msg)
     _worker_book = book
+
+
+def _worker_context() -> multiprocessing.context.BaseContext:
+    """``forkserver`` preloading this module; ``spawn`` where there is no forkserver (Windows)."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
+    return context
 
 
 def _ready() -> None:
@@ -100,21 +114,30 @@ class EstimatePool:
             if self._processes < 1:
                 return None
             if self._pool is None:
-                self._pool = ProcessPoolExecutor(
-                    max_workers=self._processes,
-                    mp_context=multiprocessing.get_context("spawn"),
-                    initializer=_start_worker,
-                    initargs=(self._pricebook_dir, self._book.content_hash),
-                )
-                self._warming = [self._pool.submit(_ready) for _ in range(self._processes)]
+                try:
+                    self._pool = ProcessPoolExecutor(
+                        max_workers=self._processes,
+                        mp_context=_worker_context(),
+                        initializer=_start_worker,
+                        initargs=(self._pricebook_dir, self._book.content_hash),
+                    )
+                    self._warming = [self._pool.submit(_ready) for _ in range(self._processes)]
+                except (OSError, RuntimeError) as exc:  # no process to spare, or spawning refused
+                    self._disable(exc)
+                    return None
             if not all(f.done() for f in self._warming):
                 return None
             failed = next((f.exception() for f in self._warming if f.exception() is not None), None)
             if failed is not None:  # e.g. a script without a main guard (multiprocessing's rule)
-                log.warning("estimate_pool.disabled", error=repr(failed))
-                self._pool.shutdown(wait=False, cancel_futures=True)
-                self._pool, self._processes = None, 0
+                self._disable(failed)
             return self._pool
+
+    def _disable(self, error: BaseException) -> None:
+        """No workers from now on: every request is estimated in the server's threads."""
+        log.warning("estimate_pool.disabled", error=repr(error))
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool, self._processes = None, 0
 
     async def estimate(self, cases: Sequence[Mapping[str, Any]]) -> Rows:
         """``domain_calls.estimate_cases(cases, book)``: in worker processes when it is large."""

@@ -51,7 +51,8 @@ class ServerSettings(BaseSettings):
     """Calls the server handles at once (the rest are refused by gRPC)."""
     estimate_processes: int = Field(default_factory=lambda: min(64, os.cpu_count() or 1), ge=0, le=64)
     """Worker processes that estimate large EstimatePerformance requests (≥ 200 cases; started by the
-    first one): one per core by default, 0 = the server's own threads (service.estimate_pool).
+    first one): one per core by default, 0 = the server's own threads (service.estimate_pool). The
+    CLI's in-process server uses 0 unless it estimates a batch file of 10,000 lines or more.
     bench/estimate_speed.py, 100,000 cases through the CLI on a quiet 2-core box: 47.0 s with 0,
     22.5 s with 2 (a loaded box shared with other jobs showed no gain)."""
     # TLS and tokens (issue #7): paths only; the server wires them when set.

@@ -27,7 +27,9 @@ def _credentials(args: argparse.Namespace) -> grpc.ChannelCredentials | None:
 
 
 @contextlib.contextmanager
-def connect(args: argparse.Namespace) -> Iterator[FleetPlannerClient]:
+def connect(args: argparse.Namespace, *, estimate_workers: bool = False) -> Iterator[FleetPlannerClient]:
+    """``estimate_workers``: the in-process server estimates large requests in worker processes
+    (a long batch file); else in its own threads (``service.estimate_pool``)."""
     # --token-file, else $FLEETPLAN_TOKEN; never echoed anywhere.
     token = read_token(Path(args.token_file) if args.token_file else None)
     if args.target:
@@ -38,5 +40,8 @@ def connect(args: argparse.Namespace) -> Iterator[FleetPlannerClient]:
         return
     from clients.cli.serve import in_process_server  # noqa: PLC0415 - see the module docstring
 
-    with in_process_server(args) as address, FleetPlannerClient(address, timeout_s=args.timeout_s) as client:
+    with (
+        in_process_server(args, estimate_workers=estimate_workers) as address,
+        FleetPlannerClient(address, timeout_s=args.timeout_s) as client,
+    ):
         yield client

@@ -210,7 +210,9 @@ def cmd_estimate(args: argparse.Namespace, out: TextIO) -> int:
             stack.enter_context(Path(args.output).open("w", encoding="utf-8")) if args.output else out
         )
         lines = stack.enter_context(path.open(encoding="utf-8"))
-        batch = _Batch(stack, args)
+        batch = _Batch(
+            stack, args, estimate_workers=not args.target and _line_count(path) >= WORKER_BATCH_CASES
+        )
         pending: collections.deque[tuple[list[BatchLine], Future[list[performance_pb2.PerformanceResult]]]]
         pending = collections.deque()
         for chunk in _chunks(lines, path, CASES_PER_REQUEST):
@@ -225,15 +227,26 @@ def cmd_estimate(args: argparse.Namespace, out: TextIO) -> int:
 REQUESTS_IN_FLIGHT = 2
 """Requests of a batch file on the way at once: the server estimates one while the client reads
 the next from the file and writes the rows of the one before (rows keep the file's order)."""
+WORKER_BATCH_CASES = 10_000
+"""From this many lines on, the in-process server estimates in worker processes (one per core):
+their start-up (seconds of imports) pays only on a batch this long. bench/estimate_speed.py."""
+
+
+def _line_count(path: Path) -> int:
+    with path.open("rb") as lines:
+        return sum(1 for line in lines if line.strip())
 
 
 class _Batch:
     """Sends a batch file's requests over one client (started with the first case to estimate),
     ``REQUESTS_IN_FLIGHT`` at a time."""
 
-    def __init__(self, stack: contextlib.ExitStack, args: argparse.Namespace) -> None:
+    def __init__(
+        self, stack: contextlib.ExitStack, args: argparse.Namespace, *, estimate_workers: bool
+    ) -> None:
         self._stack = stack
         self._args = args
+        self._estimate_workers = estimate_workers
         self._client: FleetPlannerClient | None = None
         self._senders = stack.enter_context(
             ThreadPoolExecutor(max_workers=REQUESTS_IN_FLIGHT, thread_name_prefix="cli-estimate")
@@ -242,7 +255,9 @@ class _Batch:
     def send(self, chunk: list[BatchLine]) -> Future[list[performance_pb2.PerformanceResult]]:
         valid = [line.case for line in chunk if line.case is not None]
         if valid and self._client is None:  # the server starts only once there is a case to estimate
-            self._client = self._stack.enter_context(connect(self._args))
+            self._client = self._stack.enter_context(
+                connect(self._args, estimate_workers=self._estimate_workers)
+            )
         client = self._client
 
         def call() -> list[performance_pb2.PerformanceResult]:

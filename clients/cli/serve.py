@@ -71,12 +71,15 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
 
 
 @contextlib.contextmanager
-def in_process_server(args: argparse.Namespace) -> Iterator[str]:
-    """The real server on a free loopback port for one client command; yields its address."""
+def in_process_server(args: argparse.Namespace, *, estimate_workers: bool = False) -> Iterator[str]:
+    """The real server on a free loopback port for one client command; yields its address. Its
+    estimates run in worker processes only with ``estimate_workers`` (their start costs seconds)."""
     configure_logging(level=logging.INFO if args.verbose else logging.WARNING)
-    store = {"store": args.store} if getattr(args, "store", None) else {}  # else $FLEETPLAN_STORE / default
+    options: dict[str, Any] = {} if estimate_workers else {"estimate_processes": 0}
+    if getattr(args, "store", None):  # else $FLEETPLAN_STORE / the default
+        options["store"] = args.store
     settings = ServerSettings(
-        address="127.0.0.1:0", pricebook_dir=args.pricebook, grace_period_s=1.0, **store
+        address="127.0.0.1:0", pricebook_dir=args.pricebook, grace_period_s=1.0, **options
     )
     with _starting():
         server = start_in_thread(settings)
