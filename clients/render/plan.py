@@ -10,6 +10,9 @@ from api.fleetplan.v1 import common_pb2, plan_pb2
 from clients.render.break_even import render_break_even
 from clients.render.tables import Cell, Table, heading, section
 from clients.render.values import enum_name, mode_name, money, precision_name, render_provenance, status_name
+from report.formatting import DASH, uses_text
+from report.formatting import deployment as deployment_text
+from report.formatting import replicas as replicas_text
 
 TURNED_AWAY_SHOWN = 3
 RUNNER_UP_WORKLOADS_NAMED = 6
@@ -37,7 +40,6 @@ GROUP_HEADERS = [
     "agg tok/s",
     "util",
 ]
-REPLICA_DIGITS = 2
 SOLVER_HEADERS = ["status", "objective", "bound", "gap", "seconds", "limit", "backend", "vars", "cons"]
 
 
@@ -190,16 +192,20 @@ def _workload_row(w: plan_pb2.WorkloadRow, d: plan_pb2.WorkloadDeployment | None
 
 
 def _legacy_workload_row(d: plan_pb2.WorkloadDeployment) -> list[Cell]:
-    size = (
-        f"MIG 1/{d.replica_groups[0].mig_slice}"
-        if d.replica_groups and d.replica_groups[0].mig_slice
-        else f"TP{d.tp}"
-    )
-    deployment = f"{d.replicas} × {d.gpu_id} {size} {precision_name(d.precision)}"
+    """A plan saved before the planner wrote its rows: each replica group with its own replicas plus
+    its share of a pool at peak (the same figures the rows hold)."""
+    uses = [
+        (
+            g.replicas + g.shared_replicas,
+            max([*g.replicas_by_hour, g.replicas + g.shared_replicas]),
+            deployment_name(g.gpu_id, g.tp, g.mig_slice, g.precision) + (" shared" if g.pool_id else ""),
+        )
+        for g in d.replica_groups
+    ]
     return [
         d.workload_name,
-        deployment,
-        d.replicas,
+        uses_text(uses, "other hours").replace(DASH, "-"),
+        replicas_text(sum(u[0] for u in uses)) if uses else d.replicas,
         d.ttft_p95_ms,
         d.tpot_ms,
         d.per_user_tok_s,
@@ -209,35 +215,23 @@ def _legacy_workload_row(d: plan_pb2.WorkloadDeployment) -> list[Cell]:
     ]
 
 
-def replicas_text(value: float) -> str:
-    """Replica-equivalents: whole numbers as such, a share of a pool to two decimals."""
-    rounded = round(value, REPLICA_DIGITS)
-    return f"{rounded:.0f}" if rounded == int(rounded) else f"{rounded:.{REPLICA_DIGITS}f}"
-
-
 def deployment_name(gpu_id: str, tp: int, mig_slice: int, precision: int) -> str:
     """E.g. "h100-nvl TP2 fp8" or "h100-nvl MIG 1/7 fp8"."""
-    size = f"MIG 1/{mig_slice}" if mig_slice else f"TP{tp}"
-    return f"{gpu_id} {size} {precision_name(precision)}"
+    return deployment_text(gpu_id, tp, mig_slice, precision_name(precision))
 
 
 def workload_uses(w: plan_pb2.WorkloadRow) -> str:
     """Each group serving the workload at its peak ("1.46 × h100-nvl TP1 fp8 shared + 1 × h100-nvl
     TP2 fp8"), then those serving it only in other hours with their most replicas."""
-
-    def name(u: plan_pb2.WorkloadGroupUse) -> str:
-        return deployment_name(u.gpu_id, u.tp, u.mig_slice, u.precision) + (" shared" if u.shared else "")
-
-    at_peak = [
-        f"{replicas_text(u.replicas)} × {name(u)}" for u in w.uses if round(u.replicas, REPLICA_DIGITS) > 0
-    ]
-    other = [
-        f"≤{replicas_text(u.replicas_max)} × {name(u)}"
+    uses = [
+        (
+            u.replicas,
+            u.replicas_max,
+            deployment_name(u.gpu_id, u.tp, u.mig_slice, u.precision) + (" shared" if u.shared else ""),
+        )
         for u in w.uses
-        if round(u.replicas, REPLICA_DIGITS) <= 0
     ]
-    text = " + ".join(at_peak) or "-"
-    return text + (f"; other hours: {' + '.join(other)}" if other else "")
+    return uses_text(uses, "other hours").replace(DASH, "-")
 
 
 def _groups(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
