@@ -105,7 +105,7 @@ def assemble_result(
     warnings.extend(model_warnings(request, book))
     groups = deployment_lines(solution, instance)
     fleet = with_workloads(economics.fleet, groups, solution)
-    warnings.extend(f"rows: {p}" for p in mapping_problems(fleet, groups, solution, request))
+    warnings.extend(mapping_problems(fleet, groups, solution, request))
     break_even = plan_break_even(
         request,
         book,

@@ -13,6 +13,7 @@ by a deployment group (or training run) with the workloads it serves.
 from __future__ import annotations
 
 import datetime as dt
+import io
 import json
 import re
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any
 
 import pytest
 from google.protobuf import json_format
+from openpyxl import load_workbook
 
 from api.fleetplan.v1 import common_pb2
 from api.fleetplan.v1 import fleet_planner_pb2 as api
@@ -29,6 +31,7 @@ from pricebook import load_default
 from report import Language, build_quote
 from report.data import BomKind
 from report.html import render_html
+from report.xlsx import render_xlsx
 from service.convert.plan import plan_to_proto
 from service.convert.scenario import scenario_request
 from solver.planner.plan import plan_request
@@ -53,6 +56,7 @@ def planned() -> dict[str, Any]:
         "text": render_plan(plan, common_pb2.Provenance()),
         "quote": quote,
         "html": render_html(quote, Language.EN),
+        "xlsx": render_xlsx(quote, Language.EN),
     }
 
 
@@ -126,4 +130,9 @@ def test_every_gpu_of_the_fleet_and_the_bom_serves_a_named_workload(planned: dic
     for gpu in groups_by_gpu:
         if any(g["gpu_id"] == gpu for g in data["deployment_groups"]):
             assert gpu in html_groups
-    assert not [w for w in data.get("warnings", []) if w.startswith("rows:")]
+    sheet = load_workbook(io.BytesIO(planned["xlsx"]))["Workloads"]
+    cells = [str(c) for row in sheet.iter_rows(values_only=True) for c in row if c is not None]
+    for g in data["deployment_groups"]:
+        size = f"MIG 1/{g['mig_slice']}" if g.get("mig_slice") else f"TP{g['tp']}"
+        assert any(c.startswith(f"{g['gpu_id']} {size}") for c in cells)
+    assert not [w for w in data.get("warnings", []) if "serves no workload" in w or "groups occupy" in w]
