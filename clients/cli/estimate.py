@@ -28,7 +28,7 @@ from clients.cli.exits import EXIT_OK
 from clients.cli.output import emit
 from clients.client import FleetPlannerClient
 from clients.scenario import ScenarioError, case_from_json
-from service.limits import RequestLimits
+from service.request_limits import RequestLimits
 
 CASE_FLAGS = (
     "gpu",
