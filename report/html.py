@@ -11,18 +11,9 @@ from typing import Any
 from report import charts
 from report.cashflow import cash_flow, money_sum
 from report.data import Alternative, AlternativeKind, QuoteData
-from report.formatting import (
-    DASH,
-    group_cells,
-    money,
-    money_summary,
-    number,
-    percent,
-    replicas,
-    signed_percent,
-    workload_deployments,
-)
+from report.formatting import DASH, money, money_summary, number, percent, signed_percent
 from report.labels import COLUMNS, Language, label
+from report.row_text import group_cells, replicas, workload_deployments
 from report.style import CSS
 
 Cell = Any

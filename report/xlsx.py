@@ -20,9 +20,10 @@ from xlsxwriter.worksheet import Worksheet
 from pricebook.schema import Money
 from report.cashflow import cash_flow, money_sum
 from report.data import QuoteData
-from report.formatting import group_cells, money_summary, workload_deployments
+from report.formatting import money_summary
 from report.html import why_it_loses
 from report.labels import COLUMNS, Language, label
+from report.row_text import group_cells, workload_deployments
 
 SHEETS = ("Summary", "Alternatives", "BOM", "CashFlow", "Workloads", "Assumptions", "Sensitivity")
 MINOR_DIGITS = {"KRW": 0, "USD": 2}

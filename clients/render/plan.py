@@ -10,9 +10,10 @@ from api.fleetplan.v1 import common_pb2, plan_pb2
 from clients.render.break_even import render_break_even
 from clients.render.tables import Cell, Table, heading, section
 from clients.render.values import enum_name, mode_name, money, precision_name, render_provenance, status_name
-from report.formatting import DASH, uses_text
-from report.formatting import deployment as deployment_text
-from report.formatting import replicas as replicas_text
+from report.formatting import DASH
+from report.row_text import deployment as deployment_text
+from report.row_text import replicas as replicas_text
+from report.row_text import uses_text
 
 TURNED_AWAY_SHOWN = 3
 RUNNER_UP_WORKLOADS_NAMED = 6
