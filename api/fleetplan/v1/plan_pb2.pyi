@@ -1557,11 +1557,11 @@ class Plan(_message.Message):
     WARNINGS_FIELD_NUMBER: _builtins.int
     CAP_USAGE_FIELD_NUMBER: _builtins.int
     POOLS_FIELD_NUMBER: _builtins.int
+    DEPLOYMENT_GROUPS_FIELD_NUMBER: _builtins.int
+    WORKLOAD_ROWS_FIELD_NUMBER: _builtins.int
     CAPACITY_QUANTILE_FIELD_NUMBER: _builtins.int
     HORIZON_TCO_AT_QUANTILE_FIELD_NUMBER: _builtins.int
     HORIZON_TCO_AT_P50_FIELD_NUMBER: _builtins.int
-    DEPLOYMENT_GROUPS_FIELD_NUMBER: _builtins.int
-    WORKLOAD_ROWS_FIELD_NUMBER: _builtins.int
     status: Global___PlanStatus.ValueType
     """Outcome of the solve."""
     summary: _builtins.str
@@ -1629,23 +1629,23 @@ class Plan(_message.Message):
         """Shared replica pools of the plan (their members' groups name them by pool_id)."""
 
     @_builtins.property
+    def deployment_groups(self) -> _containers.RepeatedCompositeFieldContainer[Global___DeploymentGroup]:
+        """The plan's deployment groups (shared pools and workloads' own replicas) with their replicas
+        at peak and off-peak, the workloads sharing each and their shares. (Numbered apart from
+        the other fields, which others extend.)
+        """
+
+    @_builtins.property
+    def workload_rows(self) -> _containers.RepeatedCompositeFieldContainer[Global___WorkloadRow]:
+        """One row per inference workload: its part of every group it uses, at its peak hour."""
+
+    @_builtins.property
     def horizon_tco_at_quantile(self) -> _common_pb2.Money:
         """This plan's horizon TCO as the optimizer priced it (before VAT)."""
 
     @_builtins.property
     def horizon_tco_at_p50(self) -> _common_pb2.Money:
         """The same for the plan sized at p50 (the estimate); absent when not found in time."""
-
-    @_builtins.property
-    def deployment_groups(self) -> _containers.RepeatedCompositeFieldContainer[Global___DeploymentGroup]:
-        """The plan's deployment groups (shared pools and workloads' own replicas) with their replicas
-        at peak and off-peak, the workloads sharing each and their shares. Numbered apart from the
-        fields above to leave room for others.
-        """
-
-    @_builtins.property
-    def workload_rows(self) -> _containers.RepeatedCompositeFieldContainer[Global___WorkloadRow]:
-        """One row per inference workload: its part of every group it uses, at its peak hour."""
 
     def __init__(
         self,
@@ -1667,11 +1667,11 @@ class Plan(_message.Message):
         warnings: _abc.Iterable[_builtins.str] | None = ...,
         cap_usage: _abc.Mapping[_builtins.str, _builtins.float] | None = ...,
         pools: _abc.Iterable[Global___ReplicaPool] | None = ...,
+        deployment_groups: _abc.Iterable[Global___DeploymentGroup] | None = ...,
+        workload_rows: _abc.Iterable[Global___WorkloadRow] | None = ...,
         capacity_quantile: _scenario_pb2.CapacityQuantile.ValueType = ...,
         horizon_tco_at_quantile: _common_pb2.Money | None = ...,
         horizon_tco_at_p50: _common_pb2.Money | None = ...,
-        deployment_groups: _abc.Iterable[Global___DeploymentGroup] | None = ...,
-        workload_rows: _abc.Iterable[Global___WorkloadRow] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "break_even", b"break_even", "cost", b"cost", "diagnosis", b"diagnosis", "horizon_tco_at_p50", b"horizon_tco_at_p50", "horizon_tco_at_quantile", b"horizon_tco_at_quantile", "solver_statistics", b"solver_statistics", "uncertainty", b"uncertainty"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
