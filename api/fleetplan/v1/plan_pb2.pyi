@@ -744,7 +744,9 @@ class WorkloadDeployment(_message.Message):
     kv_precision: _common_pb2.Precision.ValueType
     """KV-cache precision of the main replica group."""
     replicas: _builtins.int
-    """Replicas at the peak hour (all groups)."""
+    """The workload's own replicas at the peak hour (all its own groups); its share of shared pools is
+    in replica_groups[].shared_replicas, and Plan.workload_rows[].replicas holds both.
+    """
     ttft_p95_ms: _builtins.float
     """Predicted p95 time to first token at peak load, in milliseconds."""
     tpot_ms: _builtins.float
