@@ -37,7 +37,14 @@ from report.data import (
     SolverInfo,
     VatSummary,
 )
-from report.sections import api_rows, buy_vs_rent_rows, sensitivity_rows, training_rows, workload_rows
+from report.sections import (
+    api_rows,
+    buy_vs_rent_rows,
+    group_rows,
+    sensitivity_rows,
+    training_rows,
+    workload_rows,
+)
 from solver.analysis.tco import OptionTco, add_money, to_money, vat_lines
 from solver.analysis.whatif import describe_fleet
 from solver.domain import AcquisitionMode, Storage
@@ -82,6 +89,7 @@ def build_quote(
         alternatives=_alternatives(result, rent_only, plan_tco),
         bom=_bom(result, book, resolved.request.constraints.storage),
         workloads=workload_rows(result, resolved.request),
+        groups=group_rows(result),
         training=training_rows(result, resolved.request),
         buy_vs_rent=buy_vs_rent_rows(result),
         api=api_rows(result),

@@ -170,14 +170,59 @@ class Economics(_Quote):
     """Straight-line book depreciation per year (accounting only; the TCO uses market value)."""
 
 
+class WorkloadUseRow(_Quote):
+    """The part of one deployment group serving a workload (the planner's ``WorkloadGroupUse``)."""
+
+    gpu_id: str
+    tp: int
+    mig_slice: int
+    """0 = whole GPUs; n = a replica runs on 1/n of one GPU."""
+    precision: str
+    shared: bool
+    replicas: float
+    """Replica-equivalents serving the workload in its peak hour."""
+    replicas_max: float
+    """The most in any hour."""
+    share: float
+    """The workload's share of the group's load over the day."""
+    output_tok_s: float
+
+
+class GroupShareRow(_Quote):
+    workload: str
+    share: float
+    """Fraction of the group's load over the day (a group's shares sum to 1)."""
+
+
+class DeploymentGroupRow(_Quote):
+    """One deployment group of the plan (the planner's ``DeploymentLine``): a shared pool or one
+    workload's own replicas of one deployment."""
+
+    gpu_id: str
+    tp: int
+    mig_slice: int
+    precision: str
+    shared: bool
+    replicas_peak: int
+    replicas_off_peak: int
+    replicas_by_hour: tuple[int, ...]
+    gpus_peak: float
+    peak_hour: int
+    shares: tuple[GroupShareRow, ...]
+    output_tok_s: float
+    utilization: float
+
+
 class WorkloadRow(_Quote):
     name: str
     served: bool
     gpu_id: str
+    """The group with the most replicas at the workload's peak (``uses`` has every group)."""
     tp: int
     mig_slice: str
     precision: str
-    replicas: int
+    replicas: float
+    """Replica-equivalents serving it in its peak hour (own replicas plus shares of pools)."""
     ttft_p95_ms: float | None
     ttft_target_ms: float | None
     tpot_p95_ms: float | None
@@ -185,10 +230,12 @@ class WorkloadRow(_Quote):
     per_user_tok_s: float | None
     min_per_user_tok_s: float | None
     aggregate_tok_s: float | None
-    """Output tokens/s the replicas at the peak hour can produce at the SLA."""
+    """Output tokens/s its replica-equivalents at the peak hour deliver at the SLA."""
     utilization: float | None
     note: str
     """Why it is not served, or empty."""
+    uses: tuple[WorkloadUseRow, ...] = ()
+    """Every deployment group serving it in some hour, most replicas at peak first."""
 
 
 class TrainingRow(_Quote):
@@ -316,6 +363,8 @@ class QuoteData(_Quote):
     alternatives: tuple[Alternative, ...]
     bom: Bom | None
     workloads: tuple[WorkloadRow, ...]
+    groups: tuple[DeploymentGroupRow, ...] = ()
+    """The plan's deployment groups (absent in quotes stored before they were added)."""
     training: tuple[TrainingRow, ...]
     buy_vs_rent: tuple[BuyVsRentRow, ...]
     api: tuple[ApiRow, ...]

@@ -13,6 +13,7 @@ from report.cashflow import cash_flow, money_sum
 from report.data import Alternative, AlternativeKind, QuoteData
 from report.formatting import DASH, money, money_summary, number, percent, signed_percent
 from report.labels import COLUMNS, Language, label
+from report.row_text import group_cells, replicas, workload_deployments
 from report.style import CSS
 
 Cell = Any
@@ -367,28 +368,12 @@ def _workloads(quote: QuoteData, lang: Language) -> str:
     if not quote.workloads:
         body += _note(label("no_inference", lang))
     else:
-        headers = [
-            label(k, lang)
-            for k in (
-                "workload",
-                "gpu",
-                "tp_slice",
-                "precision",
-                "replicas",
-                "ttft",
-                "tpot",
-                "per_user",
-                "aggregate",
-                "utilization",
-            )
-        ]
+        headers = [label(k, lang) for k in COLUMNS.workloads]
         rows = [
             [
                 _e(w.name),
-                _e(w.gpu_id if w.served else f"{label('not_served', lang)}: {w.note}"),
-                _e(f"{w.tp}" + (f"/{w.mig_slice}" if w.mig_slice else "") if w.served else DASH),
-                _e(w.precision or DASH),
-                _e(w.replicas),
+                _e(workload_deployments(w, lang) if w.served else f"{label('not_served', lang)}: {w.note}"),
+                _e(replicas(w.replicas)),
                 _e(_target(w.ttft_p95_ms, w.ttft_target_ms)),
                 _e(_target(w.tpot_p95_ms, w.tpot_target_ms)),
                 _e(
@@ -401,6 +386,10 @@ def _workloads(quote: QuoteData, lang: Language) -> str:
             for w in quote.workloads
         ]
         body += _table(headers, rows, "workloads-table")
+        if quote.groups:
+            body += f"<h3>{_e(label('deployment_groups', lang))}</h3>"
+            groups = [[_e(c) for c in group_cells(g, lang)] for g in quote.groups]
+            body += _table([label(k, lang) for k in COLUMNS.groups], groups, "groups-table")
         served = [w for w in quote.workloads if w.served]
         if served:
             body += _chart("latency", charts.latency_chart(served, lang), label("latency_chart", lang))

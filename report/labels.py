@@ -170,6 +170,18 @@ LABELS: dict[str, tuple[str, str]] = {
     "per_user": ("tok/s per user", "사용자당 tok/s"),
     "aggregate": ("Aggregate tok/s", "총 tok/s"),
     "not_served": ("not served", "미배치"),
+    "deployments": ("Deployments at peak (replicas × deployment)", "피크 시 배포 (복제본 × 배포)"),
+    "shared": ("shared", "공유"),
+    "other_hours": ("other hours", "기타 시간대"),
+    "deployment_groups": ("Deployment groups", "배포 그룹"),
+    "deployment": ("Deployment", "배포"),
+    "shared_pool": ("shared pool", "공유 풀"),
+    "own_replicas": ("own replicas", "전용 복제본"),
+    "replicas_peak": ("Replicas at peak", "피크 복제본"),
+    "replicas_off_peak": ("Off-peak replicas", "비피크 복제본"),
+    "gpus_peak": ("GPUs at peak", "피크 GPU 수"),
+    "peak_hour": ("Peak hour", "피크 시각"),
+    "workload_shares": ("Workloads (share of load)", "워크로드 (부하 비중)"),
     "latency_chart": ("Latency against target (share of the SLA)", "목표 대비 지연 시간 (SLA 대비 비율)"),
     "share_of_target": ("share of target", "목표 대비 비율"),
     "batch": ("batch (no latency target)", "배치 (지연 목표 없음)"),
@@ -232,6 +244,27 @@ class Columns:
         "price_per_gpu_hour",
         "gpu_hours_month",
         "monthly_amount",
+    )
+    workloads = (
+        "workload",
+        "deployments",
+        "replicas",
+        "ttft",
+        "tpot",
+        "per_user",
+        "aggregate",
+        "utilization",
+    )
+    groups = (
+        "deployment",
+        "kind",
+        "replicas_peak",
+        "replicas_off_peak",
+        "gpus_peak",
+        "peak_hour",
+        "workload_shares",
+        "aggregate",
+        "utilization",
     )
     training = ("workload", "gpu", "gpus", "hours_per_run", "runs_per_month", "deadline", "cost_per_run")
     sensitivity = ("subject", "parameter", "change_down", "change_up", "explanation")

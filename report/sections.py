@@ -1,38 +1,60 @@
 """The quote's per-workload and analysis rows, taken from a ``PlanResult`` as the planner wrote them:
-workloads (how each runs against its SLA), training runs, buy vs rent, self-host vs API, sensitivity."""
+workloads (how each runs against its SLA, copied from ``PlanResult.workload_lines``), deployment
+groups (``PlanResult.deployment_lines``), training runs, buy vs rent, self-host vs API, sensitivity."""
 
 from __future__ import annotations
 
 from pricebook.schema import Money
-from report.data import ApiRow, BuyVsRentRow, SensitivityRow, TrainingRow, WorkloadRow
+from report.data import (
+    ApiRow,
+    BuyVsRentRow,
+    DeploymentGroupRow,
+    GroupShareRow,
+    SensitivityRow,
+    TrainingRow,
+    WorkloadRow,
+    WorkloadUseRow,
+)
 from solver.domain import InferenceWorkload, PlanRequest
-from solver.optimizer.results import Assignment
-from solver.planner.results import PlanResult
+from solver.planner.results import PlanResult, WorkloadLine
 
 UNSERVED_REASONS_SHOWN = 2
 
 
-def _served_row(a: Assignment, w: InferenceWorkload | None) -> WorkloadRow:
-    peak = a.peak_bucket
-    primary = a.primary.candidate
+def _served_row(line: WorkloadLine, w: InferenceWorkload | None) -> WorkloadRow:
+    main = line.uses[0]
     sla = w.sla if w is not None else None
     return WorkloadRow(
-        name=a.workload,
+        name=line.workload,
         served=True,
-        gpu_id=primary.gpu,
-        tp=primary.tp,
-        mig_slice=str(primary.mig_slice) if primary.mig_slice else "",
-        precision=primary.precision.value,
-        replicas=sum(u.replicas[peak] for u in a.uses),
-        ttft_p95_ms=primary.ttft_p95_ms,
+        gpu_id=main.gpu,
+        tp=main.tp,
+        mig_slice=str(main.mig_slice) if main.mig_slice else "",
+        precision=main.precision.value,
+        replicas=line.replicas,
+        ttft_p95_ms=line.ttft_p95_ms,
         ttft_target_ms=sla.ttft_p95_ms if sla is not None else None,
-        tpot_p95_ms=primary.tpot_ms,
+        tpot_p95_ms=line.tpot_ms,
         tpot_target_ms=sla.tpot_p95_ms if sla is not None else None,
-        per_user_tok_s=primary.per_user_tok_s,
+        per_user_tok_s=line.per_user_tok_s,
         min_per_user_tok_s=sla.min_per_user_tok_s if sla is not None else None,
-        aggregate_tok_s=sum(u.replicas[peak] * u.candidate.max_output_tok_s for u in a.uses),
-        utilization=a.utilization,
+        aggregate_tok_s=line.output_tok_s,
+        utilization=line.utilization,
         note="",
+        uses=tuple(
+            WorkloadUseRow(
+                gpu_id=u.gpu,
+                tp=u.tp,
+                mig_slice=u.mig_slice,
+                precision=u.precision.value,
+                shared=u.shared,
+                replicas=u.replicas,
+                replicas_max=u.replicas_max,
+                share=u.share,
+                output_tok_s=u.output_tok_s,
+            )
+            for u in line.uses
+        ),
     )
 
 
@@ -59,18 +81,40 @@ def _unserved_row(w: InferenceWorkload, note: str) -> WorkloadRow:
 
 def workload_rows(result: PlanResult, request: PlanRequest) -> tuple[WorkloadRow, ...]:
     """One row per inference workload of the request: how it runs, or why it does not."""
-    served = {a.workload: a for a in result.solution.assignments if a.uses}
+    served = {w.workload: w for w in result.workload_lines if w.served}
     diagnosis = result.solution.diagnosis
     reasons = {u.workload: u.reasons for u in diagnosis.unservable} if diagnosis is not None else {}
     rows = []
     for w in request.inference:
-        a = served.get(w.name)
-        if a is not None:
-            rows.append(_served_row(a, w))
+        line = served.get(w.name)
+        if line is not None:
+            rows.append(_served_row(line, w))
         else:
             why = "; ".join(reasons.get(w.name, ())[:UNSERVED_REASONS_SHOWN]) or result.summary
             rows.append(_unserved_row(w, why))
     return tuple(rows)
+
+
+def group_rows(result: PlanResult) -> tuple[DeploymentGroupRow, ...]:
+    """The plan's deployment groups, as the planner wrote them."""
+    return tuple(
+        DeploymentGroupRow(
+            gpu_id=g.gpu,
+            tp=g.tp,
+            mig_slice=g.mig_slice,
+            precision=g.precision.value,
+            shared=g.shared,
+            replicas_peak=g.replicas_peak,
+            replicas_off_peak=g.replicas_off_peak,
+            replicas_by_hour=g.replicas_by_hour,
+            gpus_peak=g.gpus_peak,
+            peak_hour=g.peak_hour,
+            shares=tuple(GroupShareRow(workload=s.workload, share=s.share) for s in g.shares),
+            output_tok_s=g.output_tok_s,
+            utilization=g.utilization,
+        )
+        for g in result.deployment_lines
+    )
 
 
 def training_rows(result: PlanResult, request: PlanRequest) -> tuple[TrainingRow, ...]:

@@ -23,6 +23,7 @@ from report.data import QuoteData
 from report.formatting import money_summary
 from report.html import why_it_loses
 from report.labels import COLUMNS, Language, label
+from report.row_text import group_cells, workload_deployments
 
 SHEETS = ("Summary", "Alternatives", "BOM", "CashFlow", "Workloads", "Assumptions", "Sensitivity")
 MINOR_DIGITS = {"KRW": 0, "USD": 2}
@@ -243,9 +244,7 @@ def _alternatives(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Languag
 def _workloads(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) -> None:
     keys = [
         "workload",
-        "gpu",
-        "tp_slice",
-        "precision",
+        "deployments",
         "replicas",
         "ttft",
         "",
@@ -257,12 +256,12 @@ def _workloads(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) 
     ]
     _header(sheet, 0, keys, f, lang)
     for i, w in enumerate(quote.workloads):
-        gpu = w.gpu_id if w.served else f"{label('not_served', lang)}: {w.note}"
-        tp = f"{w.tp}/{w.mig_slice}" if w.mig_slice else (w.tp or None)
-        values = [w.name, gpu, tp, w.precision, w.replicas, w.ttft_p95_ms, w.ttft_target_ms, w.tpot_p95_ms]
+        uses = workload_deployments(w, lang) if w.served else f"{label('not_served', lang)}: {w.note}"
+        values = [w.name, uses, w.replicas, w.ttft_p95_ms, w.ttft_target_ms, w.tpot_p95_ms]
         values += [w.tpot_target_ms, w.per_user_tok_s, w.aggregate_tok_s]
         _row(sheet, 1 + i, values)
-        sheet.write(1 + i, 11, w.utilization, f.percent)
+        sheet.write(1 + i, 9, w.utilization, f.percent)
+    _groups(sheet, len(quote.workloads) + 3 + len(quote.training) + 4, quote, f, lang)
     r = len(quote.workloads) + 3
     sheet.write_string(r, 0, label("training", lang), f.bold)
     if not quote.training:
@@ -284,6 +283,23 @@ def _workloads(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) 
             sheet.write(r + 2 + i, 6, _amount(t.cost_per_run), f.money)
     sheet.set_column(0, 1, 20)
     sheet.set_column(2, 11, 12)
+
+
+def _groups(sheet: Worksheet, r: int, quote: QuoteData, f: _Formats, lang: Language) -> None:
+    """The deployment groups, below the training runs."""
+    if not quote.groups:
+        return
+    sheet.write_string(r, 0, label("deployment_groups", lang), f.bold)
+    _header(sheet, r + 1, COLUMNS.groups, f, lang)
+    for i, g in enumerate(quote.groups):
+        cells = group_cells(g, lang)
+        _row(
+            sheet,
+            r + 2 + i,
+            [*cells[:2], g.replicas_peak, g.replicas_off_peak, g.gpus_peak, cells[5], cells[6]],
+        )
+        sheet.write(r + 2 + i, 7, g.output_tok_s, f.number)
+        sheet.write(r + 2 + i, 8, g.utilization, f.percent)
 
 
 def _assumptions(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) -> None:

@@ -32,8 +32,8 @@ from api.fleetplan.v1 import plan_store_pb2_grpc as store_rpc
 from pricebook import load_default, load_dir
 from pricebook.schema import Pricebook
 from service.interceptors import RequestLoggingInterceptor
-from service.limits import LimitsInterceptor, wire_ceiling_bytes
 from service.plan_store import PlanStoreServicer
+from service.request_limits import LimitsInterceptor, wire_ceiling_bytes
 from service.security import auth_interceptors, server_credentials
 from service.servicers import FleetPlannerServicer, ServiceState
 from service.settings import ServerSettings

@@ -11,6 +11,10 @@ from clients.render.break_even import render_break_even
 from clients.render.headroom import headroom_table
 from clients.render.tables import Cell, Table, heading, section
 from clients.render.values import enum_name, mode_name, money, precision_name, render_provenance, status_name
+from report.formatting import DASH
+from report.row_text import deployment as deployment_text
+from report.row_text import replicas as replicas_text
+from report.row_text import uses_text
 
 TURNED_AWAY_SHOWN = 3
 RUNNER_UP_WORKLOADS_NAMED = 6
@@ -18,9 +22,7 @@ DIAGNOSIS_REASONS_SHOWN = 8
 
 WORKLOAD_HEADERS = [
     "workload",
-    "GPU",
-    "TP/slice",
-    "precision",
+    "deployments at peak (replicas × deployment)",
     "replicas",
     "p95 TTFT ms",
     "TPOT ms",
@@ -29,6 +31,17 @@ WORKLOAD_HEADERS = [
     "util",
     "runner-up (Δ cost)",
 ]
+GROUP_HEADERS = [
+    "deployment",
+    "kind",
+    "replicas peak",
+    "off-peak",
+    "GPUs at peak",
+    "peak hour",
+    "workloads (share of load)",
+    "agg tok/s",
+    "util",
+]
 SOLVER_HEADERS = ["status", "objective", "bound", "gap", "seconds", "limit", "backend", "vars", "cons"]
 
 
@@ -36,6 +49,7 @@ def render_plan(plan: plan_pb2.Plan, provenance: common_pb2.Provenance, *, markd
     out = [heading("Plan", markdown=markdown), f"status: {status_name(plan.status)}", plan.summary]
     out += _fleet(plan, markdown=markdown)
     out += _workloads(plan, markdown=markdown)
+    out += _groups(plan, markdown=markdown)
     out += _training(plan, markdown=markdown)
     out += _cost(plan, markdown=markdown)
     out += _unit_costs(plan, markdown=markdown)
@@ -62,6 +76,7 @@ def plan_tables(plan: plan_pb2.Plan) -> list[Table]:
     tables = (
         _fleet_table(plan),
         _workloads_table(plan),
+        _groups_table(plan),
         _training_table(plan),
         _cost_table(plan),
         _unit_costs_table(plan),
@@ -94,6 +109,7 @@ def _fleet_table(plan: plan_pb2.Plan) -> Table | None:
             "GPUs",
             "servers",
             "horizon cost",
+            "serves",
         ],
         [
             [
@@ -107,6 +123,7 @@ def _fleet_table(plan: plan_pb2.Plan) -> Table | None:
                 _gpu_count(f),
                 f.server_count,
                 money(f.horizon_cost),
+                ", ".join(f.workload_names) or "-",
             ]
             for f in plan.fleet
         ],
@@ -147,47 +164,108 @@ def _workloads(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
 
 
 def _workloads_table(plan: plan_pb2.Plan) -> Table | None:
-    if not plan.deployments:
+    if not plan.deployments and not plan.workload_rows:
         return None
-    return Table("workloads", "Workloads", WORKLOAD_HEADERS, [_workload_row(d) for d in plan.deployments])
+    deployments = {d.workload_name: d for d in plan.deployments}
+    if plan.workload_rows:
+        rows = [_workload_row(w, deployments.get(w.workload_name)) for w in plan.workload_rows]
+    else:  # a plan saved before the planner wrote its rows
+        rows = [_legacy_workload_row(d) for d in plan.deployments]
+    return Table("workloads", "Workloads", WORKLOAD_HEADERS, rows)
 
 
-def _workload_row(d: plan_pb2.WorkloadDeployment) -> list[Cell]:
-    if d.HasField("runner_up"):
-        runner_up = f"{d.runner_up.gpu_id} (+{money(d.runner_up.cost_delta)})"
-    else:
-        runner_up = "see note" if d.runner_up_note else "-"
+def _runner_up(d: plan_pb2.WorkloadDeployment | None) -> str:
+    if d is not None and d.HasField("runner_up"):
+        return f"{d.runner_up.gpu_id} (+{money(d.runner_up.cost_delta)})"
+    return "see note" if d is not None and d.runner_up_note else "-"
+
+
+def _workload_row(w: plan_pb2.WorkloadRow, d: plan_pb2.WorkloadDeployment | None) -> list[Cell]:
+    if not w.served:
+        return [w.workload_name, "not served", 0, "-", "-", "-", "-", "-", _runner_up(d)]
+    return [
+        w.workload_name,
+        workload_uses(w),
+        replicas_text(w.replicas),
+        w.ttft_p95_ms,
+        w.tpot_ms,
+        w.per_user_tok_s,
+        w.output_tok_s,
+        f"{w.utilization:.0%}",
+        _runner_up(d),
+    ]
+
+
+def _legacy_workload_row(d: plan_pb2.WorkloadDeployment) -> list[Cell]:
+    """A plan saved before the planner wrote its rows: each replica group with its own replicas plus
+    its share of a pool at peak (the same figures the rows hold)."""
+    uses = [
+        (
+            g.replicas + g.shared_replicas,
+            max([*g.replicas_by_hour, g.replicas + g.shared_replicas]),
+            deployment_name(g.gpu_id, g.tp, g.mig_slice, g.precision) + (" shared" if g.pool_id else ""),
+        )
+        for g in d.replica_groups
+    ]
     return [
         d.workload_name,
-        *deployment_columns(d),
+        uses_text(uses, "other hours").replace(DASH, "-"),
+        replicas_text(sum(u[0] for u in uses)) if uses else d.replicas,
         d.ttft_p95_ms,
         d.tpot_ms,
         d.per_user_tok_s,
         d.output_tok_s,
         f"{d.utilization:.0%}",
-        runner_up,
+        _runner_up(d),
     ]
 
 
-def deployment_columns(d: plan_pb2.WorkloadDeployment) -> list[Cell]:
-    """GPU, TP (or MIG slice), precision and replicas; a workload served by several deployment kinds
-    at once (e.g. 2 × TP1 + 1 × TP2 on one 4-GPU board) shows each, joined by " + "."""
-    groups = list(d.replica_groups)
-    if not groups:
-        return [d.gpu_id, d.tp, precision_name(d.precision), d.replicas]
+def deployment_name(gpu_id: str, tp: int, mig_slice: int, precision: int) -> str:
+    """E.g. "h100-nvl TP2 fp8" or "h100-nvl MIG 1/7 fp8"."""
+    return deployment_text(gpu_id, tp, mig_slice, precision_name(precision))
 
-    def joined(values: list[str]) -> str:
-        return values[0] if len(set(values)) == 1 else " + ".join(values)
 
-    def size(g: plan_pb2.ReplicaGroup) -> str:
-        return f"MIG 1/{g.mig_slice}" if g.mig_slice else str(g.tp)
-
-    return [
-        joined([g.gpu_id for g in groups]),
-        joined([size(g) for g in groups]),
-        joined([precision_name(g.precision) for g in groups]),
-        " + ".join(str(g.replicas) for g in groups),
+def workload_uses(w: plan_pb2.WorkloadRow) -> str:
+    """Each group serving the workload at its peak ("1.46 × h100-nvl TP1 fp8 shared + 1 × h100-nvl
+    TP2 fp8"), then those serving it only in other hours with their most replicas."""
+    uses = [
+        (
+            u.replicas,
+            u.replicas_max,
+            deployment_name(u.gpu_id, u.tp, u.mig_slice, u.precision) + (" shared" if u.shared else ""),
+        )
+        for u in w.uses
     ]
+    return uses_text(uses, "other hours").replace(DASH, "-")
+
+
+def _groups(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
+    table = _groups_table(plan)
+    return table.section(markdown=markdown) if table is not None else []
+
+
+def _groups_table(plan: plan_pb2.Plan) -> Table | None:
+    if not plan.deployment_groups:
+        return None
+    return Table(
+        "deployment_groups",
+        "Deployment groups (replicas by hour in --json)",
+        GROUP_HEADERS,
+        [
+            [
+                deployment_name(g.gpu_id, g.tp, g.mig_slice, g.precision),
+                "shared pool" if g.shared else "own",
+                g.replicas_peak,
+                g.replicas_off_peak,
+                replicas_text(g.gpus_peak),
+                f"{g.peak_hour:02d}:00",
+                ", ".join(f"{s.workload_name} {s.share:.0%}" for s in g.shares),
+                g.output_tok_s,
+                f"{g.utilization:.0%}",
+            ]
+            for g in plan.deployment_groups
+        ],
+    )
 
 
 def runner_up_remarks(deployments: Iterable[plan_pb2.WorkloadDeployment]) -> list[str]:

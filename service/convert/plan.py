@@ -27,7 +27,7 @@ from solver.optimizer.results import (
     SolveStatus,
 )
 from solver.planner.notices import Language, Notice
-from solver.units import HOURS_PER_DAY
+from solver.planner.rows import hourly
 
 # Keyed by the plain string value, so a status given as its string is found too.
 PLAN_STATUS_TO_PROTO: dict[str, plan_pb2.PlanStatus.ValueType] = {
@@ -54,11 +54,7 @@ def finite(value: float | None) -> float:
 
 def _by_hour(buckets: Sequence[Bucket], per_bucket: Sequence[int]) -> list[int]:
     """Expand per-bucket values to the 24 hours of the day."""
-    hours = [0] * HOURS_PER_DAY
-    for bucket in buckets:
-        for hour in bucket.hours:
-            hours[hour] = per_bucket[bucket.index] if bucket.index < len(per_bucket) else 0
-    return hours
+    return [round(v) for v in hourly(buckets, per_bucket)]
 
 
 def notice_to_proto(notice: Notice) -> plan_pb2.PlanNotice:
@@ -118,6 +114,7 @@ def fleet_line_to_proto(line: planner.PlanFleetLine, book: Pricebook | None) -> 
         provider=line.provider,
         price_label=line.price_label.value if line.price_label is not None else "",
         gpus_per_instance=line.gpus_per_instance,
+        workload_names=list(line.workloads),
     )
     set_money(out, "price_per_gpu_hour", line.price_per_gpu_hour)
     set_money(out, "price_per_gpu", line.price_per_gpu)
@@ -191,6 +188,69 @@ def _deployment(
             )
         )
     return out
+
+
+def deployment_group_to_proto(line: planner.DeploymentLine) -> plan_pb2.DeploymentGroup:
+    return plan_pb2.DeploymentGroup(
+        group_id=line.id,
+        gpu_id=line.gpu,
+        tp=line.tp,
+        mig_slice=line.mig_slice,
+        precision=precision_to_proto(line.precision),
+        kv_precision=precision_to_proto(line.kv_precision),
+        shared=line.shared,
+        replicas_peak=line.replicas_peak,
+        replicas_off_peak=line.replicas_off_peak,
+        replicas_by_hour=list(line.replicas_by_hour),
+        gpus_peak=finite(line.gpus_peak),
+        spares=line.spares,
+        peak_hour=line.peak_hour,
+        shares=[
+            plan_pb2.GroupShare(
+                workload_name=s.workload,
+                share=finite(s.share),
+                replicas_by_hour=[finite(v) for v in s.replicas_by_hour],
+                output_tok_s=finite(s.output_tok_s),
+            )
+            for s in line.shares
+        ],
+        output_tok_s=finite(line.output_tok_s),
+        utilization=finite(line.utilization),
+    )
+
+
+def workload_row_to_proto(line: planner.WorkloadLine) -> plan_pb2.WorkloadRow:
+    return plan_pb2.WorkloadRow(
+        workload_name=line.workload,
+        served=line.served,
+        peak_hour=line.peak_hour,
+        demand_req_s=finite(line.demand_req_s),
+        capacity_req_s=finite(line.capacity_req_s),
+        utilization=finite(line.utilization),
+        uses=[
+            plan_pb2.WorkloadGroupUse(
+                group_id=u.group_id,
+                gpu_id=u.gpu,
+                tp=u.tp,
+                mig_slice=u.mig_slice,
+                precision=precision_to_proto(u.precision),
+                shared=u.shared,
+                replicas=finite(u.replicas),
+                replicas_max=finite(u.replicas_max),
+                share=finite(u.share),
+                output_tok_s=finite(u.output_tok_s),
+                ttft_p95_ms=finite(u.ttft_p95_ms),
+                tpot_ms=finite(u.tpot_ms),
+                per_user_tok_s=finite(u.per_user_tok_s),
+            )
+            for u in line.uses
+        ],
+        replicas=finite(line.replicas),
+        output_tok_s=finite(line.output_tok_s),
+        ttft_p95_ms=finite(line.ttft_p95_ms),
+        tpot_ms=finite(line.tpot_ms),
+        per_user_tok_s=finite(line.per_user_tok_s),
+    )
 
 
 def _diagnosis(diagnosis: Diagnosis) -> plan_pb2.InfeasibilityDiagnosis:
@@ -379,6 +439,8 @@ def plan_to_proto(result: planner.PlanResult, book: Pricebook | None = None) -> 
         warnings=list(result.warnings),
         notices=[notice_to_proto(n) for n in result.notices],
         cap_usage={k: float(v) for k, v in solution.usage.items() if math.isfinite(v)},
+        deployment_groups=[deployment_group_to_proto(g) for g in result.deployment_lines],
+        workload_rows=[workload_row_to_proto(w) for w in result.workload_lines],
     )
     cost = _cost(result)
     if cost is not None:

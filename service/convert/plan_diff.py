@@ -13,6 +13,7 @@ from decimal import Decimal
 from api.fleetplan.v1 import common_pb2, plan_pb2
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import plan_store_pb2 as store_api
+from report.row_text import deployment, uses_text
 from service.convert.money import decimal_text
 
 TOTALS = ("capex", "opex_monthly", "residual_value", "horizon_tco")
@@ -183,17 +184,58 @@ def _deployment_shape(deployment: plan_pb2.WorkloadDeployment) -> tuple[object, 
     )
 
 
+def row_text(row: plan_pb2.WorkloadRow | None) -> str:
+    """A workload as the planner's row says it runs: each deployment at its peak with its
+    replica-equivalents (a shared pool's share included), then those used only in other hours."""
+    if row is None or not row.served:
+        return "not served"
+    uses = [
+        (
+            u.replicas,
+            u.replicas_max,
+            deployment(u.gpu_id, u.tp, u.mig_slice, _precision(u.precision))
+            + (" shared" if u.shared else ""),
+        )
+        for u in row.uses
+    ]
+    return uses_text(uses, "other hours")
+
+
+def _row_shape(row: plan_pb2.WorkloadRow | None) -> tuple[object, ...]:
+    if row is None:
+        return ()
+    return tuple(
+        (u.gpu_id, u.tp, u.mig_slice, u.precision, u.shared, round(u.replicas, 3), round(u.replicas_max, 3))
+        for u in row.uses
+    )
+
+
+def _change_text(name: str, base: plan_pb2.Plan, other: plan_pb2.Plan) -> str | None:
+    """How a workload's deployment changed (None: it did not), from the plans' rows when both have
+    them (plans saved before the rows existed: from their deployments)."""
+    if base.workload_rows and other.workload_rows:
+        old_row = next((w for w in base.workload_rows if w.workload_name == name), None)
+        new_row = next((w for w in other.workload_rows if w.workload_name == name), None)
+        if old_row is not None and new_row is not None and _row_shape(old_row) == _row_shape(new_row):
+            return None
+        return f"{name}: {row_text(old_row)} → {row_text(new_row)}"
+    old = next((d for d in base.deployments if d.workload_name == name), None)
+    new = next((d for d in other.deployments if d.workload_name == name), None)
+    if old is not None and new is not None and _deployment_shape(old) == _deployment_shape(new):
+        return None
+    return f"{name}: {deployment_text(old)} → {deployment_text(new)}"
+
+
 def deployment_changes(base: plan_pb2.Plan, other: plan_pb2.Plan) -> list[store_api.DeploymentChange]:
     before = {d.workload_name: d for d in base.deployments}
     after = {d.workload_name: d for d in other.deployments}
     changes = []
     for name in [*before, *(n for n in after if n not in before)]:
         old, new = before.get(name), after.get(name)
-        if old is not None and new is not None and _deployment_shape(old) == _deployment_shape(new):
+        text = _change_text(name, base, other)
+        if text is None:
             continue
-        change = store_api.DeploymentChange(
-            workload_name=name, description=f"{name}: {deployment_text(old)} → {deployment_text(new)}"
-        )
+        change = store_api.DeploymentChange(workload_name=name, description=text)
         if old is not None:
             change.base.CopyFrom(old)
         if new is not None:

@@ -16,7 +16,7 @@ from service.convert.money import set_money
 from service.convert.plan import plan_to_proto, status_to_proto
 from service.convert.scenario import scenario_request
 from service.convert.violations import raise_if
-from service.limits import RequestLimits
+from service.request_limits import RequestLimits
 from solver import planner
 from solver.errors import FieldViolation, InvalidRequest
 from solver.resolve import ResolvedRequest

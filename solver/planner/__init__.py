@@ -9,7 +9,8 @@ resolves or applies overrides again.
 
 1. build the optimizer instance once (performance model → candidates, pricing → options);
 2. solve it (``solver.optimizer.api.solve``: verified plan, runner-ups, or an infeasibility diagnosis);
-3. ``assemble``: TCO breakdown, unit costs, the break-even section (``plan_break_even``: buy vs
+3. ``assemble``: TCO breakdown, the plan's rows (``rows``: one per deployment group and per
+   workload, which every consumer copies), unit costs, the break-even section (``plan_break_even``: buy vs
    rent, self-host vs API), uncertainty band, what was turned away, ``summary`` text and warnings;
 4. ``baselines``: GPUs already owned + the best fleet of each allowed GPU type alone (or why none
    exists), and the plan's saving over the best of them;
@@ -31,7 +32,7 @@ demand multiplier or SLA target, ≤ 2 solved at once, streamed with progress, t
 frontier).
 
 Inside the package each module imports only those listed before it: results; summary,
-plan_break_even; assemble; baselines, sensitivity, headroom; plan; evaluate, sweep; break_even.
+plan_break_even, rows; assemble; baselines, sensitivity, headroom; plan; evaluate, sweep; break_even.
 """
 
 from solver.analysis.headroom import Headroom, WorkloadHeadroom
@@ -43,6 +44,7 @@ from solver.planner.results import (
     BaselineSaving,
     BreakEvenAnalysis,
     BreakEvenResult,
+    DeploymentLine,
     EvaluationResult,
     FrontierPoint,
     PlanFleetLine,
@@ -52,6 +54,8 @@ from solver.planner.results import (
     SweepFrontier,
     SweepPoint,
     UncertaintyBand,
+    WorkloadGroupUse,
+    WorkloadLine,
 )
 from solver.planner.sweep import (
     PreparedSweep,
@@ -68,6 +72,7 @@ __all__ = [
     "BaselineSaving",
     "BreakEvenAnalysis",
     "BreakEvenResult",
+    "DeploymentLine",
     "EvaluationResult",
     "FrontierPoint",
     "Headroom",
@@ -79,7 +84,9 @@ __all__ = [
     "SweepFrontier",
     "SweepPoint",
     "UncertaintyBand",
+    "WorkloadGroupUse",
     "WorkloadHeadroom",
+    "WorkloadLine",
     "analyze_break_even",
     "evaluate",
     "frontier",

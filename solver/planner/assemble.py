@@ -41,6 +41,7 @@ from solver.planner.results import (
     Sensitivity,
     UncertaintyBand,
 )
+from solver.planner.rows import deployment_lines, mapping_problems, with_workloads, workload_lines
 from solver.planner.summary import (
     fx_note,
     gap_too_wide,
@@ -102,6 +103,9 @@ def assemble_result(
     warnings.extend(price_warnings(book, instance, solution))
     warnings.extend(owned_warnings(instance, solution))
     warnings.extend(model_warnings(request, book))
+    groups = deployment_lines(solution, instance)
+    fleet = with_workloads(economics.fleet, groups, solution)
+    warnings.extend(mapping_problems(fleet, groups, solution, request))
     break_even = plan_break_even(
         request,
         book,
@@ -118,7 +122,7 @@ def assemble_result(
         currency=currency,
         horizon_months=instance.horizon_months,
         solution=solution,
-        fleet=economics.fleet,
+        fleet=fleet,
         tco=economics.tco,
         cost_components=economics.components,
         includes_vat=request.constraints.include_vat,
@@ -141,6 +145,8 @@ def assemble_result(
         complete=complete,
         deadline_limited=deadline_limited,
         gap_too_wide=too_wide,
+        deployment_lines=groups,
+        workload_lines=workload_lines(solution, groups),
     )
 
 

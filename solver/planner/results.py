@@ -14,7 +14,7 @@ from pricebook.schema import Currency, GpuId, Money, PriceLabel
 from solver.analysis.breakeven import ApiBreakEven, BuyVsRent
 from solver.analysis.headroom import Headroom
 from solver.analysis.tco import CostComponent, DepreciationYear, FleetTco, UnitCost, VatLines
-from solver.domain import AcquisitionMode, CapacityQuantile
+from solver.domain import AcquisitionMode, CapacityQuantile, Precision
 from solver.optimizer.results import FleetSolution, SolveStatus, WorkloadFit
 from solver.planner.notices import Notice
 
@@ -50,6 +50,123 @@ class PlanFleetLine:
     utilization: float
     gpus_per_instance: int = 1
     """Rentals: GPUs per rented instance (the line rents ``gpus / gpus_per_instance`` instances)."""
+    workloads: tuple[str, ...] = ()
+    """Workloads this line's GPU type serves (deployment groups and training runs on it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GroupShare:
+    """One workload's part of a deployment group."""
+
+    workload: str
+    share: float
+    """Its fraction of the group's load over the day: the replica-hours it occupies ÷ those of
+    every workload in the group (the shares of a group sum to 1)."""
+    replicas_by_hour: tuple[float, ...]
+    """Replica-equivalents it occupies in each hour of the day (24 values): its own replicas, or
+    its part of a shared pool's (demand served ÷ capacity per replica)."""
+    output_tok_s: float
+    """Output tokens per second its part of the group delivers at the SLA in the group's peak hour."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeploymentLine:
+    """A deployment group: replicas of one deployment (GPU, TP or MIG slice, precision), either a
+    pool shared by several workloads or loads, or one workload's own replicas."""
+
+    id: str
+    """The shared pool's id, or the deployment candidate's id for a workload's own replicas."""
+    gpu: GpuId
+    tp: int
+    mig_slice: int
+    """0 = whole GPUs (``tp`` per replica); n = a replica runs on 1/n of one GPU."""
+    precision: Precision
+    kv_precision: Precision
+    shared: bool
+    """A shared pool (several workloads or request sizes on the same replicas)."""
+    replicas_by_hour: tuple[int, ...]
+    """Replicas in each hour of the day (24 values, spares included)."""
+    spares: int
+    peak_hour: int
+    """The hour with the most replicas (the busiest of them when several tie)."""
+    shares: tuple[GroupShare, ...]
+    output_tok_s: float
+    """Output tokens per second the group delivers at the SLA in its peak hour (all shares)."""
+    utilization: float
+    """Demand carried ÷ capacity of the replicas in the peak hour (spares count as capacity)."""
+
+    @property
+    def replicas_peak(self) -> int:
+        return max(self.replicas_by_hour, default=0)
+
+    @property
+    def replicas_off_peak(self) -> int:
+        """The fewest replicas in any hour."""
+        return min(self.replicas_by_hour, default=0)
+
+    @property
+    def gpus_per_replica(self) -> float:
+        return 1.0 / self.mig_slice if self.mig_slice else float(self.tp)
+
+    @property
+    def gpus_peak(self) -> float:
+        """GPUs the group occupies in its peak hour (a fraction of one for MIG slices)."""
+        return self.replicas_peak * self.gpus_per_replica
+
+    @property
+    def workloads(self) -> tuple[str, ...]:
+        return tuple(s.workload for s in self.shares)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadGroupUse:
+    """How much of one deployment group serves one workload."""
+
+    group_id: str
+    gpu: GpuId
+    tp: int
+    mig_slice: int
+    precision: Precision
+    shared: bool
+    replicas: float
+    """Replica-equivalents serving the workload in its peak hour."""
+    replicas_max: float
+    """The most in any hour (a group may serve the workload only outside its peak)."""
+    share: float
+    """The workload's share of the group's load over the day (``GroupShare.share``)."""
+    output_tok_s: float
+    """Output tokens per second at the SLA of these replica-equivalents in the workload's peak hour."""
+    ttft_p95_ms: float
+    tpot_ms: float
+    per_user_tok_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadLine:
+    """How one inference workload is served, group by group, in its peak hour."""
+
+    workload: str
+    peak_hour: int
+    """The first hour of the workload's busiest demand."""
+    demand_req_s: float
+    capacity_req_s: float
+    utilization: float
+    """Demand ÷ capacity at the SLA in the peak hour."""
+    uses: tuple[WorkloadGroupUse, ...]
+    """Every group that serves it in some hour, most replica-equivalents at peak first."""
+    replicas: float
+    """Replica-equivalents serving it in the peak hour (all groups)."""
+    output_tok_s: float
+    """Output tokens per second at the SLA of those replicas (all groups)."""
+    ttft_p95_ms: float
+    """The slowest p95 time to first token among the groups serving it at peak."""
+    tpot_ms: float
+    per_user_tok_s: float
+    """The lowest per-user decode speed among the groups serving it at peak."""
+
+    @property
+    def served(self) -> bool:
+        return bool(self.uses)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +284,10 @@ class PlanResult:
     """Supply / VAT / total of the plan's payments (only when the request includes VAT)."""
     depreciation: tuple[DepreciationYear, ...] = ()
     """Straight-line book depreciation of the purchases per year of the horizon (accounting only)."""
+    deployment_lines: tuple[DeploymentLine, ...] = ()
+    """The plan's deployment groups (``solver.planner.rows``): every consumer copies these."""
+    workload_lines: tuple[WorkloadLine, ...] = ()
+    """One per inference workload of the plan, in request order (``solver.planner.rows``)."""
     complete: bool = False
     """Every part finished within its limits (main solve proven optimal, baselines and sensitivity
     not cut short, not cancelled): the same request and pricebook always give this same answer,

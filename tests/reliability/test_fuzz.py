@@ -26,7 +26,7 @@ from reliability_support import error_reason, small_plan
 
 from api.fleetplan.v1 import catalog_pb2
 from api.fleetplan.v1 import fleet_planner_pb2 as api
-from service.limits import wire_ceiling_bytes
+from service.request_limits import wire_ceiling_bytes
 from service.server import ThreadedServer
 
 SERVICE = "/fleetplan.v1.FleetPlanner/"

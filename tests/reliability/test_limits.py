@@ -16,13 +16,12 @@ from api.fleetplan.v1 import performance_pb2, scenario_pb2
 from service.errors import ResourceExhausted, ShuttingDown
 from service.limits import (
     REASSESS_S,
-    RequestLimits,
     SolveGate,
     SolveToken,
     StopReason,
-    check_request,
     solve_budget_s,
 )
+from service.request_limits import RequestLimits, check_request
 from solver import domain
 from solver.errors import DeadlineExceeded, SolveCancelled
 

@@ -7,7 +7,8 @@ import pytest
 
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import scenario_pb2
-from service.limits import RequestLimits, check_request, require_plan_within_deadline
+from service.limits import require_plan_within_deadline
+from service.request_limits import RequestLimits, check_request
 from solver import domain
 from solver.errors import DeadlineExceeded
 from solver.optimizer.results import FleetSolution, LimitFired, SolverStats, SolveStatus

@@ -198,6 +198,7 @@ class FleetLine(_message.Message):
     PROVIDER_FIELD_NUMBER: _builtins.int
     PRICE_LABEL_FIELD_NUMBER: _builtins.int
     GPUS_PER_INSTANCE_FIELD_NUMBER: _builtins.int
+    WORKLOAD_NAMES_FIELD_NUMBER: _builtins.int
     gpu_id: _builtins.str
     """Catalogue GPU id."""
     gpu_name: _builtins.str
@@ -240,6 +241,13 @@ class FleetLine(_message.Message):
     def horizon_cost(self) -> _common_pb2.Money:
         """TCO of this line over the horizon."""
 
+    @_builtins.property
+    def workload_names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Workloads this line's GPU type serves: its deployment groups' workloads and the training
+        runs on it (the same for every line of one GPU type). Empty only for GPUs that stand idle
+        (owned, or held to meet count_bounds.min_count); the plan warns of any other.
+        """
+
     def __init__(
         self,
         *,
@@ -260,10 +268,11 @@ class FleetLine(_message.Message):
         provider: _builtins.str = ...,
         price_label: _builtins.str = ...,
         gpus_per_instance: _builtins.int = ...,
+        workload_names: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["horizon_cost", b"horizon_cost", "price_per_gpu", b"price_per_gpu", "price_per_gpu_hour", b"price_per_gpu_hour"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["gpu_count", b"gpu_count", "gpu_id", b"gpu_id", "gpu_name", b"gpu_name", "gpus_per_instance", b"gpus_per_instance", "horizon_cost", b"horizon_cost", "mode", b"mode", "offer_id", b"offer_id", "on_demand_gpus_by_hour", b"on_demand_gpus_by_hour", "owned", b"owned", "power_kw", b"power_kw", "price_label", b"price_label", "price_per_gpu", b"price_per_gpu", "price_per_gpu_hour", b"price_per_gpu_hour", "provider", b"provider", "rack_units", b"rack_units", "server_count", b"server_count", "server_id", b"server_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["gpu_count", b"gpu_count", "gpu_id", b"gpu_id", "gpu_name", b"gpu_name", "gpus_per_instance", b"gpus_per_instance", "horizon_cost", b"horizon_cost", "mode", b"mode", "offer_id", b"offer_id", "on_demand_gpus_by_hour", b"on_demand_gpus_by_hour", "owned", b"owned", "power_kw", b"power_kw", "price_label", b"price_label", "price_per_gpu", b"price_per_gpu", "price_per_gpu_hour", b"price_per_gpu_hour", "provider", b"provider", "rack_units", b"rack_units", "server_count", b"server_count", "server_id", b"server_id", "workload_names", b"workload_names"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -398,6 +407,279 @@ class ReplicaPool(_message.Message):
 Global___ReplicaPool: _TypeAlias = ReplicaPool  # noqa: Y015
 
 @_typing.final
+class GroupShare(_message.Message):
+    """One workload's part of a deployment group."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WORKLOAD_NAME_FIELD_NUMBER: _builtins.int
+    SHARE_FIELD_NUMBER: _builtins.int
+    REPLICAS_BY_HOUR_FIELD_NUMBER: _builtins.int
+    OUTPUT_TOK_S_FIELD_NUMBER: _builtins.int
+    workload_name: _builtins.str
+    """Workload name."""
+    share: _builtins.float
+    """Its fraction of the group's load over the day: the replica-hours it occupies ÷ those of every
+    workload in the group (the shares of a group sum to 1).
+    """
+    output_tok_s: _builtins.float
+    """Output tokens per second its part delivers at the SLA in the group's peak hour."""
+    @_builtins.property
+    def replicas_by_hour(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
+        """Replica-equivalents it occupies in each hour of the day (24 values): its own replicas, or its
+        part of a shared pool's replicas (demand served ÷ capacity per replica).
+        """
+
+    def __init__(
+        self,
+        *,
+        workload_name: _builtins.str = ...,
+        share: _builtins.float = ...,
+        replicas_by_hour: _abc.Iterable[_builtins.float] | None = ...,
+        output_tok_s: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["output_tok_s", b"output_tok_s", "replicas_by_hour", b"replicas_by_hour", "share", b"share", "workload_name", b"workload_name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GroupShare: _TypeAlias = GroupShare  # noqa: Y015
+
+@_typing.final
+class DeploymentGroup(_message.Message):
+    """A deployment group: replicas of one deployment (GPU, TP or MIG slice, precision), either a pool
+    shared by several workloads (or sizes of a length mix) or one workload's own replicas. Every GPU
+    the plan's replicas occupy belongs to exactly one group in each hour.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GROUP_ID_FIELD_NUMBER: _builtins.int
+    GPU_ID_FIELD_NUMBER: _builtins.int
+    TP_FIELD_NUMBER: _builtins.int
+    MIG_SLICE_FIELD_NUMBER: _builtins.int
+    PRECISION_FIELD_NUMBER: _builtins.int
+    KV_PRECISION_FIELD_NUMBER: _builtins.int
+    SHARED_FIELD_NUMBER: _builtins.int
+    REPLICAS_PEAK_FIELD_NUMBER: _builtins.int
+    REPLICAS_OFF_PEAK_FIELD_NUMBER: _builtins.int
+    REPLICAS_BY_HOUR_FIELD_NUMBER: _builtins.int
+    GPUS_PEAK_FIELD_NUMBER: _builtins.int
+    SPARES_FIELD_NUMBER: _builtins.int
+    PEAK_HOUR_FIELD_NUMBER: _builtins.int
+    SHARES_FIELD_NUMBER: _builtins.int
+    OUTPUT_TOK_S_FIELD_NUMBER: _builtins.int
+    UTILIZATION_FIELD_NUMBER: _builtins.int
+    group_id: _builtins.str
+    """The shared pool's id (as in ReplicaPool.pool_id), or the deployment's id for a workload's own
+    replicas (e.g. "chat/h100-sxm/tp1/fp8").
+    """
+    gpu_id: _builtins.str
+    """Catalogue GPU id."""
+    tp: _builtins.int
+    """Tensor-parallel degree (GPUs per replica)."""
+    mig_slice: _builtins.int
+    """MIG slice: 0 = whole GPUs; n = a replica runs on 1/n of one GPU."""
+    precision: _common_pb2.Precision.ValueType
+    """Weight precision."""
+    kv_precision: _common_pb2.Precision.ValueType
+    """KV-cache precision."""
+    shared: _builtins.bool
+    """Several workloads or request sizes share these replicas."""
+    replicas_peak: _builtins.int
+    """Replicas in the busiest hour (spares included)."""
+    replicas_off_peak: _builtins.int
+    """Replicas in the quietest hour."""
+    gpus_peak: _builtins.float
+    """GPUs the replicas occupy in the busiest hour (replicas × TP; a fraction of one GPU per MIG
+    replica).
+    """
+    spares: _builtins.int
+    """Spare replicas kept idle (a shared pool's members' largest N+R)."""
+    peak_hour: _builtins.int
+    """The hour (0–23) of replicas_peak; the busiest of them when several tie."""
+    output_tok_s: _builtins.float
+    """Output tokens per second the group delivers at the SLA in its peak hour (all shares)."""
+    utilization: _builtins.float
+    """Demand carried ÷ capacity of the replicas in the peak hour (spares count as capacity)."""
+    @_builtins.property
+    def replicas_by_hour(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Replicas in each hour of the day (24 values)."""
+
+    @_builtins.property
+    def shares(self) -> _containers.RepeatedCompositeFieldContainer[Global___GroupShare]:
+        """The workloads it serves and each one's share, in order of first use."""
+
+    def __init__(
+        self,
+        *,
+        group_id: _builtins.str = ...,
+        gpu_id: _builtins.str = ...,
+        tp: _builtins.int = ...,
+        mig_slice: _builtins.int = ...,
+        precision: _common_pb2.Precision.ValueType = ...,
+        kv_precision: _common_pb2.Precision.ValueType = ...,
+        shared: _builtins.bool = ...,
+        replicas_peak: _builtins.int = ...,
+        replicas_off_peak: _builtins.int = ...,
+        replicas_by_hour: _abc.Iterable[_builtins.int] | None = ...,
+        gpus_peak: _builtins.float = ...,
+        spares: _builtins.int = ...,
+        peak_hour: _builtins.int = ...,
+        shares: _abc.Iterable[Global___GroupShare] | None = ...,
+        output_tok_s: _builtins.float = ...,
+        utilization: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["gpu_id", b"gpu_id", "gpus_peak", b"gpus_peak", "group_id", b"group_id", "kv_precision", b"kv_precision", "mig_slice", b"mig_slice", "output_tok_s", b"output_tok_s", "peak_hour", b"peak_hour", "precision", b"precision", "replicas_by_hour", b"replicas_by_hour", "replicas_off_peak", b"replicas_off_peak", "replicas_peak", b"replicas_peak", "shared", b"shared", "shares", b"shares", "spares", b"spares", "tp", b"tp", "utilization", b"utilization"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeploymentGroup: _TypeAlias = DeploymentGroup  # noqa: Y015
+
+@_typing.final
+class WorkloadGroupUse(_message.Message):
+    """How much of one deployment group serves one workload."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GROUP_ID_FIELD_NUMBER: _builtins.int
+    GPU_ID_FIELD_NUMBER: _builtins.int
+    TP_FIELD_NUMBER: _builtins.int
+    MIG_SLICE_FIELD_NUMBER: _builtins.int
+    PRECISION_FIELD_NUMBER: _builtins.int
+    SHARED_FIELD_NUMBER: _builtins.int
+    REPLICAS_FIELD_NUMBER: _builtins.int
+    REPLICAS_MAX_FIELD_NUMBER: _builtins.int
+    SHARE_FIELD_NUMBER: _builtins.int
+    OUTPUT_TOK_S_FIELD_NUMBER: _builtins.int
+    TTFT_P95_MS_FIELD_NUMBER: _builtins.int
+    TPOT_MS_FIELD_NUMBER: _builtins.int
+    PER_USER_TOK_S_FIELD_NUMBER: _builtins.int
+    group_id: _builtins.str
+    """DeploymentGroup.group_id."""
+    gpu_id: _builtins.str
+    """Catalogue GPU id of the group."""
+    tp: _builtins.int
+    """Tensor-parallel degree of the group."""
+    mig_slice: _builtins.int
+    """MIG slice of the group (0 = whole GPUs)."""
+    precision: _common_pb2.Precision.ValueType
+    """Weight precision of the group."""
+    shared: _builtins.bool
+    """The group is a shared pool."""
+    replicas: _builtins.float
+    """Replica-equivalents serving the workload in its peak hour."""
+    replicas_max: _builtins.float
+    """The most replica-equivalents serving it in any hour (a group may serve it only off its peak)."""
+    share: _builtins.float
+    """The workload's share of the group's load over the day (GroupShare.share)."""
+    output_tok_s: _builtins.float
+    """Output tokens per second at the SLA of these replica-equivalents in the workload's peak hour."""
+    ttft_p95_ms: _builtins.float
+    """Predicted p95 time to first token on this group, in milliseconds."""
+    tpot_ms: _builtins.float
+    """Predicted time per output token on this group, in milliseconds."""
+    per_user_tok_s: _builtins.float
+    """Predicted decode speed each user sees on this group, in output tokens per second."""
+    def __init__(
+        self,
+        *,
+        group_id: _builtins.str = ...,
+        gpu_id: _builtins.str = ...,
+        tp: _builtins.int = ...,
+        mig_slice: _builtins.int = ...,
+        precision: _common_pb2.Precision.ValueType = ...,
+        shared: _builtins.bool = ...,
+        replicas: _builtins.float = ...,
+        replicas_max: _builtins.float = ...,
+        share: _builtins.float = ...,
+        output_tok_s: _builtins.float = ...,
+        ttft_p95_ms: _builtins.float = ...,
+        tpot_ms: _builtins.float = ...,
+        per_user_tok_s: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["gpu_id", b"gpu_id", "group_id", b"group_id", "mig_slice", b"mig_slice", "output_tok_s", b"output_tok_s", "per_user_tok_s", b"per_user_tok_s", "precision", b"precision", "replicas", b"replicas", "replicas_max", b"replicas_max", "share", b"share", "shared", b"shared", "tp", b"tp", "tpot_ms", b"tpot_ms", "ttft_p95_ms", b"ttft_p95_ms"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WorkloadGroupUse: _TypeAlias = WorkloadGroupUse  # noqa: Y015
+
+@_typing.final
+class WorkloadRow(_message.Message):
+    """How one inference workload is served, group by group, in its peak hour. The figures are the
+    planner's own (the CLI tables and quotes copy them).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WORKLOAD_NAME_FIELD_NUMBER: _builtins.int
+    SERVED_FIELD_NUMBER: _builtins.int
+    PEAK_HOUR_FIELD_NUMBER: _builtins.int
+    DEMAND_REQ_S_FIELD_NUMBER: _builtins.int
+    CAPACITY_REQ_S_FIELD_NUMBER: _builtins.int
+    UTILIZATION_FIELD_NUMBER: _builtins.int
+    USES_FIELD_NUMBER: _builtins.int
+    REPLICAS_FIELD_NUMBER: _builtins.int
+    OUTPUT_TOK_S_FIELD_NUMBER: _builtins.int
+    TTFT_P95_MS_FIELD_NUMBER: _builtins.int
+    TPOT_MS_FIELD_NUMBER: _builtins.int
+    PER_USER_TOK_S_FIELD_NUMBER: _builtins.int
+    workload_name: _builtins.str
+    """Workload name."""
+    served: _builtins.bool
+    """The fleet serves it (false: no group does; see the diagnosis or EvaluateFleet's fits)."""
+    peak_hour: _builtins.int
+    """The first hour (0–23) of its busiest demand."""
+    demand_req_s: _builtins.float
+    """Peak demand, in requests per second."""
+    capacity_req_s: _builtins.float
+    """Capacity at the SLA of its replica-equivalents at peak, in requests per second."""
+    utilization: _builtins.float
+    """Demand ÷ capacity at peak (0–1)."""
+    replicas: _builtins.float
+    """Replica-equivalents serving it at peak (all groups; > 0 whenever it is served)."""
+    output_tok_s: _builtins.float
+    """Output tokens per second at the SLA of those replica-equivalents (all groups)."""
+    ttft_p95_ms: _builtins.float
+    """The slowest predicted p95 time to first token among the groups serving it at peak."""
+    tpot_ms: _builtins.float
+    """The slowest predicted time per output token among them."""
+    per_user_tok_s: _builtins.float
+    """The lowest predicted per-user decode speed among them."""
+    @_builtins.property
+    def uses(self) -> _containers.RepeatedCompositeFieldContainer[Global___WorkloadGroupUse]:
+        """Every group serving it in some hour, most replica-equivalents at peak first."""
+
+    def __init__(
+        self,
+        *,
+        workload_name: _builtins.str = ...,
+        served: _builtins.bool = ...,
+        peak_hour: _builtins.int = ...,
+        demand_req_s: _builtins.float = ...,
+        capacity_req_s: _builtins.float = ...,
+        utilization: _builtins.float = ...,
+        uses: _abc.Iterable[Global___WorkloadGroupUse] | None = ...,
+        replicas: _builtins.float = ...,
+        output_tok_s: _builtins.float = ...,
+        ttft_p95_ms: _builtins.float = ...,
+        tpot_ms: _builtins.float = ...,
+        per_user_tok_s: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["capacity_req_s", b"capacity_req_s", "demand_req_s", b"demand_req_s", "output_tok_s", b"output_tok_s", "peak_hour", b"peak_hour", "per_user_tok_s", b"per_user_tok_s", "replicas", b"replicas", "served", b"served", "tpot_ms", b"tpot_ms", "ttft_p95_ms", b"ttft_p95_ms", "uses", b"uses", "utilization", b"utilization", "workload_name", b"workload_name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WorkloadRow: _TypeAlias = WorkloadRow  # noqa: Y015
+
+@_typing.final
 class RunnerUp(_message.Message):
     """The best alternative that does not use the chosen GPU type."""
 
@@ -480,7 +762,9 @@ class WorkloadDeployment(_message.Message):
     kv_precision: _common_pb2.Precision.ValueType
     """KV-cache precision of the main replica group."""
     replicas: _builtins.int
-    """Replicas at the peak hour (all groups)."""
+    """The workload's own replicas at the peak hour (all its own groups); its share of shared pools is
+    in replica_groups[].shared_replicas, and Plan.workload_rows[].replicas holds both.
+    """
     ttft_p95_ms: _builtins.float
     """Predicted p95 time to first token at peak load, in milliseconds."""
     tpot_ms: _builtins.float
@@ -1401,6 +1685,8 @@ class Plan(_message.Message):
     WARNINGS_FIELD_NUMBER: _builtins.int
     CAP_USAGE_FIELD_NUMBER: _builtins.int
     POOLS_FIELD_NUMBER: _builtins.int
+    DEPLOYMENT_GROUPS_FIELD_NUMBER: _builtins.int
+    WORKLOAD_ROWS_FIELD_NUMBER: _builtins.int
     CAPACITY_QUANTILE_FIELD_NUMBER: _builtins.int
     HORIZON_TCO_AT_QUANTILE_FIELD_NUMBER: _builtins.int
     HORIZON_TCO_AT_P50_FIELD_NUMBER: _builtins.int
@@ -1473,6 +1759,17 @@ class Plan(_message.Message):
         """Shared replica pools of the plan (their members' groups name them by pool_id)."""
 
     @_builtins.property
+    def deployment_groups(self) -> _containers.RepeatedCompositeFieldContainer[Global___DeploymentGroup]:
+        """The plan's deployment groups (shared pools and workloads' own replicas) with their replicas
+        at peak and off-peak, the workloads sharing each and their shares. (Numbered apart from
+        the other fields, which others extend.)
+        """
+
+    @_builtins.property
+    def workload_rows(self) -> _containers.RepeatedCompositeFieldContainer[Global___WorkloadRow]:
+        """One row per inference workload: its part of every group it uses, at its peak hour."""
+
+    @_builtins.property
     def horizon_tco_at_quantile(self) -> _common_pb2.Money:
         """This plan's horizon TCO as the optimizer priced it (before VAT)."""
 
@@ -1512,6 +1809,8 @@ class Plan(_message.Message):
         warnings: _abc.Iterable[_builtins.str] | None = ...,
         cap_usage: _abc.Mapping[_builtins.str, _builtins.float] | None = ...,
         pools: _abc.Iterable[Global___ReplicaPool] | None = ...,
+        deployment_groups: _abc.Iterable[Global___DeploymentGroup] | None = ...,
+        workload_rows: _abc.Iterable[Global___WorkloadRow] | None = ...,
         capacity_quantile: _scenario_pb2.CapacityQuantile.ValueType = ...,
         horizon_tco_at_quantile: _common_pb2.Money | None = ...,
         horizon_tco_at_p50: _common_pb2.Money | None = ...,
@@ -1520,7 +1819,7 @@ class Plan(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "break_even", b"break_even", "cost", b"cost", "diagnosis", b"diagnosis", "headroom", b"headroom", "horizon_tco_at_p50", b"horizon_tco_at_p50", "horizon_tco_at_quantile", b"horizon_tco_at_quantile", "solver_statistics", b"solver_statistics", "uncertainty", b"uncertainty"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "baselines", b"baselines", "break_even", b"break_even", "cap_usage", b"cap_usage", "capacity_quantile", b"capacity_quantile", "cost", b"cost", "deployments", b"deployments", "diagnosis", b"diagnosis", "fleet", b"fleet", "headroom", b"headroom", "horizon_tco_at_p50", b"horizon_tco_at_p50", "horizon_tco_at_quantile", b"horizon_tco_at_quantile", "notices", b"notices", "pools", b"pools", "sensitivity", b"sensitivity", "solver_statistics", b"solver_statistics", "status", b"status", "summary", b"summary", "training", b"training", "uncertainty", b"uncertainty", "unit_costs", b"unit_costs", "warnings", b"warnings"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "baselines", b"baselines", "break_even", b"break_even", "cap_usage", b"cap_usage", "capacity_quantile", b"capacity_quantile", "cost", b"cost", "deployment_groups", b"deployment_groups", "deployments", b"deployments", "diagnosis", b"diagnosis", "fleet", b"fleet", "headroom", b"headroom", "horizon_tco_at_p50", b"horizon_tco_at_p50", "horizon_tco_at_quantile", b"horizon_tco_at_quantile", "notices", b"notices", "pools", b"pools", "sensitivity", b"sensitivity", "solver_statistics", b"solver_statistics", "status", b"status", "summary", b"summary", "training", b"training", "uncertainty", b"uncertainty", "unit_costs", b"unit_costs", "warnings", b"warnings", "workload_rows", b"workload_rows"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -9,7 +9,7 @@ from convert_support import chat
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from pricebook.schema import Pricebook
 from service.convert import sweep
-from service.limits import RequestLimits
+from service.request_limits import RequestLimits
 from solver import planner
 from solver.errors import InvalidRequest
 
