@@ -232,6 +232,10 @@ class SensitivityRow(_Quote):
     parameter: str
     change_down_fraction: float | None
     change_up_fraction: float | None
+    last_same_down_fraction: float | None = None
+    """The largest decrease checked that keeps the mix: with ``change_down_fraction`` it brackets
+    where the mix changes (a wide bracket: the search stopped before narrowing it)."""
+    last_same_up_fraction: float | None = None
     plan_below: str
     plan_above: str
     explanation: str

@@ -11,7 +11,7 @@ from typing import Any
 from report import charts
 from report.cashflow import cash_flow, money_sum
 from report.data import Alternative, AlternativeKind, QuoteData
-from report.formatting import DASH, money, money_summary, number, percent, signed_percent
+from report.formatting import DASH, mix_change, money, money_summary, number, percent
 from report.labels import COLUMNS, Language, label
 from report.style import CSS
 
@@ -433,8 +433,8 @@ def _sensitivity(quote: QuoteData, lang: Language) -> str:
             [
                 _e(s.subject),
                 _e(s.parameter),
-                _e(signed_percent(s.change_down_fraction) if s.change_down_fraction is not None else missing),
-                _e(signed_percent(s.change_up_fraction) if s.change_up_fraction is not None else missing),
+                _e(mix_change(s.change_down_fraction, s.last_same_down_fraction) or missing),
+                _e(mix_change(s.change_up_fraction, s.last_same_up_fraction) or missing),
                 _e(s.explanation),
             ]
             for s in quote.sensitivity

@@ -20,7 +20,7 @@ from xlsxwriter.worksheet import Worksheet
 from pricebook.schema import Money
 from report.cashflow import cash_flow, money_sum
 from report.data import QuoteData
-from report.formatting import money_summary
+from report.formatting import mix_change, money_summary, signed_percent
 from report.html import why_it_loses
 from report.labels import COLUMNS, Language, label
 
@@ -319,14 +319,26 @@ def _assumptions(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language
     sheet.set_column(2, 3, 48)
 
 
+def _mix_change(
+    sheet: Worksheet, cell: tuple[int, int], change: float | None, last_same: float | None, f: _Formats
+) -> None:
+    """A resolved change as a percentage; a bracket (the search stopped before narrowing it) as
+    its text, as the page shows it."""
+    text = mix_change(change, last_same)
+    if text is None or text == signed_percent(change):
+        sheet.write(*cell, change, f.percent)
+    else:
+        sheet.write_string(*cell, text)
+
+
 def _sensitivity(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) -> None:
     _header(sheet, 0, COLUMNS.sensitivity, f, lang)
     if not quote.sensitivity:
         sheet.write_string(1, 0, label("no_sensitivity", lang))
     for i, s in enumerate(quote.sensitivity):
         _row(sheet, 1 + i, [s.subject, s.parameter])
-        sheet.write(1 + i, 2, s.change_down_fraction, f.percent)
-        sheet.write(1 + i, 3, s.change_up_fraction, f.percent)
+        _mix_change(sheet, (1 + i, 2), s.change_down_fraction, s.last_same_down_fraction, f)
+        _mix_change(sheet, (1 + i, 3), s.change_up_fraction, s.last_same_up_fraction, f)
         sheet.write_string(1 + i, 4, s.explanation)
     if quote.frontier is not None:
         r = len(quote.sensitivity) + 3

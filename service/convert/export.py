@@ -9,6 +9,7 @@ pricebook changed (``saved_quote``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from google.protobuf import json_format
@@ -49,7 +50,8 @@ class ScenarioSource:
 class ExportQuery:
     """A validated ExportPlan request: exactly one of ``scenario`` and ``plan_id`` is set."""
 
-    format: ReportFormat
+    formats: tuple[ReportFormat, ...]
+    """Every format to render from the one plan: ``format`` first, then ``also_formats``."""
     language: Language
     title: str
     scenario: ScenarioSource | None
@@ -85,18 +87,38 @@ def _source(
     return ScenarioSource(resolved, request_json(message.request)), None
 
 
-def export_request_from_proto(message: api.ExportPlanRequest, book: Pricebook) -> ExportQuery:
-    violations: list[FieldViolation] = []
+def _formats(message: api.ExportPlanRequest, violations: list[FieldViolation]) -> tuple[ReportFormat, ...]:
+    formats: list[ReportFormat] = []
     fmt = FORMAT_FROM_PROTO.get(message.format)
     if fmt is None:
         violations.append(FieldViolation("format", "is required: REPORT_FORMAT_HTML, _PDF or _XLSX"))
+    else:
+        formats.append(fmt)
+    for index, value in enumerate(message.also_formats):
+        field = f"also_formats[{index}]"
+        more = FORMAT_FROM_PROTO.get(value)
+        if more is None:
+            violations.append(FieldViolation(field, "must be REPORT_FORMAT_HTML, _PDF or _XLSX"))
+        elif more in formats:
+            reason = f"{more.value} is asked for twice; give each format once"
+            violations.append(FieldViolation(field, reason))
+        else:
+            formats.append(more)
+    return tuple(formats)
+
+
+def export_request_from_proto(message: api.ExportPlanRequest, book: Pricebook) -> ExportQuery:
+    violations: list[FieldViolation] = []
+    formats = _formats(message, violations)
     language = LANGUAGE_FROM_PROTO.get(message.language)
     if language is None:
         violations.append(FieldViolation("language", f"unknown language {message.language}"))
     scenario, plan_id = _source(message, book, violations)
     raise_if(violations)
-    assert fmt is not None and language is not None  # no violations ⇒ set
-    return ExportQuery(format=fmt, language=language, title=message.title, scenario=scenario, plan_id=plan_id)
+    assert language is not None  # no violations ⇒ set
+    return ExportQuery(
+        formats=formats, language=language, title=message.title, scenario=scenario, plan_id=plan_id
+    )
 
 
 def saved_quote(stored: StoredPlan, title: str) -> QuoteData:
@@ -115,10 +137,18 @@ def saved_quote(stored: StoredPlan, title: str) -> QuoteData:
     return quote.model_copy(update={"title": title}) if title else quote
 
 
-def document_to_proto(document: Document, provenance: common_pb2.Provenance) -> api.ExportPlanResponse:
+def documents_to_proto(
+    documents: Sequence[Document], provenance: common_pb2.Provenance
+) -> api.ExportPlanResponse:
+    """The response: every document in ``documents``, the first also in the top-level fields."""
+    first = documents[0]
     return api.ExportPlanResponse(
-        content=document.content,
-        media_type=document.media_type,
-        file_name=document.file_name,
+        content=first.content,
+        media_type=first.media_type,
+        file_name=first.file_name,
         provenance=provenance,
+        documents=[
+            api.ExportedDocument(content=d.content, media_type=d.media_type, file_name=d.file_name)
+            for d in documents
+        ],
     )

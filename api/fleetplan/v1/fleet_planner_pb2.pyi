@@ -827,6 +827,7 @@ class ExportPlanRequest(_message.Message):
     FORMAT_FIELD_NUMBER: _builtins.int
     LANGUAGE_FIELD_NUMBER: _builtins.int
     TITLE_FIELD_NUMBER: _builtins.int
+    ALSO_FORMATS_FIELD_NUMBER: _builtins.int
     plan_id: _builtins.str
     """A saved plan's id (PlanFleet with save: true): its quote as saved with it, not re-planned,
     with the saved plan's pricebook version and hash. NOT_FOUND when no plan has this id.
@@ -841,6 +842,14 @@ class ExportPlanRequest(_message.Message):
     def request(self) -> Global___PlanFleetRequest:
         """A scenario: planned now (like PlanFleet, with the rent-only alternative beside it)."""
 
+    @_builtins.property
+    def also_formats(self) -> _containers.RepeatedScalarFieldContainer[Global___ReportFormat.ValueType]:
+        """Further formats of the same quote: one plan (planned once when the source is a scenario),
+        every format rendered from it, so the numbers agree across the files. The response's
+        `documents` hold `format`'s document first, then these, in this order; a format given twice
+        is INVALID_ARGUMENT.
+        """
+
     def __init__(
         self,
         *,
@@ -849,16 +858,47 @@ class ExportPlanRequest(_message.Message):
         format: Global___ReportFormat.ValueType = ...,
         language: Global___ReportLanguage.ValueType = ...,
         title: _builtins.str = ...,
+        also_formats: _abc.Iterable[Global___ReportFormat.ValueType] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["plan_id", b"plan_id", "request", b"request", "source", b"source"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["format", b"format", "language", b"language", "plan_id", b"plan_id", "request", b"request", "source", b"source", "title", b"title"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["also_formats", b"also_formats", "format", b"format", "language", b"language", "plan_id", b"plan_id", "request", b"request", "source", b"source", "title", b"title"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_source: _TypeAlias = _typing.Literal["request", "plan_id"]  # noqa: Y015
     _WhichOneofArgType_source: _TypeAlias = _typing.Literal["source", b"source"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_source) -> _WhichOneofReturnType_source | None: ...
 
 Global___ExportPlanRequest: _TypeAlias = ExportPlanRequest  # noqa: Y015
+
+@_typing.final
+class ExportedDocument(_message.Message):
+    """One rendered document of a quote."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONTENT_FIELD_NUMBER: _builtins.int
+    MEDIA_TYPE_FIELD_NUMBER: _builtins.int
+    FILE_NAME_FIELD_NUMBER: _builtins.int
+    content: _builtins.bytes
+    """The document's bytes."""
+    media_type: _builtins.str
+    """Its media type (e.g. "application/pdf")."""
+    file_name: _builtins.str
+    """A file name for it, e.g. "quote-500m_krw_portfolio-2026-12-03-ko.pdf"."""
+    def __init__(
+        self,
+        *,
+        content: _builtins.bytes = ...,
+        media_type: _builtins.str = ...,
+        file_name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "file_name", b"file_name", "media_type", b"media_type"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExportedDocument: _TypeAlias = ExportedDocument  # noqa: Y015
 
 @_typing.final
 class ExportPlanResponse(_message.Message):
@@ -870,6 +910,7 @@ class ExportPlanResponse(_message.Message):
     MEDIA_TYPE_FIELD_NUMBER: _builtins.int
     FILE_NAME_FIELD_NUMBER: _builtins.int
     PROVENANCE_FIELD_NUMBER: _builtins.int
+    DOCUMENTS_FIELD_NUMBER: _builtins.int
     content: _builtins.bytes
     """The document's bytes."""
     media_type: _builtins.str
@@ -880,6 +921,12 @@ class ExportPlanResponse(_message.Message):
     def provenance(self) -> _common_pb2.Provenance:
         """What the quote was computed from."""
 
+    @_builtins.property
+    def documents(self) -> _containers.RepeatedCompositeFieldContainer[Global___ExportedDocument]:
+        """Every document rendered from the one plan: `format`'s (the same as content, media_type and
+        file_name above), then each of `also_formats`.
+        """
+
     def __init__(
         self,
         *,
@@ -887,10 +934,11 @@ class ExportPlanResponse(_message.Message):
         media_type: _builtins.str = ...,
         file_name: _builtins.str = ...,
         provenance: _common_pb2.Provenance | None = ...,
+        documents: _abc.Iterable[Global___ExportedDocument] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["provenance", b"provenance"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "file_name", b"file_name", "media_type", b"media_type", "provenance", b"provenance"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "documents", b"documents", "file_name", b"file_name", "media_type", b"media_type", "provenance", b"provenance"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
