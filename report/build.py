@@ -46,6 +46,8 @@ from solver.planner.results import PlanFleetLine, PlanResult, SweepFrontier
 from solver.resolve import ResolvedRequest
 from solver.units import DAYS_PER_MONTH, TOKENS_PER_MILLION
 
+RENTED = (AcquisitionMode.RESERVED, AcquisitionMode.ON_DEMAND)
+
 
 def build_quote(
     result: PlanResult,
@@ -79,7 +81,7 @@ def build_quote(
         saving=saving.saving if saving is not None else None,
         saving_fraction=saving.saving_fraction if saving is not None else None,
         saving_against=saving.best_baseline_gpu if saving is not None else "",
-        alternatives=_alternatives(result, rent_only, plan_tco),
+        alternatives=_alternatives(result, rent_only, plan_tco, rentals_allowed=_rentals_allowed(resolved)),
         bom=_bom(result, book, resolved.request.constraints.storage),
         workloads=workload_rows(result, resolved.request),
         training=training_rows(result, resolved.request),
@@ -106,7 +108,12 @@ def build_quote(
             request_json=request_json
             or json.dumps(resolved.request.model_dump(mode="json"), indent=2, ensure_ascii=False),
         ),
+        allowed_modes=tuple(m.value for m in resolved.request.constraints.allowed_modes),
     )
+
+
+def _rentals_allowed(resolved: ResolvedRequest) -> bool:
+    return bool(set(resolved.request.constraints.allowed_modes) & set(RENTED))
 
 
 def _economics(result: PlanResult) -> Economics | None:
@@ -297,10 +304,11 @@ def _bom(result: PlanResult, book: Pricebook, storage: Storage | None = None) ->
     rounding = _rounding_line(result.tco.total.capex, add_money((b.amount for b in lines), currency))
     if rounding is not None:
         lines.append(rounding)
-    rate = book.site.vat_rate
     supply = add_money((b.amount for b in lines), currency)
-    vat = vat_lines(result.tco.total, rate).capex_vat  # VAT on the purchases (issue 15's line)
-    total = add_money((supply, vat), currency)
+    # VAT only when the request asked for it, at its rate (issue 15's line on the purchases)
+    rate = result.vat.rate if result.vat is not None else 0.0
+    vat = vat_lines(result.tco.total, rate).capex_vat if result.vat is not None else None
+    total = add_money((supply, vat), currency) if vat is not None else supply
     return Bom(
         lines=tuple(lines),
         rentals=tuple(rentals),
@@ -397,8 +405,10 @@ def _api_alternative(result: PlanResult, plan_tco: Money | None) -> Alternative 
 
 
 def _alternatives(
-    result: PlanResult, rent_only: PlanResult | None, plan_tco: Money | None
+    result: PlanResult, rent_only: PlanResult | None, plan_tco: Money | None, *, rentals_allowed: bool
 ) -> tuple[Alternative, ...]:
+    """The plan, each single-GPU fleet, rent-only, the API; renting and a hosted API meet the
+    request only when it allows renting (a buy-only request keeps its GPUs on its own premises)."""
     out = [_plan_alternative(AlternativeKind.RECOMMENDED, "", result, plan_tco)]
     for b in result.baselines:
         extra, fraction = _extra(b.horizon_tco, plan_tco)
@@ -416,11 +426,14 @@ def _alternatives(
                 reason="" if b.feasible else b.reason,
             )
         )
+    outside = {"meets_requirement": rentals_allowed}
     if rent_only is not None:
-        out.append(_plan_alternative(AlternativeKind.RENT_ONLY, "", rent_only, plan_tco))
+        out.append(
+            _plan_alternative(AlternativeKind.RENT_ONLY, "", rent_only, plan_tco).model_copy(update=outside)
+        )
     api = _api_alternative(result, plan_tco)
     if api is not None:
-        out.append(api)
+        out.append(api.model_copy(update=outside))
     return tuple(out)
 
 

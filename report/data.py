@@ -16,6 +16,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict
 
 from pricebook.schema import Currency, Money
+from report.presentation import Audience, QuoteHeader
 
 QUOTE_SCHEMA_VERSION = 1
 """Bumped when a stored ``QuoteData`` document would no longer validate."""
@@ -52,6 +53,9 @@ class Alternative(_Quote):
     """``extra_cost`` ÷ the recommended plan's TCO."""
     reason: str
     """Why it is infeasible or not comparable (planner's words); empty otherwise."""
+    meets_requirement: bool = True
+    """False when it acquires GPUs in a way the request does not allow (renting, or a hosted API,
+    for a buy-only request): shown to the bidder's team marked as such, never to the customer."""
 
 
 class BomKind(StrEnum):
@@ -100,8 +104,10 @@ class Bom(_Quote):
     supply_amount: Money
     """Sum of the purchase lines (= the plan's capex)."""
     vat_rate: float
-    vat: Money
+    vat: Money | None
+    """VAT on the purchases at the request's rate; None when the request did not ask for VAT."""
     total: Money
+    """Supply amount + VAT (the supply amount without VAT)."""
 
 
 class CostComponentRow(_Quote):
@@ -336,6 +342,24 @@ class QuoteData(_Quote):
     warnings: tuple[str, ...]
     solver: SolverInfo
     provenance: Provenance
+    allowed_modes: tuple[str, ...] = ()
+    """The request's allowed acquisition modes (``solver.domain.AcquisitionMode`` values)."""
+    audience: Audience = Audience.CUSTOMER
+    """Who it is rendered for (set on export, like ``title`` and ``header``)."""
+    header: QuoteHeader = QuoteHeader()
+
+    @property
+    def internal(self) -> bool:
+        return self.audience is Audience.INTERNAL
+
+    @property
+    def rentals_allowed(self) -> bool:
+        """The request allows renting (reserved or on demand); unknown (old quotes) counts as yes."""
+        return not self.allowed_modes or bool({"reserved", "on_demand"} & set(self.allowed_modes))
+
+    def shown_alternatives(self) -> tuple[Alternative, ...]:
+        """The alternatives this audience sees: the customer only those meeting the request."""
+        return tuple(a for a in self.alternatives if self.internal or a.meets_requirement)
 
     @property
     def has_plan(self) -> bool:

@@ -102,6 +102,14 @@ def _summary(quote: QuoteData, lang: Language) -> str:
     return _section("summary", "summary", body, lang)
 
 
+def outside_requirement(quote: QuoteData, alt: Alternative, lang: Language) -> str:
+    """The mark of an alternative the request does not allow (empty for one it allows)."""
+    if alt.meets_requirement:
+        return ""
+    modes = ", ".join(label(f"mode.{m}", lang) for m in quote.allowed_modes)
+    return label("outside_requirement", lang).format(modes=modes)
+
+
 def why_it_loses(alt: Alternative, lang: Language) -> str:
     """One line on why an alternative loses to the recommended plan."""
     if alt.kind is AlternativeKind.RECOMMENDED:
@@ -132,9 +140,9 @@ def _alternatives(quote: QuoteData, lang: Language) -> str:
             _e(money(a.capex, lang)),
             _e(a.gpus),
             _e(a.fleet_summary),
-            _e(why_it_loses(a, lang)),
+            _e(outside_requirement(quote, a, lang) + why_it_loses(a, lang)),
         ]
-        for a in quote.alternatives
+        for a in quote.shown_alternatives()
     ]
     body = _table(headers, rows, "alternatives-table")
     if not any(a.kind is AlternativeKind.RENT_ONLY for a in quote.alternatives):
@@ -179,9 +187,12 @@ def _bom(quote: QuoteData, lang: Language) -> str:
             _e(label("supply_amount", lang)),
             (_e(money(bom.supply_amount, lang)), "bom-supply"),
         ],
-        ["", "", "", "", "", "", _e(vat_label), (_e(money(bom.vat, lang)), "bom-vat")],
-        ["", "", "", "", "", "", _e(label("total", lang)), (_e(money(bom.total, lang)), "bom-total")],
     ]
+    if bom.vat is not None:
+        foot += [
+            ["", "", "", "", "", "", _e(vat_label), (_e(money(bom.vat, lang)), "bom-vat")],
+            ["", "", "", "", "", "", _e(label("total", lang)), (_e(money(bom.total, lang)), "bom-total")],
+        ]
     body = _table(headers, rows, "bom-table", foot) if rows else _note(label("no_purchases", lang))
     if bom.rentals:
         headers = [label(k, lang) for k in COLUMNS.rentals]
@@ -290,6 +301,8 @@ def _cash_flow(quote: QuoteData, lang: Language) -> str:
 
 
 def _buy_vs_rent(quote: QuoteData, lang: Language) -> str:
+    if not (quote.internal or quote.rentals_allowed):  # arguments against the bid the customer asked for
+        return _section("buy_vs_rent", "buy-vs-rent", _note(label("rentals_not_allowed", lang)), lang)
     if not quote.buy_vs_rent:
         body = _note(label("no_buy_vs_rent", lang))
     else:

@@ -79,6 +79,17 @@ LABELS: dict[str, tuple[str, str]] = {
     "infeasible_because": ("infeasible: {reason}", "실현 불가: {reason}"),
     "not_comparable": ("not comparable: {reason}", "비교 불가: {reason}"),
     "no_rent_only": ("Rent-only fleet not computed", "임차 전용 구성은 계산되지 않음"),
+    "outside_requirement": (
+        "does not meet the request (it allows {modes} only); ",
+        "요구 조건 미충족 (허용 방식: {modes}); ",
+    ),
+    "rentals_not_allowed": (
+        "The request allows buying only: renting and per-token APIs are not compared.",
+        "요청 조건이 구매만 허용하므로 임차 및 토큰 과금 API와는 비교하지 않습니다.",
+    ),
+    "mode.buy": ("buy", "구매"),
+    "mode.reserved": ("reserved", "예약 임차"),
+    "mode.on_demand": ("on demand", "온디맨드 임차"),
     "no_api_price": (
         "no per-token API price in the pricebook for these workloads",
         "이 워크로드에 대한 토큰 과금 API 가격 없음",

@@ -21,7 +21,7 @@ from pricebook.schema import Money
 from report.cashflow import cash_flow, money_sum
 from report.data import QuoteData
 from report.formatting import mix_change, money_summary, signed_percent
-from report.html import why_it_loses
+from report.html import outside_requirement, why_it_loses
 from report.labels import COLUMNS, Language, label
 
 SHEETS = ("Summary", "Alternatives", "BOM", "CashFlow", "Workloads", "Assumptions", "Sensitivity")
@@ -97,15 +97,14 @@ def _bom(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) -> str
     supply = f"={lines_sum}"
     vat = f"=ROUND(H{supply_row + 1}*{rate},{digits})"
     total = f"=H{supply_row + 1}+H{vat_row + 1}"
-    for r, key, formula, value in (
-        (supply_row, "supply_amount", supply, bom.supply_amount),
-        (vat_row, "vat", vat, bom.vat),
-        (total_row, "total", total, bom.total),
-    ):
+    rows = [(supply_row, "supply_amount", supply, bom.supply_amount)]
+    if bom.vat is not None:  # VAT only when the request asked for it
+        rows += [(vat_row, "vat", vat, bom.vat), (total_row, "total", total, bom.total)]
+        sheet.write_string(rate_row, 6, label("vat_rate", lang))
+        sheet.write_number(rate_row, 7, bom.vat_rate, f.percent)
+    for r, key, formula, value in rows:
         sheet.write_string(r, 6, label(key, lang), f.bold)
         sheet.write_formula(r, 7, formula, f.total, float(value.amount))
-    sheet.write_string(rate_row, 6, label("vat_rate", lang))
-    sheet.write_number(rate_row, 7, bom.vat_rate, f.percent)
     _rentals(sheet, rate_row + 2, quote, f, lang)
     sheet.set_column(0, 0, 16)
     sheet.set_column(1, 4, 22)
@@ -229,12 +228,13 @@ def _summary(
 
 def _alternatives(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) -> None:
     _header(sheet, 0, COLUMNS.alternatives, f, lang)
-    for i, a in enumerate(quote.alternatives):
+    for i, a in enumerate(quote.shown_alternatives()):
         name = label(f"kind.{a.kind.value}", lang) + (f" ({a.name})" if a.name else "")
         _row(sheet, 1 + i, [name, label("yes" if a.feasible else "no", lang)])
         sheet.write(1 + i, 2, _amount(a.horizon_tco), f.money)
         sheet.write(1 + i, 3, _amount(a.capex), f.money)
-        _row(sheet, 1 + i, [None, None, None, None, a.gpus, a.fleet_summary, why_it_loses(a, lang)])
+        why = outside_requirement(quote, a, lang) + why_it_loses(a, lang)
+        _row(sheet, 1 + i, [None, None, None, None, a.gpus, a.fleet_summary, why])
     sheet.set_column(0, 0, 28)
     sheet.set_column(2, 3, 18)
     sheet.set_column(5, 6, 50)

@@ -9,7 +9,7 @@ RPC's log line.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -103,9 +103,11 @@ def quote(
     title: str,
     request_json: str,
     fleetplan_version: str,
+    present: Callable[[QuoteData], QuoteData],
 ) -> tuple[list[Document], planner.PlanResult]:
     """ExportPlan of a scenario: the plan (with baselines and sensitivity), the rent-only plan
-    beside it, the quote built from both once and rendered in every one of ``formats``."""
+    beside it, the quote built from both once, ``present``-ed for its audience and rendered in
+    every one of ``formats``."""
     result = planner.plan(resolved, time_limit_s=time_limit_s * QUOTE_MAIN_SHARE, cancel=cancel)
     data = quote_data(
         result,
@@ -116,7 +118,7 @@ def quote(
         request_json=request_json,
         fleetplan_version=fleetplan_version,
     )
-    return render_quote(data, formats=formats, language=language), result
+    return render_quote(present(data), formats=formats, language=language), result
 
 
 def render_quote(data: QuoteData, *, formats: Sequence[ReportFormat], language: Language) -> list[Document]:

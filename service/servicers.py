@@ -345,6 +345,7 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
                     title=query.title,
                     request_json=scenario.request_json,
                     fleetplan_version=SERVER_VERSION,
+                    present=query.present,
                 ),
                 context,
             )
@@ -357,7 +358,7 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         """A saved plan's quote, rendered from the quote saved with it (not planned again): its
         numbers and its provenance (pricebook version and hash) are the saved plan's."""
         stored = await self._archive.get(plan_id)
-        data = saved_quote(stored, query.title)
+        data = query.present(saved_quote(stored, query.title))
         # Rendering takes seconds for a PDF: in a solve slot, like a scenario's quote.
         documents = await self._gate.run(
             lambda _cancel: domain_calls.render_quote(data, formats=query.formats, language=query.language),

@@ -23,6 +23,7 @@ FORMATS = {
     ".xlsx": api.REPORT_FORMAT_XLSX,
 }
 LANGUAGES = {"en": api.REPORT_LANGUAGE_EN, "ko": api.REPORT_LANGUAGE_KO}
+AUDIENCES = {"customer": api.REPORT_AUDIENCE_CUSTOMER, "internal": api.REPORT_AUDIENCE_INTERNAL}
 
 
 def report_format(output: Path) -> api.ReportFormat.ValueType:
@@ -57,15 +58,35 @@ def export_request(
         reason = f"give a scenario file or --plan-id ID (a saved plan); got {given}"
         raise ScenarioError("--plan-id", "", reason)
     request = api.ExportPlanRequest(
-        format=formats[0], also_formats=formats[1:], language=LANGUAGES[args.lang]
+        format=formats[0],
+        also_formats=formats[1:],
+        language=LANGUAGES[args.lang],
+        audience=AUDIENCES[args.audience],
+        header=quote_header(args),
     )
     if args.plan_id is not None:
-        request.plan_id = args.plan_id  # titled by the saved plan's label
+        request.plan_id = args.plan_id  # titled by --title, else by the saved plan's label
     else:
         scenario = Path(args.scenario)
         request.request.CopyFrom(load_scenario(scenario, api.PlanFleetRequest))
         request.title = scenario.stem
+    if args.title:
+        request.title = args.title
     return request
+
+
+def quote_header(args: argparse.Namespace) -> api.QuoteHeader:
+    """The header block: the supplier profile file (YAML with QuoteHeader's fields: supplier_name,
+    supplier_registration_number, supplier_contact, validity, delivery, payment_terms, …), then
+    the flags over it."""
+    header = api.QuoteHeader()
+    if args.supplier_profile:
+        header.CopyFrom(load_scenario(Path(args.supplier_profile), api.QuoteHeader))
+    if args.customer:
+        header.customer = args.customer
+    if args.quote_number:
+        header.quote_number = args.quote_number
+    return header
 
 
 def cmd_report(args: argparse.Namespace, out: TextIO) -> int:
@@ -100,5 +121,20 @@ def add_report(
         "formats of the one plan (planned once)",
     )
     report.add_argument("--lang", choices=sorted(LANGUAGES), default="en", help="labels and number formats")
+    report.add_argument(
+        "--audience",
+        choices=sorted(AUDIENCES),
+        default="customer",
+        help="customer (default): only what the request allows, no internal sourcing; internal: "
+        "everything, alternatives outside the request marked, sourcing in an annex",
+    )
+    report.add_argument("--title", help="the quote's title (default: the scenario's file name)")
+    report.add_argument("--customer", help="who the quote is addressed to (수신)")
+    report.add_argument("--quote-number", help="the quote's number (견적번호)")
+    report.add_argument(
+        "--supplier-profile",
+        help="YAML with the supplier's details and terms: supplier_name, supplier_registration_number, "
+        "supplier_representative, supplier_address, supplier_contact, validity, delivery, payment_terms",
+    )
     client_options(report)
     report.set_defaults(func=cmd_report)

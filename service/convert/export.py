@@ -10,7 +10,7 @@ pricebook changed (``saved_quote``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
@@ -20,6 +20,7 @@ from api.fleetplan.v1 import common_pb2
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from pricebook.schema import Pricebook
 from report import Document, Language, QuoteData, ReportFormat
+from report.presentation import Audience, QuoteHeader
 from service.convert.enums import by_name
 from service.convert.plan_store import plan_id_from
 from service.convert.scenario import scenario_request
@@ -31,6 +32,10 @@ from store.records import StoredPlan
 FORMAT_FROM_PROTO: dict[api.ReportFormat.ValueType, ReportFormat] = by_name(
     api.ReportFormat, "REPORT_FORMAT", ReportFormat
 )
+AUDIENCE_FROM_PROTO: dict[api.ReportAudience.ValueType, Audience] = {
+    api.REPORT_AUDIENCE_UNSPECIFIED: Audience.CUSTOMER,
+    **by_name(api.ReportAudience, "REPORT_AUDIENCE", Audience),
+}
 LANGUAGE_FROM_PROTO: dict[api.ReportLanguage.ValueType, Language] = {
     api.REPORT_LANGUAGE_UNSPECIFIED: Language.EN,
     **by_name(api.ReportLanguage, "REPORT_LANGUAGE", Language),
@@ -57,6 +62,15 @@ class ExportQuery:
     scenario: ScenarioSource | None
     plan_id: str | None
     """A saved plan's id (upper-case ULID)."""
+    audience: Audience = Audience.CUSTOMER
+    header: QuoteHeader = field(default_factory=QuoteHeader)
+
+    def present(self, quote: QuoteData) -> QuoteData:
+        """``quote`` for this export's audience, with its header (and title, when one is given)."""
+        update: dict[str, object] = {"audience": self.audience, "header": self.header}
+        if self.title:
+            update["title"] = self.title
+        return quote.model_copy(update=update)
 
 
 def request_json(message: Message) -> str:
@@ -113,12 +127,25 @@ def export_request_from_proto(message: api.ExportPlanRequest, book: Pricebook) -
     language = LANGUAGE_FROM_PROTO.get(message.language)
     if language is None:
         violations.append(FieldViolation("language", f"unknown language {message.language}"))
+    audience = AUDIENCE_FROM_PROTO.get(message.audience)
+    if audience is None:
+        violations.append(FieldViolation("audience", f"unknown audience {message.audience}"))
     scenario, plan_id = _source(message, book, violations)
     raise_if(violations)
-    assert language is not None  # no violations ⇒ set
+    assert language is not None and audience is not None  # no violations ⇒ set
     return ExportQuery(
-        formats=formats, language=language, title=message.title, scenario=scenario, plan_id=plan_id
+        formats=formats,
+        language=language,
+        title=message.title,
+        scenario=scenario,
+        plan_id=plan_id,
+        audience=audience,
+        header=header_from_proto(message.header),
     )
+
+
+def header_from_proto(message: api.QuoteHeader) -> QuoteHeader:
+    return QuoteHeader(**{name: getattr(message, name).strip() for name in QuoteHeader.model_fields})
 
 
 def saved_quote(stored: StoredPlan, title: str) -> QuoteData:
