@@ -67,6 +67,7 @@ def build_quote(
     economics = _economics(result)
     plan_tco = economics.horizon_tco if economics is not None else None
     saving = result.baseline_saving
+    on_site = [line for line in result.fleet if line.mode is AcquisitionMode.BUY]
     return QuoteData(
         title=title,
         quoted_on=quoted_on or dt.date.today(),
@@ -109,6 +110,10 @@ def build_quote(
             or json.dumps(resolved.request.model_dump(mode="json"), indent=2, ensure_ascii=False),
         ),
         allowed_modes=tuple(m.value for m in resolved.request.constraints.allowed_modes),
+        capex_budget=resolved.request.constraints.capex_budget,
+        budget_includes_vat=resolved.request.constraints.capex_budget_includes_vat,
+        power_kw=sum(line.power_kw for line in on_site) if result.tco is not None else None,
+        rack_units=sum(line.rack_units for line in on_site) if result.tco is not None else None,
     )
 
 
@@ -199,10 +204,16 @@ def _purchase_lines(line: PlanFleetLine, tco: OptionTco, book: Pricebook) -> lis
         # One lump sum: a share of the GPUs' and of the hosts' prices plus a per-server fee has no
         # whole-won price per server when a server is not full.
         items.append((BomKind.INSTALLATION, line.option_id, name, tco.tco.installation, 1, request))
-    return [
+    lines = [
         _bom_line(kind, item_id, item_name, total=total, quantity=quantity, origin=origin, owned=line.owned)
         for kind, item_id, item_name, total, quantity, origin in items
     ]
+    server = _server_name(book, line.server_id) if line.server_id is not None else ""
+    details: dict[BomKind, dict[str, object]] = {
+        BomKind.INSTALLATION: {"covers": line.servers or line.gpus, "covers_servers": bool(line.servers)},
+        BomKind.NETWORKING: {"server_name": server},
+    }
+    return [b.model_copy(update=details.get(b.kind, {})) for b in lines]
 
 
 def _bom_line(
@@ -257,7 +268,8 @@ def _storage_line(storage: Storage | None, amount: Money) -> BomLine | None:
         return None
     request = (_REQUEST_SUPPLIED, _REQUEST_SUPPLIED, _REQUEST_SUPPLIED)
     name = f"storage, {storage.capacity_tb:g} TB"
-    return _bom_line(BomKind.STORAGE, "storage", name, total=amount, quantity=1, origin=request)
+    line = _bom_line(BomKind.STORAGE, "storage", name, total=amount, quantity=1, origin=request)
+    return line.model_copy(update={"covers": round(storage.capacity_tb)})
 
 
 def _rounding_line(capex: Money, lines_sum: Money) -> BomLine | None:

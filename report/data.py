@@ -84,6 +84,11 @@ class BomLine(_Quote):
     quantity: int
     amount: Money
     owned: bool = False
+    covers: int = 0
+    """Installation: the servers (``covers_servers``) or GPUs it installs; storage: its TB."""
+    covers_servers: bool = False
+    server_name: str = ""
+    """Networking: the server model whose fabric it is."""
 
 
 class RentalLine(_Quote):
@@ -347,6 +352,13 @@ class QuoteData(_Quote):
     audience: Audience = Audience.CUSTOMER
     """Who it is rendered for (set on export, like ``title`` and ``header``)."""
     header: QuoteHeader = QuoteHeader()
+    capex_budget: Money | None = None
+    """The request's capex budget (None: no budget)."""
+    budget_includes_vat: bool = False
+    """The budget is VAT-inclusive: purchases + their VAT must fit it."""
+    power_kw: float | None = None
+    """Wall power of the on-site fleet at full load, PUE included (None: no plan)."""
+    rack_units: float | None = None
 
     @property
     def internal(self) -> bool:

@@ -46,7 +46,7 @@ def test_the_bidders_team_sees_them_marked() -> None:
     rows = html_tables(page)["alternatives-table"]
     rent = next(row for row in rows if row[0].startswith("임차 전용"))
     assert rent[-1].startswith("요구 조건 미충족 (허용 방식: 구매)")
-    single = [row for row in rows if row[0].startswith("단일 GPU")]
+    single = [row for row in rows if row[0].startswith("단일 가속기")]
     assert single and not any("미충족" in row[-1] for row in single)
 
 
@@ -65,7 +65,7 @@ def test_no_vat_line_when_the_request_does_not_ask_for_it(name: str) -> None:
     page = render_html(quote, Language.KO)
     fields = html_fields(page)
     assert "bom-vat" not in fields and "bom-total" not in fields
-    sheet = xlsx_rows(render(quote, ReportFormat.XLSX, Language.KO).content, "BOM")
+    sheet = xlsx_rows(render(quote, ReportFormat.XLSX, Language.KO).content, "견적 내역")
     assert not any(cell in ("부가세", "부가세율", "합계") for row in sheet for cell in row)
 
 

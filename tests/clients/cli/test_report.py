@@ -22,7 +22,7 @@ def test_report_writes_the_format_its_suffix_names(
     assert code == EXIT_OK
     html = output.read_text(encoding="utf-8")
     assert html.startswith("<!DOCTYPE html>") and '<html lang="ko">' in html
-    assert "GPU 인프라 견적서" in html and f"wrote {output}" in out
+    assert "<h1>견적서</h1>" in html and f"wrote {output}" in out
 
 
 def test_report_refuses_an_unknown_suffix_before_any_call(

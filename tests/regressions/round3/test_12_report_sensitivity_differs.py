@@ -58,7 +58,7 @@ def test_the_sensitivity_is_the_same_in_the_three_files(quote_files: dict[str, b
     sheet = xlsx_rows(quote_files["xlsx"], "Sensitivity")[1 : 1 + len(page)]
     assert [[row[0], _shown_change(row[2]), _shown_change(row[3])] for row in sheet] == page
     text = pdf_text(quote_files["pdf"])
-    shown = percents_in(section_text(text, "7. Sensitivity", "8. Assumptions"))
+    shown = percents_in(section_text(text, "7. Sensitivity", "Annex 1. Assumptions"))
     for row in page:
         for cell in row[1:]:
             for figure in percents_in(cell):
