@@ -213,6 +213,14 @@ def _purchase_lines(line: PlanFleetLine, tco: OptionTco, book: Pricebook) -> lis
         BomKind.INSTALLATION: {"covers": line.servers or line.gpus, "covers_servers": bool(line.servers)},
         BomKind.NETWORKING: {"server_name": server},
     }
+    bought = sum((b.amount.amount for b in lines if b.kind in (BomKind.GPU, BomKind.HOST)), Decimal(0))
+    if bought:
+        rates = {
+            "support_rate": float(tco.tco.support_monthly.amount * 12 / bought),
+            "residual_fraction": float(tco.tco.residual_value.amount / bought),
+        }
+        for kind in (BomKind.GPU, BomKind.HOST):
+            details[kind] = details.get(kind, {}) | rates
     return [b.model_copy(update=details.get(b.kind, {})) for b in lines]
 
 
@@ -313,6 +321,9 @@ def _bom(result: PlanResult, book: Pricebook, storage: Storage | None = None) ->
     stored = _storage_line(storage, result.tco.total.storage)
     if stored is not None:
         lines.append(stored)
+    lines = _scaled_rates(
+        lines, result.tco.total.support_monthly.amount * 12, result.tco.total.residual_value.amount
+    )
     rounding = _rounding_line(result.tco.total.capex, add_money((b.amount for b in lines), currency))
     if rounding is not None:
         lines.append(rounding)
@@ -329,6 +340,23 @@ def _bom(result: PlanResult, book: Pricebook, storage: Storage | None = None) ->
         vat=vat,
         total=total,
     )
+
+
+def _scaled_rates(lines: list[BomLine], support_per_year: Decimal, residual: Decimal) -> list[BomLine]:
+    """The lines' support rates and residual fractions scaled so that Σ amount × rate is the
+    plan's (rounded) total exactly: each option's figures are rounded on their own."""
+
+    def factor(total: Decimal, attribute: str) -> float:
+        found = sum(float(b.amount.amount) * getattr(b, attribute) for b in lines)
+        return float(total) / found if found else 1.0
+
+    support, kept = factor(support_per_year, "support_rate"), factor(residual, "residual_fraction")
+    return [
+        b.model_copy(
+            update={"support_rate": b.support_rate * support, "residual_fraction": b.residual_fraction * kept}
+        )
+        for b in lines
+    ]
 
 
 def _gpu_name(book: Pricebook, gpu_id: str) -> str:

@@ -89,6 +89,11 @@ class BomLine(_Quote):
     covers_servers: bool = False
     server_name: str = ""
     """Networking: the server model whose fabric it is."""
+    support_rate: float = 0.0
+    """Support per year as a share of ``amount`` (GPUs and hosts: the plan's support of the line's
+    option ÷ the option's purchase lines), so the workbook's support follows an edited price."""
+    residual_fraction: float = 0.0
+    """Market value at the end of the horizon as a share of ``amount`` (the same way)."""
 
 
 class RentalLine(_Quote):

@@ -278,6 +278,8 @@ LABELS: dict[str, str] = {
     "sheet.Assumptions": "Assumptions",
     "sheet.Sensitivity": "Sensitivity",
     "sheet.Sourcing": "Sourcing",
+    "support_rate": "Support per year (share of amount)",
+    "residual_fraction": "Residual value at the end (share of amount)",
 }
 """label key → its English text, the message id of its translations in ``report.catalogue`` (the
 key is the message context)."""

@@ -20,7 +20,7 @@ from xlsxwriter.worksheet import Worksheet
 
 from pricebook.schema import Money
 from report import bid
-from report.cashflow import cash_flow, money_sum
+from report.cashflow import ROWS, cash_flow, money_sum
 from report.data import QuoteData
 from report.formatting import mix_change, money_summary, signed_percent
 from report.html import outside_requirement, why_it_loses
@@ -53,6 +53,7 @@ class _Formats:
         self.head = book.add_format({"bold": True, "bg_color": "#E8EEF4", "border": 1, "text_wrap": True})
         self.title = book.add_format({"bold": True, "font_size": 14, "font_color": "#1F4E79"})
         self.percent = book.add_format({"num_format": "0.0%"})
+        self.rate = book.add_format({"num_format": "0.000%"})
         self.number = book.add_format({"num_format": "#,##0.0"})
         self.bold = book.add_format({"bold": True})
         self.wrap = book.add_format({"text_wrap": True, "valign": "top"})
@@ -85,6 +86,10 @@ class BomCells:
     supply: str
     vat: str | None
     total: str
+    support_per_year: str
+    """An expression: Σ line amount × its support rate (no leading ``=``)."""
+    residual: str
+    """An expression: Σ line amount × its residual fraction."""
 
 
 def _bom(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) -> BomCells | None:
@@ -103,6 +108,10 @@ def _bom(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) -> Bom
         sheet.write_number(r, 4, float(b.unit_price.amount), f.money)
         sheet.write_formula(r, 5, f"=E{r + 1}*D{r + 1}", f.money, float(b.amount.amount))
         sheet.write_string(r, 6, bid.bom_remarks(b, lang))
+        sheet.write_number(r, 7, b.support_rate, f.rate)
+        sheet.write_number(r, 8, b.residual_fraction, f.rate)
+    sheet.write_string(2, 7, label("support_rate", lang), f.head)
+    sheet.write_string(2, 8, label("residual_fraction", lang), f.head)
     last = first + len(bom.lines) - 1
     supply_row, vat_row, total_row, rate_row = last + 2, last + 3, last + 4, last + 5
     digits = MINOR_DIGITS[quote.currency]
@@ -128,10 +137,17 @@ def _bom(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) -> Bom
     sheet.print_area(0, 0, rate_row, 6)
     sheet.fit_to_pages(1, 0)
     ref = _sheet_ref(sheet)
+    amounts = f"{ref}$F${first + 1}:$F${last + 1}"
+    per_line = {
+        col: f"SUMPRODUCT({amounts},{ref}${col}${first + 1}:${col}${last + 1})" if bom.lines else "0"
+        for col in ("H", "I")
+    }
     return BomCells(
         supply=f"{ref}$F${supply_row + 1}",
         vat=f"{ref}$F${vat_row + 1}" if bom.vat is not None else None,
         total=f"{ref}$F${(total_row if bom.vat is not None else supply_row) + 1}",
+        support_per_year=per_line["H"],
+        residual=per_line["I"],
     )
 
 
@@ -170,9 +186,14 @@ def _sourcing(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) -
 
 
 def _cash_flow(
-    sheet: Worksheet, quote: QuoteData, capex_cell: str | None, f: _Formats, lang: Language
+    sheet: Worksheet, quote: QuoteData, bom: BomCells | None, f: _Formats, lang: Language
 ) -> str | None:
-    """Rows × years with formulas; returns the grand-total cell (the horizon TCO)."""
+    """Rows × years with formulas: the purchase is the BOM's supply amount, support per month
+    and the residual value follow the BOM's lines (their rates), each monthly line × the months
+    of each year; then the VAT over the horizon when asked. Returns the grand-total cell (the
+    horizon TCO)."""
+    capex_cell = bom.supply if bom is not None else None
+    digits = MINOR_DIGITS[quote.currency]
     sheet.write_string(0, 0, label("cashflow", lang), f.title)
     econ = quote.economics
     if econ is None:
@@ -204,9 +225,14 @@ def _cash_flow(
                 sheet.write_formula(r, col, f"=$B{r + 1}*{xl_rowcol_to_cell(3, col)}", f.money, value)
             elif row == "capex" and y == 0 and capex_cell is not None:
                 sheet.write_formula(r, col, f"={capex_cell}", f.money, value)
+            elif row == "residual" and y == years - 1 and bom is not None and value:
+                sheet.write_formula(r, col, f"=-ROUND({bom.residual},{digits})", f.money, value)
             else:
                 sheet.write_number(r, col, value, f.money)
-        if row in monthly:
+        if row == "support" and bom is not None and monthly[row].amount:
+            support = f"=ROUND({bom.support_per_year}/12,{digits})"
+            sheet.write_formula(r, 1, support, f.money, float(monthly[row].amount))
+        elif row in monthly:
             sheet.write_number(r, 1, float(monthly[row].amount), f.money)
         span = f"{xl_rowcol_to_cell(r, 2)}:{xl_rowcol_to_cell(r, 1 + years)}"
         sheet.write_formula(r, 2 + years, f"=SUM({span})", f.money, float(money_sum(amounts).amount))
@@ -219,11 +245,43 @@ def _cash_flow(
         sheet.write_formula(total_row, col, f"=SUM({span})", f.total, float(year_total.amount))
     sheet.set_column(0, 0, 22)
     sheet.set_column(1, 2 + years, 16)
-    sheet.print_area(0, 0, total_row, 2 + years)
+    grand = xl_rowcol_to_cell(total_row, 2 + years)
+    residual_total = xl_rowcol_to_cell(first + ROWS.index("residual"), 2 + years)
+    end = _vat_block(sheet, total_row + 2, quote, (grand, residual_total), f=f, lang=lang)
+    sheet.print_area(0, 0, end, 2 + years)
     sheet.set_landscape()
     sheet.fit_to_pages(1, 0)
     cell: str = xl_rowcol_to_cell(total_row, 2 + years, row_abs=True, col_abs=True)
     return _sheet_ref(sheet) + cell
+
+
+def _vat_block(
+    sheet: Worksheet, r: int, quote: QuoteData, totals: tuple[str, str], *, f: _Formats, lang: Language
+) -> int:
+    """When the request asks for VAT: supply (capex + opex × months = the horizon total without
+    the residual credit), VAT at the rate (a cell), total, TCO incl. VAT — formulas of the rows
+    above. Returns the last row written."""
+    econ = quote.economics
+    if econ is None or econ.vat is None:
+        return r - 2
+    grand, residual = totals
+    v = econ.vat
+    digits = MINOR_DIGITS[quote.currency]
+    sheet.write_string(r, 0, label("vat_line", lang), f.bold)
+    rows = [
+        ("vat_supply", f"={grand}-{residual}", v.supply),
+        ("vat", f"=ROUND(B{r + 2}*B{r + 6},{digits})", v.vat),
+        ("total", f"=B{r + 2}+B{r + 3}", v.total),
+        ("tco_with_vat", f"={grand}+B{r + 3}", v.horizon_tco_with_vat),
+    ]
+    for i, (key, formula, value) in enumerate(rows):
+        sheet.write_string(r + 1 + i, 0, label(key, lang))
+        sheet.write_formula(
+            r + 1 + i, 1, formula, f.total if key == "tco_with_vat" else f.money, float(value.amount)
+        )
+    sheet.write_string(r + 5, 0, label("vat_rate", lang))
+    sheet.write_number(r + 5, 1, v.rate, f.percent)
+    return r + 5
 
 
 def _summary(
@@ -464,7 +522,7 @@ def render_xlsx(quote: QuoteData, lang: Language) -> bytes:
     sheets = {key: book.add_worksheet(name) for key, name in names.items()}
     bom = _bom(sheets["BOM"], quote, f, lang)
     capex = bom.supply if bom is not None else None
-    tco = _cash_flow(sheets["CashFlow"], quote, capex, f, lang)
+    tco = _cash_flow(sheets["CashFlow"], quote, bom, f, lang)
     cells = {
         "capex": capex,
         "tco": tco,
