@@ -53,6 +53,8 @@ from solver.planner.results import PlanFleetLine, PlanResult, SweepFrontier
 from solver.resolve import ResolvedRequest
 from solver.units import DAYS_PER_MONTH, TOKENS_PER_MILLION
 
+RENTED = (AcquisitionMode.RESERVED, AcquisitionMode.ON_DEMAND)
+
 
 def build_quote(
     result: PlanResult,
@@ -72,6 +74,7 @@ def build_quote(
     economics = _economics(result)
     plan_tco = economics.horizon_tco if economics is not None else None
     saving = result.baseline_saving
+    on_site = [line for line in result.fleet if line.mode is AcquisitionMode.BUY]
     return QuoteData(
         title=title,
         quoted_on=quoted_on or dt.date.today(),
@@ -86,7 +89,7 @@ def build_quote(
         saving=saving.saving if saving is not None else None,
         saving_fraction=saving.saving_fraction if saving is not None else None,
         saving_against=saving.best_baseline_gpu if saving is not None else "",
-        alternatives=_alternatives(result, rent_only, plan_tco),
+        alternatives=_alternatives(result, rent_only, plan_tco, rentals_allowed=_rentals_allowed(resolved)),
         bom=_bom(result, book, resolved.request.constraints.storage),
         workloads=workload_rows(result, resolved.request),
         groups=group_rows(result),
@@ -114,7 +117,16 @@ def build_quote(
             request_json=request_json
             or json.dumps(resolved.request.model_dump(mode="json"), indent=2, ensure_ascii=False),
         ),
+        allowed_modes=tuple(m.value for m in resolved.request.constraints.allowed_modes),
+        capex_budget=resolved.request.constraints.capex_budget,
+        budget_includes_vat=resolved.request.constraints.capex_budget_includes_vat,
+        power_kw=sum(line.power_kw for line in on_site) if result.tco is not None else None,
+        rack_units=sum(line.rack_units for line in on_site) if result.tco is not None else None,
     )
+
+
+def _rentals_allowed(resolved: ResolvedRequest) -> bool:
+    return bool(set(resolved.request.constraints.allowed_modes) & set(RENTED))
 
 
 def _economics(result: PlanResult) -> Economics | None:
@@ -200,10 +212,24 @@ def _purchase_lines(line: PlanFleetLine, tco: OptionTco, book: Pricebook) -> lis
         # One lump sum: a share of the GPUs' and of the hosts' prices plus a per-server fee has no
         # whole-won price per server when a server is not full.
         items.append((BomKind.INSTALLATION, line.option_id, name, tco.tco.installation, 1, request))
-    return [
+    lines = [
         _bom_line(kind, item_id, item_name, total=total, quantity=quantity, origin=origin, owned=line.owned)
         for kind, item_id, item_name, total, quantity, origin in items
     ]
+    server = _server_name(book, line.server_id) if line.server_id is not None else ""
+    details: dict[BomKind, dict[str, object]] = {
+        BomKind.INSTALLATION: {"covers": line.servers or line.gpus, "covers_servers": bool(line.servers)},
+        BomKind.NETWORKING: {"server_name": server},
+    }
+    bought = sum((b.amount.amount for b in lines if b.kind in (BomKind.GPU, BomKind.HOST)), Decimal(0))
+    if bought:
+        rates = {
+            "support_rate": float(tco.tco.support_monthly.amount * 12 / bought),
+            "residual_fraction": float(tco.tco.residual_value.amount / bought),
+        }
+        for kind in (BomKind.GPU, BomKind.HOST):
+            details[kind] = details.get(kind, {}) | rates
+    return [b.model_copy(update=details.get(b.kind, {})) for b in lines]
 
 
 def _bom_line(
@@ -258,7 +284,8 @@ def _storage_line(storage: Storage | None, amount: Money) -> BomLine | None:
         return None
     request = (_REQUEST_SUPPLIED, _REQUEST_SUPPLIED, _REQUEST_SUPPLIED)
     name = f"storage, {storage.capacity_tb:g} TB"
-    return _bom_line(BomKind.STORAGE, "storage", name, total=amount, quantity=1, origin=request)
+    line = _bom_line(BomKind.STORAGE, "storage", name, total=amount, quantity=1, origin=request)
+    return line.model_copy(update={"covers": round(storage.capacity_tb)})
 
 
 def _rounding_line(capex: Money, lines_sum: Money) -> BomLine | None:
@@ -302,13 +329,17 @@ def _bom(result: PlanResult, book: Pricebook, storage: Storage | None = None) ->
     stored = _storage_line(storage, result.tco.total.storage)
     if stored is not None:
         lines.append(stored)
+    lines = _scaled_rates(
+        lines, result.tco.total.support_monthly.amount * 12, result.tco.total.residual_value.amount
+    )
     rounding = _rounding_line(result.tco.total.capex, add_money((b.amount for b in lines), currency))
     if rounding is not None:
         lines.append(rounding)
-    rate = book.site.vat_rate
     supply = add_money((b.amount for b in lines), currency)
-    vat = vat_lines(result.tco.total, rate).capex_vat  # VAT on the purchases (issue 15's line)
-    total = add_money((supply, vat), currency)
+    # VAT only when the request asked for it, at its rate (issue 15's line on the purchases)
+    rate = result.vat.rate if result.vat is not None else 0.0
+    vat = vat_lines(result.tco.total, rate).capex_vat if result.vat is not None else None
+    total = add_money((supply, vat), currency) if vat is not None else supply
     return Bom(
         lines=tuple(lines),
         rentals=tuple(rentals),
@@ -317,6 +348,23 @@ def _bom(result: PlanResult, book: Pricebook, storage: Storage | None = None) ->
         vat=vat,
         total=total,
     )
+
+
+def _scaled_rates(lines: list[BomLine], support_per_year: Decimal, residual: Decimal) -> list[BomLine]:
+    """The lines' support rates and residual fractions scaled so that Σ amount × rate is the
+    plan's (rounded) total exactly: each option's figures are rounded on their own."""
+
+    def factor(total: Decimal, attribute: str) -> float:
+        found = sum(float(b.amount.amount) * getattr(b, attribute) for b in lines)
+        return float(total) / found if found else 1.0
+
+    support, kept = factor(support_per_year, "support_rate"), factor(residual, "residual_fraction")
+    return [
+        b.model_copy(
+            update={"support_rate": b.support_rate * support, "residual_fraction": b.residual_fraction * kept}
+        )
+        for b in lines
+    ]
 
 
 def _gpu_name(book: Pricebook, gpu_id: str) -> str:
@@ -405,8 +453,10 @@ def _api_alternative(result: PlanResult, plan_tco: Money | None) -> Alternative 
 
 
 def _alternatives(
-    result: PlanResult, rent_only: PlanResult | None, plan_tco: Money | None
+    result: PlanResult, rent_only: PlanResult | None, plan_tco: Money | None, *, rentals_allowed: bool
 ) -> tuple[Alternative, ...]:
+    """The plan, each single-GPU fleet, rent-only, the API; renting and a hosted API meet the
+    request only when it allows renting (a buy-only request keeps its GPUs on its own premises)."""
     out = [_plan_alternative(AlternativeKind.RECOMMENDED, "", result, plan_tco)]
     for b in result.baselines:
         extra, fraction = _extra(b.horizon_tco, plan_tco)
@@ -424,11 +474,14 @@ def _alternatives(
                 reason="" if b.feasible else b.reason,
             )
         )
+    outside = {"meets_requirement": rentals_allowed}
     if rent_only is not None:
-        out.append(_plan_alternative(AlternativeKind.RENT_ONLY, "", rent_only, plan_tco))
+        out.append(
+            _plan_alternative(AlternativeKind.RENT_ONLY, "", rent_only, plan_tco).model_copy(update=outside)
+        )
     api = _api_alternative(result, plan_tco)
     if api is not None:
-        out.append(api)
+        out.append(api.model_copy(update=outside))
     return tuple(out)
 
 

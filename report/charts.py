@@ -58,7 +58,7 @@ def cash_flow_chart(flow: CashFlow, lang: Language) -> str:
     """Stacked bars per year: purchase and each running cost up, the residual value down."""
     with rc_context(_style()):
         fig, ax = _figure()
-        years = [f"{label('year', lang)} {y}" for y in flow.years]
+        years = [label("year_n", lang).format(n=y) for y in flow.years]
         up = [0.0] * len(years)
         down = [0.0] * len(years)
         for i, (row, amounts) in enumerate(flow.rows):

@@ -16,6 +16,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict
 
 from pricebook.schema import Currency, Money
+from report.presentation import Audience, QuoteHeader
 
 QUOTE_SCHEMA_VERSION = 1
 """Bumped when a stored ``QuoteData`` document would no longer validate."""
@@ -52,6 +53,9 @@ class Alternative(_Quote):
     """``extra_cost`` ÷ the recommended plan's TCO."""
     reason: str
     """Why it is infeasible or not comparable (planner's words); empty otherwise."""
+    meets_requirement: bool = True
+    """False when it acquires GPUs in a way the request does not allow (renting, or a hosted API,
+    for a buy-only request): shown to the bidder's team marked as such, never to the customer."""
 
 
 class BomKind(StrEnum):
@@ -80,6 +84,16 @@ class BomLine(_Quote):
     quantity: int
     amount: Money
     owned: bool = False
+    covers: int = 0
+    """Installation: the servers (``covers_servers``) or GPUs it installs; storage: its TB."""
+    covers_servers: bool = False
+    server_name: str = ""
+    """Networking: the server model whose fabric it is."""
+    support_rate: float = 0.0
+    """Support per year as a share of ``amount`` (GPUs and hosts: the plan's support of the line's
+    option ÷ the option's purchase lines), so the workbook's support follows an edited price."""
+    residual_fraction: float = 0.0
+    """Market value at the end of the horizon as a share of ``amount`` (the same way)."""
 
 
 class RentalLine(_Quote):
@@ -100,8 +114,10 @@ class Bom(_Quote):
     supply_amount: Money
     """Sum of the purchase lines (= the plan's capex)."""
     vat_rate: float
-    vat: Money
+    vat: Money | None
+    """VAT on the purchases at the request's rate; None when the request did not ask for VAT."""
     total: Money
+    """Supply amount + VAT (the supply amount without VAT)."""
 
 
 class CostComponentRow(_Quote):
@@ -279,6 +295,10 @@ class SensitivityRow(_Quote):
     parameter: str
     change_down_fraction: float | None
     change_up_fraction: float | None
+    last_same_down_fraction: float | None = None
+    """The largest decrease checked that keeps the mix: with ``change_down_fraction`` it brackets
+    where the mix changes (a wide bracket: the search stopped before narrowing it)."""
+    last_same_up_fraction: float | None = None
     plan_below: str
     plan_above: str
     explanation: str
@@ -381,6 +401,31 @@ class QuoteData(_Quote):
     warnings: tuple[str, ...]
     solver: SolverInfo
     provenance: Provenance
+    allowed_modes: tuple[str, ...] = ()
+    """The request's allowed acquisition modes (``solver.domain.AcquisitionMode`` values)."""
+    audience: Audience = Audience.CUSTOMER
+    """Who it is rendered for (set on export, like ``title`` and ``header``)."""
+    header: QuoteHeader = QuoteHeader()
+    capex_budget: Money | None = None
+    """The request's capex budget (None: no budget)."""
+    budget_includes_vat: bool = False
+    """The budget is VAT-inclusive: purchases + their VAT must fit it."""
+    power_kw: float | None = None
+    """Wall power of the on-site fleet at full load, PUE included (None: no plan)."""
+    rack_units: float | None = None
+
+    @property
+    def internal(self) -> bool:
+        return self.audience is Audience.INTERNAL
+
+    @property
+    def rentals_allowed(self) -> bool:
+        """The request allows renting (reserved or on demand); unknown (old quotes) counts as yes."""
+        return not self.allowed_modes or bool({"reserved", "on_demand"} & set(self.allowed_modes))
+
+    def shown_alternatives(self) -> tuple[Alternative, ...]:
+        """The alternatives this audience sees: the customer only those meeting the request."""
+        return tuple(a for a in self.alternatives if self.internal or a.meets_requirement)
 
     @property
     def has_plan(self) -> bool:

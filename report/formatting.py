@@ -60,3 +60,18 @@ def signed_percent(value: float | None, places: int = 1) -> str:
 
 def number(value: float | None, places: int = 0) -> str:
     return DASH if value is None else f"{value:,.{places}f}"
+
+
+BRACKET_TOLERANCE = 0.02 + 1e-9
+"""The sensitivity search narrows a change to 2 percentage points (``solver.analysis.whatif``); a
+wider bracket means it stopped first, and the change is somewhere inside it."""
+
+
+def mix_change(change: float | None, last_same: float | None) -> str | None:
+    """Where the mix changes: ``+36.7%``, or ``+0.0% … +300.0%`` when the search only bracketed it
+    (None when no change was found in the range searched)."""
+    if change is None:
+        return None
+    if last_same is not None and abs(change - last_same) > BRACKET_TOLERANCE:
+        return f"{signed_percent(last_same)} … {signed_percent(change)}"
+    return signed_percent(change)

@@ -4,57 +4,21 @@ as it is. Sections follow issue 17's contents 1–9; each says so when it has no
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from html import escape
-from typing import Any
-
-from report import charts
+from report import bid, charts
 from report.cashflow import cash_flow, money_sum
 from report.data import Alternative, AlternativeKind, QuoteData
-from report.formatting import DASH, money, money_summary, number, percent, signed_percent
+from report.formatting import DASH, mix_change, money, money_summary, number, percent
+from report.html_base import bullets as _bullets
+from report.html_base import chart as _chart
+from report.html_base import e as _e
+from report.html_base import note as _note
+from report.html_base import numbered
+from report.html_base import section as _section
+from report.html_base import table as _table
+from report.html_bid import bom_section, budget_facts, header_block, planner_notes_annex, sourcing_annex
 from report.labels import COLUMNS, Language, label
 from report.row_text import group_cells, replicas, workload_deployments
 from report.style import CSS
-
-Cell = Any
-"""Escaped cell text (str), or (escaped text, the cell's ``data-field`` name)."""
-
-
-def _e(text: object) -> str:
-    return escape(str(text))
-
-
-def _table(
-    headers: Sequence[str], rows: Iterable[Sequence[Cell]], table_id: str, foot: Sequence[Sequence[Cell]] = ()
-) -> str:
-    def cells(row: Sequence[Cell], tag: str) -> str:
-        out = []
-        for cell in row:
-            text, field = cell if isinstance(cell, tuple) else (cell, "")
-            attr = f' data-field="{field}"' if field else ""
-            out.append(f"<{tag}{attr}>{text}</{tag}>")
-        return "<tr>" + "".join(out) + "</tr>"
-
-    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
-    body = "".join(cells(r, "td") for r in rows)
-    tfoot = "<tfoot>" + "".join(cells(r, "td") for r in foot) + "</tfoot>" if foot else ""
-    return f'<table id="{table_id}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody>{tfoot}</table>'
-
-
-def _section(key: str, section_id: str, body: str, lang: Language) -> str:
-    return f'<section id="{section_id}"><h2>{_e(label(key, lang))}</h2>{body}</section>'
-
-
-def _chart(chart_id: str, svg: str, caption: str) -> str:
-    return f'<figure class="chart" id="chart-{chart_id}">{svg}<figcaption>{_e(caption)}</figcaption></figure>'
-
-
-def _note(text: str) -> str:
-    return f'<p class="note">{_e(text)}</p>'
-
-
-def _bullets(key: str, items: Iterable[str], lang: Language) -> str:
-    return f"<h3>{_e(label(key, lang))}</h3><ul>" + "".join(f"<li>{_e(i)}</li>" for i in items) + "</ul>"
 
 
 def _status(quote: QuoteData, lang: Language) -> str:
@@ -72,12 +36,11 @@ def _summary(quote: QuoteData, lang: Language) -> str:
 
     items = [
         (L("status"), _e(_status(quote, lang)), "status"),
-        (L("quoted_on"), _e(quote.quoted_on.isoformat()), ""),
     ]
     econ = quote.economics
     if econ is not None:
         items += [
-            (L("recommended_fleet"), _e(quote.fleet_summary), "fleet"),
+            (L("recommended_fleet"), _e(bid.fleet_text(quote.fleet_summary, lang)), "fleet"),
             (L("horizon_tco"), _e(money_summary(econ.horizon_tco, lang)), "horizon-tco"),
             (L("capex"), _e(money_summary(econ.capex, lang)), "capex"),
             (L("opex_monthly"), _e(money_summary(econ.opex.total, lang)), "opex-monthly"),
@@ -92,15 +55,25 @@ def _summary(quote: QuoteData, lang: Language) -> str:
             fraction = percent(quote.saving_fraction)
             saving = f"{money_summary(quote.saving, lang)} ({fraction}, {quote.saving_against})"
             items.append((L("saving"), _e(saving), "saving"))
+        items += [(_e(k), v, f) for k, v, f in budget_facts(quote, lang)]
     rows = "".join(
         f"<dt>{k}</dt><dd" + (f' data-field="{f}"' if f else "") + f">{v}</dd>" for k, v, f in items
     )
-    body = f'<dl class="summary">{rows}</dl><p>{_e(quote.summary)}</p>'
+    tco = money_summary(econ.horizon_tco, lang) if econ is not None else ""
+    body = f'<dl class="summary">{rows}</dl><p>{_e(bid.summary_text(quote, lang, tco))}</p>'
     body += _note(label("vat_included" if quote.includes_vat else "vat_excluded", lang))
     if econ is None:
         body = f'<p class="no-plan">{_e(label("no_plan", lang))}</p>' + body
         body += _bullets("diagnosis", quote.diagnosis, lang)
     return _section("summary", "summary", body, lang)
+
+
+def outside_requirement(quote: QuoteData, alt: Alternative, lang: Language) -> str:
+    """The mark of an alternative the request does not allow (empty for one it allows)."""
+    if alt.meets_requirement:
+        return ""
+    modes = ", ".join(label(f"mode.{m}", lang) for m in quote.allowed_modes)
+    return label("outside_requirement", lang).format(modes=modes)
 
 
 def why_it_loses(alt: Alternative, lang: Language) -> str:
@@ -110,7 +83,7 @@ def why_it_loses(alt: Alternative, lang: Language) -> str:
     if alt.reason:
         # An API without a price for every workload is not a fleet that fails: it is not comparable.
         key = "not_comparable" if alt.kind is AlternativeKind.API else "infeasible_because"
-        return label(key, lang).format(reason=alt.reason)
+        return label(key, lang).format(reason=bid.alternative_reason(alt, lang))
     if alt.extra_cost is None:
         return DASH
     if alt.extra_cost.amount > 0:
@@ -128,14 +101,14 @@ def _alternatives(quote: QuoteData, lang: Language) -> str:
     rows = [
         [
             _e(label(f"kind.{a.kind.value}", lang) + (f" ({a.name})" if a.name else "")),
-            _e(label("yes" if a.feasible else "no", lang)),
+            _e(label("feasible.yes" if a.feasible else "feasible.no", lang)),
             (_e(money(a.horizon_tco, lang)), f"alt-tco-{a.kind.value}"),
             _e(money(a.capex, lang)),
             _e(a.gpus),
-            _e(a.fleet_summary),
-            _e(why_it_loses(a, lang)),
+            _e(bid.fleet_text(a.fleet_summary, lang)),
+            _e(outside_requirement(quote, a, lang) + why_it_loses(a, lang)),
         ]
-        for a in quote.alternatives
+        for a in quote.shown_alternatives()
     ]
     body = _table(headers, rows, "alternatives-table")
     if not any(a.kind is AlternativeKind.RENT_ONLY for a in quote.alternatives):
@@ -148,59 +121,6 @@ def _alternatives(quote: QuoteData, lang: Language) -> str:
 # --------------------------------------------------------------------------------------------
 # 3–4: bill of materials, cash flow, TCO
 # --------------------------------------------------------------------------------------------
-
-
-def _bom(quote: QuoteData, lang: Language) -> str:
-    bom = quote.bom
-    if bom is None:
-        return _section("bom", "bom", _note(label("no_bom", lang)), lang)
-    headers = [label(k, lang) for k in COLUMNS.bom]
-    rows = [
-        [
-            _e(label(f"kind.{b.kind.value}", lang) + (f" ({label('owned', lang)})" if b.owned else "")),
-            _e(b.item_name),
-            _e(b.offer_id),
-            _e(b.provider),
-            _e(b.price_label),
-            (_e(money(b.unit_price, lang)), "bom-unit"),
-            (_e(b.quantity), "bom-qty"),
-            (_e(money(b.amount, lang)), "bom-amount"),
-        ]
-        for b in bom.lines
-    ]
-    vat_label = f"{label('vat', lang)} ({percent(bom.vat_rate, 0)})"
-    foot = [
-        [
-            "",
-            "",
-            "",
-            "",
-            "",
-            "",
-            _e(label("supply_amount", lang)),
-            (_e(money(bom.supply_amount, lang)), "bom-supply"),
-        ],
-        ["", "", "", "", "", "", _e(vat_label), (_e(money(bom.vat, lang)), "bom-vat")],
-        ["", "", "", "", "", "", _e(label("total", lang)), (_e(money(bom.total, lang)), "bom-total")],
-    ]
-    body = _table(headers, rows, "bom-table", foot) if rows else _note(label("no_purchases", lang))
-    if bom.rentals:
-        headers = [label(k, lang) for k in COLUMNS.rentals]
-        rental_rows = [
-            [
-                _e(r.gpu_id),
-                _e(r.mode),
-                _e(r.offer_id),
-                _e(r.provider),
-                _e(r.gpus),
-                _e(money(r.price_per_gpu_hour, lang)),
-                _e(number(r.busy_gpu_hours_per_month)),
-                (_e(money(r.monthly_amount, lang)), "rental-monthly"),
-            ]
-            for r in bom.rentals
-        ]
-        body += f"<h3>{_e(label('rentals', lang))}</h3>" + _table(headers, rental_rows, "rentals-table")
-    return _section("bom", "bom", body, lang)
 
 
 def _vat_and_depreciation(quote: QuoteData, lang: Language) -> str:
@@ -238,7 +158,7 @@ def _cash_flow(quote: QuoteData, lang: Language) -> str:
     headers = [
         "",
         *(
-            f"{label('year', lang)} {y} ({m} {label('months', lang)})"
+            f"{label('year_n', lang).format(n=y)} ({m} {label('months', lang)})"
             for y, m in zip(flow.years, flow.months, strict=True)
         ),
         label("total", lang),
@@ -261,23 +181,25 @@ def _cash_flow(quote: QuoteData, lang: Language) -> str:
     ]
     body = _table(headers, rows, "cashflow-table", foot)
     body += _chart("cashflow", charts.cash_flow_chart(flow, lang), label("cashflow", lang))
+    # the planner's explanations are English: another language shows the amounts (the words are
+    # in the internal annex)
+    explain = lang is Language.EN
     comp_rows = [
         [
             _e(label(f"comp.{c.name}", lang)),
             _e(money(c.horizon_amount, lang)),
             _e(money(c.monthly_amount, lang)),
-            _e(c.explanation),
+            *([_e(c.explanation)] if explain else []),
         ]
         for c in econ.components
     ]
-    comp_foot = [[_e(label("horizon_tco", lang)), (_e(money(econ.horizon_tco, lang)), "tco-total"), "", ""]]
+    tco_total = [_e(label("horizon_tco", lang)), (_e(money(econ.horizon_tco, lang)), "tco-total"), ""]
+    comp_foot = [tco_total + ([""] if explain else [])]
     body += f"<h3>{_e(label('tco_breakdown', lang))}</h3>"
-    body += _table(
-        [label(k, lang) for k in ("component", "total", "monthly", "explanation")],
-        comp_rows,
-        "tco-table",
-        comp_foot,
+    columns = (
+        ("component", "total", "monthly", "explanation") if explain else ("component", "total", "monthly")
     )
+    body += _table([label(k, lang) for k in columns], comp_rows, "tco-table", comp_foot)
     body += _chart(
         "tco", charts.tco_chart(econ.components, quote.currency, lang), label("tco_breakdown", lang)
     )
@@ -291,6 +213,8 @@ def _cash_flow(quote: QuoteData, lang: Language) -> str:
 
 
 def _buy_vs_rent(quote: QuoteData, lang: Language) -> str:
+    if not (quote.internal or quote.rentals_allowed):  # arguments against the bid the customer asked for
+        return _section("buy_vs_rent", "buy-vs-rent", _note(label("rentals_not_allowed", lang)), lang)
     if not quote.buy_vs_rent:
         body = _note(label("no_buy_vs_rent", lang))
     else:
@@ -316,7 +240,7 @@ def _buy_vs_rent(quote: QuoteData, lang: Language) -> str:
                 _e(percent(b.break_even_reserved)),
                 _e(percent(b.plan_utilization)),
                 _e(number(b.payback_months, 1)),
-                _e(b.verdict),
+                _e(bid.buy_verdict(b, lang)),
             ]
             for b in quote.buy_vs_rent
         ]
@@ -350,7 +274,7 @@ def _buy_vs_rent(quote: QuoteData, lang: Language) -> str:
             _e(money(a.self_hosted_per_million_tokens, lang)),
             _e(number(a.workload_daily_tokens)),
             _e(number(a.break_even_daily_tokens)),
-            _e(a.verdict),
+            _e(bid.api_verdict(a, lang)),
         ]
         for a in quote.api
     ]
@@ -372,7 +296,7 @@ def _workloads(quote: QuoteData, lang: Language) -> str:
         rows = [
             [
                 _e(w.name),
-                _e(workload_deployments(w, lang) if w.served else f"{label('not_served', lang)}: {w.note}"),
+                _e(workload_deployments(w, lang) if w.served else bid.not_served(w, lang)),
                 _e(replicas(w.replicas)),
                 _e(_target(w.ttft_p95_ms, w.ttft_target_ms)),
                 _e(_target(w.tpot_p95_ms, w.tpot_target_ms)),
@@ -420,11 +344,11 @@ def _sensitivity(quote: QuoteData, lang: Language) -> str:
         headers = [label(k, lang) for k in COLUMNS.sensitivity]
         rows = [
             [
-                _e(s.subject),
-                _e(s.parameter),
-                _e(signed_percent(s.change_down_fraction) if s.change_down_fraction is not None else missing),
-                _e(signed_percent(s.change_up_fraction) if s.change_up_fraction is not None else missing),
-                _e(s.explanation),
+                _e(bid.sensitivity_subject(s, lang)),
+                _e(bid.sensitivity_parameter(s, lang)),
+                _e(mix_change(s.change_down_fraction, s.last_same_down_fraction) or missing),
+                _e(mix_change(s.change_up_fraction, s.last_same_up_fraction) or missing),
+                _e(bid.sensitivity_explanation(quote, s, lang)),
             ]
             for s in quote.sensitivity
         ]
@@ -506,25 +430,33 @@ def _provenance(quote: QuoteData, lang: Language) -> str:
 
 
 def render_html(quote: QuoteData, lang: Language) -> str:
-    """The whole quote as one HTML document (UTF-8 text)."""
+    """The whole quote as one HTML document (UTF-8 text): the header block and 제안 금액, the
+    numbered sections, then the annexes (headed 부록 / Annex; the internal ones only for the
+    bidder's team)."""
     title = quote.title or label("title", lang)
     sections = (
         _summary(quote, lang),
+        bom_section(quote, lang),
         _alternatives(quote, lang),
-        _bom(quote, lang),
         _cash_flow(quote, lang),
         _buy_vs_rent(quote, lang),
         _workloads(quote, lang),
         _sensitivity(quote, lang),
-        _assumptions(quote, lang),
-        _provenance(quote, lang),
     )
+    annexes = [_assumptions(quote, lang), _provenance(quote, lang)]
+    if quote.internal:
+        annexes.append(sourcing_annex(quote, lang))
+        if lang is not Language.EN:
+            annexes.append(planner_notes_annex(quote, lang))
+    body = "".join(numbered(s, f"{n}. ") for n, s in enumerate(sections, 1))
+    body += "".join(numbered(s, label("annex", lang).format(n=n) + " ") for n, s in enumerate(annexes, 1))
     return (
         f'<!DOCTYPE html>\n<html lang="{lang.value}"><head><meta charset="utf-8">'
         f'<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
-        f'<header><h1>{_e(label("title", lang))}</h1><p class="subtitle">{_e(quote.title)} · '
-        f"{_e(quote.quoted_on.isoformat())} · {_e(quote.currency)}</p></header>"
-        + "".join(sections)
+        f'<header><h1>{_e(label("title", lang))}</h1><p class="subtitle">{_e(quote.title)}</p>'
+        + header_block(quote, lang)
+        + "</header>"
+        + body
         + "</body></html>\n"
     )

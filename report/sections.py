@@ -182,6 +182,8 @@ def sensitivity_rows(result: PlanResult) -> tuple[SensitivityRow, ...]:
             parameter=s.parameter,
             change_down_fraction=s.change_down_fraction,
             change_up_fraction=s.change_up_fraction,
+            last_same_down_fraction=s.last_same_down_fraction,
+            last_same_up_fraction=s.last_same_up_fraction,
             plan_below=s.plan_below,
             plan_above=s.plan_above,
             explanation=s.explanation,

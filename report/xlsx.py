@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import xlsxwriter
@@ -18,14 +19,24 @@ from xlsxwriter.workbook import Workbook
 from xlsxwriter.worksheet import Worksheet
 
 from pricebook.schema import Money
-from report.cashflow import cash_flow, money_sum
+from report import bid
+from report.cashflow import ROWS, cash_flow, money_sum
 from report.data import QuoteData
-from report.formatting import money_summary
-from report.html import why_it_loses
+from report.formatting import mix_change, money_summary, signed_percent
+from report.html import outside_requirement, why_it_loses
 from report.labels import COLUMNS, Language, label
 from report.row_text import group_cells, workload_deployments
 
 SHEETS = ("Summary", "Alternatives", "BOM", "CashFlow", "Workloads", "Assumptions", "Sensitivity")
+"""The sheets in order (English names; ``sheet_names`` gives them in the quote's language)."""
+
+
+def sheet_names(lang: Language, *, internal: bool = False) -> dict[str, str]:
+    """Sheet key → its name in ``lang``; the internal quote adds the sourcing sheet."""
+    keys = (*SHEETS, "Sourcing") if internal else SHEETS
+    return {key: label(f"sheet.{key}", lang) for key in keys}
+
+
 MINOR_DIGITS = {"KRW": 0, "USD": 2}
 
 
@@ -43,6 +54,7 @@ class _Formats:
         self.head = book.add_format({"bold": True, "bg_color": "#E8EEF4", "border": 1, "text_wrap": True})
         self.title = book.add_format({"bold": True, "font_size": 14, "font_color": "#1F4E79"})
         self.percent = book.add_format({"num_format": "0.0%"})
+        self.rate = book.add_format({"num_format": "0.000%"})
         self.number = book.add_format({"num_format": "#,##0.0"})
         self.bold = book.add_format({"bold": True})
         self.wrap = book.add_format({"text_wrap": True, "valign": "top"})
@@ -68,69 +80,121 @@ def _header(sheet: Worksheet, row: int, keys: Sequence[str], f: _Formats, lang: 
     _row(sheet, row, [label(k, lang) if k else "" for k in keys], f.head)
 
 
-def _bom(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) -> str | None:
-    """The BOM; returns the cell of the supply amount (the capex) or None without purchases."""
+@dataclass(frozen=True, slots=True)
+class BomCells:
+    """Where the BOM sheet keeps its totals (absolute references for other sheets' formulas)."""
+
+    supply: str
+    vat: str | None
+    total: str
+    support_per_year: str
+    """An expression: Σ line amount × its support rate (no leading ``=``)."""
+    residual: str
+    """An expression: Σ line amount × its residual fraction."""
+
+
+def _bom(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) -> BomCells | None:
+    """견적 내역: 품명, 규격, 단위, 수량, 단가, 금액 (=단가×수량), 비고; supply amount, VAT (when the
+    request asked for it; the rate is a cell) and total as formulas. Returns where they are."""
     sheet.write_string(0, 0, label("bom", lang), f.title)
     bom = quote.bom
     if bom is None:
         sheet.write_string(2, 0, label("no_bom", lang))
         return None
-    _header(
-        sheet,
-        2,
-        COLUMNS.bom,
-        f,
-        lang,
-    )
+    _header(sheet, 2, bid.BOM_COLUMNS, f, lang)
     first = 3
     for i, b in enumerate(bom.lines):
         r = first + i
-        kind = label(f"kind.{b.kind.value}", lang) + (f" ({label('owned', lang)})" if b.owned else "")
-        _row(sheet, r, [kind, b.item_name, b.offer_id, b.provider, b.price_label])
-        sheet.write_number(r, 5, float(b.unit_price.amount), f.money)
-        sheet.write_number(r, 6, b.quantity)
-        sheet.write_formula(r, 7, f"=F{r + 1}*G{r + 1}", f.money, float(b.amount.amount))
+        _row(sheet, r, [bid.bom_item(b, lang), bid.bom_spec(b, lang), bid.bom_unit(b, lang), b.quantity])
+        sheet.write_number(r, 4, float(b.unit_price.amount), f.money)
+        sheet.write_formula(r, 5, f"=E{r + 1}*D{r + 1}", f.money, float(b.amount.amount))
+        sheet.write_string(r, 6, bid.bom_remarks(b, lang))
+        sheet.write_number(r, 7, b.support_rate, f.rate)
+        sheet.write_number(r, 8, b.residual_fraction, f.rate)
+    sheet.write_string(2, 7, label("support_rate", lang), f.head)
+    sheet.write_string(2, 8, label("residual_fraction", lang), f.head)
     last = first + len(bom.lines) - 1
     supply_row, vat_row, total_row, rate_row = last + 2, last + 3, last + 4, last + 5
     digits = MINOR_DIGITS[quote.currency]
-    lines_sum = f"SUM(H{first + 1}:H{last + 1})" if bom.lines else "0"
-    rate = f"$H${rate_row + 1}"
-    supply = f"={lines_sum}"
-    vat = f"=ROUND(H{supply_row + 1}*{rate},{digits})"
-    total = f"=H{supply_row + 1}+H{vat_row + 1}"
-    for r, key, formula, value in (
-        (supply_row, "supply_amount", supply, bom.supply_amount),
-        (vat_row, "vat", vat, bom.vat),
-        (total_row, "total", total, bom.total),
-    ):
-        sheet.write_string(r, 6, label(key, lang), f.bold)
-        sheet.write_formula(r, 7, formula, f.total, float(value.amount))
-    sheet.write_string(rate_row, 6, label("vat_rate", lang))
-    sheet.write_number(rate_row, 7, bom.vat_rate, f.percent)
+    lines_sum = f"SUM(F{first + 1}:F{last + 1})" if bom.lines else "0"
+    rows = [(supply_row, "supply_amount", f"={lines_sum}", bom.supply_amount)]
+    if bom.vat is not None:  # VAT only when the request asked for it
+        vat = f"=ROUND(F{supply_row + 1}*$F${rate_row + 1},{digits})"
+        rows += [
+            (vat_row, "vat", vat, bom.vat),
+            (total_row, "total", f"=F{supply_row + 1}+F{vat_row + 1}", bom.total),
+        ]
+        sheet.write_string(rate_row, 4, label("vat_rate", lang))
+        sheet.write_number(rate_row, 5, bom.vat_rate, f.percent)
+    for r, key, formula, value in rows:
+        sheet.write_string(r, 4, label(key, lang), f.bold)
+        sheet.write_formula(r, 5, formula, f.total, float(value.amount))
     _rentals(sheet, rate_row + 2, quote, f, lang)
-    sheet.set_column(0, 0, 16)
-    sheet.set_column(1, 4, 22)
-    sheet.set_column(5, 7, 18)
-    return f"BOM!$H${supply_row + 1}"
+    sheet.set_column(0, 0, 18)
+    sheet.set_column(1, 1, 44)
+    sheet.set_column(2, 3, 8)
+    sheet.set_column(4, 5, 18)
+    sheet.set_column(6, 6, 24)
+    sheet.print_area(0, 0, rate_row, 6)
+    sheet.fit_to_pages(1, 0)
+    ref = _sheet_ref(sheet)
+    amounts = f"{ref}$F${first + 1}:$F${last + 1}"
+    per_line = {
+        col: f"SUMPRODUCT({amounts},{ref}${col}${first + 1}:${col}${last + 1})" if bom.lines else "0"
+        for col in ("H", "I")
+    }
+    return BomCells(
+        supply=f"{ref}$F${supply_row + 1}",
+        vat=f"{ref}$F${vat_row + 1}" if bom.vat is not None else None,
+        total=f"{ref}$F${(total_row if bom.vat is not None else supply_row) + 1}",
+        support_per_year=per_line["H"],
+        residual=per_line["I"],
+    )
+
+
+def _sheet_ref(sheet: Worksheet) -> str:
+    """``'견적 내역'!`` — a sheet's name as formulas on other sheets refer to it."""
+    name: str = sheet.get_name()
+    return "'" + name.replace("'", "''") + "'!"
 
 
 def _rentals(sheet: Worksheet, row: int, quote: QuoteData, f: _Formats, lang: Language) -> None:
     if quote.bom is None or not quote.bom.rentals:
         return
     sheet.write_string(row, 0, label("rentals", lang), f.bold)
-    keys = COLUMNS.rentals
+    keys = [k for k in COLUMNS.rentals if k not in ("offer", "provider")]
     _header(sheet, row + 1, keys, f, lang)
     for i, r in enumerate(quote.bom.rentals):
-        _row(sheet, row + 2 + i, [r.gpu_id, r.mode, r.offer_id, r.provider, r.gpus])
-        sheet.write(row + 2 + i, 5, _amount(r.price_per_gpu_hour), f.unit)
-        sheet.write_number(row + 2 + i, 6, r.busy_gpu_hours_per_month, f.number)
-        sheet.write_number(row + 2 + i, 7, float(r.monthly_amount.amount), f.money)
+        _row(sheet, row + 2 + i, [r.gpu_id, label(f"mode.{r.mode}", lang), r.gpus])
+        sheet.write(row + 2 + i, 3, _amount(r.price_per_gpu_hour), f.unit)
+        sheet.write_number(row + 2 + i, 4, r.busy_gpu_hours_per_month, f.number)
+        sheet.write_number(row + 2 + i, 5, float(r.monthly_amount.amount), f.money)
+
+
+def _sourcing(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) -> None:
+    """Internal: the offer, provider and price label behind each line."""
+    _header(sheet, 0, bid.SOURCING_COLUMNS, f, lang)
+    bom = quote.bom
+    for i, b in enumerate(bom.lines if bom is not None else ()):
+        _row(
+            sheet,
+            1 + i,
+            [bid.bom_item(b, lang), bid.bom_spec(b, lang), b.offer_id, b.provider, b.price_label],
+        )
+        sheet.write_number(1 + i, 5, float(b.unit_price.amount), f.money)
+        sheet.write_number(1 + i, 6, b.quantity)
+    sheet.set_column(0, 6, 22)
 
 
 def _cash_flow(
-    sheet: Worksheet, quote: QuoteData, capex_cell: str | None, f: _Formats, lang: Language
+    sheet: Worksheet, quote: QuoteData, bom: BomCells | None, f: _Formats, lang: Language
 ) -> str | None:
-    """Rows × years with formulas; returns the grand-total cell (the horizon TCO)."""
+    """Rows × years with formulas: the purchase is the BOM's supply amount, support per month
+    and the residual value follow the BOM's lines (their rates), each monthly line × the months
+    of each year; then the VAT over the horizon when asked. Returns the grand-total cell (the
+    horizon TCO)."""
+    capex_cell = bom.supply if bom is not None else None
+    digits = MINOR_DIGITS[quote.currency]
     sheet.write_string(0, 0, label("cashflow", lang), f.title)
     econ = quote.economics
     if econ is None:
@@ -144,7 +208,7 @@ def _cash_flow(
         [
             "",
             label("monthly", lang),
-            *(f"{label('year', lang)} {y}" for y in flow.years),
+            *(label("year_n", lang).format(n=y) for y in flow.years),
             label("total", lang),
         ],
         f.head,
@@ -162,9 +226,14 @@ def _cash_flow(
                 sheet.write_formula(r, col, f"=$B{r + 1}*{xl_rowcol_to_cell(3, col)}", f.money, value)
             elif row == "capex" and y == 0 and capex_cell is not None:
                 sheet.write_formula(r, col, f"={capex_cell}", f.money, value)
+            elif row == "residual" and y == years - 1 and bom is not None and value:
+                sheet.write_formula(r, col, f"=-ROUND({bom.residual},{digits})", f.money, value)
             else:
                 sheet.write_number(r, col, value, f.money)
-        if row in monthly:
+        if row == "support" and bom is not None and monthly[row].amount:
+            support = f"=ROUND({bom.support_per_year}/12,{digits})"
+            sheet.write_formula(r, 1, support, f.money, float(monthly[row].amount))
+        elif row in monthly:
             sheet.write_number(r, 1, float(monthly[row].amount), f.money)
         span = f"{xl_rowcol_to_cell(r, 2)}:{xl_rowcol_to_cell(r, 1 + years)}"
         sheet.write_formula(r, 2 + years, f"=SUM({span})", f.money, float(money_sum(amounts).amount))
@@ -177,39 +246,102 @@ def _cash_flow(
         sheet.write_formula(total_row, col, f"=SUM({span})", f.total, float(year_total.amount))
     sheet.set_column(0, 0, 22)
     sheet.set_column(1, 2 + years, 16)
-    return f"CashFlow!{xl_rowcol_to_cell(total_row, 2 + years, row_abs=True, col_abs=True)}"
+    grand = xl_rowcol_to_cell(total_row, 2 + years)
+    residual_total = xl_rowcol_to_cell(first + ROWS.index("residual"), 2 + years)
+    end = _vat_block(sheet, total_row + 2, quote, (grand, residual_total), f=f, lang=lang)
+    sheet.print_area(0, 0, end, 2 + years)
+    sheet.set_landscape()
+    sheet.fit_to_pages(1, 0)
+    cell: str = xl_rowcol_to_cell(total_row, 2 + years, row_abs=True, col_abs=True)
+    return _sheet_ref(sheet) + cell
+
+
+def _vat_block(
+    sheet: Worksheet, r: int, quote: QuoteData, totals: tuple[str, str], *, f: _Formats, lang: Language
+) -> int:
+    """When the request asks for VAT: supply (capex + opex × months = the horizon total without
+    the residual credit), VAT at the rate (a cell), total, TCO incl. VAT — formulas of the rows
+    above. Returns the last row written."""
+    econ = quote.economics
+    if econ is None or econ.vat is None:
+        return r - 2
+    grand, residual = totals
+    v = econ.vat
+    digits = MINOR_DIGITS[quote.currency]
+    sheet.write_string(r, 0, label("vat_line", lang), f.bold)
+    rows = [
+        ("vat_supply", f"={grand}-{residual}", v.supply),
+        ("vat", f"=ROUND(B{r + 2}*B{r + 6},{digits})", v.vat),
+        ("total", f"=B{r + 2}+B{r + 3}", v.total),
+        ("tco_with_vat", f"={grand}+B{r + 3}", v.horizon_tco_with_vat),
+    ]
+    for i, (key, formula, value) in enumerate(rows):
+        sheet.write_string(r + 1 + i, 0, label(key, lang))
+        sheet.write_formula(
+            r + 1 + i, 1, formula, f.total if key == "tco_with_vat" else f.money, float(value.amount)
+        )
+    sheet.write_string(r + 5, 0, label("vat_rate", lang))
+    sheet.write_number(r + 5, 1, v.rate, f.percent)
+    return r + 5
 
 
 def _summary(
     sheet: Worksheet, quote: QuoteData, cells: dict[str, str | None], f: _Formats, lang: Language
 ) -> None:
+    """The header block, 제안 금액, the plan's totals and the budget; amounts that other sheets
+    hold are formulas referring to them."""
     sheet.write_string(0, 0, label("title", lang), f.title)
-    sheet.write_string(1, 0, f"{quote.title} · {quote.quoted_on.isoformat()}")
-    rows: list[tuple[str, Any, Format | None]] = [
-        ("status", label(f"status.{quote.status}", lang), None),
-        ("quoted_on", quote.quoted_on.isoformat(), None),
-        ("recommended_fleet", quote.fleet_summary, None),
+    sheet.write_string(1, 0, quote.title)
+    rows: list[tuple[str, Any, Format | None]] = [(k, v, None) for k, v in bid.header_rows(quote, lang)]
+    rows += [(k, v, None) for k, v in bid.supplier_rows(quote, lang)]
+    amount = bid.proposed_amount(quote)
+    if amount is not None:
+        key = (
+            "proposed_amount_vat"
+            if quote.bom is not None and quote.bom.vat is not None
+            else "proposed_amount"
+        )
+        rows.append((label(key, lang), (cells["proposed"], amount), f.total))
+    rows += [
+        (label("status", lang), label(f"status.{quote.status}", lang), None),
+        (label("recommended_fleet", lang), bid.fleet_text(quote.fleet_summary, lang), None),
     ]
     econ = quote.economics
     if econ is not None:
         rows += [
-            ("horizon_tco", (cells["tco"], econ.horizon_tco), f.total),
-            ("capex", (cells["capex"], econ.capex), f.total),
-            ("opex_monthly", float(econ.opex.total.amount), f.money),
+            (label("horizon_tco", lang), (cells["tco"], econ.horizon_tco), f.total),
+            (label("capex", lang), (cells["capex"], econ.capex), f.total),
+            (label("opex_monthly", lang), float(econ.opex.total.amount), f.money),
             *(
-                [("tco_with_vat", float(econ.vat.horizon_tco_with_vat.amount), f.money)]
+                [(label("tco_with_vat", lang), float(econ.vat.horizon_tco_with_vat.amount), f.money)]
                 if econ.vat is not None
                 else []
             ),
-            ("horizon", quote.horizon_months, None),
+            (label("horizon", lang), quote.horizon_months, None),
         ]
         if quote.saving is not None:
-            rows.append(("saving", float(quote.saving.amount), f.money))
+            rows.append((label("saving", lang), float(quote.saving.amount), f.money))
     else:
-        rows.append(("diagnosis", " ".join(quote.diagnosis) or quote.summary, f.wrap))
-    for i, (key, value, fmt) in enumerate(rows):
-        r = 3 + i
-        sheet.write_string(r, 0, label(key, lang), f.bold)
+        rows.append((label("diagnosis", lang), " ".join(quote.diagnosis) or quote.summary, f.wrap))
+    first = 3
+    _summary_rows(sheet, first, rows, f, lang)
+    r = first + len(rows)
+    r = _budget_rows(sheet, r, quote, cells, f=f, lang=lang)
+    sheet.write_string(r + 1, 0, label("vat_included" if quote.includes_vat else "vat_excluded", lang))
+    tco = money_summary(econ.horizon_tco, lang) if econ is not None else ""
+    sheet.write_string(r + 2, 0, bid.summary_text(quote, lang, tco), f.wrap)
+    sheet.set_column(0, 0, 34)
+    sheet.set_column(1, 1, 22)
+    sheet.set_column(2, 2, 40)
+    sheet.print_area(0, 0, r + 2, 2)
+    sheet.fit_to_pages(1, 0)
+
+
+def _summary_rows(
+    sheet: Worksheet, first: int, rows: list[tuple[str, Any, Format | None]], f: _Formats, lang: Language
+) -> None:
+    for i, (name, value, fmt) in enumerate(rows):
+        r = first + i
         if isinstance(value, tuple):
             cell, amount = value
             if cell is not None:
@@ -219,23 +351,42 @@ def _summary(
             sheet.write_string(r, 2, money_summary(amount, lang))
         else:
             _row(sheet, r, [None, value], fmt)
+        sheet.write_string(r, 0, name, f.bold)
+
+
+def _budget_rows(
+    sheet: Worksheet, r: int, quote: QuoteData, cells: dict[str, str | None], *, f: _Formats, lang: Language
+) -> int:
+    """Budget, spend (=the BOM's supply amount, or its total when the budget includes VAT) and
+    잔액 (=budget − spend); power and rack units. Returns the next free row."""
+    use = bid.budget_use(quote)
+    spend_cell = cells["total"] if quote.budget_includes_vat else cells["capex"]
+    if use is not None and spend_cell is not None:
+        budget_key = "budget_vat" if quote.budget_includes_vat else "budget"
+        sheet.write_string(r, 0, label(budget_key, lang), f.bold)
+        sheet.write_number(r, 1, float(use.budget.amount), f.money)
+        sheet.write_string(r + 1, 0, label("spend", lang), f.bold)
+        sheet.write_formula(r + 1, 1, f"={spend_cell}", f.money, float(use.spend.amount))
+        sheet.write_string(r + 2, 0, label("remaining", lang), f.bold)
+        sheet.write_formula(r + 2, 1, f"=B{r + 1}-B{r + 2}", f.total, float(use.remaining.amount))
+        r += 3
+    for key, value in (("power_kw", quote.power_kw), ("rack_units", quote.rack_units)):
+        if value:
             sheet.write_string(r, 0, label(key, lang), f.bold)
-    r = 4 + len(rows)
-    sheet.write_string(r, 0, label("vat_included" if quote.includes_vat else "vat_excluded", lang))
-    sheet.write_string(r + 1, 0, quote.summary, f.wrap)
-    sheet.set_column(0, 0, 34)
-    sheet.set_column(1, 1, 22)
-    sheet.set_column(2, 2, 40)
+            sheet.write_number(r, 1, value, f.number)
+            r += 1
+    return r
 
 
 def _alternatives(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) -> None:
     _header(sheet, 0, COLUMNS.alternatives, f, lang)
-    for i, a in enumerate(quote.alternatives):
+    for i, a in enumerate(quote.shown_alternatives()):
         name = label(f"kind.{a.kind.value}", lang) + (f" ({a.name})" if a.name else "")
-        _row(sheet, 1 + i, [name, label("yes" if a.feasible else "no", lang)])
+        _row(sheet, 1 + i, [name, label("feasible.yes" if a.feasible else "feasible.no", lang)])
         sheet.write(1 + i, 2, _amount(a.horizon_tco), f.money)
         sheet.write(1 + i, 3, _amount(a.capex), f.money)
-        _row(sheet, 1 + i, [None, None, None, None, a.gpus, a.fleet_summary, why_it_loses(a, lang)])
+        why = outside_requirement(quote, a, lang) + why_it_loses(a, lang)
+        _row(sheet, 1 + i, [None, None, None, None, a.gpus, bid.fleet_text(a.fleet_summary, lang), why])
     sheet.set_column(0, 0, 28)
     sheet.set_column(2, 3, 18)
     sheet.set_column(5, 6, 50)
@@ -256,7 +407,7 @@ def _workloads(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) 
     ]
     _header(sheet, 0, keys, f, lang)
     for i, w in enumerate(quote.workloads):
-        uses = workload_deployments(w, lang) if w.served else f"{label('not_served', lang)}: {w.note}"
+        uses = workload_deployments(w, lang) if w.served else bid.not_served(w, lang)
         values = [w.name, uses, w.replicas, w.ttft_p95_ms, w.ttft_target_ms, w.tpot_p95_ms]
         values += [w.tpot_target_ms, w.per_user_tok_s, w.aggregate_tok_s]
         _row(sheet, 1 + i, values)
@@ -335,15 +486,27 @@ def _assumptions(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language
     sheet.set_column(2, 3, 48)
 
 
+def _mix_change(
+    sheet: Worksheet, cell: tuple[int, int], change: float | None, last_same: float | None, f: _Formats
+) -> None:
+    """A resolved change as a percentage; a bracket (the search stopped before narrowing it) as
+    its text, as the page shows it."""
+    text = mix_change(change, last_same)
+    if text is None or text == signed_percent(change):
+        sheet.write(*cell, change, f.percent)
+    else:
+        sheet.write_string(*cell, text)
+
+
 def _sensitivity(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) -> None:
     _header(sheet, 0, COLUMNS.sensitivity, f, lang)
     if not quote.sensitivity:
         sheet.write_string(1, 0, label("no_sensitivity", lang))
     for i, s in enumerate(quote.sensitivity):
-        _row(sheet, 1 + i, [s.subject, s.parameter])
-        sheet.write(1 + i, 2, s.change_down_fraction, f.percent)
-        sheet.write(1 + i, 3, s.change_up_fraction, f.percent)
-        sheet.write_string(1 + i, 4, s.explanation)
+        _row(sheet, 1 + i, [bid.sensitivity_subject(s, lang), bid.sensitivity_parameter(s, lang)])
+        _mix_change(sheet, (1 + i, 2), s.change_down_fraction, s.last_same_down_fraction, f)
+        _mix_change(sheet, (1 + i, 3), s.change_up_fraction, s.last_same_up_fraction, f)
+        sheet.write_string(1 + i, 4, bid.sensitivity_explanation(quote, s, lang))
     if quote.frontier is not None:
         r = len(quote.sensitivity) + 3
         sheet.write_string(r, 0, label("frontier", lang), f.bold)
@@ -362,13 +525,23 @@ def render_xlsx(quote: QuoteData, lang: Language) -> bytes:
     created = dt.datetime.combine(quote.quoted_on, dt.time(0, 0), tzinfo=dt.UTC)
     book.set_properties({"title": quote.title or label("title", lang), "created": created})
     f = _Formats(book, quote.currency, lang)
-    sheets = {name: book.add_worksheet(name) for name in SHEETS}
-    capex = _bom(sheets["BOM"], quote, f, lang)
-    tco = _cash_flow(sheets["CashFlow"], quote, capex, f, lang)
-    _summary(sheets["Summary"], quote, {"capex": capex, "tco": tco}, f, lang)
+    names = sheet_names(lang, internal=quote.internal)
+    sheets = {key: book.add_worksheet(name) for key, name in names.items()}
+    bom = _bom(sheets["BOM"], quote, f, lang)
+    capex = bom.supply if bom is not None else None
+    tco = _cash_flow(sheets["CashFlow"], quote, bom, f, lang)
+    cells = {
+        "capex": capex,
+        "tco": tco,
+        "total": bom.total if bom is not None else None,
+        "proposed": bom.total if bom is not None and quote.bom is not None and quote.bom.lines else None,
+    }
+    _summary(sheets["Summary"], quote, cells, f, lang)
     _alternatives(sheets["Alternatives"], quote, f, lang)
     _workloads(sheets["Workloads"], quote, f, lang)
     _assumptions(sheets["Assumptions"], quote, f, lang)
     _sensitivity(sheets["Sensitivity"], quote, f, lang)
+    if "Sourcing" in sheets:
+        _sourcing(sheets["Sourcing"], quote, f, lang)
     book.close()
     return buffer.getvalue()

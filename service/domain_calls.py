@@ -9,7 +9,7 @@ RPC's log line.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -98,14 +98,16 @@ def quote(
     time_limit_s: float,
     cancel: CancelToken,
     *,
-    fmt: ReportFormat,
+    formats: Sequence[ReportFormat],
     language: Language,
     title: str,
     request_json: str,
     fleetplan_version: str,
-) -> tuple[Document, planner.PlanResult]:
+    present: Callable[[QuoteData], QuoteData],
+) -> tuple[list[Document], planner.PlanResult]:
     """ExportPlan of a scenario: the plan (with baselines and sensitivity), the rent-only plan
-    beside it, the quote built from both and rendered."""
+    beside it, the quote built from both once, ``present``-ed for its audience and rendered in
+    every one of ``formats``."""
     result = planner.plan(resolved, time_limit_s=time_limit_s * QUOTE_MAIN_SHARE, cancel=cancel)
     data = quote_data(
         result,
@@ -116,12 +118,13 @@ def quote(
         request_json=request_json,
         fleetplan_version=fleetplan_version,
     )
-    return render(data, fmt, language), result
+    return render_quote(present(data), formats=formats, language=language), result
 
 
-def render_quote(data: QuoteData, *, fmt: ReportFormat, language: Language) -> Document:
-    """ExportPlan of a saved plan: its saved quote rendered (nothing is planned again)."""
-    return render(data, fmt, language)
+def render_quote(data: QuoteData, *, formats: Sequence[ReportFormat], language: Language) -> list[Document]:
+    """One quote rendered in every one of ``formats`` (nothing is planned: the numbers are the
+    quote's, the same in each file)."""
+    return [render(data, fmt, language) for fmt in formats]
 
 
 def evaluate(

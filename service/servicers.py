@@ -36,7 +36,7 @@ from service.convert.catalog import catalog_kinds_from_proto, catalog_to_proto
 from service.convert.evaluate import evaluate_request_from_proto, evaluation_to_proto
 from service.convert.export import (
     ExportQuery,
-    document_to_proto,
+    documents_to_proto,
     export_request_from_proto,
     request_json,
     saved_quote,
@@ -335,21 +335,22 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         scenario = query.scenario
         limit = _time_budget_s(context, self._state.settings)
         with _proto_paths(path_map(request.request.workloads, prefix="request")):
-            document, result = await self._gate.run(
+            documents, result = await self._gate.run(
                 lambda cancel: domain_calls.quote(
                     scenario.resolved,
                     limit,
                     cancel,
-                    fmt=query.format,
+                    formats=query.formats,
                     language=query.language,
                     title=query.title,
                     request_json=scenario.request_json,
                     fleetplan_version=SERVER_VERSION,
+                    present=query.present,
                 ),
                 context,
             )
         _record_solver(domain_calls.log_stats(result.solution))
-        return document_to_proto(document, plan_provenance(result, **self._versions()))
+        return documents_to_proto(documents, plan_provenance(result, **self._versions()))
 
     async def _export_saved(
         self, query: ExportQuery, plan_id: str, context: grpc.aio.ServicerContext
@@ -357,10 +358,10 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         """A saved plan's quote, rendered from the quote saved with it (not planned again): its
         numbers and its provenance (pricebook version and hash) are the saved plan's."""
         stored = await self._archive.get(plan_id)
-        data = saved_quote(stored, query.title)
+        data = query.present(saved_quote(stored, query.title))
         # Rendering takes seconds for a PDF: in a solve slot, like a scenario's quote.
-        document = await self._gate.run(
-            lambda _cancel: domain_calls.render_quote(data, fmt=query.format, language=query.language),
+        documents = await self._gate.run(
+            lambda _cancel: domain_calls.render_quote(data, formats=query.formats, language=query.language),
             context,
         )
-        return document_to_proto(document, saved_response(stored).provenance)
+        return documents_to_proto(documents, saved_response(stored).provenance)

@@ -109,12 +109,12 @@ def _check_xlsx(content: bytes, plan_json: dict[str, Any], book_hash: str) -> No
     assert Decimal(str(summary.cell(_row_of(summary, "Horizon TCO", 1), 2).value)) == tco
     assert Decimal(str(summary.cell(_row_of(summary, "Capex", 1), 2).value)) == capex
     bom = values["BOM"]
-    supply_row = _row_of(bom, "Supply amount", 7)
-    assert Decimal(str(bom.cell(supply_row, 8).value)) == capex
+    supply_row = _row_of(bom, "Supply amount", 5)
+    assert Decimal(str(bom.cell(supply_row, 6).value)) == capex
     lines = [
-        Decimal(str(bom.cell(r, 8).value))
+        Decimal(str(bom.cell(r, 6).value))
         for r in range(4, supply_row - 1)
-        if bom.cell(r, 8).value is not None
+        if bom.cell(r, 6).value is not None
     ]
     assert lines == bom_lines_of(plan_json, load_default(), with_hosts=True)
     assumptions = values["Assumptions"]

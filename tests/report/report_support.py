@@ -139,3 +139,13 @@ def expected_bom_lines(planned: Planned) -> list[Decimal]:
     """``bom_lines_of`` the planned example's plan JSON, with its pricebook."""
     with_hosts = planned.resolved.request.constraints.include_host_costs
     return bom_lines_of(planned.plan_json, planned.resolved.book, with_hosts=with_hosts)
+
+
+BIDS = EXAMPLES / "bids"
+
+
+@functools.cache
+def bid_example(name: str) -> Planned:
+    """A bid of ``examples/bids/`` planned and quoted."""
+    request = load_scenario(BIDS / f"{name}.yaml", api.PlanFleetRequest)
+    return plan_and_quote(resolved_of(request), name)

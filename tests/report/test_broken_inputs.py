@@ -16,6 +16,7 @@ from pricebook.schema import Money
 from report import Language, ReportFormat, build_quote, render
 from report.data import AlternativeKind
 from report.html import render_html
+from report.presentation import Audience
 from solver import planner
 from solver.domain import AcquisitionMode
 
@@ -60,7 +61,7 @@ def test_a_workload_without_an_api_price_and_no_training_are_stated() -> None:
 def test_a_request_with_no_api_price_at_all_says_so() -> None:
     quote = example("14b_finetune").quote  # training only: no API comparison
     assert not any(a.kind is AlternativeKind.API for a in quote.alternatives)
-    html = render_html(quote, Language.EN)
+    html = render_html(quote.model_copy(update={"audience": Audience.INTERNAL}), Language.EN)
     assert "no per-token API price in the pricebook for these workloads" in html
     assert "No inference workloads to compare with an API." in html
 

@@ -87,7 +87,7 @@ def test_korean_page_reads_won_with_separators_and_eok_man(driver: webdriver.Chr
     assert text.startswith(f"{eok}억 {man:,}만 원")
     assert f"({int(tco):,}원)" in text
     assert driver.find_element(By.CSS_SELECTOR, "html").get_attribute("lang") == "ko"
-    assert "자재 명세서" in driver.find_element(By.ID, "bom").text
+    assert "견적 내역" in driver.find_element(By.ID, "bom").text
 
 
 def test_the_blank_chart_check_can_fail(driver: webdriver.Chrome, tmp_path: Path) -> None:

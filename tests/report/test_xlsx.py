@@ -16,6 +16,7 @@ from report import Language
 from report.xlsx import render_xlsx
 
 SHEETS = ["Summary", "Alternatives", "BOM", "CashFlow", "Workloads", "Assumptions", "Sensitivity"]
+SHEETS_KO = ["요약", "대안 비교", "견적 내역", "현금 흐름", "워크로드", "가정", "민감도"]
 
 
 def _books(name: str, lang: Language) -> tuple[Any, Any]:
@@ -39,39 +40,44 @@ def _row_of(sheet: Any, text: str, column: int) -> int:
 def test_totals_equal_the_plans_capex_and_tco(name: str, lang: Language) -> None:
     planned = example(name)
     values, formulas = _books(name, lang)
-    assert values.sheetnames == SHEETS
+    names = dict(zip(SHEETS, SHEETS_KO if lang is Language.KO else SHEETS, strict=True))
+    assert values.sheetnames == list(names.values())
     cost = planned.plan_json["cost"]
     tco, capex = amount(cost["horizon_tco"]), amount(cost["capex"])
 
-    bom_v, bom_f = values["BOM"], formulas["BOM"]
+    bom_v, bom_f = values[names["BOM"]], formulas[names["BOM"]]
+    header = [c.value for c in bom_v[3]][:7]
+    if lang is Language.KO:
+        assert header == ["품명", "규격", "단위", "수량", "단가", "금액", "비고"]
     supply_label = "공급가액" if lang is Language.KO else "Supply amount"
-    supply_row = _row_of(bom_v, supply_label, 7)
-    assert Decimal(str(bom_v.cell(supply_row, 8).value)) == capex
-    assert str(bom_f.cell(supply_row, 8).value).startswith("=SUM(H")
+    supply_row = _row_of(bom_v, supply_label, 5)
+    assert Decimal(str(bom_v.cell(supply_row, 6).value)) == capex
+    assert str(bom_f.cell(supply_row, 6).value).startswith("=SUM(F")
     lines = [
-        Decimal(str(bom_v.cell(r, 8).value))
+        Decimal(str(bom_v.cell(r, 6).value))
         for r in range(4, supply_row - 1)
-        if bom_v.cell(r, 8).value is not None
+        if bom_v.cell(r, 6).value is not None
     ]
     assert lines == expected_bom_lines(planned)
     for r in range(4, 4 + len(lines)):
-        assert bom_f.cell(r, 8).value == f"=F{r}*G{r}"
-        assert bom_v.cell(r, 6).value * bom_v.cell(r, 7).value == bom_v.cell(r, 8).value
-        assert bom_v.cell(r, 8).number_format not in ("General", "")
+        assert bom_f.cell(r, 6).value == f"=E{r}*D{r}"
+        assert bom_v.cell(r, 5).value * bom_v.cell(r, 4).value == bom_v.cell(r, 6).value
+        assert bom_v.cell(r, 6).number_format not in ("General", "")
 
-    flow_v, flow_f = values["CashFlow"], formulas["CashFlow"]
+    flow_v, flow_f = values[names["CashFlow"]], formulas[names["CashFlow"]]
     total_label = "순 현금 유출" if lang is Language.KO else "Net cash out"
     total_row = _row_of(flow_v, total_label, 1)
     last_col = max(c.column for c in flow_v[total_row] if c.value is not None)
     assert Decimal(str(flow_v.cell(total_row, last_col).value)) == tco
     assert str(flow_f.cell(total_row, last_col).value).startswith("=SUM(")
-    assert str(flow_f.cell(5, 3).value) == f"=BOM!$H${supply_row}"  # year-1 purchase is the BOM's supply
+    # year-1 purchase is the BOM's supply
+    assert str(flow_f.cell(5, 3).value) == f"='{names['BOM']}'!$F${supply_row}"
 
-    summary_v, summary_f = values["Summary"], formulas["Summary"]
+    summary_v, summary_f = values[names["Summary"]], formulas[names["Summary"]]
     tco_label = "총소유비용(TCO)" if lang is Language.KO else "Horizon TCO"
     row = _row_of(summary_v, tco_label, 1)
     assert Decimal(str(summary_v.cell(row, 2).value)) == tco
-    assert str(summary_f.cell(row, 2).value).startswith("=CashFlow!")
+    assert str(summary_f.cell(row, 2).value).startswith(f"='{names['CashFlow']}'!")
 
 
 def test_every_sheet_has_content() -> None:

@@ -119,6 +119,38 @@ REPORT_LANGUAGE_KO: ReportLanguage.ValueType  # 2
 """Korean: Korean labels, KRW as won with thousands separators and 억/만 원 in summaries."""
 Global___ReportLanguage: _TypeAlias = ReportLanguage  # noqa: Y015
 
+class _ReportAudience:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ReportAudienceEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ReportAudience.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    REPORT_AUDIENCE_UNSPECIFIED: _ReportAudience.ValueType  # 0
+    """Not set: the customer."""
+    REPORT_AUDIENCE_CUSTOMER: _ReportAudience.ValueType  # 1
+    """The customer: alternatives outside the request's allowed modes and internal sourcing (offers,
+    providers, price labels) are left out; assumptions and provenance sit in annexes.
+    """
+    REPORT_AUDIENCE_INTERNAL: _ReportAudience.ValueType  # 2
+    """The bidder's own team: everything, alternatives outside the requirement marked as such, and
+    an annex with the internal sourcing of every bill-of-materials line.
+    """
+
+class ReportAudience(_ReportAudience, metaclass=_ReportAudienceEnumTypeWrapper):
+    """Who an exported quote is for."""
+
+REPORT_AUDIENCE_UNSPECIFIED: ReportAudience.ValueType  # 0
+"""Not set: the customer."""
+REPORT_AUDIENCE_CUSTOMER: ReportAudience.ValueType  # 1
+"""The customer: alternatives outside the request's allowed modes and internal sourcing (offers,
+providers, price labels) are left out; assumptions and provenance sit in annexes.
+"""
+REPORT_AUDIENCE_INTERNAL: ReportAudience.ValueType  # 2
+"""The bidder's own team: everything, alternatives outside the requirement marked as such, and
+an annex with the internal sourcing of every bill-of-materials line.
+"""
+Global___ReportAudience: _TypeAlias = ReportAudience  # noqa: Y015
+
 @_typing.final
 class PlanFleetRequest(_message.Message):
     """Request of PlanFleet."""
@@ -817,6 +849,64 @@ class SweepPlansResponse(_message.Message):
 Global___SweepPlansResponse: _TypeAlias = SweepPlansResponse  # noqa: Y015
 
 @_typing.final
+class QuoteHeader(_message.Message):
+    """The header block of a quote (수신, 견적번호, 유효기간, 공급자 …); every field optional."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CUSTOMER_FIELD_NUMBER: _builtins.int
+    QUOTE_NUMBER_FIELD_NUMBER: _builtins.int
+    VALIDITY_FIELD_NUMBER: _builtins.int
+    DELIVERY_FIELD_NUMBER: _builtins.int
+    PAYMENT_TERMS_FIELD_NUMBER: _builtins.int
+    SUPPLIER_NAME_FIELD_NUMBER: _builtins.int
+    SUPPLIER_REGISTRATION_NUMBER_FIELD_NUMBER: _builtins.int
+    SUPPLIER_CONTACT_FIELD_NUMBER: _builtins.int
+    SUPPLIER_REPRESENTATIVE_FIELD_NUMBER: _builtins.int
+    SUPPLIER_ADDRESS_FIELD_NUMBER: _builtins.int
+    customer: _builtins.str
+    """The customer the quote is addressed to (수신)."""
+    quote_number: _builtins.str
+    """The quote's number (견적번호)."""
+    validity: _builtins.str
+    """How long the quote is valid (유효기간), e.g. "견적일로부터 30일" or "30 days"."""
+    delivery: _builtins.str
+    """Delivery terms (납기), e.g. "발주 후 8주"."""
+    payment_terms: _builtins.str
+    """Payment terms (결제조건)."""
+    supplier_name: _builtins.str
+    """The supplier's trade name (상호)."""
+    supplier_registration_number: _builtins.str
+    """The supplier's business registration number (사업자등록번호)."""
+    supplier_contact: _builtins.str
+    """The supplier's contact person, phone or e-mail (담당자)."""
+    supplier_representative: _builtins.str
+    """The supplier's representative (대표자)."""
+    supplier_address: _builtins.str
+    """The supplier's address (주소)."""
+    def __init__(
+        self,
+        *,
+        customer: _builtins.str = ...,
+        quote_number: _builtins.str = ...,
+        validity: _builtins.str = ...,
+        delivery: _builtins.str = ...,
+        payment_terms: _builtins.str = ...,
+        supplier_name: _builtins.str = ...,
+        supplier_registration_number: _builtins.str = ...,
+        supplier_contact: _builtins.str = ...,
+        supplier_representative: _builtins.str = ...,
+        supplier_address: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["customer", b"customer", "delivery", b"delivery", "payment_terms", b"payment_terms", "quote_number", b"quote_number", "supplier_address", b"supplier_address", "supplier_contact", b"supplier_contact", "supplier_name", b"supplier_name", "supplier_registration_number", b"supplier_registration_number", "supplier_representative", b"supplier_representative", "validity", b"validity"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___QuoteHeader: _TypeAlias = QuoteHeader  # noqa: Y015
+
+@_typing.final
 class ExportPlanRequest(_message.Message):
     """Request of ExportPlan."""
 
@@ -827,6 +917,9 @@ class ExportPlanRequest(_message.Message):
     FORMAT_FIELD_NUMBER: _builtins.int
     LANGUAGE_FIELD_NUMBER: _builtins.int
     TITLE_FIELD_NUMBER: _builtins.int
+    ALSO_FORMATS_FIELD_NUMBER: _builtins.int
+    AUDIENCE_FIELD_NUMBER: _builtins.int
+    HEADER_FIELD_NUMBER: _builtins.int
     plan_id: _builtins.str
     """A saved plan's id (PlanFleet with save: true): its quote as saved with it, not re-planned,
     with the saved plan's pricebook version and hash. NOT_FOUND when no plan has this id.
@@ -837,9 +930,23 @@ class ExportPlanRequest(_message.Message):
     """The language (default English)."""
     title: _builtins.str
     """A title for the quote and its file name (e.g. the scenario's file name); empty = "plan"."""
+    audience: Global___ReportAudience.ValueType
+    """Who the quote is for (default the customer)."""
     @_builtins.property
     def request(self) -> Global___PlanFleetRequest:
         """A scenario: planned now (like PlanFleet, with the rent-only alternative beside it)."""
+
+    @_builtins.property
+    def also_formats(self) -> _containers.RepeatedScalarFieldContainer[Global___ReportFormat.ValueType]:
+        """Further formats of the same quote: one plan (planned once when the source is a scenario),
+        every format rendered from it, so the numbers agree across the files. The response's
+        `documents` hold `format`'s document first, then these, in this order; a format given twice
+        is INVALID_ARGUMENT.
+        """
+
+    @_builtins.property
+    def header(self) -> Global___QuoteHeader:
+        """The header block (customer, quote number, terms, supplier); empty fields are left out."""
 
     def __init__(
         self,
@@ -849,16 +956,49 @@ class ExportPlanRequest(_message.Message):
         format: Global___ReportFormat.ValueType = ...,
         language: Global___ReportLanguage.ValueType = ...,
         title: _builtins.str = ...,
+        also_formats: _abc.Iterable[Global___ReportFormat.ValueType] | None = ...,
+        audience: Global___ReportAudience.ValueType = ...,
+        header: Global___QuoteHeader | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["plan_id", b"plan_id", "request", b"request", "source", b"source"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["header", b"header", "plan_id", b"plan_id", "request", b"request", "source", b"source"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["format", b"format", "language", b"language", "plan_id", b"plan_id", "request", b"request", "source", b"source", "title", b"title"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["also_formats", b"also_formats", "audience", b"audience", "format", b"format", "header", b"header", "language", b"language", "plan_id", b"plan_id", "request", b"request", "source", b"source", "title", b"title"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_source: _TypeAlias = _typing.Literal["request", "plan_id"]  # noqa: Y015
     _WhichOneofArgType_source: _TypeAlias = _typing.Literal["source", b"source"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_source) -> _WhichOneofReturnType_source | None: ...
 
 Global___ExportPlanRequest: _TypeAlias = ExportPlanRequest  # noqa: Y015
+
+@_typing.final
+class ExportedDocument(_message.Message):
+    """One rendered document of a quote."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONTENT_FIELD_NUMBER: _builtins.int
+    MEDIA_TYPE_FIELD_NUMBER: _builtins.int
+    FILE_NAME_FIELD_NUMBER: _builtins.int
+    content: _builtins.bytes
+    """The document's bytes."""
+    media_type: _builtins.str
+    """Its media type (e.g. "application/pdf")."""
+    file_name: _builtins.str
+    """A file name for it, e.g. "quote-500m_krw_portfolio-2026-12-03-ko.pdf"."""
+    def __init__(
+        self,
+        *,
+        content: _builtins.bytes = ...,
+        media_type: _builtins.str = ...,
+        file_name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "file_name", b"file_name", "media_type", b"media_type"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExportedDocument: _TypeAlias = ExportedDocument  # noqa: Y015
 
 @_typing.final
 class ExportPlanResponse(_message.Message):
@@ -870,6 +1010,7 @@ class ExportPlanResponse(_message.Message):
     MEDIA_TYPE_FIELD_NUMBER: _builtins.int
     FILE_NAME_FIELD_NUMBER: _builtins.int
     PROVENANCE_FIELD_NUMBER: _builtins.int
+    DOCUMENTS_FIELD_NUMBER: _builtins.int
     content: _builtins.bytes
     """The document's bytes."""
     media_type: _builtins.str
@@ -880,6 +1021,12 @@ class ExportPlanResponse(_message.Message):
     def provenance(self) -> _common_pb2.Provenance:
         """What the quote was computed from."""
 
+    @_builtins.property
+    def documents(self) -> _containers.RepeatedCompositeFieldContainer[Global___ExportedDocument]:
+        """Every document rendered from the one plan: `format`'s (the same as content, media_type and
+        file_name above), then each of `also_formats`.
+        """
+
     def __init__(
         self,
         *,
@@ -887,10 +1034,11 @@ class ExportPlanResponse(_message.Message):
         media_type: _builtins.str = ...,
         file_name: _builtins.str = ...,
         provenance: _common_pb2.Provenance | None = ...,
+        documents: _abc.Iterable[Global___ExportedDocument] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["provenance", b"provenance"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "file_name", b"file_name", "media_type", b"media_type", "provenance", b"provenance"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "documents", b"documents", "file_name", b"file_name", "media_type", b"media_type", "provenance", b"provenance"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -22,7 +22,7 @@ def test_report_writes_the_format_its_suffix_names(
     assert code == EXIT_OK
     html = output.read_text(encoding="utf-8")
     assert html.startswith("<!DOCTYPE html>") and '<html lang="ko">' in html
-    assert "GPU 인프라 견적서" in html and f"wrote {output}" in out
+    assert "<h1>견적서</h1>" in html and f"wrote {output}" in out
 
 
 def test_report_refuses_an_unknown_suffix_before_any_call(
@@ -54,3 +54,30 @@ def test_plan_csv_writes_the_plans_tables(tmp_path: Path, capsys: pytest.Capture
     assert [row["horizon cost"] for row in fleet] == [
         line["horizon_cost"]["amount"] for line in plan["fleet"]
     ]
+
+
+def test_report_writes_every_output_from_one_call(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    html, xlsx = tmp_path / "quote.html", tmp_path / "quote.xlsx"
+    scenario = str(EXAMPLES / "rtx5090_cluster.yaml")
+    code, out, _ = run(capsys, "report", scenario, "--output", str(html), "--output", str(xlsx))
+    assert code == EXIT_OK
+    assert html.read_bytes().startswith(b"<!DOCTYPE html>") and xlsx.read_bytes().startswith(b"PK")
+    assert f"wrote {html}" in out and f"wrote {xlsx}" in out
+
+
+def test_report_refuses_one_format_twice_before_any_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first, second = tmp_path / "a.html", tmp_path / "b.HTML"
+    code, _, err = run(
+        capsys,
+        "report",
+        str(EXAMPLES / "rtx5090_cluster.yaml"),
+        "--output",
+        str(first),
+        "--output",
+        str(second),
+    )
+    assert code == EXIT_INVALID
+    assert "two outputs of the same format (.html)" in err
+    assert not first.exists() and not second.exists()

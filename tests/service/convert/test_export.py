@@ -14,7 +14,8 @@ from api.fleetplan.v1 import common_pb2
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from pricebook import load_default
 from report import Document, Language, QuoteData, ReportFormat, build_quote
-from service.convert.export import document_to_proto, export_request_from_proto, saved_quote
+from report.presentation import Audience, QuoteHeader
+from service.convert.export import documents_to_proto, export_request_from_proto, saved_quote
 from service.convert.scenario import scenario_request
 from solver import planner
 from solver.errors import InvalidRequest
@@ -40,7 +41,7 @@ def test_a_good_request_names_format_language_title_and_keeps_the_scenario() -> 
         request=_scenario(), format=api.REPORT_FORMAT_PDF, language=api.REPORT_LANGUAGE_KO, title="bid"
     )
     query = export_request_from_proto(message, load_default())
-    assert (query.format, query.language, query.title) == (ReportFormat.PDF, Language.KO, "bid")
+    assert (query.formats, query.language, query.title) == ((ReportFormat.PDF,), Language.KO, "bid")
     assert query.scenario is not None and query.plan_id is None
     assert query.scenario.resolved.request.inference[0].name == "chat"
     assert json.loads(query.scenario.request_json)["workloads"][0]["name"] == "chat"
@@ -104,8 +105,62 @@ def test_scenario_errors_carry_paths_under_request() -> None:
     assert any(f.startswith("request.workloads[0]") for f in fields), fields
 
 
-def test_document_to_proto_carries_bytes_media_type_and_name() -> None:
-    doc = Document(content=b"%PDF-1.7", media_type="application/pdf", file_name="quote-x.pdf")
-    out = document_to_proto(doc, common_pb2.Provenance(pricebook_version="v"))
+def test_also_formats_follow_format_in_order() -> None:
+    message = api.ExportPlanRequest(
+        plan_id=PLAN_ID,
+        format=api.REPORT_FORMAT_PDF,
+        also_formats=[api.REPORT_FORMAT_HTML, api.REPORT_FORMAT_XLSX],
+    )
+    query = export_request_from_proto(message, load_default())
+    assert query.formats == (ReportFormat.PDF, ReportFormat.HTML, ReportFormat.XLSX)
+
+
+def test_a_format_asked_for_twice_or_unset_names_its_field() -> None:
+    message = api.ExportPlanRequest(
+        plan_id=PLAN_ID,
+        format=api.REPORT_FORMAT_PDF,
+        also_formats=[api.REPORT_FORMAT_HTML, api.REPORT_FORMAT_PDF, api.REPORT_FORMAT_UNSPECIFIED],
+    )
+    with pytest.raises(InvalidRequest) as exc:
+        export_request_from_proto(message, load_default())
+    assert _fields(exc) == {"also_formats[1]", "also_formats[2]"}
+    assert "pdf is asked for twice" in str(exc.value)
+
+
+def test_documents_to_proto_carries_every_document_the_first_also_on_top() -> None:
+    pdf = Document(content=b"%PDF-1.7", media_type="application/pdf", file_name="quote-x.pdf")
+    html = Document(
+        content=b"<!DOCTYPE html>", media_type="text/html; charset=utf-8", file_name="quote-x.html"
+    )
+    out = documents_to_proto([pdf, html], common_pb2.Provenance(pricebook_version="v"))
     assert (out.content, out.media_type, out.file_name) == (b"%PDF-1.7", "application/pdf", "quote-x.pdf")
+    assert [(d.content, d.file_name) for d in out.documents] == [
+        (b"%PDF-1.7", "quote-x.pdf"),
+        (b"<!DOCTYPE html>", "quote-x.html"),
+    ]
     assert out.provenance.pricebook_version == "v"
+
+
+def test_audience_and_header_are_read_and_put_on_the_quote() -> None:
+    header = api.QuoteHeader(customer=" 한국정보원 ", supplier_name="주식회사 예시", validity="30일")
+    message = api.ExportPlanRequest(
+        plan_id=PLAN_ID, format=api.REPORT_FORMAT_PDF, audience=api.REPORT_AUDIENCE_INTERNAL, header=header
+    )
+    query = export_request_from_proto(message, load_default())
+    assert query.audience is Audience.INTERNAL
+    assert (query.header.customer, query.header.supplier_name, query.header.validity) == (
+        "한국정보원",
+        "주식회사 예시",
+        "30일",
+    )
+    unset = export_request_from_proto(
+        api.ExportPlanRequest(plan_id=PLAN_ID, format=api.REPORT_FORMAT_PDF), load_default()
+    )
+    assert unset.audience is Audience.CUSTOMER and unset.header == QuoteHeader()
+
+
+def test_an_unknown_audience_names_audience() -> None:
+    message = api.ExportPlanRequest(plan_id=PLAN_ID, format=api.REPORT_FORMAT_PDF, audience=9)  # type: ignore[arg-type]
+    with pytest.raises(InvalidRequest) as exc:
+        export_request_from_proto(message, load_default())
+    assert _fields(exc) == {"audience"}
