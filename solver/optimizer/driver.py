@@ -24,6 +24,7 @@ from ortools.linear_solver import linear_solver_pb2, pywraplp
 
 from solver.errors import SolveCancelled
 from solver.optimizer.cancel import CancelToken, checkpoint, current_cancel, interrupting, polls_cancel
+from solver.optimizer.gpu_costs import cheapest_cost_per_gpu, cost_alone
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.lp_guided import LpGuidedSearch, RestrictedResult, SearchCandidate
 from solver.optimizer.model import (
@@ -32,8 +33,6 @@ from solver.optimizer.model import (
     MipValues,
     ModelBuilder,
     Relaxation,
-    cheapest_cost_per_gpu,
-    cost_alone,
 )
 from solver.optimizer.results import LimitFired, SolverStats, SolveStatus
 

@@ -23,14 +23,9 @@ from solver.optimizer.cancel import CancelToken
 from solver.optimizer.caps import Cap, CapKey, count_cap, counted_gpu
 from solver.optimizer.concurrency import EXTRA_SOLVE_WORKERS, run_side_by_side
 from solver.optimizer.driver import solve_mip
+from solver.optimizer.gpu_costs import cheapest_cost_per_gpu, replicas_alone
 from solver.optimizer.instance import CandidateRejection, FleetInstance
-from solver.optimizer.model import (
-    MipResult,
-    Relaxation,
-    cheapest_cost_per_gpu,
-    replicas_alone,
-    usable_candidates,
-)
+from solver.optimizer.model import MipResult, Relaxation, usable_candidates
 from solver.optimizer.results import (
     Assignment,
     CapRelaxation,

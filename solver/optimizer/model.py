@@ -131,16 +131,16 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from solver.optimizer.batch_window import add_window_demand
 from solver.optimizer.cancel import checkpoint
 from solver.optimizer.caps import Cap, CapKey, add_count_minimum, count_cap, counted_gpu
+from solver.optimizer.gpu_costs import horizon_cost_per_gpu, replicas_alone
 from solver.optimizer.instance import (
     MIN_TRAINING_GPU_HOURS,
-    Bucket,
     Candidate,
     FleetInstance,
     InferenceDemand,
@@ -216,49 +216,6 @@ class MipValues:
 class MipResult:
     stats: SolverStats
     values: MipValues | None
-
-
-def horizon_cost_per_gpu(option: AcquisitionOption, months: int) -> float:
-    """One GPU of ``option`` held and busy around the clock for the horizon (its server's costs
-    shared over its slots): the option's most expensive use, comparable across modes."""
-    slots = max(1, option.gpus_per_server)
-    return (
-        option.capex_per_gpu_with_host
-        + option.network_capex_per_server / slots
-        + months * (option.fixed_monthly_per_gpu + option.fixed_monthly_per_server / slots)
-        + months * DAYS_PER_MONTH * 24 * option.busy_hourly_per_gpu
-    )
-
-
-def replicas_alone(rate_req_s: float, capacity_req_s: float, spares: int) -> int:
-    """Replicas of one candidate that serve ``rate_req_s`` on their own, plus the spares (0 when
-    there is no demand)."""
-    if rate_req_s <= 0:
-        return 0
-    return math.ceil(rate_req_s / capacity_req_s * (1 + 1e-9)) + spares
-
-
-def cheapest_cost_per_gpu(instance: FleetInstance) -> dict[str, float]:
-    """Per GPU type: ``horizon_cost_per_gpu`` of its cheapest option in ``instance``."""
-    per_gpu: dict[str, float] = {}
-    for o in instance.options:
-        cost = horizon_cost_per_gpu(o, instance.horizon_months)
-        per_gpu[o.gpu] = min(per_gpu.get(o.gpu, cost), cost)
-    return per_gpu
-
-
-def cost_alone(
-    candidate: Candidate, demand: InferenceDemand, buckets: Sequence[Bucket], per_gpu: Mapping[str, float]
-) -> float:
-    """``candidate`` serving its workload (``demand``) on its own: the whole replicas each bucket
-    needs (spares included) × GPUs per replica × the GPU type's cheapest per-GPU horizon cost,
-    weighted by the bucket's share of the day. Unlike capacity per GPU, it sees the partly idle
-    last replica."""
-    gpu_days = sum(
-        len(bucket.hours) / 24 * replicas_alone(rate, candidate.capacity_req_s, demand.redundancy)
-        for bucket, rate in zip(buckets, demand.rate_req_s, strict=True)
-    )
-    return gpu_days * candidate.gpus_per_replica * per_gpu.get(candidate.gpu, math.inf)
 
 
 def _cost_unit(instance: FleetInstance) -> float:

@@ -138,22 +138,28 @@ def _addition(
 
 
 def added_items(before: FleetSolution, after: FleetSolution) -> tuple[FleetItem, ...]:
-    """GPUs ``after`` holds beyond ``before`` per GPU type, mode and server model (on-demand at
-    their peak): fleet lines to add to ``before``'s fleet."""
+    """GPUs ``after`` holds beyond ``before`` per GPU type, mode, server model and offer (on-demand
+    at their peak): fleet lines to add to ``before``'s fleet, naming their offer as its lines do."""
 
-    def counts(solution: FleetSolution) -> dict[tuple[str, AcquisitionMode, str], int]:
-        out: dict[tuple[str, AcquisitionMode, str], int] = {}
+    def counts(solution: FleetSolution) -> dict[tuple[str, AcquisitionMode, str, str], int]:
+        out: dict[tuple[str, AcquisitionMode, str, str], int] = {}
         for o in solution.options:
             if not o.owned:
-                key = (o.gpu, o.mode, o.server_id or "")
+                key = (o.gpu, o.mode, o.server_id or "", o.offer_id or "")
                 out[key] = out.get(key, 0) + o.peak_gpus
         return out
 
     old, new = counts(before), counts(after)
     return tuple(
-        FleetItem(gpu=gpu, mode=mode, count=n - old.get((gpu, mode, server), 0), server=server or None)
-        for (gpu, mode, server), n in sorted(new.items())
-        if n > old.get((gpu, mode, server), 0)
+        FleetItem(
+            gpu=gpu,
+            mode=mode,
+            count=n - old.get((gpu, mode, server, offer), 0),
+            server=server or None,
+            offer=offer or None,
+        )
+        for (gpu, mode, server, offer), n in sorted(new.items())
+        if n > old.get((gpu, mode, server, offer), 0)
     )
 
 

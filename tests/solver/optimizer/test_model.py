@@ -21,8 +21,9 @@ from opt_factories import (
 from solver.domain import AcquisitionMode
 from solver.optimizer import Caps, FleetInstance, SolveStatus, check_solution, solve
 from solver.optimizer.driver import solve_mip
+from solver.optimizer.gpu_costs import cheapest_cost_per_gpu, cost_alone
 from solver.optimizer.instance import Bucket, CountLimit, InferenceDemand, TrainingChoice, TrainingDemand
-from solver.optimizer.model import Relaxation, cheapest_cost_per_gpu, cost_alone
+from solver.optimizer.model import Relaxation
 from solver.optimizer.reductions import reserved_dominated_by_on_demand, small_server_limits
 from solver.optimizer.solution import build_solution
 from solver.pricing.options import AcquisitionOption
