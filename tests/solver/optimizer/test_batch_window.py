@@ -188,7 +188,7 @@ def _rows_feasible(deadline: int, capacity: list[float], arriving: list[float]) 
         short={},
     )
     add_window_demand(model, demand, 1.0, [dataclasses.replace(candidate("batch", "g", 1.0), id="c")], "b")
-    return solver.Solve() == pywraplp.Solver.OPTIMAL
+    return bool(solver.Solve() == pywraplp.Solver.OPTIMAL)
 
 
 def test_the_rows_and_the_simulation_agree() -> None:
