@@ -280,6 +280,10 @@ LABELS: dict[str, str] = {
     "sheet.Sourcing": "Sourcing",
     "support_rate": "Support per year (share of amount)",
     "residual_fraction": "Residual value at the end (share of amount)",
+    "axis.eok_krw": "100 million KRW",
+    "axis.million_krw": "million KRW",
+    "axis.thousand_usd": "thousand USD",
+    "axis.usd": "USD",
 }
 """label key → its English text, the message id of its translations in ``report.catalogue`` (the
 key is the message context)."""
