@@ -7,7 +7,7 @@ from __future__ import annotations
 from report import bid, charts
 from report.cashflow import cash_flow, money_sum
 from report.data import Alternative, AlternativeKind, QuoteData
-from report.formatting import DASH, mix_change, money, money_summary, number, percent
+from report.formatting import DASH, compact_json, mix_change, money, money_summary, number, percent
 from report.html_base import bullets as _bullets
 from report.html_base import chart as _chart
 from report.html_base import e as _e
@@ -434,7 +434,7 @@ def _provenance(quote: QuoteData, lang: Language) -> str:
     ]
     listing = "".join(f"<dt>{_e(label(k, lang))}</dt><dd>{_e(v)}</dd>" for k, v in facts)
     body = f"<dl>{listing}</dl><h3>{_e(label('request', lang))}</h3>"
-    body += f'<pre class="request">{_e(p.request_json)}</pre>'
+    body += f'<pre class="request">{_e(compact_json(p.request_json))}</pre>'
     if quote.warnings:
         body += _bullets("warnings", quote.warnings, lang)
     return _section("provenance", "provenance", body, lang)
