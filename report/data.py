@@ -243,6 +243,17 @@ class ApiRow(_Quote):
     verdict: str
 
 
+class EmbeddingRow(_Quote):
+    """An embedding workload in its own units (``report.embeddings``)."""
+
+    name: str
+    embeddings_per_s: float
+    """Requests (one embedding each) the replicas at the peak hour can take per second."""
+    input_tok_s: float
+    input_tokens: int
+    per_million_input_tokens: Money | None
+
+
 class SensitivityRow(_Quote):
     subject: str
     parameter: str
@@ -361,6 +372,7 @@ class QuoteData(_Quote):
     """The request's capex budget (None: no budget)."""
     budget_includes_vat: bool = False
     """The budget is VAT-inclusive: purchases + their VAT must fit it."""
+    embeddings: tuple[EmbeddingRow, ...] = ()
     power_kw: float | None = None
     """Wall power of the on-site fleet at full load, PUE included (None: no plan)."""
     rack_units: float | None = None

@@ -15,7 +15,14 @@ from report.html_base import note as _note
 from report.html_base import numbered
 from report.html_base import section as _section
 from report.html_base import table as _table
-from report.html_bid import bom_section, budget_facts, header_block, planner_notes_annex, sourcing_annex
+from report.html_bid import (
+    bom_section,
+    budget_facts,
+    embeddings_table,
+    header_block,
+    planner_notes_annex,
+    sourcing_annex,
+)
 from report.labels import COLUMNS, Language, label
 from report.style import CSS
 
@@ -287,6 +294,7 @@ def _target(value: float | None, target: float | None) -> str:
 
 
 def _workloads(quote: QuoteData, lang: Language) -> str:
+    embedded = {e.name for e in quote.embeddings}
     body = ""
     if not quote.workloads:
         body += _note(label("no_inference", lang))
@@ -314,12 +322,18 @@ def _workloads(quote: QuoteData, lang: Language) -> str:
                 _e(bid.precision_text(w.precision, lang) or DASH),
                 _e(w.replicas),
                 _e(_target(w.ttft_p95_ms, w.ttft_target_ms)),
-                _e(_target(w.tpot_p95_ms, w.tpot_target_ms)),
-                _e(
-                    number(w.per_user_tok_s, 1)
-                    + (f" (≥{w.min_per_user_tok_s:g})" if w.min_per_user_tok_s else "")
+                *(
+                    [DASH, DASH, DASH]  # output speed means nothing for one vector per request
+                    if w.name in embedded
+                    else [
+                        _e(_target(w.tpot_p95_ms, w.tpot_target_ms)),
+                        _e(
+                            number(w.per_user_tok_s, 1)
+                            + (f" (≥{w.min_per_user_tok_s:g})" if w.min_per_user_tok_s else "")
+                        ),
+                        _e(number(w.aggregate_tok_s)),
+                    ]
                 ),
-                _e(number(w.aggregate_tok_s)),
                 _e(percent(w.utilization)),
             ]
             for w in quote.workloads
@@ -328,6 +342,7 @@ def _workloads(quote: QuoteData, lang: Language) -> str:
         served = [w for w in quote.workloads if w.served]
         if served:
             body += _chart("latency", charts.latency_chart(served, lang), label("latency_chart", lang))
+    body += embeddings_table(quote, lang)
     body += f"<h3>{_e(label('training', lang))}</h3>"
     if not quote.training:
         return _section("workloads", "workloads", body + _note(label("no_training", lang)), lang)

@@ -284,6 +284,11 @@ LABELS: dict[str, str] = {
     "axis.million_krw": "million KRW",
     "axis.thousand_usd": "thousand USD",
     "axis.usd": "USD",
+    "embeddings": "Embeddings (one vector per request)",
+    "embeddings_per_s": "Embeddings/s at the peak hour's capacity",
+    "input_tok_s": "Input tok/s",
+    "input_tokens": "Input tokens per request",
+    "per_million_input": "Cost per 1M input tokens",
 }
 """label key → its English text, the message id of its translations in ``report.catalogue`` (the
 key is the message context)."""
