@@ -282,3 +282,21 @@ def frontier_chart(frontier: Frontier, currency: str, lang: Language) -> str:
         ax.set_xlabel(frontier.axis)
         ax.set_ylabel(f"{label('horizon_tco', lang)} ({ax.get_ylabel()})")
         return _svg(fig, "frontier")
+
+
+def budget_chart(budget: float, spend: float, currency: str, lang: Language) -> str:
+    """One bar: the budget, the spend against it and what remains (over budget: the excess in red)."""
+    with rc_context(_style()):
+        fig, ax = _figure(1.2)
+        used = min(spend, budget)
+        ax.barh([0], [used], color=ROW_COLORS["capex"], label=label("spend", lang))
+        if spend <= budget:
+            ax.barh([0], [budget - spend], left=[used], color="#d5dbdb", label=label("remaining", lang))
+        else:
+            ax.barh([0], [spend - budget], left=[budget], color="#c0392b", label=label("over_budget", lang))
+        ax.axvline(budget, color="#333333", linewidth=1.0)
+        ax.set_yticks([])
+        ax.set_xlim(0, max(budget, spend) * 1.02)
+        _money_axis(ax, currency, lang, "x")
+        ax.legend(fontsize=7, frameon=False, ncols=3, loc="upper center", bbox_to_anchor=(0.5, 1.45))
+        return _svg(fig, "budget")

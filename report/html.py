@@ -67,6 +67,10 @@ def _summary(quote: QuoteData, lang: Language) -> str:
     )
     tco = money_summary(econ.horizon_tco, lang) if econ is not None else ""
     body = f'<dl class="summary">{rows}</dl><p>{_e(bid.summary_text(quote, lang, tco))}</p>'
+    use = bid.budget_use(quote)
+    if use is not None:
+        gauge = charts.budget_chart(float(use.budget.amount), float(use.spend.amount), quote.currency, lang)
+        body += _chart("budget", gauge, label("budget", lang))
     body += _note(label("vat_included" if quote.includes_vat else "vat_excluded", lang))
     if econ is None:
         body = f'<p class="no-plan">{_e(label("no_plan", lang))}</p>' + body

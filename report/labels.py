@@ -289,6 +289,7 @@ LABELS: dict[str, str] = {
     "input_tok_s": "Input tok/s",
     "input_tokens": "Input tokens per request",
     "per_million_input": "Cost per 1M input tokens",
+    "over_budget": "Over budget",
 }
 """label key → its English text, the message id of its translations in ``report.catalogue`` (the
 key is the message context)."""
