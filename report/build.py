@@ -37,7 +37,7 @@ from report.data import (
     SolverInfo,
     VatSummary,
 )
-from report.embeddings import embedding_rows
+from report.embeddings import embedding_rows, hourly_loads
 from report.sections import api_rows, buy_vs_rent_rows, sensitivity_rows, training_rows, workload_rows
 from solver.analysis.tco import OptionTco, add_money, to_money, vat_lines
 from solver.analysis.whatif import describe_fleet
@@ -113,6 +113,7 @@ def build_quote(
         allowed_modes=tuple(m.value for m in resolved.request.constraints.allowed_modes),
         capex_budget=resolved.request.constraints.capex_budget,
         embeddings=embedding_rows(result, resolved),
+        hourly=hourly_loads(result),
         budget_includes_vat=resolved.request.constraints.capex_budget_includes_vat,
         power_kw=sum(line.power_kw for line in on_site) if result.tco is not None else None,
         rack_units=sum(line.rack_units for line in on_site) if result.tco is not None else None,

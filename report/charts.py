@@ -25,7 +25,7 @@ from matplotlib.ft2font import FT2Font
 from matplotlib.ticker import FuncFormatter, PercentFormatter
 
 from report.cashflow import CashFlow
-from report.data import BuyVsRentRow, CostComponentRow, Frontier, WorkloadRow
+from report.data import BuyVsRentRow, CostComponentRow, Frontier, HourlyLoad, WorkloadRow
 from report.labels import Language, label
 from solver.units import HOURS_PER_MONTH
 
@@ -300,3 +300,32 @@ def budget_chart(budget: float, spend: float, currency: str, lang: Language) -> 
         _money_axis(ax, currency, lang, "x")
         ax.legend(fontsize=7, frameon=False, ncols=3, loc="upper center", bbox_to_anchor=(0.5, 1.45))
         return _svg(fig, "budget")
+
+
+def hourly_chart(loads: Sequence[HourlyLoad], lang: Language) -> str:
+    """Per workload, demand as a share of its replicas' capacity at the SLA, hour by hour (at or
+    under 100 % the hour is served)."""
+    with rc_context(_style()):
+        fig, ax = _figure()
+        hours = list(range(24))
+        for i, load in enumerate(loads):
+            shares = [
+                d / c if c > 0 else 0.0 for d, c in zip(load.demand_req_s, load.capacity_req_s, strict=True)
+            ]
+            ax.plot(
+                hours,
+                shares,
+                marker="o",
+                markersize=2,
+                linewidth=1.0,
+                label=load.workload,
+                color=COLORS[i % len(COLORS)],
+            )
+        ax.axhline(1.0, color="#c0392b", linestyle="--", linewidth=1.0, label=label("capacity", lang))
+        ax.set_xticks(range(0, 24, 2))
+        ax.set_xlabel(label("hour_of_day", lang))
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+        ax.set_ylabel(label("demand_share_of_capacity", lang))
+        ax.set_ylim(0, 1.15)
+        ax.legend(fontsize=7, frameon=False, ncols=4, loc="upper left")
+        return _svg(fig, "hourly")

@@ -243,6 +243,15 @@ class ApiRow(_Quote):
     verdict: str
 
 
+class HourlyLoad(_Quote):
+    """One workload's demand and its replicas' capacity at the SLA through the day (requests/s)."""
+
+    workload: str
+    demand_req_s: tuple[float, ...]
+    """24 values, hour 0 to 23."""
+    capacity_req_s: tuple[float, ...]
+
+
 class EmbeddingRow(_Quote):
     """An embedding workload in its own units (``report.embeddings``)."""
 
@@ -373,6 +382,7 @@ class QuoteData(_Quote):
     budget_includes_vat: bool = False
     """The budget is VAT-inclusive: purchases + their VAT must fit it."""
     embeddings: tuple[EmbeddingRow, ...] = ()
+    hourly: tuple[HourlyLoad, ...] = ()
     power_kw: float | None = None
     """Wall power of the on-site fleet at full load, PUE included (None: no plan)."""
     rack_units: float | None = None

@@ -1,13 +1,14 @@
-"""Embedding workloads in the units that describe them: embeddings (requests) per second, input
-tokens per second and the cost per million input tokens — not output speed or TPOT, which an
-embedding model does not have (it reads its input and returns one vector)."""
+"""Per-workload facts the quote adds to the planner's rows: embedding workloads in the units that
+describe them — embeddings (requests) per second, input tokens per second and the cost per million
+input tokens, not output speed or TPOT, which an embedding model does not have (it reads its input
+and returns one vector) — and each workload's demand against its capacity hour by hour."""
 
 from __future__ import annotations
 
 from pricebook import catalog
 from pricebook.errors import UnknownEntryError
 from pricebook.schema import Money
-from report.data import EmbeddingRow
+from report.data import EmbeddingRow, HourlyLoad
 from solver.analysis.tco import to_unit_price
 from solver.domain import InferenceWorkload
 from solver.planner.results import PlanResult
@@ -53,3 +54,21 @@ def embedding_rows(result: PlanResult, resolved: ResolvedRequest) -> tuple[Embed
             )
         )
     return tuple(rows)
+
+
+HOURS = 24
+
+
+def hourly_loads(result: PlanResult) -> tuple[HourlyLoad, ...]:
+    """Each served workload's demand and capacity per hour of the day (its bucket's values)."""
+    bucket_of = {hour: b.index for b in result.solution.buckets for hour in b.hours}
+    if sorted(bucket_of) != list(range(HOURS)):
+        return ()
+    return tuple(
+        HourlyLoad(
+            workload=a.workload,
+            demand_req_s=tuple(a.demand_req_s[bucket_of[h]] for h in range(HOURS)),
+            capacity_req_s=tuple(a.capacity_req_s[bucket_of[h]] for h in range(HOURS)),
+        )
+        for a in result.solution.assignments
+    )

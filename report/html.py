@@ -346,6 +346,8 @@ def _workloads(quote: QuoteData, lang: Language) -> str:
         served = [w for w in quote.workloads if w.served]
         if served:
             body += _chart("latency", charts.latency_chart(served, lang), label("latency_chart", lang))
+        if quote.hourly:
+            body += _chart("hourly", charts.hourly_chart(quote.hourly, lang), label("hourly_chart", lang))
     body += embeddings_table(quote, lang)
     body += f"<h3>{_e(label('training', lang))}</h3>"
     if not quote.training:

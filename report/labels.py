@@ -290,6 +290,10 @@ LABELS: dict[str, str] = {
     "input_tokens": "Input tokens per request",
     "per_million_input": "Cost per 1M input tokens",
     "over_budget": "Over budget",
+    "capacity": "capacity at the SLA",
+    "hour_of_day": "hour of the day",
+    "demand_share_of_capacity": "demand ÷ capacity",
+    "hourly_chart": "Demand against capacity, hour by hour",
 }
 """label key → its English text, the message id of its translations in ``report.catalogue`` (the
 key is the message context)."""

@@ -37,3 +37,18 @@ def test_the_embedding_workload_reads_in_embeddings_input_tokens_and_cost_per_in
     sheet = xlsx_rows(render(quote, ReportFormat.XLSX, Language.KO).content, "워크로드")
     embedded = next(r for r in sheet if r[0] == "doc-embedding" and isinstance(r[1], float))
     assert embedded[1] == pytest.approx(per_second) and embedded[2] == pytest.approx(per_second * 400)
+
+
+def test_the_hourly_chart_shows_demand_against_capacity_from_the_plan() -> None:
+    planned = bid_example("kr_public_rag_bid")
+    quote = planned.quote
+    rules = next(h for h in quote.hourly if h.workload == "rules-qa")
+    assert len(rules.demand_req_s) == 24 == len(rules.capacity_req_s)
+    # the request's office-hours profile: nothing at 3 a.m., the peak at 10 a.m.
+    assert rules.demand_req_s[3] == 0 and rules.demand_req_s[10] == max(rules.demand_req_s)
+    assert all(d <= c * (1 + 1e-9) for d, c in zip(rules.demand_req_s, rules.capacity_req_s, strict=True))
+    deployment = next(d for d in planned.plan_json["deployments"] if d["workload_name"] == "rules-qa")
+    assert max(rules.capacity_req_s) == pytest.approx(deployment["capacity_req_s"])
+    page = render_html(quote, Language.KO)
+    start = page.index('id="chart-hourly"')
+    assert page[start : page.index("</figure>", start)].count("<path") > 20
