@@ -287,7 +287,7 @@ def frontier_chart(frontier: Frontier, currency: str, lang: Language) -> str:
 def budget_chart(budget: float, spend: float, currency: str, lang: Language) -> str:
     """One bar: the budget, the spend against it and what remains (over budget: the excess in red)."""
     with rc_context(_style()):
-        fig, ax = _figure(1.2)
+        fig, ax = _figure(1.5)
         used = min(spend, budget)
         ax.barh([0], [used], color=ROW_COLORS["capex"], label=label("spend", lang))
         if spend <= budget:
@@ -298,7 +298,7 @@ def budget_chart(budget: float, spend: float, currency: str, lang: Language) -> 
         ax.set_yticks([])
         ax.set_xlim(0, max(budget, spend) * 1.02)
         _money_axis(ax, currency, lang, "x")
-        ax.legend(fontsize=7, frameon=False, ncols=3, loc="upper center", bbox_to_anchor=(0.5, 1.45))
+        fig.legend(fontsize=7, frameon=False, ncols=3, loc="outside upper center")
         return _svg(fig, "budget")
 
 
