@@ -46,7 +46,7 @@ def korean_units(amount: Decimal) -> str:
 
 def money_summary(value: Money | None, lang: Language) -> str:
     """A summary figure: in Korean, KRW as 억/만 원 with the exact amount beside it."""
-    if value is not None and lang is Language.KO and value.currency == "KRW":
+    if value is not None and lang is Language.KO and value.currency == "KRW" and abs(value.amount) >= MAN:
         return f"{korean_units(value.amount)} ({money(value, lang)})"
     return money(value, lang)
 
