@@ -104,3 +104,17 @@ def test_constraints_refuse_money_and_bounds_that_cannot_mean_anything(
 def test_a_workload_name_of_spaces_is_refused() -> None:
     with pytest.raises(ValidationError, match="pattern"):
         _workload(name="   ")
+
+
+@pytest.mark.parametrize("rate", [1e-300, 5e-324, 1e-7])
+def test_a_vanishing_peak_rate_is_refused(rate: float) -> None:
+    # 1e-300 req/s made the MIP's capacity coefficients infinite: "No plan (no_solution)." with no
+    # reason. One request every 11.6 days (1e-6) is the least a plan is made for.
+    with pytest.raises(ValidationError, match="greater than or equal to 0.000001"):
+        _workload(daily_tokens=None, peak_request_rate_per_s=rate)
+    assert _workload(daily_tokens=None, peak_request_rate_per_s=1e-6).peak_request_rate_per_s == 1e-6
+
+
+def test_repeated_modes_count_once() -> None:
+    constraints = Constraints.model_validate({"allowed_modes": ["buy", "on_demand", "on_demand", "buy"]})
+    assert [m.value for m in constraints.allowed_modes] == ["buy", "on_demand"]
