@@ -110,7 +110,7 @@ def test_a_workload_name_of_spaces_is_refused() -> None:
 def test_a_vanishing_peak_rate_is_refused(rate: float) -> None:
     # 1e-300 req/s made the MIP's capacity coefficients infinite: "No plan (no_solution)." with no
     # reason. One request every 11.6 days (1e-6) is the least a plan is made for.
-    with pytest.raises(ValidationError, match="greater than or equal to 0.000001"):
+    with pytest.raises(ValidationError, match=r"greater than or equal to 0\.000001"):
         _workload(daily_tokens=None, peak_request_rate_per_s=rate)
     assert _workload(daily_tokens=None, peak_request_rate_per_s=1e-6).peak_request_rate_per_s == 1e-6
 

@@ -16,10 +16,10 @@ from solver.domain import (
     Sla,
     SolverOptions,
 )
-from solver.optimizer.results import FleetSolution, LimitFired, SolverStats, SolveStatus
 from solver.planner import plan
 from solver.planner.summary import summary_text
 from solver.resolve import resolve
+from tests.solver.optimizer.opt_factories import no_plan
 
 
 def test_summary_of_a_plan_that_is_its_own_best_single_gpu_fleet(book: Pricebook) -> None:
@@ -75,20 +75,5 @@ def test_owned_gpus_a_plan_does_not_need_are_named_as_unused(book: Pricebook) ->
 
 
 def test_no_plan_in_time_says_so_rather_than_nothing() -> None:
-    stats = SolverStats(
-        backend="scip",
-        status=SolveStatus.NO_SOLUTION,
-        objective=None,
-        best_bound=None,
-        gap=None,
-        seconds=2.0,
-        limit_fired=LimitFired.TIME,
-        variables=1,
-        constraints=1,
-        time_limit_s=2.0,
-    )
-    solution = FleetSolution(
-        status=SolveStatus.NO_SOLUTION, stats=stats, currency="USD", horizon_months=12, buckets=()
-    )
-    text = summary_text(solution, None, None)
+    text = summary_text(no_plan(2.0), None, None)
     assert text.startswith("No plan (no_solution). The solver found no plan within its time limit (2 s)")
