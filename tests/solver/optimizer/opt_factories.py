@@ -190,7 +190,7 @@ def solver_stats(
     )
 
 
-def no_plan(seconds: float = 0.7, **stats: float | None) -> FleetSolution:
+def no_plan(seconds: float = 0.7) -> FleetSolution:
     """A solve that found no plan within ``seconds``."""
     return FleetSolution(
         status=SolveStatus.NO_SOLUTION,
