@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from functools import partial
 
 import structlog
 
@@ -224,7 +225,10 @@ def _extras(
         extras_left = deadline - time.monotonic()
         share = BASELINE_SHARE if options.compute_sensitivity else 1.0
         baselines_deadline = time.monotonic() + extras_left * share
-        runs = solve_baselines(instance, resolved.allowed_gpus, re_solve, baselines_deadline, warnings)
+        diagnose = partial(re_solve, explain=True)
+        runs = solve_baselines(
+            instance, resolved.allowed_gpus, re_solve, baselines_deadline, warnings, diagnose=diagnose
+        )
         baselines, saving = price_baselines(runs, solution, request, instance)
     sensitivity: tuple[Sensitivity, ...] = ()
     headroom: Headroom | None = None
