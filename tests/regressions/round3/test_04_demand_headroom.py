@@ -28,6 +28,7 @@ pytestmark = pytest.mark.slow
 def request_() -> api.PlanFleetRequest:
     request = load_scenario(SCENARIO, api.PlanFleetRequest)
     request.solver_options.compute_baselines = False
+    request.solver_options.time_limit_s = 120  # room for every headroom search on a loaded machine
     return request
 
 
