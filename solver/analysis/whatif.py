@@ -28,10 +28,16 @@ from solver.domain import AcquisitionMode
 from solver.errors import SolveCancelled
 from solver.optimizer.caps import Cap, counted_gpu
 from solver.optimizer.explain import NEEDED_TOLERANCE
-from solver.optimizer.instance import Caps, FleetInstance, InferenceDemand, TrainingChoice
+from solver.optimizer.instance import Caps, FleetInstance, TrainingChoice
 from solver.optimizer.results import CapRelaxation, FleetSolution, SolveStatus
 from solver.optimizer.solution import plan_cost
-from solver.optimizer.variants import describe_fleet, in_use, restrict_to_gpu
+from solver.optimizer.variants import (
+    describe_fleet,
+    in_use,
+    restrict_to_gpu,
+    scale_rates,
+    scale_workload_demand,
+)
 from solver.pricing.options import AcquisitionOption
 
 __all__ = [
@@ -115,25 +121,7 @@ def scale_demand(instance: FleetInstance, factor: float) -> FleetInstance:
 
 def scale_inference_demand(instance: FleetInstance, factor: float) -> FleetInstance:
     """Every inference workload's request rates × ``factor``; training as it is."""
-    return replace(instance, inference=tuple(_scale_rates(d, factor) for d in instance.inference))
-
-
-def scale_workload_demand(instance: FleetInstance, workload: str, factor: float) -> FleetInstance:
-    """One inference workload's request rates × ``factor``; the others as they are."""
-    return replace(
-        instance,
-        inference=tuple(_scale_rates(d, factor) if d.name == workload else d for d in instance.inference),
-    )
-
-
-def _scale_rates(demand: InferenceDemand, factor: float) -> InferenceDemand:
-    """Every request-rate series of a demand × factor (bucket rates, and the 24 hourly rates the
-    evaluator checks when the optimizer clusters hours into buckets)."""
-    return replace(
-        demand,
-        rate_req_s=tuple(r * factor for r in demand.rate_req_s),
-        hourly_rate_req_s=tuple(r * factor for r in demand.hourly_rate_req_s),
-    )
+    return replace(instance, inference=tuple(scale_rates(d, factor) for d in instance.inference))
 
 
 def _scale_choice(choice: TrainingChoice, factor: float) -> TrainingChoice:

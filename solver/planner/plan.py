@@ -15,13 +15,14 @@ from functools import partial
 import structlog
 
 from pricebook.schema import Pricebook
-from solver.analysis.headroom import GROWTH_SEARCHED_TO, FleetCheck, Headroom
+from solver.analysis.headroom import Headroom
 from solver.analysis.whatif import BaselineRun
 from solver.domain import CapacityQuantile, PlanRequest
 from solver.errors import SolveCancelled
 from solver.optimizer.api import request_summary, solve
 from solver.optimizer.cancel import CancelToken, polls_cancel
 from solver.optimizer.candidates import build_instance, perf_capacity_checker
+from solver.optimizer.headroom import GROWTH_SEARCHED_TO, FleetCheck
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.results import FleetSolution, LimitFired, SolveStatus
 from solver.optimizer.risk import demand_probabilities
