@@ -177,14 +177,15 @@ def plan_request_to_proto(request: domain.PlanRequest) -> api.PlanFleetRequest:
 
 
 def fleet_to_proto(fleet: domain.Fleet) -> scenario_pb2.Fleet:
-    return scenario_pb2.Fleet(items=[fleet_item_to_proto(i) for i in fleet.items])
-
-
-def fleet_item_to_proto(item: domain.FleetItem) -> scenario_pb2.FleetItem:
-    return scenario_pb2.FleetItem(
-        gpu_id=item.gpu,
-        mode=MODE_TO_PROTO[item.mode],
-        count=item.count,
-        owned=item.owned,
-        server_id=item.server or "",
+    return scenario_pb2.Fleet(
+        items=[
+            scenario_pb2.FleetItem(
+                gpu_id=i.gpu,
+                mode=MODE_TO_PROTO[i.mode],
+                count=i.count,
+                owned=i.owned,
+                server_id=i.server or "",
+            )
+            for i in fleet.items
+        ]
     )
