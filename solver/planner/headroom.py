@@ -104,8 +104,10 @@ def _addition(
     after = solution_tco(bigger, grown, currency).total.horizon_total
     extra = Money(amount=after.amount - before.amount, currency=currency)
     added = added_items(solution, bigger)
-    note = "" if added else "no GPU to add: the held fleet serves it with more on-demand or busy hours"
-    return added, extra, note
+    notes = [] if added else ["no GPU to add: the held fleet serves it with more on-demand or busy hours"]
+    if extra.amount < 0:
+        notes.append("that grown plan costs less than this one: this plan is not proven optimal")
+    return added, extra, "; ".join(notes)
 
 
 def added_items(before: FleetSolution, after: FleetSolution) -> tuple[FleetItem, ...]:
