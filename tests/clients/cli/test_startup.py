@@ -102,6 +102,7 @@ def test_serve_help_loads_the_server(tmp_path: Path) -> None:
     assert among(modules, ("service.settings", "service.server")) == ["service.server", "service.settings"]
 
 
+@pytest.mark.slow
 def test_the_in_process_server_loads_the_renderers_only_for_a_quote(tmp_path: Path) -> None:
     catalog = imported(tmp_path, "catalog", "--store", "none")
     assert "service.server" in catalog
