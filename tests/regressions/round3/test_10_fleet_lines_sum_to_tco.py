@@ -9,10 +9,9 @@ from decimal import Decimal
 import pytest
 
 from clients import FleetPlannerClient
-from tests.regressions.round3.robust_support import client, scenario, without_extras
+from tests.regressions.round3.robust_support import scenario, without_extras
 
 pytestmark = pytest.mark.slow
-__all__ = ["client"]
 
 
 def test_the_bids_fleet_lines_add_up_to_its_tco(client: FleetPlannerClient) -> None:
