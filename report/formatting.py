@@ -8,10 +8,10 @@ from decimal import ROUND_HALF_EVEN, Decimal
 
 from pricebook.schema import Money
 from report.labels import Language
+from report.text import DASH as DASH
 
 MAN = 10_000
 EOK = 100_000_000
-DASH = "–"
 
 
 def _grouped(amount: Decimal, places: int) -> str:

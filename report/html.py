@@ -24,8 +24,9 @@ from report.html_bid import (
     sourcing_annex,
 )
 from report.labels import COLUMNS, Language, label
-from report.row_text import group_cells, replicas, workload_deployments
+from report.row_text import group_cells, workload_deployments
 from report.style import CSS
+from report.text import replicas
 
 
 def _status(quote: QuoteData, lang: Language) -> str:
