@@ -14,6 +14,7 @@ from pricebook.errors import InvalidRequest
 from pricebook.loader import load_default
 from pricebook.overrides import PricebookOverrides, apply_overrides
 from pricebook.schema import Money, Pricebook, SiteModel
+from solver.analysis.breakeven import owning_cost
 from solver.analysis.tco import (
     NO_RESIDUAL_CREDIT,
     OWN_SITE_POWER,
@@ -176,3 +177,19 @@ def test_turning_the_credit_off_never_makes_a_plan_cheaper(
         return fleet_tco(lines, months, "KRW").total.horizon_total.amount
 
     assert total(credit=False) >= total(credit=True)
+
+
+def test_break_even_follows_the_settings_by_hand(book: Pricebook) -> None:
+    # F = (P × (1 − v) + I) / H + R per GPU of a full server; without the credit v = 0, and on the
+    # own site R holds the power instead of the colocation (docs/economics.md, "One break-even").
+    per_gpu_purchase = HGX_H200_SERVER / 8
+    support = per_gpu_purchase * SUPPORT_PER_MONTH
+    wall = PUE / 1000 * TARIFF_USD * HOURS
+    own_site_running = support + H200_TDP_W * IDLE * wall + HGX_HOST_W / 8 * wall
+    owning = owning_cost(option(book, site_model=SiteModel.OWN_SITE, residual_value_credit=False), MONTHS)
+    assert owning.fixed_monthly == pytest.approx(per_gpu_purchase / MONTHS + own_site_running)
+    assert owning.busy_hourly == pytest.approx(H200_TDP_W * (AVERAGE - IDLE) * PUE / 1000 * TARIFF_USD)
+    credited = owning_cost(option(book, site_model=SiteModel.OWN_SITE), MONTHS)
+    assert owning.fixed_monthly - credited.fixed_monthly == pytest.approx(
+        per_gpu_purchase * MARKET_VALUE_36 / MONTHS
+    )
