@@ -172,9 +172,17 @@ def _normalize_single(field: FieldDescriptor, value: Any, file: str, path: str, 
     return value
 
 
-def parse_scenario(data: Any, message_type: type[_M], file: str, notes: list[str] | None = None) -> _M:
+def parse_scenario(
+    data: Any,
+    message_type: type[_M],
+    file: str,
+    notes: list[str] | None = None,
+    *,
+    echo: TextIO | None = None,
+) -> _M:
     """A dict (parsed YAML/JSON) → the request message, or ``ScenarioError``. How each bare or
-    Korean amount was read (``'3억' as '300000000 KRW'``) is added to ``notes``."""
+    Korean amount was read (``'3억' as '300000000 KRW'``) is added to ``notes`` and said on
+    ``echo``, one line each."""
     if data is None:
         raise ScenarioError(file, "", "the file is empty")
     descriptor: Descriptor = message_type.DESCRIPTOR  # type: ignore[assignment]
@@ -182,6 +190,8 @@ def parse_scenario(data: Any, message_type: type[_M], file: str, notes: list[str
     normalized = normalize(data, descriptor, file, reading=reading)
     if notes is not None:
         notes.extend(reading.notes)
+    for note in reading.notes if echo is not None else ():
+        print(note, file=echo)
     try:
         return json_format.ParseDict(normalized, message_type())
     except json_format.ParseError as exc:
@@ -206,11 +216,9 @@ def load_scenario(path: Path, message_type: type[_M], echo: TextIO | None = None
     """Read a YAML scenario file as ``message_type``; how each bare or Korean amount was read is
     said on ``echo`` (stderr when not given), one line each, so "3억" is answered with the
     accepted form."""
-    notes: list[str] = []
-    message = parse_scenario(load_yaml(path), message_type, str(path), notes)
-    for note in notes:
-        print(note, file=echo if echo is not None else sys.stderr)
-    return message
+    return parse_scenario(
+        load_yaml(path), message_type, str(path), echo=echo if echo is not None else sys.stderr
+    )
 
 
 # Batch-file keys (issue #4 contract) → PerformanceCase proto fields.
