@@ -162,7 +162,7 @@ class _SiteModelEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SiteModel.V
     """The buyer's own machine room: power at the tariff × PUE, no colocation fee."""
 
 class SiteModel(_SiteModel, metaclass=_SiteModelEnumTypeWrapper):
-    """How replicas follow the hours of the day."""
+    """Where bought servers run, and so what running them costs besides the hardware."""
 
 SITE_MODEL_UNSPECIFIED: SiteModel.ValueType  # 0
 """Not given: the pricebook's site.site_model."""
@@ -185,7 +185,8 @@ class _DeploymentPolicyEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Depl
     DEPLOYMENT_POLICY_HOURLY: _DeploymentPolicy.ValueType  # 2
     """Replicas follow each hour's demand on every GPU."""
 
-class DeploymentPolicy(_DeploymentPolicy, metaclass=_DeploymentPolicyEnumTypeWrapper): ...
+class DeploymentPolicy(_DeploymentPolicy, metaclass=_DeploymentPolicyEnumTypeWrapper):
+    """How replicas follow the hours of the day."""
 
 DEPLOYMENT_POLICY_UNSPECIFIED: DeploymentPolicy.ValueType  # 0
 """Not given: static when only buying is allowed, else hourly."""
