@@ -138,9 +138,13 @@ def test_explanations_follow_the_settings(book: Pricebook) -> None:
         ({"own_site_space_price_month": "-5 USD"}, "overrides.site.own_site_space_price_month"),
         ({"site_model": "basement"}, "overrides.site.site_model"),
         ({"own_site_space_basis": "per_floor"}, "overrides.site.own_site_space_basis"),
+        (
+            {"own_site_space_price_month": 30000},
+            "overrides.site.own_site_space_price_month: give the currency",
+        ),
     ],
 )
-def test_bad_site_settings_name_the_field(book: Pricebook, site: dict[str, str], field: str) -> None:
+def test_bad_site_settings_name_the_field(book: Pricebook, site: dict[str, str | float], field: str) -> None:
     with pytest.raises(InvalidRequest) as err:
         apply_overrides(book, PricebookOverrides(site=site))
     assert field in str(err.value)
