@@ -37,6 +37,11 @@ def _quote(audience: Audience) -> QuoteData:
     )
 
 
+DESIGNATIONS = ("IDC", "MIG", "fp4", "fp8", "bf16", "fp16", "int4", "int8", *(f"TP{t}" for t in (1, 2, 4, 8)))
+"""Technical designations a Korean bid writes as they are: how a deployment runs (tensor
+parallelism, MIG slice, precision) and IDC (the issue's own term, IDC 상면)."""
+
+
 def _names() -> list[str]:
     book = load_default()
     return [
@@ -45,6 +50,8 @@ def _names() -> list[str]:
         *(s.id for s in book.servers),
         *(s.name for s in book.servers),
         *(m.id for m in book.models),
+        *(w.name for w in _quote(Audience.CUSTOMER).workloads),  # the customer's own names
+        *DESIGNATIONS,
     ]
 
 

@@ -76,9 +76,11 @@ def test_headroom_is_what_the_fixed_fleet_serves(
     fleet = fleet_of(plan)
     assert serves(client, scaled(request_, 1 + growth), fleet)
     assert not serves(client, scaled(request_, 1 + growth + STEP), fleet)
-    # The reproduction's own evidence: the fleet fails at +1 % and at +10 %.
-    assert not serves(client, scaled(request_, 1.10), fleet)
-    assert growth < 0.01
+    # The reproduction's "+152 %" was the assistant's headroom alone: the fleet's is the coding
+    # agent's, far below it. (Its absolute value moved from +0.65 % to about +11 % when the
+    # open-loop solve stopped refusing rates below capacity, issue 29; EvaluateFleet agrees.)
+    by_name = {w.workload_name: w.demand_growth_served for w in plan.headroom.workloads}
+    assert growth == pytest.approx(min(by_name.values())) and growth < 0.5 < by_name["assistant-30b-a3b"]
 
 
 def test_each_workloads_headroom_holds_alone(
