@@ -2,7 +2,9 @@
 
 YAML → dict → (friendly spellings normalised) → ``json_format.ParseDict``. Friendly spellings:
 enum values may be written short and in any case (``precision: fp8``, ``mode: buy``,
-``serving_kind: batch`` for ``PRECISION_FP8`` …), and money may be written ``"500000000 KRW"``.
+``serving_kind: batch`` for ``PRECISION_FP8`` …), and money may be written ``"500000000 KRW"``,
+bare (``300000000``: in the request's currency) or with Korean units (``"3억 5천만"``,
+``clients.amounts``), each such reading said in the accepted form.
 ``length_mix`` may be written short or as a CSV of request lengths to bin (``clients.lengths``).
 Any problem raises ``ScenarioError`` naming the file, the path inside it and the reason.
 """
@@ -10,9 +12,11 @@ Any problem raises ``ScenarioError`` naming the file, the path inside it and the
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 import yaml
 from google.protobuf import json_format
@@ -20,6 +24,7 @@ from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescript
 from google.protobuf.message import Message
 
 from api.fleetplan.v1 import performance_pb2
+from clients.amounts import AmountError, canonical, parse_amount
 from clients.lengths import LengthMixError, expand_length_mix
 
 _M = TypeVar("_M", bound=Message)
@@ -66,23 +71,60 @@ def _enum_choices(enum: EnumDescriptor) -> str:
     return ", ".join(v.name.removeprefix(prefix).lower() for v in enum.values if v.number != 0)
 
 
-def _money(value: Any, file: str, path: str) -> Any:
-    if isinstance(value, str):
-        parts = value.replace(",", "").split()
-        if len(parts) != 2:
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """What reading one file needs besides the text: the request's currency (None when the
+    message has no constraints), and where the readings of bare or Korean amounts are said."""
+
+    currency: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _money(value: Any, file: str, path: str, reading: _Reading) -> Any:
+    if isinstance(value, Mapping):
+        if "amount" in value and not isinstance(value["amount"], str):
+            return {**value, "amount": str(value["amount"])}
+        return value
+    try:
+        amount, currency, korean = parse_amount(value)
+    except AmountError as exc:
+        raise ScenarioError(file, path, str(exc)) from exc
+    if currency is None:
+        if reading.currency is None:
+            raise ScenarioError(file, path, f"give the currency, e.g. '{value} KRW' or '{value} USD'")
+        if korean and reading.currency != "KRW":
             raise ScenarioError(
-                file, path, f"money must look like '500000000 KRW' or '3.99 USD', got {value!r}"
+                file,
+                path,
+                f"{value!r} in a {reading.currency} request: write '{value} KRW' or the amount in "
+                f"{reading.currency}",
             )
-        return {"amount": parts[0], "currency_code": parts[1].upper()}
-    if isinstance(value, Mapping) and "amount" in value and not isinstance(value["amount"], str):
-        return {**value, "amount": str(value["amount"])}
-    return value
+        currency = reading.currency
+    accepted = canonical(amount, currency)
+    if korean or not isinstance(value, str) or value.replace(",", "").split() != accepted.split():
+        reading.notes.append(f"{file}: {path}: read {value!r} as '{accepted}'")
+    text, code = accepted.split()
+    return {"amount": text, "currency_code": code}
 
 
-def normalize(data: Any, descriptor: Descriptor, file: str, path: str = "") -> Any:
+def _request_currency(data: Any, descriptor: Descriptor) -> str | None:
+    """The currency bare amounts are read in: the request's ``constraints.currency_code`` (empty =
+    USD), or None for a message without constraints."""
+    for f in descriptor.fields:
+        if f.message_type is not None and f.message_type.full_name == "fleetplan.v1.Constraints":
+            node = data.get(f.name) if isinstance(data, Mapping) else None
+            code = node.get("currency_code") if isinstance(node, Mapping) else None
+            return code.strip().upper() if isinstance(code, str) and code.strip() else "USD"
+    return None
+
+
+def normalize(
+    data: Any, descriptor: Descriptor, file: str, path: str = "", reading: _Reading | None = None
+) -> Any:
     """Check field names against the message and expand friendly spellings (see module doc)."""
+    reading = reading if reading is not None else _Reading(_request_currency(data, descriptor))
     if descriptor.full_name == "fleetplan.v1.Money":
-        data = _money(data, file, path)
+        data = _money(data, file, path, reading)
     if descriptor.full_name.startswith("google.protobuf."):
         return data
     if not isinstance(data, Mapping):
@@ -105,37 +147,51 @@ def normalize(data: Any, descriptor: Descriptor, file: str, path: str = "") -> A
                 value = expand_length_mix(value, file)
             except LengthMixError as exc:
                 raise ScenarioError(file, here, str(exc)) from exc
-        out[field.name] = _normalize_field(field, value, file, here)
+        out[field.name] = _normalize_field(field, value, file, here, reading)
     return out
 
 
-def _normalize_field(field: FieldDescriptor, value: Any, file: str, path: str) -> Any:
+def _normalize_field(field: FieldDescriptor, value: Any, file: str, path: str, reading: _Reading) -> Any:
     if value is None:
         raise ScenarioError(file, path, "has no value (remove the line or give a value)")
     is_map = field.message_type is not None and field.message_type.GetOptions().map_entry
     if field.is_repeated and not is_map:
         if not isinstance(value, list):
             raise ScenarioError(file, path, f"expected a list, got {type(value).__name__}")
-        return [_normalize_single(field, item, file, _join(path, i)) for i, item in enumerate(value)]
-    return _normalize_single(field, value, file, path)
+        return [_normalize_single(field, item, file, _join(path, i), reading) for i, item in enumerate(value)]
+    return _normalize_single(field, value, file, path, reading)
 
 
-def _normalize_single(field: FieldDescriptor, value: Any, file: str, path: str) -> Any:
+def _normalize_single(field: FieldDescriptor, value: Any, file: str, path: str, reading: _Reading) -> Any:
     if field.type == FieldDescriptor.TYPE_ENUM:
         return _enum_value(field.enum_type, value, file, path)
     if field.type == FieldDescriptor.TYPE_MESSAGE:
         if field.message_type.GetOptions().map_entry:
             return value
-        return normalize(value, field.message_type, file, path)
+        return normalize(value, field.message_type, file, path, reading)
     return value
 
 
-def parse_scenario(data: Any, message_type: type[_M], file: str) -> _M:
-    """A dict (parsed YAML/JSON) → the request message, or ``ScenarioError``."""
+def parse_scenario(
+    data: Any,
+    message_type: type[_M],
+    file: str,
+    notes: list[str] | None = None,
+    *,
+    echo: TextIO | None = None,
+) -> _M:
+    """A dict (parsed YAML/JSON) → the request message, or ``ScenarioError``. How each bare or
+    Korean amount was read (``'3억' as '300000000 KRW'``) is added to ``notes`` and said on
+    ``echo``, one line each."""
     if data is None:
         raise ScenarioError(file, "", "the file is empty")
     descriptor: Descriptor = message_type.DESCRIPTOR  # type: ignore[assignment]
-    normalized = normalize(data, descriptor, file)
+    reading = _Reading(_request_currency(data, descriptor))
+    normalized = normalize(data, descriptor, file, reading=reading)
+    if notes is not None:
+        notes.extend(reading.notes)
+    for note in reading.notes if echo is not None else ():
+        print(note, file=echo)
     try:
         return json_format.ParseDict(normalized, message_type())
     except json_format.ParseError as exc:
@@ -156,9 +212,13 @@ def load_yaml(path: Path) -> Any:
         raise ScenarioError(file, where, f"not valid YAML: {getattr(exc, 'problem', None) or exc}") from exc
 
 
-def load_scenario(path: Path, message_type: type[_M]) -> _M:
-    """Read a YAML scenario file as ``message_type``."""
-    return parse_scenario(load_yaml(path), message_type, str(path))
+def load_scenario(path: Path, message_type: type[_M], echo: TextIO | None = None) -> _M:
+    """Read a YAML scenario file as ``message_type``; how each bare or Korean amount was read is
+    said on ``echo`` (stderr when not given), one line each, so "3억" is answered with the
+    accepted form."""
+    return parse_scenario(
+        load_yaml(path), message_type, str(path), echo=echo if echo is not None else sys.stderr
+    )
 
 
 # Batch-file keys (issue #4 contract) → PerformanceCase proto fields.

@@ -38,6 +38,7 @@ from pricebook.catalog import (
 from pricebook.errors import PricebookError
 from pricebook.schema import (
     ApiPrice,
+    ColocationBasis,
     GpuClass,
     GpuSpec,
     ModelArch,
@@ -47,6 +48,7 @@ from pricebook.schema import (
     Pricebook,
     ServerSpec,
     SiteAssumptions,
+    SiteModel,
     Sourced,
 )
 
@@ -65,6 +67,14 @@ _COLLECTIONS: dict[str, type[Sourced]] = {
     "models": ModelArch,
 }
 _TOP_LEVEL_KEYS = ("version", "site", *_COLLECTIONS)
+_SITE_SETTINGS_HASHED_WHEN_SET: dict[str, Any] = {
+    "site_model": SiteModel.COLOCATION,
+    "own_site_space_price_month": None,
+    "own_site_space_basis": ColocationBasis.PER_RACK_UNIT,
+    "residual_value_credit": True,
+}
+"""Site settings that enter the content hash only when they differ from their default, so a book
+that leaves them alone keeps the hash it had before they existed (answers quote the hash)."""
 _META_FIELDS = frozenset({"source", "as_of", "field_sources", "estimated_fields", "notes"})
 
 
@@ -127,6 +137,10 @@ def content_hash(book: Pricebook) -> str:
     layout and of the machine.
     """
     dumped = book.model_dump(mode="python", exclude={"content_hash"})
+    site = dumped["site"]
+    for name, default in _SITE_SETTINGS_HASHED_WHEN_SET.items():
+        if site[name] == default:
+            del site[name]
     for name in _COLLECTIONS:
         dumped[name] = sorted(dumped[name], key=lambda entry: str(entry["id"]))
     canonical = json.dumps(_canonical(dumped), sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -280,8 +280,11 @@ def _apply_site(site: SiteAssumptions, name: str, value: Any, as_of: dt.date) ->
         hint = " (use fx_usd_krw for the exchange rate)" if name == "fx_rates" else ""
         raise _Violation(name, f"not an overridable site assumption{hint}; one of: {', '.join(allowed)}")
     old = getattr(site, name)
-    if isinstance(old, Money) and isinstance(value, int | float) and not isinstance(value, bool):
-        value = {"amount": str(value), "currency": old.currency}  # a bare number keeps the currency
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if isinstance(old, Money):
+            value = {"amount": str(value), "currency": old.currency}  # a bare number keeps the currency
+        elif old is None and "Money" in str(SiteAssumptions.model_fields[name].annotation):
+            raise _Violation(name, f"give the currency, e.g. '{value:g} KRW' or '{value:g} USD'")
     data = site.model_dump()
     data[name] = value
     data["field_sources"] = {

@@ -364,6 +364,16 @@ class ColocationBasis(StrEnum):
     """Per rack unit (U) per month."""
 
 
+class SiteModel(StrEnum):
+    """Where bought servers run, and so what running them costs besides the hardware."""
+
+    COLOCATION = "colocation"
+    """A colocation provider's rack: ``colocation_price_month`` (with or without the power)."""
+    OWN_SITE = "own_site"
+    """The buyer's own machine room: power at the site tariff × PUE, no colocation fee, and
+    ``own_site_space_price_month`` for the space when one is given."""
+
+
 class NetworkPrice(Sourced):
     """One sourced price of a networking component, with how reliable it is."""
 
@@ -412,6 +422,23 @@ class SiteAssumptions(Sourced):
     fx_rates: tuple[FxRate, ...]
     network_fabrics: tuple[NetworkFabric, ...] = ()
     """Scale-out networking prices per fabric kind (a kind without one is not priced)."""
+    site_model: SiteModel = SiteModel.COLOCATION
+    """Where bought servers run (a request's ``Constraints.site_model`` takes precedence)."""
+    own_site_space_price_month: Money | None = None
+    """On the buyer's own site: rack/space cost a month per ``own_site_space_basis`` (None = 0)."""
+    own_site_space_basis: ColocationBasis = ColocationBasis.PER_RACK_UNIT
+    residual_value_credit: bool = True
+    """Whether the TCO credits the hardware's market value at the end of the horizon; false for a
+    buyer who cannot sell it (Korean public sector: 불용 처리). A request's
+    ``Constraints.residual_value_credit`` takes precedence."""
+
+    @field_validator("own_site_space_price_month")
+    @classmethod
+    def _space_not_negative(cls, value: Money | None) -> Money | None:
+        if value is not None and value.amount < 0:
+            msg = f"must not be negative, got {value.amount}"
+            raise ValueError(msg)
+        return value
 
 
 # --------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from pricebook.overrides import PricebookOverrides
-from pricebook.schema import Currency, GpuId, Money
+from pricebook.schema import Currency, GpuId, Money, SiteModel
 from solver.units import HOURS_PER_DAY, SECONDS_PER_DAY, SECONDS_PER_HOUR
 
 # Caps that keep one request's model bounded (reliability issue: refuse, naming the limit).
@@ -485,6 +485,12 @@ class Constraints(_Frozen):
     allow_consumer_gpus: bool = False
     """Consumer (GeForce) cards may be planned; off by default: NVIDIA's GeForce driver licence
     excludes data-centre deployment, and they have no ECC and no enterprise support."""
+    site_model: SiteModel | None = None
+    """Where bought servers run (colocation or the buyer's own site); None = the pricebook's
+    ``site.site_model``."""
+    residual_value_credit: bool | None = None
+    """Credit the hardware's market value at the horizon in the TCO; None = the pricebook's
+    ``site.residual_value_credit``. False for a buyer who cannot sell it (public sector: 불용 처리)."""
 
     _money = field_validator("capex_budget", "monthly_opex_cap", "installation_per_server")(
         _non_negative_money

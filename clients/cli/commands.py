@@ -91,7 +91,7 @@ def parse_fleet(spec: str) -> scenario_pb2.Fleet:
 def cmd_evaluate(args: argparse.Namespace, out: TextIO) -> int:
     path = Path(args.scenario)
     data = load_yaml(path)
-    request = parse_scenario(data, api.EvaluateFleetRequest, str(path))
+    request = parse_scenario(data, api.EvaluateFleetRequest, str(path), echo=sys.stderr)
     if args.fleet:
         request.fleet.CopyFrom(parse_fleet(args.fleet))
     request.compare_with_optimal = not args.no_compare
@@ -107,7 +107,7 @@ def cmd_breakeven(args: argparse.Namespace, out: TextIO) -> int:
     if isinstance(data, dict):
         # A plan scenario works as is: its solver options do not apply to a break-even analysis.
         data = {k: v for k, v in data.items() if k != "solver_options"}
-    request = parse_scenario(data, api.AnalyzeBreakEvenRequest, str(path))
+    request = parse_scenario(data, api.AnalyzeBreakEvenRequest, str(path), echo=sys.stderr)
     if args.gpu:
         request.gpu_id = args.gpu
     if args.utilization is not None:

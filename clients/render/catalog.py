@@ -145,6 +145,22 @@ def _models(r: api.ListCatalogResponse, *, markdown: bool) -> list[str]:
     )
 
 
+def _site_model_rows(s: catalog_pb2.SiteEntry) -> list[list[Cell]]:
+    """The own-site model and a residual credit turned off, shown when the book sets them (a book
+    that leaves them at colocation and the credit reads as before)."""
+    rows: list[list[Cell]] = []
+    if s.site_model == "own_site":
+        space = (
+            f"{money(s.own_site_space_price_month)} {s.own_site_space_basis.replace('_', ' ')}-month"
+            if s.HasField("own_site_space_price_month")
+            else "no space price"
+        )
+        rows.append(["site model", f"own site: power at the tariff × PUE, no colocation fee; {space}"])
+    if s.site_model and not s.residual_value_credit:
+        rows.append(["residual value credit", "none (hardware not resold)"])
+    return rows
+
+
 def _site(s: catalog_pb2.SiteEntry, *, markdown: bool) -> list[str]:
     rows: list[list[Cell]] = [
         ["electricity KRW/kWh", s.electricity_krw_per_kwh],
@@ -160,6 +176,7 @@ def _site(s: catalog_pb2.SiteEntry, *, markdown: bool) -> list[str]:
         ["idle GPU power (share of TDP)", f"{s.idle_gpu_power_fraction:.0%}"],
         ["VAT", f"{s.vat_rate:.0%}"],
     ]
+    rows += _site_model_rows(s)
     rows += [
         [
             f"market value {p.gpu_class} after {p.age_months} months",

@@ -24,6 +24,7 @@ from service.convert.enums import (
     OFFER_POLICY_TO_PROTO,
     PRECISION_TO_PROTO,
     QUANTILE_TO_PROTO,
+    SITE_MODEL_TO_PROTO,
 )
 from service.convert.fields import put
 from service.convert.money import money_to_proto
@@ -126,6 +127,9 @@ def _constraints(c: domain.Constraints) -> scenario_pb2.Constraints:
     put(fields, "rack_units_cap", c.rack_units_cap)
     if c.deployment_policy is not None:
         fields["deployment_policy"] = DEPLOYMENT_POLICY_TO_PROTO[c.deployment_policy]
+    if c.site_model is not None:
+        fields["site_model"] = SITE_MODEL_TO_PROTO[c.site_model]
+    put(fields, "residual_value_credit", c.residual_value_credit)
     return scenario_pb2.Constraints(**fields)
 
 

@@ -16,7 +16,7 @@ from typing import Any, TypeVar, get_args
 
 from api.fleetplan.v1 import catalog_pb2, common_pb2, performance_pb2, scenario_pb2
 from pricebook import catalog as pb_catalog
-from pricebook.schema import OfferKind
+from pricebook.schema import OfferKind, SiteModel
 from solver import domain
 from solver.perf import cases as perf_cases
 
@@ -75,6 +75,10 @@ DEPLOYMENT_POLICY_FROM_PROTO: dict[scenario_pb2.DeploymentPolicy.ValueType, doma
 DEPLOYMENT_POLICY_TO_PROTO: dict[domain.DeploymentPolicy, scenario_pb2.DeploymentPolicy.ValueType] = inverted(
     DEPLOYMENT_POLICY_FROM_PROTO
 )
+SITE_MODEL_FROM_PROTO: dict[scenario_pb2.SiteModel.ValueType, SiteModel] = by_name(
+    scenario_pb2.SiteModel, "SITE_MODEL", SiteModel
+)
+SITE_MODEL_TO_PROTO: dict[SiteModel, scenario_pb2.SiteModel.ValueType] = inverted(SITE_MODEL_FROM_PROTO)
 BACKEND_FROM_PROTO: dict[scenario_pb2.SolverBackend.ValueType, str] = {
     scenario_pb2.SOLVER_BACKEND_UNSPECIFIED: "auto",
     **by_name(scenario_pb2.SolverBackend, "SOLVER_BACKEND", (b for b in SOLVER_BACKENDS if b != "auto")),

@@ -29,6 +29,7 @@ from service.convert.enums import (
     OFFER_POLICY_FROM_PROTO,
     PRECISION_FROM_PROTO,
     QUANTILE_FROM_PROTO,
+    SITE_MODEL_FROM_PROTO,
 )
 from service.convert.fields import optional, put
 from service.convert.money import money_to_dict
@@ -224,6 +225,8 @@ def _constraints(msg: scenario_pb2.Constraints, col: Collector, path: str) -> di
         DEPLOYMENT_POLICY_FROM_PROTO, msg.deployment_policy, join_path(path, "deployment_policy")
     )
     put(out, "deployment_policy", deployment)
+    put(out, "site_model", col.enum(SITE_MODEL_FROM_PROTO, msg.site_model, join_path(path, "site_model")))
+    put(out, "residual_value_credit", optional(msg, "residual_value_credit"))
     out["include_providers"] = tuple(msg.include_providers)
     out["exclude_providers"] = tuple(msg.exclude_providers)
     out["pinned_offers"] = tuple(msg.pinned_offer_ids)

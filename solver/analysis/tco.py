@@ -34,8 +34,9 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from enum import StrEnum
 from typing import Any
 
-from pricebook.schema import Currency, GpuId, Money
-from solver.domain import AcquisitionMode, InferenceWorkload, TrainingWorkload
+from pricebook.schema import Currency, GpuId, Money, Pricebook, SiteModel
+from solver.domain import AcquisitionMode, Constraints, InferenceWorkload, TrainingWorkload
+from solver.pricing.costs import residual_value_credit, site_model
 from solver.pricing.options import AcquisitionOption
 from solver.units import (
     DAYS_PER_MONTH,
@@ -570,9 +571,23 @@ class CostComponent:
     explanation: str
 
 
-def cost_components(tco: TcoReport) -> tuple[CostComponent, ...]:
+@dataclass(frozen=True, slots=True)
+class SiteTerms:
+    """The request's site settings the cost components are explained by."""
+
+    site_model: SiteModel = SiteModel.COLOCATION
+    residual_value_credit: bool = True
+
+
+def site_terms(constraints: Constraints, book: Pricebook) -> SiteTerms:
+    """The site model and residual credit a plan was priced with (the request's, else the book's)."""
+    return SiteTerms(site_model(constraints, book), residual_value_credit(constraints, book))
+
+
+def cost_components(tco: TcoReport, terms: SiteTerms = SiteTerms()) -> tuple[CostComponent, ...]:
     """The TCO as named components that add up to ``tco.horizon_total``."""
     months = tco.horizon_months
+    own_site = terms.site_model is SiteModel.OWN_SITE
     currency = tco.currency
 
     def once(amount: Money) -> tuple[Money, Money]:
@@ -607,14 +622,18 @@ def cost_components(tco: TcoReport) -> tuple[CostComponent, ...]:
         (
             CostComponentName.POWER,
             monthly(tco.power_monthly),
-            "GPU TDP × PUE × tariff × (idle fraction every held hour + the rest of the average draw "
-            "per busy hour), plus host power every hour; none for colocated hardware whose colocation "
-            "price includes power",
+            OWN_SITE_POWER
+            if own_site
+            else "GPU TDP × PUE × tariff × (idle fraction every held hour + the rest of the average "
+            "draw per busy hour), plus host power every hour; none for colocated hardware whose "
+            "colocation price includes power",
         ),
         (
             CostComponentName.COLOCATION,
             monthly(tco.colocation_monthly),
-            "colocation price per kW-month × IT power (GPU TDP + host power) per server, or per "
+            OWN_SITE_SPACE
+            if own_site
+            else "colocation price per kW-month × IT power (GPU TDP + host power) per server, or per "
             "rack unit × rack units",
         ),
         (
@@ -653,10 +672,14 @@ def cost_components(tco: TcoReport) -> tuple[CostComponent, ...]:
     # Colocated hardware whose colocation price includes power has no power cost of its own: the
     # line stays, at zero, so a reader sees power was not forgotten (nor counted twice).
     power_in_colocation = tco.power_monthly.amount == 0 and tco.colocation_monthly.amount != 0
+    # Without the residual credit the line stays at zero for bought hardware, saying why.
+    no_credit = not terms.residual_value_credit and tco.hardware.amount != 0
     components: list[CostComponent] = []
     for name, (horizon, per_month), why in rows:
-        if name is CostComponentName.POWER and power_in_colocation:
+        if name is CostComponentName.POWER and power_in_colocation and not own_site:
             components.append(CostComponent(name, horizon, per_month, POWER_IN_COLOCATION))
+        elif name is CostComponentName.RESIDUAL_VALUE and no_credit:
+            components.append(CostComponent(name, horizon, per_month, NO_RESIDUAL_CREDIT))
         elif horizon.amount != 0:
             components.append(CostComponent(name, horizon, per_month, why))
     return tuple(components)
@@ -673,4 +696,16 @@ def _storage(tco: TcoReport, months: int) -> tuple[Money, Money]:
 
 POWER_IN_COLOCATION = (
     "0: the colocation price includes the power drawn (colocation_includes_power), never counted twice"
+)
+OWN_SITE_POWER = (
+    "own site: GPU TDP × PUE × site tariff × (idle fraction every held hour + the rest of the average "
+    "draw per busy hour), plus host power × PUE × tariff every hour; no colocation fee"
+)
+OWN_SITE_SPACE = (
+    "own site: space price per rack unit-month × rack units, or per kW-month × IT power (GPU TDP + "
+    "host power); no colocation fee, the power is in the power line"
+)
+NO_RESIDUAL_CREDIT = (
+    "0: no resale value credited (residual_value_credit false: hardware the buyer cannot sell, "
+    "e.g. public-sector 불용 처리)"
 )

@@ -22,6 +22,7 @@ from solver.analysis.tco import (
     cost_components,
     depreciation_schedule,
     fleet_tco,
+    site_terms,
     storage_lines,
     to_money,
     to_unit_price,
@@ -170,7 +171,7 @@ def _economics(
     return _Economics(
         lines=tuple(lines),
         tco=tco,
-        components=cost_components(tco.total),
+        components=cost_components(tco.total, site_terms(request.constraints, book)),
         fleet=plan_fleet_lines(solution, instance, tco, currency),
         costs=costs,
         vat=vat_lines(tco.total, book.site.vat_rate) if request.constraints.include_vat else None,

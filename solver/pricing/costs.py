@@ -31,7 +31,10 @@ BUY (one option per server model that holds the GPU)
     Power is never charged twice: hardware in a colocation whose price includes power
     (``colocation_includes_power``) has no power cost of its own; hardware on the buyer's own site
     (no server model, or ``include_host_costs`` False: hosts already running) pays no colocation,
-    and its GPUs pay the tariff.
+    and its GPUs pay the tariff. ``site_model`` own_site (the request's, else the book's): bought
+    servers pay no colocation fee, GPU and host power at the tariff × PUE, and the site's
+    ``own_site_space_price_month`` per rack unit or per kW (0 when none is given).
+    ``residual_value_credit`` false (the request's, else the book's): residual_fraction 0.
 OWNED (``constraints.owned``): like BUY with capex 0 and no residual (sunk cost); support, power
     and colocation are still paid (support priced on the GPU's current purchase price).
 RESERVED   fixed_monthly_per_gpu = price per GPU-hour × 730 h, scaled up when the horizon is not
@@ -76,6 +79,7 @@ from pricebook.schema import (
     Pricebook,
     PriceLabel,
     ServerSpec,
+    SiteModel,
     label_rank,
 )
 from solver.domain import AcquisitionMode, Constraints, OfferPolicy
@@ -129,6 +133,32 @@ def capex_budget_ex_vat(constraints: Constraints, book: Pricebook) -> float | No
     if constraints.capex_budget_includes_vat:
         budget /= 1.0 + book.site.vat_rate
     return budget
+
+
+def site_model(constraints: Constraints, book: Pricebook) -> SiteModel:
+    """Where bought servers run: the request's choice, else the pricebook's."""
+    return constraints.site_model or book.site.site_model
+
+
+def residual_value_credit(constraints: Constraints, book: Pricebook) -> bool:
+    """Whether the TCO credits the hardware's market value at the horizon: the request's choice,
+    else the pricebook's (false for a buyer who cannot sell it: public sector 불용 처리)."""
+    if constraints.residual_value_credit is None:
+        return book.site.residual_value_credit
+    return constraints.residual_value_credit
+
+
+def _rack_price(constraints: Constraints, book: Pricebook) -> tuple[float, ColocationBasis, bool]:
+    """What a bought server's rack costs a month, per what, and whether that includes its power:
+    the colocation rate, or on the buyer's own site its space price (0 when none is given) and
+    never the power (paid at the tariff)."""
+    site = book.site
+    if site_model(constraints, book) is SiteModel.COLOCATION:
+        price = site_price(site.colocation_price_month, constraints, book)
+        return price, site.colocation_basis, site.colocation_includes_power
+    space = site.own_site_space_price_month
+    price = site_price(space, constraints, book) if space is not None else 0.0
+    return price, site.own_site_space_basis, False
 
 
 def electricity_per_kwh(constraints: Constraints, book: Pricebook) -> float:
@@ -383,8 +413,9 @@ class _SiteCosts:
 def _site_costs(
     gpu: GpuSpec, server: ServerSpec | None, constraints: Constraints, book: Pricebook
 ) -> _SiteCosts:
-    """Colocation and power (module docstring): a colocated server pays the colocation rate, and
-    power only when that rate excludes it; hardware on the buyer's own site pays power alone."""
+    """Rack and power (module docstring): a colocated server pays the colocation rate, and power
+    only when that rate excludes it; a server on the buyer's own site (``site_model``) pays its
+    space price and the power; a card into a host already running pays its power alone."""
     site = book.site
     tariff = electricity_per_kwh(constraints, book)
     colocated = server is not None and constraints.include_host_costs
@@ -399,12 +430,12 @@ def _site_costs(
         return power
     assert server is not None
     host_kw = server.host_power_w * site.pue / WATTS_PER_KW
-    price = site_price(site.colocation_price_month, constraints, book)
-    if site.colocation_basis is ColocationBasis.PER_KW:
+    price, basis, includes_power = _rack_price(constraints, book)
+    if basis is ColocationBasis.PER_KW:
         per_gpu, per_server = gpu.tdp_w / WATTS_PER_KW * price, server.host_power_w / WATTS_PER_KW * price
     else:
         per_gpu, per_server = 0.0, server.rack_units * price
-    if site.colocation_includes_power:
+    if includes_power:
         return _SiteCosts(colocation_per_gpu=per_gpu, colocation_per_server=per_server, host_kw=host_kw)
     return replace(
         power,
@@ -465,7 +496,9 @@ def _owned_hardware_option(
         scale_up_domain_size=max(1, min(domain, gpus_per_server)),
         capex_per_gpu=0.0 if owned else purchase.capex_per_gpu,
         capex_per_server=host_cost,
-        residual_fraction=0.0 if owned else residual_curve(site, gpu).value_at(constraints.horizon_months),
+        residual_fraction=0.0
+        if owned or not residual_value_credit(constraints, book)
+        else residual_curve(site, gpu).value_at(constraints.horizon_months),
         fixed_monthly_per_gpu=purchase.capex_per_gpu * support_per_month
         + costs.colocation_per_gpu
         + costs.idle_power_per_gpu

@@ -631,6 +631,10 @@ class SiteEntry(_message.Message):
     COLOCATION_BASIS_FIELD_NUMBER: _builtins.int
     COLOCATION_INCLUDES_POWER_FIELD_NUMBER: _builtins.int
     IDLE_GPU_POWER_FRACTION_FIELD_NUMBER: _builtins.int
+    SITE_MODEL_FIELD_NUMBER: _builtins.int
+    OWN_SITE_SPACE_PRICE_MONTH_FIELD_NUMBER: _builtins.int
+    OWN_SITE_SPACE_BASIS_FIELD_NUMBER: _builtins.int
+    RESIDUAL_VALUE_CREDIT_FIELD_NUMBER: _builtins.int
     electricity_krw_per_kwh: _builtins.float
     """Electricity tariff in KRW per kWh."""
     electricity_usd_per_kwh: _builtins.float
@@ -657,6 +661,14 @@ class SiteEntry(_message.Message):
     """Whether the colocation price includes power (then colocated hardware has no power line)."""
     idle_gpu_power_fraction: _builtins.float
     """GPU draw when idle, fraction of TDP, paid every held hour on site."""
+    site_model: _builtins.str
+    """Where bought servers run: "colocation" or "own_site" (a request's constraints.site_model wins)."""
+    own_site_space_basis: _builtins.str
+    """"per_rack_unit" or "per_kw"."""
+    residual_value_credit: _builtins.bool
+    """Whether the TCO credits the hardware's market value at the horizon (a request's
+    constraints.residual_value_credit wins).
+    """
     @_builtins.property
     def colocation_price_month(self) -> _common_pb2.Money:
         """Colocation price per month: per kW of IT power or per rack unit (colocation_basis)."""
@@ -672,6 +684,10 @@ class SiteEntry(_message.Message):
     @_builtins.property
     def residual_points(self) -> _containers.RepeatedCompositeFieldContainer[Global___ResidualPointEntry]:
         """Sourced market-value points by GPU class (the residual curves run through them)."""
+
+    @_builtins.property
+    def own_site_space_price_month(self) -> _common_pb2.Money:
+        """On the own site: space per month per own_site_space_basis; unset = none (power only)."""
 
     def __init__(
         self,
@@ -693,10 +709,14 @@ class SiteEntry(_message.Message):
         colocation_basis: _builtins.str = ...,
         colocation_includes_power: _builtins.bool = ...,
         idle_gpu_power_fraction: _builtins.float = ...,
+        site_model: _builtins.str = ...,
+        own_site_space_price_month: _common_pb2.Money | None = ...,
+        own_site_space_basis: _builtins.str = ...,
+        residual_value_credit: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["colocation_price_month", b"colocation_price_month", "source", b"source"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["colocation_price_month", b"colocation_price_month", "own_site_space_price_month", b"own_site_space_price_month", "source", b"source"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["average_gpu_power_fraction", b"average_gpu_power_fraction", "colocation_basis", b"colocation_basis", "colocation_includes_power", b"colocation_includes_power", "colocation_price_month", b"colocation_price_month", "depreciation_months", b"depreciation_months", "electricity_krw_per_kwh", b"electricity_krw_per_kwh", "electricity_usd_per_kwh", b"electricity_usd_per_kwh", "fx_rates", b"fx_rates", "idle_gpu_power_fraction", b"idle_gpu_power_fraction", "prices_include_vat", b"prices_include_vat", "pue", b"pue", "residual_points", b"residual_points", "residual_value_age_months", b"residual_value_age_months", "residual_value_fraction", b"residual_value_fraction", "source", b"source", "support_fraction_per_year", b"support_fraction_per_year", "vat_rate", b"vat_rate"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["average_gpu_power_fraction", b"average_gpu_power_fraction", "colocation_basis", b"colocation_basis", "colocation_includes_power", b"colocation_includes_power", "colocation_price_month", b"colocation_price_month", "depreciation_months", b"depreciation_months", "electricity_krw_per_kwh", b"electricity_krw_per_kwh", "electricity_usd_per_kwh", b"electricity_usd_per_kwh", "fx_rates", b"fx_rates", "idle_gpu_power_fraction", b"idle_gpu_power_fraction", "own_site_space_basis", b"own_site_space_basis", "own_site_space_price_month", b"own_site_space_price_month", "prices_include_vat", b"prices_include_vat", "pue", b"pue", "residual_points", b"residual_points", "residual_value_age_months", b"residual_value_age_months", "residual_value_credit", b"residual_value_credit", "residual_value_fraction", b"residual_value_fraction", "site_model", b"site_model", "source", b"source", "support_fraction_per_year", b"support_fraction_per_year", "vat_rate", b"vat_rate"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

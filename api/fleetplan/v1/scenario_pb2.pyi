@@ -148,6 +148,30 @@ OFFER_POLICY_CHEAPEST: OfferPolicy.ValueType  # 2
 """Every offer whatever its label."""
 Global___OfferPolicy: _TypeAlias = OfferPolicy  # noqa: Y015
 
+class _SiteModel:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _SiteModelEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SiteModel.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    SITE_MODEL_UNSPECIFIED: _SiteModel.ValueType  # 0
+    """Not given: the pricebook's site.site_model."""
+    SITE_MODEL_COLOCATION: _SiteModel.ValueType  # 1
+    """A colocation provider's rack at the pricebook's colocation rate."""
+    SITE_MODEL_OWN_SITE: _SiteModel.ValueType  # 2
+    """The buyer's own machine room: power at the tariff × PUE, no colocation fee."""
+
+class SiteModel(_SiteModel, metaclass=_SiteModelEnumTypeWrapper):
+    """Where bought servers run, and so what running them costs besides the hardware."""
+
+SITE_MODEL_UNSPECIFIED: SiteModel.ValueType  # 0
+"""Not given: the pricebook's site.site_model."""
+SITE_MODEL_COLOCATION: SiteModel.ValueType  # 1
+"""A colocation provider's rack at the pricebook's colocation rate."""
+SITE_MODEL_OWN_SITE: SiteModel.ValueType  # 2
+"""The buyer's own machine room: power at the tariff × PUE, no colocation fee."""
+Global___SiteModel: _TypeAlias = SiteModel  # noqa: Y015
+
 class _DeploymentPolicy:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -695,6 +719,8 @@ class Constraints(_message.Message):
     STORAGE_FIELD_NUMBER: _builtins.int
     ALLOW_CONSUMER_GPUS_FIELD_NUMBER: _builtins.int
     DEPLOYMENT_POLICY_FIELD_NUMBER: _builtins.int
+    SITE_MODEL_FIELD_NUMBER: _builtins.int
+    RESIDUAL_VALUE_CREDIT_FIELD_NUMBER: _builtins.int
     currency_code: _builtins.str
     """ISO-4217 currency of every figure in the answer ("USD" or "KRW"); empty = USD."""
     horizon_months: _builtins.int
@@ -735,6 +761,17 @@ class Constraints(_message.Message):
     owned, reserved; replicas on GPUs rented on demand may still follow the hours), hourly =
     replicas follow each hour's demand. Unspecified = static when only buying is allowed, else
     hourly.
+    """
+    site_model: Global___SiteModel.ValueType
+    """Where bought servers run: colocation (the pricebook's colocation rate, $200/kW-month including
+    power) or the buyer's own site (GPU and host power at the site tariff × PUE, no colocation fee,
+    the pricebook's site.own_site_space_price_month per rack unit or kW if set); unspecified = the
+    pricebook's site.site_model (colocation).
+    """
+    residual_value_credit: _builtins.bool
+    """Whether the TCO credits the hardware's market value at the end of the horizon; absent = the
+    pricebook's site.residual_value_credit (true). false for a buyer who cannot sell it (Korean
+    public sector: 불용 처리).
     """
     @_builtins.property
     def capex_budget(self) -> _common_pb2.Money:
@@ -822,10 +859,12 @@ class Constraints(_message.Message):
         storage: Global___Storage | None = ...,
         allow_consumer_gpus: _builtins.bool = ...,
         deployment_policy: Global___DeploymentPolicy.ValueType = ...,
+        site_model: Global___SiteModel.ValueType = ...,
+        residual_value_credit: _builtins.bool | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_include_network_costs", b"_include_network_costs", "_installation_fraction", b"_installation_fraction", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "capex_budget", b"capex_budget", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_network_costs", b"include_network_costs", "installation_fraction", b"installation_fraction", "installation_per_server", b"installation_per_server", "monthly_opex_cap", b"monthly_opex_cap", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap", "storage", b"storage"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_include_network_costs", b"_include_network_costs", "_installation_fraction", b"_installation_fraction", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "_residual_value_credit", b"_residual_value_credit", "capex_budget", b"capex_budget", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_network_costs", b"include_network_costs", "installation_fraction", b"installation_fraction", "installation_per_server", b"installation_per_server", "monthly_opex_cap", b"monthly_opex_cap", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap", "residual_value_credit", b"residual_value_credit", "storage", b"storage"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_include_network_costs", b"_include_network_costs", "_installation_fraction", b"_installation_fraction", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "allow_consumer_gpus", b"allow_consumer_gpus", "allowed_gpu_ids", b"allowed_gpu_ids", "allowed_modes", b"allowed_modes", "capacity_quantile", b"capacity_quantile", "capex_budget", b"capex_budget", "capex_budget_includes_vat", b"capex_budget_includes_vat", "count_bounds", b"count_bounds", "currency_code", b"currency_code", "deployment_policy", b"deployment_policy", "exclude_providers", b"exclude_providers", "exclude_regions", b"exclude_regions", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_network_costs", b"include_network_costs", "include_providers", b"include_providers", "include_regions", b"include_regions", "include_vat", b"include_vat", "installation_fraction", b"installation_fraction", "installation_per_server", b"installation_per_server", "monthly_opex_cap", b"monthly_opex_cap", "offer_policy", b"offer_policy", "owned_gpus", b"owned_gpus", "pinned_offer_ids", b"pinned_offer_ids", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap", "software_licences", b"software_licences", "storage", b"storage"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_include_network_costs", b"_include_network_costs", "_installation_fraction", b"_installation_fraction", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "_residual_value_credit", b"_residual_value_credit", "allow_consumer_gpus", b"allow_consumer_gpus", "allowed_gpu_ids", b"allowed_gpu_ids", "allowed_modes", b"allowed_modes", "capacity_quantile", b"capacity_quantile", "capex_budget", b"capex_budget", "capex_budget_includes_vat", b"capex_budget_includes_vat", "count_bounds", b"count_bounds", "currency_code", b"currency_code", "deployment_policy", b"deployment_policy", "exclude_providers", b"exclude_providers", "exclude_regions", b"exclude_regions", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_network_costs", b"include_network_costs", "include_providers", b"include_providers", "include_regions", b"include_regions", "include_vat", b"include_vat", "installation_fraction", b"installation_fraction", "installation_per_server", b"installation_per_server", "monthly_opex_cap", b"monthly_opex_cap", "offer_policy", b"offer_policy", "owned_gpus", b"owned_gpus", "pinned_offer_ids", b"pinned_offer_ids", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap", "residual_value_credit", b"residual_value_credit", "site_model", b"site_model", "software_licences", b"software_licences", "storage", b"storage"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__horizon_months: _TypeAlias = _typing.Literal["horizon_months"]  # noqa: Y015
     _WhichOneofArgType__horizon_months: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months"]  # noqa: Y015
@@ -839,6 +878,8 @@ class Constraints(_message.Message):
     _WhichOneofArgType__power_cap_kw: _TypeAlias = _typing.Literal["_power_cap_kw", b"_power_cap_kw"]  # noqa: Y015
     _WhichOneofReturnType__rack_units_cap: _TypeAlias = _typing.Literal["rack_units_cap"]  # noqa: Y015
     _WhichOneofArgType__rack_units_cap: _TypeAlias = _typing.Literal["_rack_units_cap", b"_rack_units_cap"]  # noqa: Y015
+    _WhichOneofReturnType__residual_value_credit: _TypeAlias = _typing.Literal["residual_value_credit"]  # noqa: Y015
+    _WhichOneofArgType__residual_value_credit: _TypeAlias = _typing.Literal["_residual_value_credit", b"_residual_value_credit"]  # noqa: Y015
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__horizon_months) -> _WhichOneofReturnType__horizon_months | None: ...
     @_typing.overload
@@ -851,6 +892,8 @@ class Constraints(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__power_cap_kw) -> _WhichOneofReturnType__power_cap_kw | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__rack_units_cap) -> _WhichOneofReturnType__rack_units_cap | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__residual_value_credit) -> _WhichOneofReturnType__residual_value_credit | None: ...
 
 Global___Constraints: _TypeAlias = Constraints  # noqa: Y015
 
