@@ -34,8 +34,9 @@ from solver.domain import PlanRequest
 from solver.optimizer.instance import Candidate, FleetInstance
 from solver.optimizer.pooling import Sizing, families, sizing_of, strictest_sla
 from solver.optimizer.results import FleetSolution
-from solver.perf import Capacity, Deployment, WorkloadShape, capacity_at_sla, resolve_model
+from solver.perf import Capacity, Deployment, WorkloadShape, resolve_model
 from solver.perf.inference import Replica, build_replica
+from solver.perf.measured import corrected_capacity, fit_corrections
 from solver.perf.mixed import mix_miss, mix_scale
 from solver.perf.risk import quantile_factor
 
@@ -70,6 +71,7 @@ class PerfCapacity:
         self._families = families(request)
         self._models: dict[str, ModelArch] = {}
         self._known: dict[tuple[object, ...], _Deployed] = {}
+        self._measured = fit_corrections(request.measurements, book)
 
     def __call__(self, candidate: Candidate) -> float:
         deployed = self._deployed(candidate)
@@ -99,7 +101,7 @@ class PerfCapacity:
             )
             sizing = sizing_of(self._families, w.name, candidate.pool)
             shape = WorkloadShape(*own)
-            cap = capacity_at_sla(model, dep, shape, sizing.sla, cached=False)
+            cap = corrected_capacity(model, dep, shape, sizing.sla, self._measured, cached=False)
             self._known[key] = _Deployed(build_replica(model, dep, None), shape, cap, sizing)
         return self._known[key]
 
