@@ -10,6 +10,7 @@ from typing import Any
 
 from clients.measurements.proto import point_message
 from clients.measurements.tools import READERS, FormatError, Point
+from clients.scenario import ScenarioError
 
 JSONL_FIELDS: dict[str, type | tuple[type, ...]] = {
     "gpu": str,
@@ -57,15 +58,15 @@ REQUIRED = ("gpu", "model", "input_len", "output_len")
 METRICS = ("measured_ttft_ms", "measured_tpot_ms", "measured_output_tok_s")
 
 
-class MeasurementFileError(ValueError):
-    """A measurements file that cannot be used: which file, which field, why."""
+class MeasurementFileError(ScenarioError):
+    """A measurements file that cannot be used: ``file`` (or the flag), ``field`` in it, ``reason``."""
 
     def __init__(self, path: Path | str, field: str, reason: str) -> None:
-        where = f"{path}: {field}" if field else str(path)
-        super().__init__(f"{where}: {reason}")
-        self.path = str(path)
-        self.field = field
-        self.reason = reason
+        super().__init__(str(path), field, reason)
+
+    @property
+    def field(self) -> str:
+        return self.path
 
 
 def parse_measured_as(text: str | None) -> dict[str, Any]:

@@ -98,7 +98,7 @@ def test_bad_jsonl_names_file_and_field(
     path = _jsonl(tmp_path, *rows)
     with pytest.raises(MeasurementFileError) as caught:
         load_measurements(path)
-    assert caught.value.path == str(path) and caught.value.field == field and words in caught.value.reason
+    assert caught.value.file == str(path) and caught.value.field == field and words in caught.value.reason
 
 
 def test_measured_as_conflicting_with_the_file_is_refused(tmp_path: Path) -> None:
@@ -113,7 +113,7 @@ def test_unknown_format_is_refused(tmp_path: Path) -> None:
     path.write_text(json.dumps({"results": [1, 2]}))
     with pytest.raises(MeasurementFileError, match="unknown format") as caught:
         load_measurements(path, AS)
-    assert caught.value.path == str(path)
+    assert caught.value.file == str(path)
 
 
 def test_native_file_missing_a_metric_names_it(tmp_path: Path) -> None:
