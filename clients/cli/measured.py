@@ -1,6 +1,6 @@
 """``--measurements FILE`` (repeatable) and ``--measured-as KEY=VALUE,…`` on ``estimate``, ``plan``,
 ``evaluate``, ``report`` and ``sweep``: the user's own benchmark runs, sent as the request's
-``measurements`` (issue 29). The files are read only when the flag is given."""
+``measurements`` (issue 29)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import MutableSequence
 from pathlib import Path
 from typing import Any
 
+from clients.measurements import load_measurements
 from clients.scenario import ScenarioError
 
 
@@ -37,7 +38,5 @@ def attach_measurements(args: argparse.Namespace, measurements: MutableSequence[
         if getattr(args, "measured_as", None):
             raise ScenarioError("--measured-as", "", "describes measurement files: give --measurements FILE")
         return
-    from clients.measurements import load_measurements  # noqa: PLC0415 - only with the flag
-
     for path in files:
         measurements.extend(load_measurements(path, args.measured_as))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -46,6 +47,7 @@ from solver.perf.measured import (
     corrected_capacity,
     corrected_estimate,
     fitted,
+    modelled_targets,
 )
 from solver.perf.models import resolve_model
 from solver.perf.training import estimate_training
@@ -278,6 +280,14 @@ def _capacity_fields(
     """One replica's largest sustainable load at ``sla`` (``capacity_at_sla``, what the planner
     sizes with, corrected where measured) and what stops it there."""
     cap = corrected_capacity(model, deployment, shape, sla, measured)
+    correction = measured.of(model, deployment)
+    # The binding target is found on the modelled replica: its rate and targets on the model's clock.
+    modelled_cap, modelled_sla = cap, sla
+    if correction is not None:
+        modelled_sla = modelled_targets(sla, correction)
+        modelled_cap = replace(
+            cap, max_request_rate_per_s=cap.max_request_rate_per_s / correction.throughput_factor
+        )
     return {
         "sla_feasible": cap.feasible,
         "sla_reason": cap.reason,
@@ -287,7 +297,11 @@ def _capacity_fields(
         "sla_ttft_p95_ms_at_capacity": _finite(cap.ttft_p95_ms),
         "sla_tpot_ms_at_capacity": _finite(cap.tpot_ms),
         "sla_bottleneck": cap.bottleneck.value,
-        "sla_binding": _binding_target(model, deployment, shape, cap, sla) if cap.feasible else "infeasible",
+        "sla_binding": (
+            _binding_target(model, deployment, shape, modelled_cap, modelled_sla)
+            if cap.feasible
+            else "infeasible"
+        ),
     }
 
 

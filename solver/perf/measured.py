@@ -32,11 +32,14 @@ from solver.perf.inference import ClosedLoop, Deployment, InferenceEstimate, Loa
 from solver.perf.models import resolve_model
 
 __all__ = [
+    "NO_CORRECTIONS",
     "Correction",
     "MeasuredCorrections",
     "corrected_capacity",
     "corrected_estimate",
     "fit_corrections",
+    "fitted",
+    "modelled_targets",
 ]
 
 Z90 = 1.645
@@ -301,7 +304,7 @@ def corrected_estimate(
     )
 
 
-def _modelled_sla(sla: Sla, correction: Correction) -> Sla:
+def modelled_targets(sla: Sla, correction: Correction) -> Sla:
     """The targets the modelled replica must meet for the measured one to meet ``sla``."""
     ttft, tpot = correction.ttft_factor, correction.tpot_factor
     return Sla(
@@ -324,7 +327,7 @@ def corrected_capacity(
     correction = corrections.of(model, deployment)
     if correction is None:
         return capacity_at_sla(model, deployment, shape, sla, cached=cached)
-    cap = capacity_at_sla(model, deployment, shape, _modelled_sla(sla, correction), cached=cached)
+    cap = capacity_at_sla(model, deployment, shape, modelled_targets(sla, correction), cached=cached)
     if not cap.feasible:
         return replace(cap, measured_by=correction.labels, measured_note=correction.describe())
     speed, ttft, tpot = correction.throughput_factor, correction.ttft_factor, correction.tpot_factor

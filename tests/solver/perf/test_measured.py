@@ -112,7 +112,7 @@ def test_capacity_at_sla_uses_the_measured_speed(book: Pricebook) -> None:
     # the model's at λ / 1.25, shortened): allow the one-point shrinkage.
     assert measured.max_request_rate_per_s >= plain.max_request_rate_per_s * FASTER * 0.97
     assert measured.measured_by == ("demo",) and "demo" in measured.measured_note
-    assert measured.ttft_p95_ms <= sla.ttft_p95_ms and measured.tpot_ms <= sla.tpot_p95_ms
+    assert measured.ttft_p95_ms <= 1500 and measured.tpot_ms <= 30
 
 
 def test_contradicting_points_are_refused_naming_the_field(book: Pricebook) -> None:
