@@ -9,10 +9,9 @@ import pytest
 
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from clients import FleetPlannerClient
-from tests.regressions.round3.robust_support import client, scenario, without_extras
+from tests.regressions.round3.robust_support import scenario, without_extras
 
 pytestmark = pytest.mark.slow
-__all__ = ["client"]
 
 INTERACTIVE = ("rag-qa", "chatbot")
 
