@@ -8,7 +8,10 @@ import math
 from pricebook import catalog
 from pricebook.schema import Pricebook
 from solver.domain import (
+    AcquisitionMode,
     Constraints,
+    Fleet,
+    FleetItem,
     InferenceWorkload,
     MeasuredPoint,
     ModelRef,
@@ -18,13 +21,13 @@ from solver.domain import (
     SolverOptions,
 )
 from solver.perf import ClosedLoop, Deployment, WorkloadShape, estimate_inference, resolve_model
-from solver.planner import PlanResult, plan
+from solver.planner import PlanResult, evaluate, plan
 from solver.resolve import resolve
 
 MODEL = "meta-llama/Llama-3.1-8B"
 
 
-def _request(measurements: tuple[MeasuredPoint, ...] = ()) -> PlanRequest:
+def _request(measurements: tuple[MeasuredPoint, ...] = (), rate: float = 300.0) -> PlanRequest:
     return PlanRequest(
         inference=(
             InferenceWorkload(
@@ -35,7 +38,7 @@ def _request(measurements: tuple[MeasuredPoint, ...] = ()) -> PlanRequest:
                 allow_mig=False,
                 input_tokens=1000,
                 output_tokens=200,
-                peak_request_rate_per_s=300.0,
+                peak_request_rate_per_s=rate,
                 sla=Sla(ttft_p95_ms=1500, tpot_p95_ms=30),
             ),
         ),
@@ -83,3 +86,18 @@ def test_faster_measurement_is_used_and_marked(book: Pricebook) -> None:
     assert replicas_after == math.ceil(300.0 / primary.capacity_req_s - 1e-9)
     assert replicas_before == math.ceil(300.0 / old.primary.candidate.capacity_req_s - 1e-9)
     assert replicas_after < replicas_before
+
+
+def test_a_fleet_sized_by_measurements_is_evaluated_with_them(book: Pricebook) -> None:
+    """EvaluateFleet checks a fleet with the measured capacities the plan used: one 8-GPU server
+    carries a demand of 7.6 measured replicas with the points, and falls short without them."""
+    point = _faster_point(book)
+    planned = plan(resolve(_request((point,)), book), time_limit_s=10)
+    per_replica = planned.solution.assignments[0].primary.candidate.capacity_req_s
+    rate = 7.6 * per_replica
+    fleet = Fleet(items=(FleetItem(gpu="h100-sxm", mode=AcquisitionMode.BUY, count=8),))
+    with_points = evaluate(fleet, resolve(_request((point,), rate), book), compare_with_optimal=False)
+    without = evaluate(fleet, resolve(_request((), rate), book), compare_with_optimal=False)
+    assert with_points.feasible and not without.feasible
+    (use,) = (u for a in with_points.plan.solution.assignments for u in a.uses)
+    assert use.candidate.measured_by == ("rented hour",)
