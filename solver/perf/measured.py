@@ -50,6 +50,10 @@ configuration typically agree within 2-4 %."""
 PRIOR_SPREAD = {"throughput": 0.20, "tpot": 0.20, "ttft": 0.45}
 """The analytic model's error before any point (log scale, one standard deviation): the
 calibrated band for throughput (at least this), and TTFT's larger held-out error (issue 29)."""
+PLAUSIBLE_RATIO = 10.0
+"""A measurement more than this factor from the model's prediction is refused (a unit, GPU or TP
+mix-up, not a correction): the model's held-out errors stay well inside it."""
+METRIC_FIELD = {"throughput": "measured_output_tok_s", "tpot": "measured_tpot_ms", "ttft": "measured_ttft_ms"}
 DISAGREEMENT_LIMIT = 2.0
 """Two points of one deployment at the same conditions whose ratios differ by more than this factor
 contradict each other: refused rather than averaged."""
@@ -159,6 +163,17 @@ def _ttft_of(estimate: InferenceEstimate, statistic: str) -> float:
     return estimate.ttft_ms
 
 
+def _unfit_field(point: MeasuredPoint, model: ModelArch, deployment: Deployment) -> str:
+    """Which field makes a measured point impossible in the model: the deployment itself (TP), its
+    lengths (one short request fits), or its load."""
+    if not estimate_inference_cached(model, deployment, WorkloadShape(1, 1), ClosedLoop(1)).fits:
+        return "tp"
+    shape = WorkloadShape(point.input_len, point.output_len)
+    if not estimate_inference_cached(model, deployment, shape, ClosedLoop(1)).fits:
+        return "input_len"
+    return "concurrency" if point.concurrency is not None else "request_rate_per_s"
+
+
 def _observe(point: MeasuredPoint, index: int, book: Pricebook) -> _Observation:
     path = f"measurements[{index}]"
     try:
@@ -184,7 +199,7 @@ def _observe(point: MeasuredPoint, index: int, book: Pricebook) -> _Observation:
     estimate = estimate_inference_cached(model, deployment, shape, _load(point))
     if not estimate.fits:
         reason = f"the measured deployment does not run in the model: {estimate.reason}"
-        raise InvalidRequest([FieldViolation(f"{path}.tp", reason)])
+        raise InvalidRequest([FieldViolation(f"{path}.{_unfit_field(point, model, deployment)}", reason)])
     ratios: dict[str, float] = {}
     if point.measured_output_tok_s is not None:
         ratios["throughput"] = point.measured_output_tok_s / (estimate.output_tok_s * point.replicas)
@@ -192,6 +207,13 @@ def _observe(point: MeasuredPoint, index: int, book: Pricebook) -> _Observation:
         ratios["tpot"] = point.measured_tpot_ms / estimate.tpot_ms
     if point.measured_ttft_ms is not None:
         ratios["ttft"] = point.measured_ttft_ms / _ttft_of(estimate, point.ttft_statistic)
+    for metric, ratio in ratios.items():
+        if not 1 / PLAUSIBLE_RATIO <= ratio <= PLAUSIBLE_RATIO:
+            reason = (
+                f"{ratio:.3g}× the model's {metric} for this deployment and load: no serving run is that far"
+                " from its physics (check the units, the GPU, TP and precision)"
+            )
+            raise InvalidRequest([FieldViolation(f"{path}.{METRIC_FIELD[metric]}", reason)])
     conditions = (
         point.input_len,
         point.output_len,
@@ -225,9 +247,7 @@ def _check_agreement(observations: Sequence[_Observation], points: Sequence[Meas
                 metric in other.ratios
                 and max(ratio, other.ratios[metric]) / min(ratio, other.ratios[metric]) > DISAGREEMENT_LIMIT
             ):
-                field = {"throughput": "measured_output_tok_s", "tpot": "measured_tpot_ms"}.get(
-                    metric, "measured_ttft_ms"
-                )
+                field = METRIC_FIELD[metric]
                 reason = (
                     f"contradicts {_label(points[first[0]], first[0])} (same deployment and load, "
                     f"{metric} differs more than {DISAGREEMENT_LIMIT:g}×)"

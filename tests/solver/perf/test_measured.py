@@ -133,3 +133,19 @@ def test_inconsistent_point_is_refused() -> None:
             measured_tpot_ms=10.0,
             measured_output_tok_s=4 * 100.0 * 2,  # twice what 4 users at 100 tok/s each can produce
         )
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"measured_ttft_ms": 1e-6}, "measured_ttft_ms"),  # microseconds written as milliseconds
+        ({"tp": 3}, "tp"),  # does not divide the heads
+        ({"concurrency": None, "request_rate_per_s": 1e6}, "request_rate_per_s"),  # beyond any capacity
+        ({"input_len": 1_000_000}, "input_len"),  # beyond the model's context
+    ],
+)
+def test_impossible_points_name_the_field(book: Pricebook, change: dict[str, object], field: str) -> None:
+    point = MeasuredPoint.model_validate(_point(book, 32).model_dump() | change)
+    with pytest.raises(InvalidRequest) as caught:
+        fit_corrections([point], book)
+    assert [v.field for v in caught.value.violations] == [f"measurements[0].{field}"]
