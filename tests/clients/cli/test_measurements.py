@@ -9,6 +9,10 @@ from pathlib import Path
 import pytest
 from cli_support import run
 
+from clients.cli.parser import build_parser
+from clients.cli.report import export_request, report_formats
+from clients.cli.sweep import sweep_request
+
 CASE = ("--gpu", "h100-sxm", "--model", "meta-llama/Llama-3.1-8B", "--precision", "fp8", "--tp", "1")
 LENGTHS = ("--input-len", "1000", "--output-len", "200")
 
@@ -124,3 +128,21 @@ def test_plan_deployment_says_it_was_measured(tmp_path: Path, capsys: pytest.Cap
     assert deployment["measured_by"] == ["demo box"] and "TPOT ×0.8" in deployment["measured_note"]
     code, out, _ = run(capsys, "plan", str(scenario), "--measurements", str(path), "--measured-as", as_)
     assert code == 0 and "chat: corrected by measured demo box" in out
+
+
+def test_sweep_evaluate_and_report_carry_the_points(tmp_path: Path) -> None:
+    scenario = tmp_path / "chat.yaml"
+    scenario.write_text(SCENARIO)
+    path = _points(tmp_path, measured_tpot_ms=9.0)
+    flags = ["--measurements", str(path), "--measured-as", "gpu=h100-sxm,model=meta-llama/Llama-3.1-8B"]
+    parser = build_parser()
+    args = parser.parse_args(
+        ["sweep", str(scenario), "--dimension", "demand_multiplier", "--values", "1", *flags]
+    )
+    assert [p.label for p in sweep_request(args).base.measurements] == ["demo box"]
+    args = parser.parse_args(["report", str(scenario), "--output", str(tmp_path / "q.html"), *flags])
+    request = export_request(args, report_formats([tmp_path / "q.html"]))
+    assert [p.gpu_id for p in request.request.measurements] == ["h100-sxm"]
+    args = parser.parse_args(["report", "--plan-id", "p1", "--output", str(tmp_path / "q.html"), *flags])
+    with pytest.raises(ValueError, match="not planned again"):
+        export_request(args, report_formats([tmp_path / "q.html"]))
