@@ -36,7 +36,7 @@ from solver.optimizer.pooling import Sizing, families, sizing_of, strictest_sla
 from solver.optimizer.results import FleetSolution
 from solver.perf import Capacity, Deployment, WorkloadShape, resolve_model
 from solver.perf.inference import Replica, build_replica
-from solver.perf.measured import corrected_capacity, fit_corrections
+from solver.perf.measured import Correction, corrected_capacity, fit_corrections, modelled_targets
 from solver.perf.mixed import mix_miss, mix_scale
 from solver.perf.risk import quantile_factor
 
@@ -54,6 +54,8 @@ class _Deployed:
     shape: WorkloadShape
     capacity: Capacity
     sizing: Sizing
+    correction: Correction | None = None
+    """The user's measured points on this deployment (``solver.perf.measured``), if any."""
 
     @property
     def factor(self) -> float:
@@ -102,7 +104,8 @@ class PerfCapacity:
             sizing = sizing_of(self._families, w.name, candidate.pool)
             shape = WorkloadShape(*own)
             cap = corrected_capacity(model, dep, shape, sizing.sla, self._measured, cached=False)
-            self._known[key] = _Deployed(build_replica(model, dep, None), shape, cap, sizing)
+            correction = self._measured.of(model, dep)
+            self._known[key] = _Deployed(build_replica(model, dep, None), shape, cap, sizing, correction)
         return self._known[key]
 
     def pool_scale(self, loads: Sequence[tuple[Candidate, float]]) -> tuple[float, str]:
@@ -123,6 +126,10 @@ class PerfCapacity:
             return scale, "" if used <= 1 else f"load {used:.4g} × one replica's capacity at the SLA"
         replica = parts[0][0].replica
         streams = [(d.shape, rate) for d, rate in parts]
+        correction = parts[0][0].correction
+        if correction is not None:  # a measured deployment: the mix on the model's clock
+            streams = [(shape, rate / correction.throughput_factor) for shape, rate in streams]
+            sla = modelled_targets(sla, correction)
         miss = mix_miss(replica, streams, sla)
         return (1.0, "") if not miss else (mix_scale(replica, streams, sla), miss)
 

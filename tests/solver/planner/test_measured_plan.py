@@ -13,6 +13,7 @@ from solver.domain import (
     Fleet,
     FleetItem,
     InferenceWorkload,
+    LengthBucket,
     MeasuredPoint,
     ModelRef,
     PlanRequest,
@@ -20,6 +21,7 @@ from solver.domain import (
     Sla,
     SolverOptions,
 )
+from solver.optimizer.results import SolveStatus
 from solver.perf import ClosedLoop, Deployment, WorkloadShape, estimate_inference, resolve_model
 from solver.planner import PlanResult, evaluate, plan
 from solver.resolve import resolve
@@ -101,3 +103,24 @@ def test_a_fleet_sized_by_measurements_is_evaluated_with_them(book: Pricebook) -
     assert with_points.feasible and not without.feasible
     (use,) = (u for a in with_points.plan.solution.assignments for u in a.uses)
     assert use.candidate.measured_by == ("rented hour",)
+
+
+def test_a_measured_pool_of_two_request_sizes_is_checked_on_the_measured_clock(book: Pricebook) -> None:
+    """Two request sizes share the measured deployment's replicas: the mix is timed on the measured
+    clock, so the pool carries the demand with fewer (or as many) replicas as without the points."""
+    mix = (
+        LengthBucket(input_tokens=1000, output_tokens=200, share=0.5),
+        LengthBucket(input_tokens=3000, output_tokens=400, share=0.5),
+    )
+    base = _request()
+    workload = base.inference[0].model_copy(update={"length_mix": mix})
+    unmeasured = base.model_copy(update={"inference": (workload,)})
+    measured = unmeasured.model_copy(update={"measurements": (_faster_point(book),)})
+    before = plan(resolve(unmeasured, book), time_limit_s=10)
+    after = plan(resolve(measured, book), time_limit_s=10)
+    assert after.status is before.status is SolveStatus.OPTIMAL
+    replicas = [sum(max(u.replicas) for a in p.solution.assignments for u in a.uses) for p in (before, after)]
+    assert replicas[1] < replicas[0]
+    assert all(
+        u.candidate.measured_by == ("rented hour",) for a in after.solution.assignments for u in a.uses
+    )
