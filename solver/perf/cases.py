@@ -29,6 +29,7 @@ from solver.domain import (
     Sla,
     TrainingMethod,
 )
+from solver.perf.batch import estimate_inference_cached
 from solver.perf.capacity import SEARCH_RELATIVE_TOLERANCE, Capacity
 from solver.perf.inference import (
     ClosedLoop,
@@ -209,8 +210,12 @@ def _infer(case: EstimateCase, book: Pricebook, gpu: GpuSpec, model: ModelArch) 
             num_scheduler_steps=case.num_scheduler_steps,
         )
         deployments[tp] = deployment
-        est = corrected_estimate(
-            model, deployment, shape, _load(case, replicas), measured.of(model, deployment)
+        correction = measured.of(model, deployment)
+        load = _load(case, replicas)
+        est = (
+            estimate_inference_cached(model, deployment, shape, load)
+            if correction is None
+            else corrected_estimate(model, deployment, shape, load, correction)
         )
         score = est.output_tok_s * replicas if est.fits else -1.0
         if best is None or score > best[0]:
