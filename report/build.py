@@ -37,6 +37,7 @@ from report.data import (
     SolverInfo,
     VatSummary,
 )
+from report.embeddings import embedding_rows, hourly_loads
 from report.sections import (
     api_rows,
     buy_vs_rent_rows,
@@ -119,6 +120,8 @@ def build_quote(
         ),
         allowed_modes=tuple(m.value for m in resolved.request.constraints.allowed_modes),
         capex_budget=resolved.request.constraints.capex_budget,
+        embeddings=embedding_rows(result, resolved),
+        hourly=hourly_loads(result),
         budget_includes_vat=resolved.request.constraints.capex_budget_includes_vat,
         power_kw=sum(line.power_kw for line in on_site) if result.tco is not None else None,
         rack_units=sum(line.rack_units for line in on_site) if result.tco is not None else None,

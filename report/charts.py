@@ -10,23 +10,58 @@ the metadata, so the same quote gives byte-identical charts.
 
 from __future__ import annotations
 
+import contextlib
 import io
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from matplotlib import rc_context
+import matplotlib
+from matplotlib import font_manager, rc_context
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
+from matplotlib.ft2font import FT2Font
 from matplotlib.ticker import FuncFormatter, PercentFormatter
 
 from report.cashflow import CashFlow
-from report.data import BuyVsRentRow, CostComponentRow, Frontier, WorkloadRow
+from report.data import BuyVsRentRow, CostComponentRow, Frontier, HourlyLoad, WorkloadRow
 from report.labels import Language, label
 from solver.units import HOURS_PER_MONTH
 
 FONTS = ["DejaVu Sans", "Noto Sans CJK KR", "Noto Sans CJK JP"]
 """Latin first, then Debian's fonts-noto-cjk for Hangul (matplotlib falls back glyph by glyph)."""
 COLORS = ["#1f4e79", "#2e86c1", "#48c9b0", "#f5b041", "#af7ac5", "#ec7063", "#85929e", "#58d68d"]
+ROW_COLORS = {
+    "capex": "#1f4e79",
+    "support": "#2e86c1",
+    "power": "#f5b041",
+    "colocation": "#af7ac5",
+    "software": "#48c9b0",
+    "storage": "#85929e",
+    "reserved": "#ec7063",
+    "on_demand": "#e67e22",
+    "residual": "#27ae60",
+}
+"""One colour per cash-flow row and TCO component (money back, the residual value, in green)."""
+COMPONENT_COLORS = {
+    "gpu_purchase": "#1f4e79",
+    "host_purchase": "#5d8aa8",
+    "networking": "#34495e",
+    "installation": "#7f8c8d",
+    "storage": "#85929e",
+    "residual_value": "#27ae60",
+    "support": "#2e86c1",
+    "power": "#f5b041",
+    "colocation": "#af7ac5",
+    "software": "#48c9b0",
+    "reserved_rental": "#ec7063",
+    "on_demand_rental": "#e67e22",
+    "vat": "#c0392b",
+}
+HANGUL_PROBE = "견적서"
+"""Characters a Korean chart must be able to draw."""
+CJK_FAMILY = "Noto Sans CJK KR"
 WIDTH_IN = 7.0
 HEIGHT_IN = 3.0
 UTILISATION_POINTS = 101
@@ -45,12 +80,67 @@ def _figure(height_in: float = HEIGHT_IN) -> tuple[Figure, Axes]:
     return fig, fig.add_subplot()
 
 
-def _money_axis(ax: Axes, axis: str = "y") -> None:
-    fmt = FuncFormatter(lambda v, _pos: f"{v:,.0f}")
-    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(fmt)
+def _cjk_font_path() -> str | None:
+    """The file matplotlib's font cache gives for the CJK family, if it has one whose glyphs
+    include Hangul."""
+    try:
+        path = font_manager.findfont(FontProperties(family=CJK_FAMILY), fallback_to_default=False)
+    except ValueError:
+        return None
+    font = FT2Font(path)
+    return path if all(font.get_char_index(ord(c)) for c in HANGUL_PROBE) else None
+
+
+class MissingGlyphsError(RuntimeError):
+    """The charts cannot draw Korean: no CJK font matplotlib can use."""
+
+
+def _add_system_fonts() -> None:
+    """Add the system's fonts the cache does not list, and write the cache again so the next
+    process finds them too."""
+    manager = font_manager.fontManager
+    known = {entry.fname for entry in manager.ttflist}
+    for path in font_manager.findSystemFonts():
+        if path not in known:
+            with contextlib.suppress(OSError, RuntimeError, ValueError):  # unreadable: skip
+                manager.addfont(path)
+    cache = Path(matplotlib.get_cachedir()) / f"fontlist-v{font_manager.FontManager.__version__}.json"
+    with contextlib.suppress(OSError):
+        font_manager.json_dump(manager, cache)
+
+
+def ensure_cjk_font() -> str:
+    """The CJK font's file. A font cache built before the fonts were installed does not list them
+    (the charts would draw □ boxes): it is rebuilt once; still none is an error saying what to
+    install, never a chart of boxes."""
+    path = _cjk_font_path()
+    if path is None:
+        _add_system_fonts()
+        path = _cjk_font_path()
+    if path is None:
+        msg = f"no {CJK_FAMILY} font with Hangul for the charts: install Debian's fonts-noto-cjk"
+        raise MissingGlyphsError(msg)
+    return path
+
+
+def _money_axis(ax: Axes, currency: str, lang: Language, axis: str = "y") -> None:
+    """Amounts in a unit a reader takes in: KRW in 억 원 (≥ 1억) or 백만 원, USD in thousands."""
+    target = ax.yaxis if axis == "y" else ax.xaxis
+    low, high = ax.get_ylim() if axis == "y" else ax.get_xlim()
+    largest = max(abs(low), abs(high))
+    if currency == "KRW":
+        scale, key = (
+            (100_000_000, "axis.eok_krw") if largest >= 100_000_000 else (1_000_000, "axis.million_krw")
+        )
+    else:
+        scale, key = (1_000, "axis.thousand_usd") if largest >= 10_000 else (1, "axis.usd")
+    places = 1 if largest / scale < 10 else 0
+    target.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v / scale:,.{places}f}"))
+    (ax.set_ylabel if axis == "y" else ax.set_xlabel)(label(key, lang))
 
 
 def _style() -> Any:  # rc_context's keys are typed as literals
+    ensure_cjk_font()
     return {"font.family": FONTS, "font.size": 8, "axes.spines.top": False, "axes.spines.right": False}
 
 
@@ -66,12 +156,17 @@ def cash_flow_chart(flow: CashFlow, lang: Language) -> str:
             if not any(values):
                 continue
             base = [d if v < 0 else u for v, u, d in zip(values, up, down, strict=True)]
-            ax.bar(years, values, bottom=base, label=label(f"cf.{row}", lang), color=COLORS[i % len(COLORS)])
+            ax.bar(
+                years,
+                values,
+                bottom=base,
+                label=label(f"cf.{row}", lang),
+                color=ROW_COLORS.get(row, COLORS[i % 8]),
+            )
             up = [u + max(v, 0.0) for u, v in zip(up, values, strict=True)]
             down = [d + min(v, 0.0) for d, v in zip(down, values, strict=True)]
         ax.axhline(0, color="#333333", linewidth=0.6)
-        _money_axis(ax)
-        ax.set_ylabel(flow.total.currency)
+        _money_axis(ax, flow.total.currency, lang)
         ax.legend(fontsize=7, ncols=4, loc="upper right", frameon=False)
         return _svg(fig, "cashflow")
 
@@ -82,11 +177,11 @@ def tco_chart(components: Sequence[CostComponentRow], currency: str, lang: Langu
         fig, ax = _figure(max(1.6, 0.35 * len(components) + 0.8))
         names = [label(f"comp.{c.name}", lang) for c in components]
         values = [float(c.horizon_amount.amount) for c in components]
-        ax.barh(names, values, color=[COLORS[i % len(COLORS)] for i in range(len(values))])
+        colors = [COMPONENT_COLORS.get(c.name, COLORS[i % len(COLORS)]) for i, c in enumerate(components)]
+        ax.barh(names, values, color=colors)
         ax.invert_yaxis()
         ax.axvline(0, color="#333333", linewidth=0.6)
-        _money_axis(ax, "x")
-        ax.set_xlabel(currency)
+        _money_axis(ax, currency, lang, "x")
         return _svg(fig, "tco")
 
 
@@ -129,9 +224,9 @@ def buy_vs_rent_chart(row: BuyVsRentRow, currency: str, lang: Language) -> str:
                 row.plan_utilization, color=COLORS[2], linewidth=1.2, label=label("plan_utilization", lang)
             )
         ax.xaxis.set_major_formatter(PercentFormatter(1.0))
-        _money_axis(ax)
+        _money_axis(ax, currency, lang)
         ax.set_xlabel(label("utilization", lang))
-        ax.set_ylabel(f"{label('cost_per_gpu_month', lang)} ({currency})")
+        ax.set_ylabel(f"{label('cost_per_gpu_month', lang)} ({ax.get_ylabel()})")
         ax.set_title(row.gpu_id, fontsize=9)
         ax.legend(fontsize=7, frameon=False, loc="upper left")
         return _svg(fig, f"breakeven-{row.gpu_id}")
@@ -183,7 +278,54 @@ def frontier_chart(frontier: Frontier, currency: str, lang: Language) -> str:
         if pareto:
             ax.scatter(*zip(*pareto, strict=True), color=COLORS[0], zorder=3, label=label("pareto", lang))
             ax.legend(fontsize=7, frameon=False)
-        _money_axis(ax)
+        _money_axis(ax, currency, lang)
         ax.set_xlabel(frontier.axis)
-        ax.set_ylabel(f"{label('horizon_tco', lang)} ({currency})")
+        ax.set_ylabel(f"{label('horizon_tco', lang)} ({ax.get_ylabel()})")
         return _svg(fig, "frontier")
+
+
+def budget_chart(budget: float, spend: float, currency: str, lang: Language) -> str:
+    """One bar: the budget, the spend against it and what remains (over budget: the excess in red)."""
+    with rc_context(_style()):
+        fig, ax = _figure(1.5)
+        used = min(spend, budget)
+        ax.barh([0], [used], color=ROW_COLORS["capex"], label=label("spend", lang))
+        if spend <= budget:
+            ax.barh([0], [budget - spend], left=[used], color="#d5dbdb", label=label("remaining", lang))
+        else:
+            ax.barh([0], [spend - budget], left=[budget], color="#c0392b", label=label("over_budget", lang))
+        ax.axvline(budget, color="#333333", linewidth=1.0)
+        ax.set_yticks([])
+        ax.set_xlim(0, max(budget, spend) * 1.02)
+        _money_axis(ax, currency, lang, "x")
+        fig.legend(fontsize=7, frameon=False, ncols=3, loc="outside upper center")
+        return _svg(fig, "budget")
+
+
+def hourly_chart(loads: Sequence[HourlyLoad], lang: Language) -> str:
+    """Per workload, demand as a share of its replicas' capacity at the SLA, hour by hour (at or
+    under 100 % the hour is served)."""
+    with rc_context(_style()):
+        fig, ax = _figure()
+        hours = list(range(24))
+        for i, load in enumerate(loads):
+            shares = [
+                d / c if c > 0 else 0.0 for d, c in zip(load.demand_req_s, load.capacity_req_s, strict=True)
+            ]
+            ax.plot(
+                hours,
+                shares,
+                marker="o",
+                markersize=2,
+                linewidth=1.0,
+                label=load.workload,
+                color=COLORS[i % len(COLORS)],
+            )
+        ax.axhline(1.0, color="#c0392b", linestyle="--", linewidth=1.0, label=label("capacity", lang))
+        ax.set_xticks(range(0, 24, 2))
+        ax.set_xlabel(label("hour_of_day", lang))
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+        ax.set_ylabel(label("demand_share_of_capacity", lang))
+        ax.set_ylim(0, 1.15)
+        ax.legend(fontsize=7, frameon=False, ncols=4, loc="upper left")
+        return _svg(fig, "hourly")

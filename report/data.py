@@ -290,6 +290,26 @@ class ApiRow(_Quote):
     verdict: str
 
 
+class HourlyLoad(_Quote):
+    """One workload's demand and its replicas' capacity at the SLA through the day (requests/s)."""
+
+    workload: str
+    demand_req_s: tuple[float, ...]
+    """24 values, hour 0 to 23."""
+    capacity_req_s: tuple[float, ...]
+
+
+class EmbeddingRow(_Quote):
+    """An embedding workload in its own units (``report.embeddings``)."""
+
+    name: str
+    embeddings_per_s: float
+    """Requests (one embedding each) the replicas at the peak hour can take per second."""
+    input_tok_s: float
+    input_tokens: int
+    per_million_input_tokens: Money | None
+
+
 class SensitivityRow(_Quote):
     subject: str
     parameter: str
@@ -410,6 +430,8 @@ class QuoteData(_Quote):
     """The request's capex budget (None: no budget)."""
     budget_includes_vat: bool = False
     """The budget is VAT-inclusive: purchases + their VAT must fit it."""
+    embeddings: tuple[EmbeddingRow, ...] = ()
+    hourly: tuple[HourlyLoad, ...] = ()
     power_kw: float | None = None
     """Wall power of the on-site fleet at full load, PUE included (None: no plan)."""
     rack_units: float | None = None

@@ -3,14 +3,15 @@ summaries), percentages, plain numbers. Dates are ISO (``date.isoformat()``) eve
 
 from __future__ import annotations
 
+import json
 from decimal import ROUND_HALF_EVEN, Decimal
 
 from pricebook.schema import Money
 from report.labels import Language
+from report.text import DASH as DASH
 
 MAN = 10_000
 EOK = 100_000_000
-DASH = "–"
 
 
 def _grouped(amount: Decimal, places: int) -> str:
@@ -45,7 +46,7 @@ def korean_units(amount: Decimal) -> str:
 
 def money_summary(value: Money | None, lang: Language) -> str:
     """A summary figure: in Korean, KRW as 억/만 원 with the exact amount beside it."""
-    if value is not None and lang is Language.KO and value.currency == "KRW":
+    if value is not None and lang is Language.KO and value.currency == "KRW" and abs(value.amount) >= MAN:
         return f"{korean_units(value.amount)} ({money(value, lang)})"
     return money(value, lang)
 
@@ -75,3 +76,30 @@ def mix_change(change: float | None, last_same: float | None) -> str | None:
     if last_same is not None and abs(change - last_same) > BRACKET_TOLERANCE:
         return f"{signed_percent(last_same)} … {signed_percent(change)}"
     return signed_percent(change)
+
+
+def compact_json(text: str, width: int = 100) -> str:
+    """A JSON document indented as before but with each list of plain values (an hourly profile,
+    a list of GPU ids) on one line when it fits in ``width`` characters; text that is not JSON
+    is returned as it is."""
+    try:
+        document = json.loads(text)
+    except ValueError:
+        return text
+    return _compact(document, 0, width)
+
+
+def _compact(value: object, indent: int, width: int) -> str:
+    pad, inner = " " * indent, " " * (indent + 2)
+    if isinstance(value, dict) and value:
+        items = [
+            f"{inner}{json.dumps(k, ensure_ascii=False)}: {_compact(v, indent + 2, width)}"
+            for k, v in value.items()
+        ]
+        return "{\n" + ",\n".join(items) + f"\n{pad}}}"
+    if isinstance(value, list) and value:
+        flat = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+        if all(not isinstance(v, dict | list) for v in value) and len(flat) + indent <= width:
+            return flat
+        return "[\n" + ",\n".join(f"{inner}{_compact(v, indent + 2, width)}" for v in value) + f"\n{pad}]"
+    return json.dumps(value, ensure_ascii=False)

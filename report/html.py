@@ -7,7 +7,7 @@ from __future__ import annotations
 from report import bid, charts
 from report.cashflow import cash_flow, money_sum
 from report.data import Alternative, AlternativeKind, QuoteData
-from report.formatting import DASH, mix_change, money, money_summary, number, percent
+from report.formatting import DASH, compact_json, mix_change, money, money_summary, number, percent
 from report.html_base import bullets as _bullets
 from report.html_base import chart as _chart
 from report.html_base import e as _e
@@ -15,10 +15,18 @@ from report.html_base import note as _note
 from report.html_base import numbered
 from report.html_base import section as _section
 from report.html_base import table as _table
-from report.html_bid import bom_section, budget_facts, header_block, planner_notes_annex, sourcing_annex
+from report.html_bid import (
+    bom_section,
+    budget_facts,
+    embeddings_table,
+    header_block,
+    planner_notes_annex,
+    sourcing_annex,
+)
 from report.labels import COLUMNS, Language, label
-from report.row_text import group_cells, replicas, workload_deployments
+from report.row_text import group_cells, workload_deployments
 from report.style import CSS
+from report.text import replicas
 
 
 def _status(quote: QuoteData, lang: Language) -> str:
@@ -61,6 +69,10 @@ def _summary(quote: QuoteData, lang: Language) -> str:
     )
     tco = money_summary(econ.horizon_tco, lang) if econ is not None else ""
     body = f'<dl class="summary">{rows}</dl><p>{_e(bid.summary_text(quote, lang, tco))}</p>'
+    use = bid.budget_use(quote)
+    if use is not None:
+        gauge = charts.budget_chart(float(use.budget.amount), float(use.spend.amount), quote.currency, lang)
+        body += _chart("budget", gauge, label("budget", lang))
     body += _note(label("vat_included" if quote.includes_vat else "vat_excluded", lang))
     if econ is None:
         body = f'<p class="no-plan">{_e(label("no_plan", lang))}</p>' + body
@@ -288,6 +300,7 @@ def _target(value: float | None, target: float | None) -> str:
 
 
 def _workloads(quote: QuoteData, lang: Language) -> str:
+    embedded = {e.name for e in quote.embeddings}
     body = ""
     if not quote.workloads:
         body += _note(label("no_inference", lang))
@@ -299,12 +312,18 @@ def _workloads(quote: QuoteData, lang: Language) -> str:
                 _e(workload_deployments(w, lang) if w.served else bid.not_served(w, lang)),
                 _e(replicas(w.replicas)),
                 _e(_target(w.ttft_p95_ms, w.ttft_target_ms)),
-                _e(_target(w.tpot_p95_ms, w.tpot_target_ms)),
-                _e(
-                    number(w.per_user_tok_s, 1)
-                    + (f" (≥{w.min_per_user_tok_s:g})" if w.min_per_user_tok_s else "")
+                *(
+                    [DASH, DASH, DASH]  # output speed means nothing for one vector per request
+                    if w.name in embedded
+                    else [
+                        _e(_target(w.tpot_p95_ms, w.tpot_target_ms)),
+                        _e(
+                            number(w.per_user_tok_s, 1)
+                            + (f" (≥{w.min_per_user_tok_s:g})" if w.min_per_user_tok_s else "")
+                        ),
+                        _e(number(w.aggregate_tok_s)),
+                    ]
                 ),
-                _e(number(w.aggregate_tok_s)),
                 _e(percent(w.utilization)),
             ]
             for w in quote.workloads
@@ -317,6 +336,9 @@ def _workloads(quote: QuoteData, lang: Language) -> str:
         served = [w for w in quote.workloads if w.served]
         if served:
             body += _chart("latency", charts.latency_chart(served, lang), label("latency_chart", lang))
+        if quote.hourly:
+            body += _chart("hourly", charts.hourly_chart(quote.hourly, lang), label("hourly_chart", lang))
+    body += embeddings_table(quote, lang)
     body += f"<h3>{_e(label('training', lang))}</h3>"
     if not quote.training:
         return _section("workloads", "workloads", body + _note(label("no_training", lang)), lang)
@@ -423,7 +445,7 @@ def _provenance(quote: QuoteData, lang: Language) -> str:
     ]
     listing = "".join(f"<dt>{_e(label(k, lang))}</dt><dd>{_e(v)}</dd>" for k, v in facts)
     body = f"<dl>{listing}</dl><h3>{_e(label('request', lang))}</h3>"
-    body += f'<pre class="request">{_e(p.request_json)}</pre>'
+    body += f'<pre class="request">{_e(compact_json(p.request_json))}</pre>'
     if quote.warnings:
         body += _bullets("warnings", quote.warnings, lang)
     return _section("provenance", "provenance", body, lang)

@@ -142,3 +142,23 @@ def planner_notes_annex(quote: QuoteData, lang: Language) -> str:
     items = "".join(f"<li><b>{e(k)}</b> {e(v)}</li>" for k, v in notes if v)
     body = note(label("planner_notes_intro", lang)) + f'<ul lang="en">{items}</ul>'
     return section("planner_notes", "planner-notes", body, lang)
+
+
+def embeddings_table(quote: QuoteData, lang: Language) -> str:
+    """Embedding workloads in embeddings/s, input tok/s and cost per 1M input tokens."""
+    if not quote.embeddings:
+        return ""
+    rows = [
+        [
+            e(r.name),
+            (e(number(r.embeddings_per_s, 1)), "embeddings-per-s"),
+            (e(number(r.input_tok_s)), "embeddings-input-tok-s"),
+            e(number(r.input_tokens)),
+            (e(money(r.per_million_input_tokens, lang)), "embeddings-per-million-input"),
+        ]
+        for r in quote.embeddings
+    ]
+    keys = ("workload", "embeddings_per_s", "input_tok_s", "input_tokens", "per_million_input")
+    return f"<h3>{e(label('embeddings', lang))}</h3>" + table(
+        [label(k, lang) for k in keys], rows, "embeddings-table"
+    )

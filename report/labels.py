@@ -292,6 +292,20 @@ LABELS: dict[str, str] = {
     "sheet.Sourcing": "Sourcing",
     "support_rate": "Support per year (share of amount)",
     "residual_fraction": "Residual value at the end (share of amount)",
+    "axis.eok_krw": "100 million KRW",
+    "axis.million_krw": "million KRW",
+    "axis.thousand_usd": "thousand USD",
+    "axis.usd": "USD",
+    "embeddings": "Embeddings (one vector per request)",
+    "embeddings_per_s": "Embeddings/s at the peak hour's capacity",
+    "input_tok_s": "Input tok/s",
+    "input_tokens": "Input tokens per request",
+    "per_million_input": "Cost per 1M input tokens",
+    "over_budget": "Over budget",
+    "capacity": "capacity at the SLA",
+    "hour_of_day": "hour of the day",
+    "demand_share_of_capacity": "demand ÷ capacity",
+    "hourly_chart": "Demand against capacity, hour by hour",
 }
 """label key → its English text, the message id of its translations in ``report.catalogue`` (the
 key is the message context)."""

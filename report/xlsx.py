@@ -56,6 +56,7 @@ class _Formats:
         self.percent = book.add_format({"num_format": "0.0%"})
         self.rate = book.add_format({"num_format": "0.000%"})
         self.number = book.add_format({"num_format": "#,##0.0"})
+        self.whole = book.add_format({"num_format": "#,##0"})
         self.bold = book.add_format({"bold": True})
         self.wrap = book.add_format({"text_wrap": True, "valign": "top"})
 
@@ -65,15 +66,22 @@ def _amount(value: Money | None) -> float | None:
 
 
 def _row(sheet: Worksheet, row: int, values: Sequence[Any], fmt: Format | None = None) -> None:
+    """``values`` from column A on; None leaves a cell as it is (XlsxWriter skips an unformatted
+    blank), so a row can be written in parts."""
     for col, value in enumerate(values):
-        if value is None:
-            sheet.write_blank(row, col, None, fmt)
-        elif isinstance(value, bool):
-            sheet.write_boolean(row, col, value, fmt)
-        elif isinstance(value, int | float):
-            sheet.write_number(row, col, value, fmt)
-        else:
-            sheet.write_string(row, col, str(value), fmt)
+        _cell(sheet, (row, col), value, fmt)
+
+
+def _cell(sheet: Worksheet, at: tuple[int, int], value: Any, fmt: Format | None = None) -> None:
+    row, col = at
+    if value is None:
+        sheet.write_blank(row, col, None, fmt)
+    elif isinstance(value, bool):
+        sheet.write_boolean(row, col, value, fmt)
+    elif isinstance(value, int | float):
+        sheet.write_number(row, col, value, fmt)
+    else:
+        sheet.write_string(row, col, str(value), fmt)
 
 
 def _header(sheet: Worksheet, row: int, keys: Sequence[str], f: _Formats, lang: Language) -> None:
@@ -408,9 +416,14 @@ def _workloads(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) 
     _header(sheet, 0, keys, f, lang)
     for i, w in enumerate(quote.workloads):
         uses = workload_deployments(w, lang) if w.served else bid.not_served(w, lang)
-        values = [w.name, uses, w.replicas, w.ttft_p95_ms, w.ttft_target_ms, w.tpot_p95_ms]
-        values += [w.tpot_target_ms, w.per_user_tok_s, w.aggregate_tok_s]
-        _row(sheet, 1 + i, values)
+        values = [w.name, uses, w.replicas, w.ttft_p95_ms, w.ttft_target_ms]
+        if w.name in {e.name for e in quote.embeddings}:  # no output speed: see the embeddings below
+            values += [None, None, None, None]
+        else:
+            values += [w.tpot_p95_ms, w.tpot_target_ms, w.per_user_tok_s, w.aggregate_tok_s]
+        formats = [None, None, f.number, f.whole, f.whole, f.whole, f.whole, f.number, f.whole]
+        for col, (value, fmt) in enumerate(zip(values, formats, strict=True)):
+            _cell(sheet, (1 + i, col), value, fmt if value is not None else None)
         sheet.write(1 + i, 9, w.utilization, f.percent)
     _groups(sheet, len(quote.workloads) + 3 + len(quote.training) + 4, quote, f, lang)
     r = len(quote.workloads) + 3
@@ -432,6 +445,8 @@ def _workloads(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) 
                 [t.name, t.gpu_id, t.gpus, t.hours_per_run, t.runs_per_month, t.deadline_hours],
             )
             sheet.write(r + 2 + i, 6, _amount(t.cost_per_run), f.money)
+    groups_rows = len(quote.groups) + 3 if quote.groups else 0  # the deployment groups come first
+    _embeddings(sheet, r + 4 + len(quote.training) + groups_rows, quote, f, lang)
     sheet.set_column(0, 1, 20)
     sheet.set_column(2, 11, 12)
 
@@ -451,6 +466,25 @@ def _groups(sheet: Worksheet, r: int, quote: QuoteData, f: _Formats, lang: Langu
         )
         sheet.write(r + 2 + i, 7, g.output_tok_s, f.number)
         sheet.write(r + 2 + i, 8, g.utilization, f.percent)
+
+
+def _embeddings(sheet: Worksheet, r: int, quote: QuoteData, f: _Formats, lang: Language) -> None:
+    if not quote.embeddings:
+        return
+    sheet.write_string(r, 0, label("embeddings", lang), f.bold)
+    _header(
+        sheet,
+        r + 1,
+        ("workload", "embeddings_per_s", "input_tok_s", "input_tokens", "per_million_input"),
+        f,
+        lang,
+    )
+    for i, e in enumerate(quote.embeddings):
+        _row(sheet, r + 2 + i, [e.name])
+        sheet.write_number(r + 2 + i, 1, e.embeddings_per_s, f.number)
+        sheet.write_number(r + 2 + i, 2, e.input_tok_s, f.whole)
+        sheet.write_number(r + 2 + i, 3, e.input_tokens, f.whole)
+        sheet.write(r + 2 + i, 4, _amount(e.per_million_input_tokens), f.unit)
 
 
 def _assumptions(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) -> None:

@@ -190,6 +190,11 @@ class LengthBucket(_Frozen):
     """Relative share of the workload's requests (the mix's shares are normalised to sum to 1)."""
 
 
+MIN_PEAK_REQUEST_RATE = 1e-6
+"""Fewest requests per second at peak (one every 11.6 days): a rate of 1e-300 made the capacity
+rows' coefficients infinite, and the solver gave up without a word."""
+
+
 class InferenceWorkload(_Frozen):
     name: WorkloadName
     model: ModelRef
@@ -206,7 +211,7 @@ class InferenceWorkload(_Frozen):
     output_tokens: Annotated[int, Field(gt=0, le=1_000_000)]
     daily_tokens: Annotated[int, Field(gt=0, le=MAX_DAILY_TOKENS)] | None = None
     """Input + output tokens processed per day."""
-    peak_request_rate_per_s: Annotated[float, Field(gt=0, le=1e9)] | None = None
+    peak_request_rate_per_s: Annotated[float, Field(ge=MIN_PEAK_REQUEST_RATE, le=1e9)] | None = None
     """Alternative demand: requests per second at peak."""
     peak_to_average: Annotated[float, Field(ge=1.0, le=100.0)] = 1.0
     hourly_profile: tuple[Annotated[float, Field(ge=0)], ...] | None = None

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 from store.location import store_url
 from store.records import PlanRepository
-from store.sql import SqlPlanStore
 
 
 def open_store(spec: str | None, *, read_only: bool = False) -> PlanRepository | None:
     """The repository ``spec`` names (see ``store.location``); None for ``none``."""
     url = store_url(spec)
-    return None if url is None else SqlPlanStore(url, read_only=read_only)
+    if url is None:
+        return None
+    # SQLAlchemy (a few tenths of a second of imports) only for a server that has a store.
+    from store.sql import SqlPlanStore  # noqa: PLC0415 - see above
+
+    return SqlPlanStore(url, read_only=read_only)
 
 
 def describe(repository: PlanRepository | None) -> str:
@@ -23,4 +27,4 @@ def describe(repository: PlanRepository | None) -> str:
     return "none" if repository is None else repository.description
 
 
-__all__ = ["PlanRepository", "SqlPlanStore", "describe", "open_store"]
+__all__ = ["PlanRepository", "describe", "open_store"]

@@ -94,6 +94,8 @@ DEFERRED_IMPORTS: dict[str, frozenset[str]] = {
     # The server: only ``serve`` and commands without --target run it.
     "clients/cli/connection.py": frozenset({"clients.cli.serve"}),
     "clients/cli/parser.py": frozenset({"clients.cli.serve"}),
+    # SQLAlchemy: only a server with a plan store needs it.
+    "store/__init__.py": frozenset({"store.sql"}),
     # matplotlib, WeasyPrint, XlsxWriter: only a quote in that format needs them.
     "report/document.py": frozenset({"report.html", "report.pdf", "report.xlsx"}),
 }

@@ -76,8 +76,9 @@ def _client_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pricebook", type=Path, help="pricebook directory for the in-process server")
     parser.add_argument(
         "--store",
-        help="plan store of the in-process server (URL, file or none; default: $FLEETPLAN_STORE,"
-        " else SQLite in the user's data directory)",
+        help="plan store of the in-process server (URL, file or none; default for plans, plan --save"
+        " and report --plan-id: $FLEETPLAN_STORE, else SQLite in the user's data directory; other"
+        " commands: none)",
     )
     parser.add_argument("--ca-file", help="CA certificate (PEM) to verify a TLS server")
     parser.add_argument("--cert-file", help="client certificate (PEM) for mutual TLS")

@@ -70,14 +70,22 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _uses_store(args: argparse.Namespace) -> bool:
+    """``plans …``, ``plan --save`` and ``report --plan-id``: the commands that touch saved plans."""
+    return args.command == "plans" or bool(getattr(args, "save", False) or getattr(args, "plan_id", None))
+
+
 @contextlib.contextmanager
 def in_process_server(args: argparse.Namespace, *, estimate_workers: bool = False) -> Iterator[str]:
     """The real server on a free loopback port for one client command; yields its address. Its
     estimates run in worker processes only with ``estimate_workers`` (their start costs seconds)."""
     configure_logging(level=logging.INFO if args.verbose else logging.WARNING)
     options: dict[str, Any] = {} if estimate_workers else {"estimate_processes": 0}
-    if getattr(args, "store", None):  # else $FLEETPLAN_STORE / the default
+    if getattr(args, "store", None):
         options["store"] = args.store
+    elif not _uses_store(args):  # a command that saves or reads no plan opens none (nor SQLAlchemy)
+        options["store"] = "none"
+    # else $FLEETPLAN_STORE, or SQLite in the user's data directory
     settings = ServerSettings(
         address="127.0.0.1:0", pricebook_dir=args.pricebook, grace_period_s=1.0, **options
     )

@@ -23,11 +23,10 @@ def headroom_table(plan: plan_pb2.Plan) -> Table | None:
     beyond = ""
     if h.HasField("next_step_growth"):
         what = h.addition or "-"
-        cost = (
-            f" (+{money(h.addition_extra_horizon_tco)} horizon TCO)"
-            if h.HasField("addition_extra_horizon_tco")
-            else ""
-        )
+        cost = ""
+        if h.HasField("addition_extra_horizon_tco"):
+            sign = "" if h.addition_extra_horizon_tco.amount.startswith("-") else "+"
+            cost = f" ({sign}{money(h.addition_extra_horizon_tco)} horizon TCO)"
         beyond = f"to carry {h.next_step_growth:+.0%}: {what}{cost}"
         if h.note:
             beyond += f"; {h.note}"

@@ -11,10 +11,9 @@ from clients.render.break_even import render_break_even
 from clients.render.headroom import headroom_table
 from clients.render.tables import Cell, Table, heading, section
 from clients.render.values import enum_name, mode_name, money, precision_name, render_provenance, status_name
-from report.formatting import DASH
-from report.row_text import deployment as deployment_text
-from report.row_text import replicas as replicas_text
-from report.row_text import uses_text
+from report.text import DASH, uses_text
+from report.text import deployment as deployment_text
+from report.text import replicas as replicas_text
 
 TURNED_AWAY_SHOWN = 3
 RUNNER_UP_WORKLOADS_NAMED = 6

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from api.fleetplan.v1 import plan_pb2
-from service.convert.encode import fleet_item_to_proto
+from service.convert.encode import fleet_to_proto
 from service.convert.money import set_money
 from solver import planner
+from solver.domain import Fleet
 
 
 def headroom_to_proto(headroom: planner.Headroom) -> plan_pb2.Headroom:
@@ -20,7 +21,8 @@ def headroom_to_proto(headroom: planner.Headroom) -> plan_pb2.Headroom:
         ],
         addition=headroom.addition,
         note=headroom.note,
-        added=[fleet_item_to_proto(i) for i in headroom.added],
+        # The addition's lines come from one plan's options, so they name their servers alike.
+        added=fleet_to_proto(Fleet(items=headroom.added)).items if headroom.added else [],
     )
     if headroom.next_step_growth is not None:
         out.next_step_growth = headroom.next_step_growth

@@ -13,7 +13,7 @@ from decimal import Decimal
 from api.fleetplan.v1 import common_pb2, plan_pb2
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import plan_store_pb2 as store_api
-from report.row_text import deployment, uses_text
+from report.text import deployment, uses_text
 from service.convert.money import decimal_text
 
 TOTALS = ("capex", "opex_monthly", "residual_value", "horizon_tco")

@@ -26,10 +26,18 @@ from dataclasses import dataclass, replace
 from pricebook.schema import GpuId
 from solver.domain import AcquisitionMode
 from solver.errors import SolveCancelled
-from solver.optimizer.instance import Caps, FleetInstance, InferenceDemand, TrainingChoice
-from solver.optimizer.results import FleetSolution, SolveStatus
+from solver.optimizer.caps import Cap, counted_gpu
+from solver.optimizer.explain import NEEDED_TOLERANCE
+from solver.optimizer.instance import Caps, FleetInstance, TrainingChoice
+from solver.optimizer.results import CapRelaxation, FleetSolution, SolveStatus
 from solver.optimizer.solution import plan_cost
-from solver.optimizer.variants import describe_fleet, in_use, restrict_to_gpu
+from solver.optimizer.variants import (
+    describe_fleet,
+    in_use,
+    restrict_to_gpu,
+    scale_rates,
+    scale_workload_demand,
+)
 from solver.pricing.options import AcquisitionOption
 
 __all__ = [
@@ -113,25 +121,7 @@ def scale_demand(instance: FleetInstance, factor: float) -> FleetInstance:
 
 def scale_inference_demand(instance: FleetInstance, factor: float) -> FleetInstance:
     """Every inference workload's request rates × ``factor``; training as it is."""
-    return replace(instance, inference=tuple(_scale_rates(d, factor) for d in instance.inference))
-
-
-def scale_workload_demand(instance: FleetInstance, workload: str, factor: float) -> FleetInstance:
-    """One inference workload's request rates × ``factor``; the others as they are."""
-    return replace(
-        instance,
-        inference=tuple(_scale_rates(d, factor) if d.name == workload else d for d in instance.inference),
-    )
-
-
-def _scale_rates(demand: InferenceDemand, factor: float) -> InferenceDemand:
-    """Every request-rate series of a demand × factor (bucket rates, and the 24 hourly rates the
-    evaluator checks when the optimizer clusters hours into buckets)."""
-    return replace(
-        demand,
-        rate_req_s=tuple(r * factor for r in demand.rate_req_s),
-        hourly_rate_req_s=tuple(r * factor for r in demand.hourly_rate_req_s),
-    )
+    return replace(instance, inference=tuple(scale_rates(d, factor) for d in instance.inference))
 
 
 def _scale_choice(choice: TrainingChoice, factor: float) -> TrainingChoice:
@@ -175,6 +165,8 @@ class BaselineRun:
     """None when the single-type instance could not even be built (see ``reason``)."""
     instance: FleetInstance | None
     reason: str
+    binding: tuple[CapRelaxation, ...] = ()
+    """Why no fleet of only this type exists: the caps it exceeds, each with what it needs."""
 
     @property
     def feasible(self) -> bool:
@@ -188,10 +180,16 @@ class BaselineRun:
 
 
 def run_baselines(
-    instance: FleetInstance, gpus: tuple[GpuId, ...], solve: Solve, *, deadline: float
+    instance: FleetInstance,
+    gpus: tuple[GpuId, ...],
+    solve: Solve,
+    *,
+    deadline: float,
+    diagnose: Solve | None = None,
 ) -> tuple[BaselineRun, ...]:
     """For each GPU type, the cheapest fleet using only it (or why none exists), within ``deadline``
-    (a ``time.monotonic()`` instant); types left when time runs out say so."""
+    (a ``time.monotonic()`` instant); types left when time runs out say so. ``diagnose`` (a solve
+    that explains an infeasible instance) names the caps a type's fleet cannot meet."""
     runs: list[BaselineRun] = []
     pending = list(gpus)
     while pending:
@@ -216,14 +214,43 @@ def run_baselines(
             )
             runs.append(BaselineRun(gpu, solution, single, note))
         elif solution.status is SolveStatus.INFEASIBLE:
-            runs.append(
-                BaselineRun(gpu, solution, single, f"no fleet of only {gpu} meets the caps and bounds")
-            )
+            left = (deadline - time.monotonic()) / (len(pending) + 1)
+            explained = diagnose(single, left) if diagnose is not None and left >= MIN_SOLVE_SECONDS else None
+            runs.append(_infeasible_run(gpu, explained or solution, single))
         else:
             runs.append(
                 BaselineRun(gpu, solution, single, f"no plan found in time ({solution.status.value})")
             )
     return tuple(runs)
+
+
+def _infeasible_run(gpu: GpuId, solution: FleetSolution, single: FleetInstance) -> BaselineRun:
+    """A type no fleet of which meets the request: the caps it exceeds and by how much, e.g.
+    "capex budget 300,000,000 KRW < 359,115,654 KRW needed for h100-nvl ×6 buy"."""
+    diagnosis = solution.diagnosis
+    binding = diagnosis.binding_caps if diagnosis is not None else ()
+    if binding:
+        reason = "; ".join(_shortfall_words(r, single.currency) for r in binding)
+    elif diagnosis is not None and diagnosis.messages:
+        reason = f"no fleet of only {gpu} meets the request: " + "; ".join(diagnosis.messages)
+    else:
+        reason = f"no fleet of only {gpu} meets the caps and bounds (not narrowed in the time)"
+    return BaselineRun(gpu, solution, single, reason, binding)
+
+
+def _shortfall_words(relaxation: CapRelaxation, currency: str) -> str:
+    """E.g. "capex budget 300,000,000 KRW < 359,115,654 KRW needed for h100-nvl ×6 buy"; a figure
+    not proven within the tolerance reads "< at most …"."""
+    gpu = counted_gpu(relaxation.cap)
+
+    def amount(value: float) -> str:
+        return f"{value:.0f} GPUs" if gpu is not None else Cap(relaxation.cap).amount(value, currency)
+
+    words = f"maximum {gpu} count" if gpu is not None else Cap(relaxation.cap).words
+    low = relaxation.needed_at_least
+    bound = "" if low is not None and relaxation.needed <= low * (1 + NEEDED_TOLERANCE) else "at most "
+    fleet = f" for {relaxation.fleet}" if relaxation.fleet else ""
+    return f"{words} {amount(relaxation.limit)} < {bound}{amount(relaxation.needed)} needed{fleet}"
 
 
 # --------------------------------------------------------------------------------------------

@@ -3,20 +3,24 @@
 Two solves on the fixed fleet (GPU counts pinned; on-demand counts are an upper bound per hour):
 1. elastic demand — unserved request rate is allowed at a large penalty, so the answer says how
    much of each workload the fleet serves at its SLA (feasible = everything served);
-2. headroom — maximise α such that α × every workload's demand is served; each workload's
-   headroom is its assigned capacity ÷ demand − 1 at peak in that assignment.
+2. headroom — per workload, the largest growth of its demand alone the fleet serves at the SLA,
+   checked like the fleet itself (``solver.optimizer.headroom``; the maximise-α assignment gives
+   the first probes).
 The fleet's TCO is the plan's cost split (the fleet is held whether busy or not).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import time
+from functools import partial
 
 from solver.domain import Fleet
 from solver.optimizer.cancel import CancelToken
-from solver.optimizer.caps import CapKey
+from solver.optimizer.concurrency import run_side_by_side
 from solver.optimizer.driver import solve_mip
 from solver.optimizer.evaluate import CapacityOf, check_solution
+from solver.optimizer.headroom import FleetCheck, GrowthFound, workload_growth
 from solver.optimizer.instance import FleetInstance, InferenceDemand
 from solver.optimizer.model import MipValues, Relaxation
 from solver.optimizer.pool_timing import solve_pools_by_timing
@@ -81,7 +85,9 @@ def evaluate_fixed_fleet(
     served = _served_fractions(instance, elastic.values)
     feasible = all(f >= 1.0 for f in served.values())
     # Headroom means spare capacity once everything is served; a shortfall is its own headroom.
-    headroom = _headroom(instance, time_limit_s / 2, cancel, backend, caps) if feasible else {}
+    check = FleetCheck(cancel=cancel, backend=backend, capacity_of=capacity_of, drop_caps=caps)
+    found = _headroom(instance, time_limit_s / 2, check) if feasible else {}
+    headroom = {name: f.multiplier - 1.0 for name, f in found.items()}
     fits = tuple(
         WorkloadFit(
             workload=w.name,
@@ -152,26 +158,19 @@ def _caps_exceeded(instance: FleetInstance, solution: FleetSolution) -> list[str
     return out
 
 
+HINT_SHARE = 0.25
+"""Share of the headroom time for the maximise-α solve whose assignment gives the first probes."""
+
+
 def _headroom(
     instance: FleetInstance,
     time_limit_s: float,
-    cancel: CancelToken | None,
-    backend: str,
-    caps: frozenset[CapKey],
-) -> dict[str, float]:
-    mip = solve_mip(
-        instance,
-        time_limit_s=time_limit_s,
-        cancel=cancel,
-        backend=backend,
-        relax=Relaxation(maximize_demand_scale=True, drop_caps=caps),
-    )
-    if mip.values is None:
-        return {}
-    plan = build_solution(instance, mip)
-    out = {}
-    for a in plan.assignments:
-        b = a.peak_bucket
-        if a.demand_req_s[b] > 0:
-            out[a.workload] = a.capacity_req_s[b] / a.demand_req_s[b] - 1.0
-    return out
+    check: FleetCheck,
+) -> dict[str, GrowthFound]:
+    """Per workload, the largest growth of its demand alone (the others' as they are) the fleet
+    serves at the SLA, checked like the fleet itself (``solver.optimizer.headroom``)."""
+    deadline = time.monotonic() + time_limit_s
+    hints = check.demand_scale_hints(instance, time_limit_s * HINT_SHARE)
+    jobs = [partial(workload_growth, instance, w.name, check, hints.get(w.name)) for w in instance.inference]
+    found = run_side_by_side(jobs, deadline=deadline)
+    return {w.name: f for w, f in zip(instance.inference, found, strict=True) if isinstance(f, GrowthFound)}

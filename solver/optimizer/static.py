@@ -11,7 +11,7 @@ every bucket b, and every GPU type g:
 - GPUs rented on demand carry the rest, bucket by bucket:  Σ_P a_P (R_Pb − F_P) ≤ Σ_{o∈O_od(g)} d_ob;
   ∀τ > 1: Σ_{P: t_P=τ} (R_Pb − F_P) ≤ Σ_{o od, D_o≥τ} K'_obτ,  Σ_τ τ K'_obτ ≤ d_ob.
 
-Without on-demand options of g this is R_Pb = F_P: the same replicas every hour. With one bucket
+Without on-demand options of g this is just R_Pb = R_P0 (= F_P) in every bucket. With one bucket
 (no hourly profile) every plan is static and nothing is added. The static replicas count as GPUs
 in use all day (their busy power, no idle hours for training on them). A static plan is a plan of
 the hourly model with these constraints added, so it is never cheaper.
@@ -43,10 +43,17 @@ def add_static_deployment(builder: ModelBuilder) -> dict[str, Any]:
     slv = builder.solver
     static: dict[str, Any] = {}
     by_gpu: dict[str, list[ReplicaPool]] = defaultdict(list)
+    rented_gpus = {o.gpu for o in builder.inst.options if is_rental_on_demand(o)}
     for pool in builder.pools:
         replicas = builder.pool_r[pool.id]
-        ub = min(var.ub() for var in replicas)
-        static[pool.id] = slv.IntVar(0, ub, f"static[{pool.id}]")
+        if pool.deployment.gpu not in rented_gpus:
+            # Held GPUs only: the same replicas every bucket (equalities presolve aggregates; the
+            # GPU and TP-domain rows of constraints 2 and 3 then hold all day).
+            static[pool.id] = replicas[0]
+            for b, var in enumerate(replicas[1:], start=1):
+                slv.Add(var == replicas[0], f"static_replicas[{pool.id},{b}]")
+            continue
+        static[pool.id] = slv.IntVar(0, min(var.ub() for var in replicas), f"static[{pool.id}]")
         for b, var in enumerate(replicas):
             slv.Add(static[pool.id] <= var, f"static_le_replicas[{pool.id},{b}]")
         by_gpu[pool.deployment.gpu].append(pool)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pricebook.schema import GpuId
-from solver.optimizer.instance import FleetInstance, TrainingDemand
+from solver.optimizer.instance import FleetInstance, InferenceDemand, TrainingDemand
 from solver.optimizer.results import ChosenOption, FleetSolution
 
 
@@ -69,3 +69,21 @@ def describe_fleet(solution: FleetSolution) -> str:
         else:
             parts.append(f"{o.gpu} {o.mode.value} {o.busy_gpu_hours_per_month:,.0f} GPU-h/month")
     return " + ".join(parts) if parts else "no GPUs"
+
+
+def scale_workload_demand(instance: FleetInstance, workload: str, factor: float) -> FleetInstance:
+    """One inference workload's request rates × ``factor``; the others as they are."""
+    return replace(
+        instance,
+        inference=tuple(scale_rates(d, factor) if d.name == workload else d for d in instance.inference),
+    )
+
+
+def scale_rates(demand: InferenceDemand, factor: float) -> InferenceDemand:
+    """Every request-rate series of a demand × factor (bucket rates, and the 24 hourly rates the
+    evaluator checks when the optimizer clusters hours into buckets)."""
+    return replace(
+        demand,
+        rate_req_s=tuple(r * factor for r in demand.rate_req_s),
+        hourly_rate_req_s=tuple(r * factor for r in demand.hourly_rate_req_s),
+    )

@@ -30,6 +30,7 @@ from solver.perf.inference import (
     P95_TAIL,
     Replica,
     WorkloadShape,
+    open_loop_timing,
 )
 
 MAX_ITERATIONS = 5000
@@ -77,9 +78,28 @@ def mixed_open_loop_timing(
     replica: Replica, streams: Sequence[tuple[WorkloadShape, float]]
 ) -> MixedTiming | None:
     """Poisson streams ``(shape, req/s)`` on one replica; None when it cannot sustain them (the
-    prefill queue saturates, or the batch outgrows the KV cache or the scheduler)."""
+    prefill queue saturates, or the batch outgrows the KV cache or the scheduler). One stream
+    beyond its in-service fixed point is the single-stream model's (``open_loop_timing``: the
+    engine runs its offline batch and arrivals queue for admission), so a pool of one size is
+    never stricter than that size's own capacity."""
     if not any(rate > 0 for _, rate in streams):
         return MixedTiming(tuple(0.0 for _ in streams), 0.0, 0.0, 0.0)
+    timing = _in_service(replica, streams)
+    active = [i for i, (_, rate) in enumerate(streams) if rate > 0]
+    if timing is not None or len(active) != 1:
+        return timing
+    shape, rate = streams[active[0]]
+    alone = open_loop_timing(replica, shape, rate)
+    if alone is None:
+        return None
+    ttft = tuple(alone.ttft_p95_s if i == active[0] else 0.0 for i in range(len(streams)))
+    context = shape.input_tokens + shape.output_tokens / 2.0
+    prefill_s, _ = replica.prefill(shape, max(1.0, alone.concurrency), context)
+    return MixedTiming(ttft, alone.tpot_s, alone.concurrency, min(1.0, rate * prefill_s))
+
+
+def _in_service(replica: Replica, streams: Sequence[tuple[WorkloadShape, float]]) -> MixedTiming | None:
+    """The mix with every request in service (the fixed point of the streams' concurrencies)."""
     n_by_stream = [0.0] * len(streams)
     for _ in range(MAX_ITERATIONS):
         implied, tpot, prefill, share, t_d = _state(replica, streams, n_by_stream)

@@ -328,7 +328,7 @@ def open_loop_fixed_point(replica: Replica, shape: WorkloadShape, rate: float) -
     )
 
 
-FIXED_POINT_TOLERANCE = 1e-6
+FIXED_POINT_TOLERANCE = 1e-4
 """Relative width of the bracket around the open loop's concurrency when it is returned."""
 
 
@@ -364,7 +364,7 @@ def _saturated_open_loop(replica: Replica, shape: WorkloadShape, rate: float) ->
     )
 
 
-LIMIT_SEARCH_TOLERANCE = 1e-4
+LIMIT_SEARCH_TOLERANCE = 1e-3
 """Relative width of the bisection bracket around λ* (the fixed point's last rate)."""
 
 

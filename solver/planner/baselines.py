@@ -21,10 +21,13 @@ def solve_baselines(
     solve: Solve,
     deadline: float,
     warnings: list[str],
+    *,
+    diagnose: Solve | None = None,
 ) -> tuple[BaselineRun, ...]:
-    """The single-GPU re-solves within ``deadline``; none (and a warning) when the call is cancelled."""
+    """The single-GPU re-solves within ``deadline``; none (and a warning) when the call is cancelled.
+    ``diagnose`` explains a type no fleet of which meets the request (the caps it binds)."""
     try:
-        return run_baselines(instance, gpus, solve, deadline=deadline)
+        return run_baselines(instance, gpus, solve, deadline=deadline, diagnose=diagnose)
     except SolveCancelled:
         warnings.append("baselines not computed: the call was cancelled")
         return ()
@@ -58,6 +61,7 @@ def price_baselines(
                 reason=run.reason,
                 fleet_summary=describe_fleet(run.solution) if run.solution is not None else "",
                 capex=capex,
+                binding_caps=run.binding,
             )
         )
     priced = [(b.horizon_tco.amount, b.gpu) for b in result if b.horizon_tco is not None]

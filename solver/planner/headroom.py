@@ -10,20 +10,12 @@ from collections.abc import Callable
 from functools import partial
 
 from pricebook.schema import Currency, Money
-from solver.analysis.headroom import (
-    FleetCheck,
-    GrowthFound,
-    Headroom,
-    WorkloadHeadroom,
-    cheapest_addition,
-    largest_served,
-    next_step,
-    pin_fleet,
-)
-from solver.analysis.whatif import Solve, scale_demand, scale_workload_demand
+from solver.analysis.headroom import Headroom, WorkloadHeadroom, cheapest_addition, next_step
+from solver.analysis.whatif import Solve, scale_demand
 from solver.domain import AcquisitionMode, FleetItem
 from solver.errors import SolveCancelled
 from solver.optimizer.concurrency import run_side_by_side
+from solver.optimizer.headroom import FleetCheck, GrowthFound, largest_served, pin_fleet, workload_growth
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.results import FleetSolution
 from solver.planner.assemble import solution_tco
@@ -61,14 +53,7 @@ def plan_headroom(
     jobs: list[Callable[[float], object]] = [
         partial(_addition, instance=instance, solution=solution, growth=step, solve=solve, currency=currency),
         *(
-            partial(
-                _workload_job,
-                pinned=pinned,
-                workload=w.name,
-                check=check,
-                start=overall.multiplier,
-                hint=hints.get(w.name),
-            )
+            partial(workload_growth, pinned, w.name, check, hints.get(w.name), start=overall.multiplier)
             for w in searched
         ),
     ]
@@ -101,20 +86,6 @@ def plan_headroom(
 _NOT_FOUND = "no addition found in time"
 
 
-def _workload_job(
-    deadline: float,
-    *,
-    pinned: FleetInstance,
-    workload: str,
-    check: FleetCheck,
-    start: float,
-    hint: float | None,
-) -> GrowthFound:
-    # Every workload is served at the overall multiplier, so this one alone is too (monotone).
-    make = partial(scale_workload_demand, pinned, workload)
-    return largest_served(make, check, start=start, hint=hint, deadline=deadline)
-
-
 def _addition(
     deadline: float,
     *,
@@ -133,8 +104,10 @@ def _addition(
     after = solution_tco(bigger, grown, currency).total.horizon_total
     extra = Money(amount=after.amount - before.amount, currency=currency)
     added = added_items(solution, bigger)
-    note = "" if added else "no GPU to add: the held fleet serves it with more on-demand or busy hours"
-    return added, extra, note
+    notes = [] if added else ["no GPU to add: the held fleet serves it with more on-demand or busy hours"]
+    if extra.amount < 0:
+        notes.append("that grown plan costs less than this one: this plan is not proven optimal")
+    return added, extra, "; ".join(notes)
 
 
 def added_items(before: FleetSolution, after: FleetSolution) -> tuple[FleetItem, ...]:

@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from functools import partial
 
 import structlog
 
 from pricebook.schema import Pricebook
-from solver.analysis.headroom import GROWTH_SEARCHED_TO, FleetCheck, Headroom
+from solver.analysis.headroom import Headroom
 from solver.analysis.whatif import BaselineRun
 from solver.domain import CapacityQuantile, PlanRequest
 from solver.errors import SolveCancelled
 from solver.optimizer.api import request_summary, solve
 from solver.optimizer.cancel import CancelToken, polls_cancel
 from solver.optimizer.candidates import build_instance, perf_capacity_checker
+from solver.optimizer.headroom import GROWTH_SEARCHED_TO, FleetCheck
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.results import FleetSolution, LimitFired, SolveStatus
 from solver.optimizer.risk import demand_probabilities
@@ -231,7 +233,10 @@ def _extras(
         extras_left = deadline - time.monotonic()
         share = BASELINE_SHARE if options.compute_sensitivity else 1.0
         baselines_deadline = time.monotonic() + extras_left * share
-        runs = solve_baselines(instance, resolved.allowed_gpus, re_solve, baselines_deadline, warnings)
+        diagnose = partial(re_solve, explain=True)
+        runs = solve_baselines(
+            instance, resolved.allowed_gpus, re_solve, baselines_deadline, warnings, diagnose=diagnose
+        )
         baselines, saving = price_baselines(runs, solution, request, instance)
     sensitivity: tuple[Sensitivity, ...] = ()
     headroom: Headroom | None = None

@@ -15,7 +15,7 @@ from solver.analysis.breakeven import ApiBreakEven, BuyVsRent
 from solver.analysis.headroom import Headroom
 from solver.analysis.tco import CostComponent, DepreciationYear, FleetTco, UnitCost, VatLines
 from solver.domain import AcquisitionMode, CapacityQuantile, Precision
-from solver.optimizer.results import FleetSolution, SolveStatus, WorkloadFit
+from solver.optimizer.results import CapRelaxation, FleetSolution, SolveStatus, WorkloadFit
 from solver.planner.notices import Notice
 
 
@@ -201,6 +201,10 @@ class Baseline:
     fleet_summary: str
     capex: Money | None = None
     """Purchase price of the baseline fleet (GPUs and hosts), None without one."""
+    binding_caps: tuple[CapRelaxation, ...] = ()
+    """Why no fleet of this type alone exists: each cap it exceeds, its limit, what the least
+    fleet found needs (``needed``; a bound unless within 5 % of ``needed_at_least``) and that
+    fleet (``reason`` says it in English; a quote words it from these fields)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,11 @@ def summary_text(solution: FleetSolution, tco: FleetTco | None, saving: Baseline
     without a plan, why there is none."""
     if not solution.has_plan or tco is None:
         messages = solution.diagnosis.messages if solution.diagnosis is not None else ()
+        if not messages and solution.status is SolveStatus.NO_SOLUTION:
+            messages = (
+                f"The solver found no plan within its time limit ({solution.stats.time_limit_s:.3g} s) and "
+                "proved none impossible; a longer time limit (or deadline) may find one.",
+            )
         return f"No plan ({solution.status.value}). " + " ".join(messages)
     total = tco.total
     text = (

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,8 @@ from google.protobuf import json_format
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import plan_pb2, scenario_pb2
 from clients import FleetPlanError, FleetPlannerClient
+from service.server import ThreadedServer, start_in_thread
+from service.settings import ServerSettings
 
 REPRO = Path(__file__).parent / "repro"
 pytestmark = pytest.mark.slow
@@ -30,6 +33,16 @@ def repro(name: str) -> dict[str, Any]:
 
 def plan_request(data: dict[str, Any]) -> api.PlanFleetRequest:
     return json_format.ParseDict(data, api.PlanFleetRequest())
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[FleetPlannerClient]:
+    server: ThreadedServer = start_in_thread(
+        ServerSettings(address="127.0.0.1:0", grace_period_s=1.0, plan_cache_entries=0)
+    )
+    with FleetPlannerClient(server.address, timeout_s=120) as c:
+        yield c
+    server.stop(grace_s=0.5)
 
 
 def tco(plan: plan_pb2.Plan) -> Decimal:

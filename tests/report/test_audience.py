@@ -5,7 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from quote_files import html_fields, html_tables, xlsx_rows
+from quote_files import html_fields, html_tables, xlsx_rows, xlsx_values
 from report_support import example
 
 from report import Language, ReportFormat, render
@@ -79,3 +79,21 @@ def test_the_vat_line_at_the_requests_rate_when_asked() -> None:
     rate = Decimal(str(vat["vat_rate"]))
     assert abs(quote.bom.vat.amount - quote.bom.supply_amount.amount * rate) <= 1
     assert "bom-vat" in html_fields(render_html(quote, Language.KO))
+
+
+def test_only_the_internal_workbook_has_the_sourcing_sheet() -> None:
+    planned = example("rtx5090_cluster")
+    offers = {line["offer_id"] for line in planned.plan_json["fleet"]}
+    customer = xlsx_values(
+        render(_for(planned.quote, Audience.CUSTOMER), ReportFormat.XLSX, Language.KO).content
+    )
+    internal = xlsx_values(
+        render(_for(planned.quote, Audience.INTERNAL), ReportFormat.XLSX, Language.KO).content
+    )
+    assert "내부 조달" not in customer.sheetnames and internal.sheetnames[-1] == "내부 조달"
+    listed = {row[2] for row in internal["내부 조달"].iter_rows(min_row=2, values_only=True)}
+    assert offers <= listed
+    for sheet in customer.worksheets:  # no offer id anywhere the customer can see
+        if sheet.title != "가정":  # the assumptions annex lists every pricebook entry used
+            cells = {str(v) for row in sheet.iter_rows(values_only=True) for v in row if v is not None}
+            assert not offers & cells, sheet.title

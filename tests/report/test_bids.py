@@ -149,13 +149,19 @@ def test_workload_rows_agree_and_every_bought_gpu_serves_a_workload(bid: Bid) ->
         : len(page)
     ]
     pdf = _flat(bid.pdf)
+    embeddings = {row[0]: row for row in html_tables(bid.html).get("embeddings-table", [])}
     for shown, cells in zip(page, sheet, strict=True):
         name, uses, replicas, aggregate = shown[0], shown[1], shown[2], shown[6]
         assert (cells[0], cells[1]) == (name, uses)
         assert Decimal(str(cells[2])).quantize(Decimal("0.01")) == Decimal(replicas)
+        assert Decimal(replicas) > 0  # serving demand
+        assert name in pdf
+        if name in embeddings:  # in embeddings/s and input tok/s instead of output speed
+            assert aggregate == "–" and cells[8] is None
+            assert Decimal(embeddings[name][1].replace(",", "")) > 0 and embeddings[name][2] in pdf
+            continue
         assert f"{cells[8]:,.0f}" == aggregate
-        assert Decimal(replicas) > 0 and Decimal(aggregate.replace(",", "")) > 0  # serving demand
-        assert name in pdf and aggregate in pdf
+        assert Decimal(aggregate.replace(",", "")) > 0 and aggregate in pdf
         cli = next(line for line in bid.table.splitlines() if line.startswith(name + " "))
         assert aggregate in _whole_numbers(cli)  # the CLI's agg tok/s column (it shows decimals below 100)
     gpus_serving = {word for row in page for word in row[1].split()}

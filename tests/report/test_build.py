@@ -143,3 +143,7 @@ def test_assumptions_name_every_offer_used_with_source_and_date() -> None:
 def test_korean_summary_amounts_in_eok_and_man(won: int, text: str) -> None:
     assert korean_units(Decimal(won)) == text
     assert money_summary(Money(amount=Decimal(won), currency="KRW"), Language.KO).startswith(text)
+
+
+def test_a_summary_amount_under_one_man_is_written_once() -> None:
+    assert money_summary(Money(amount=Decimal(0), currency="KRW"), Language.KO) == "0원"

@@ -108,3 +108,9 @@ def test_the_customer_sees_no_internal_sourcing_and_the_team_does() -> None:
         "부록 3. 견적 내역의 내부 조달 정보" in internal and "부록 4. 계획 엔진 원문 메모 (영문)" in internal
     )
     assert "sourcing-table" not in customer and "planner-notes" not in customer
+
+
+def test_the_budget_gauge_is_drawn() -> None:
+    page = render_html(_quote(Audience.CUSTOMER), Language.KO)
+    start = page.index('id="chart-budget"')
+    assert page[start : page.index("</figure>", start)].count("<path") > 10

@@ -11,7 +11,8 @@ from service.limits import require_plan_within_deadline
 from service.request_limits import RequestLimits, check_request
 from solver import domain
 from solver.errors import DeadlineExceeded
-from solver.optimizer.results import FleetSolution, LimitFired, SolverStats, SolveStatus
+from solver.optimizer.results import FleetSolution
+from tests.solver.optimizer.opt_factories import no_plan
 
 
 def _named(name: str) -> api.PlanFleetRequest:
@@ -34,21 +35,7 @@ def test_a_200_character_name_is_refused_naming_the_field_and_the_limit() -> Non
 
 
 def _no_plan() -> FleetSolution:
-    stats = SolverStats(
-        backend="scip",
-        status=SolveStatus.NO_SOLUTION,
-        objective=None,
-        best_bound=None,
-        gap=None,
-        seconds=0.7,
-        limit_fired=LimitFired.TIME,
-        variables=1,
-        constraints=1,
-        time_limit_s=0.7,
-    )
-    return FleetSolution(
-        status=SolveStatus.NO_SOLUTION, stats=stats, currency="USD", horizon_months=36, buckets=()
-    )
+    return no_plan(0.7)
 
 
 def test_no_plan_under_the_requests_own_time_limit_is_not_the_callers_deadline() -> None:

@@ -114,3 +114,17 @@ def test_a_batch_window_is_for_batch_work_without_spares() -> None:
         _workload(interactive=False, batch_deadline_hours=24, redundancy=1)
     with pytest.raises(ValueError, match="batch_deadline_hours"):
         _workload(interactive=False, batch_deadline_hours=0)
+
+
+@pytest.mark.parametrize("rate", [1e-300, 5e-324, 1e-7])
+def test_a_vanishing_peak_rate_is_refused(rate: float) -> None:
+    # 1e-300 req/s made the MIP's capacity coefficients infinite: "No plan (no_solution)." with no
+    # reason. One request every 11.6 days (1e-6) is the least a plan is made for.
+    with pytest.raises(ValidationError, match=r"greater than or equal to 0\.000001"):
+        _workload(daily_tokens=None, peak_request_rate_per_s=rate)
+    assert _workload(daily_tokens=None, peak_request_rate_per_s=1e-6).peak_request_rate_per_s == 1e-6
+
+
+def test_repeated_modes_count_once() -> None:
+    constraints = Constraints.model_validate({"allowed_modes": ["buy", "on_demand", "on_demand", "buy"]})
+    assert [m.value for m in constraints.allowed_modes] == ["buy", "on_demand"]

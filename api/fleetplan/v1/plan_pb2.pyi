@@ -1908,7 +1908,10 @@ class WorkloadFit(_message.Message):
     served_fraction: _builtins.float
     """Share of peak demand served at the SLA (1 = fully served)."""
     headroom_fraction: _builtins.float
-    """Spare capacity over demand at peak (capacity/demand − 1; negative = shortfall)."""
+    """Largest growth of this workload's demand alone (the others' unchanged) the fleet serves at the
+    SLA, checked like the fleet itself (0.12 = +12 %; searched to +300 % or past the capacity ratio
+    of the evaluator's assignment); negative = shortfall (served_fraction − 1).
+    """
     message: _builtins.str
     """Explanation, e.g. which GPUs are missing."""
     def __init__(

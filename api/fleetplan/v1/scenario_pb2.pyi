@@ -323,7 +323,7 @@ class InferenceWorkload(_message.Message):
     daily_tokens: _builtins.int
     """Input + output tokens processed per day."""
     peak_request_rate_per_s: _builtins.float
-    """Requests per second at the peak hour."""
+    """Requests per second at the peak hour, from 1e-6 (one every 11.6 days) to 1e9."""
     peak_to_average: _builtins.float
     """Peak-hour rate ÷ daily-average rate (≥ 1); absent = 1. Ignored when hourly_profile is given."""
     prefix_cache_hit_rate: _builtins.float

@@ -81,3 +81,58 @@ def test_report_refuses_one_format_twice_before_any_call(
     assert code == EXIT_INVALID
     assert "two outputs of the same format (.html)" in err
     assert not first.exists() and not second.exists()
+
+
+def test_report_puts_the_supplier_profile_and_flags_in_the_header(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    output = tmp_path / "quote.html"
+    profile = EXAMPLES / "bids" / "supplier_profile.yaml"
+    code, _, _ = run(
+        capsys,
+        "report",
+        str(EXAMPLES / "rtx5090_cluster.yaml"),
+        "--output",
+        str(output),
+        "--lang",
+        "ko",
+        "--supplier-profile",
+        str(profile),
+        "--customer",
+        "한국연구원",
+        "--quote-number",
+        "제7호",
+        "--title",
+        "연구용 GPU 서버",
+        "--audience",
+        "internal",
+    )
+    assert code == EXIT_OK
+    html = output.read_text(encoding="utf-8")
+    for shown in (
+        "<dd>한국연구원</dd>",
+        "<dd>제7호</dd>",
+        "<dd>주식회사 한빛인프라</dd>",
+        "<dd>123-45-67890</dd>",
+    ):
+        assert shown in html
+    assert "<title>연구용 GPU 서버</title>" in html and 'id="sourcing"' in html
+
+
+def test_report_refuses_an_unknown_supplier_profile_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = tmp_path / "supplier.yaml"
+    profile.write_text("supplier_nmae: 주식회사 예시\n", encoding="utf-8")
+    output = tmp_path / "quote.html"
+    code, _, err = run(
+        capsys,
+        "report",
+        str(EXAMPLES / "rtx5090_cluster.yaml"),
+        "--output",
+        str(output),
+        "--supplier-profile",
+        str(profile),
+    )
+    assert code == EXIT_INVALID
+    assert "supplier_nmae" in err and not output.exists()

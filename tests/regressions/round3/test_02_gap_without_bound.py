@@ -15,9 +15,10 @@ from solver.domain import DEFAULT_MAX_GAP, SolverOptions
 from solver.optimizer.driver import _better_plan
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.model import MipResult
-from solver.optimizer.results import FleetSolution, LimitFired, SolverStats, SolveStatus
+from solver.optimizer.results import FleetSolution, SolverStats, SolveStatus
 from solver.planner.summary import gap_too_wide, gap_too_wide_warning, solve_warnings
 from tests.regressions.round3.robust_support import scenario, without_extras
+from tests.solver.optimizer.opt_factories import solver_stats
 
 pytestmark = pytest.mark.slow
 
@@ -27,18 +28,7 @@ DEFAULT_RELATIVE_GAP = SolverOptions().relative_gap
 def _stats(
     status: SolveStatus, objective: float | None, bound: float | None, gap: float | None
 ) -> SolverStats:
-    return SolverStats(
-        backend="scip",
-        status=status,
-        objective=objective,
-        best_bound=bound,
-        gap=gap,
-        seconds=1.0,
-        limit_fired=LimitFired.TIME,
-        variables=1,
-        constraints=1,
-        relative_gap_target=DEFAULT_RELATIVE_GAP,
-    )
+    return solver_stats(status, objective, bound, gap, relative_gap_target=DEFAULT_RELATIVE_GAP)
 
 
 def test_a_plan_kept_from_the_warm_start_without_a_full_model_bound_has_an_unknown_gap() -> None:

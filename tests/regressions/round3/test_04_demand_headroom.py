@@ -28,6 +28,7 @@ pytestmark = pytest.mark.slow
 def request_() -> api.PlanFleetRequest:
     request = load_scenario(SCENARIO, api.PlanFleetRequest)
     request.solver_options.compute_baselines = False
+    request.solver_options.time_limit_s = 120  # room for every headroom search on a loaded machine
     return request
 
 
@@ -91,6 +92,27 @@ def test_each_workloads_headroom_holds_alone(
         assert serves(client, scaled(request_, 1 + w.demand_growth_served, only=name), fleet)
         if not w.at_least:
             assert not serves(client, scaled(request_, 1 + w.demand_growth_served + STEP, only=name), fleet)
+
+
+def test_evaluate_fleet_states_the_same_headroom(
+    client: FleetPlannerClient, request_: api.PlanFleetRequest, plan: plan_pb2.Plan
+) -> None:
+    # The reproduction's evaluate said the coding agent had +1 % although +1 % fails.
+    answer = client.evaluate_fleet(
+        api.EvaluateFleetRequest(
+            fleet=fleet_of(plan),
+            workloads=request_.workloads,
+            constraints=request_.constraints,
+            solver_options=request_.solver_options,
+            compare_with_optimal=False,
+        )
+    )
+    planned = {w.workload_name: w.demand_growth_served for w in plan.headroom.workloads}
+    for fit in answer.fits:
+        assert abs(fit.headroom_fraction - planned[fit.workload_name]) <= 0.006
+        assert serves(
+            client, scaled(request_, 1 + fit.headroom_fraction, only=fit.workload_name), fleet_of(plan)
+        )
 
 
 def test_the_addition_serves_the_next_step(

@@ -9,15 +9,8 @@ from typing import Any, cast
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.analysis.headroom import (
-    GROWTH_SEARCHED_TO,
-    MIN_STEP_AHEAD,
-    STEP,
-    TOLERANCE,
-    FleetCheck,
-    largest_served,
-    next_step,
-)
+from solver.analysis.headroom import MIN_STEP_AHEAD, STEP, next_step
+from solver.optimizer.headroom import GROWTH_SEARCHED_TO, TOLERANCE, FleetCheck, largest_served
 from solver.optimizer.instance import FleetInstance
 
 

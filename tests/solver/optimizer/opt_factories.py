@@ -7,7 +7,7 @@ import random
 from solver.domain import AcquisitionMode, Fleet, FleetItem, InferenceWorkload, ModelRef, Precision, Sla
 from solver.optimizer.api import solve
 from solver.optimizer.instance import Bucket, Candidate, Caps, FixedGroup, FleetInstance, InferenceDemand
-from solver.optimizer.results import FleetSolution, SolveStatus
+from solver.optimizer.results import FleetSolution, LimitFired, SolverStats, SolveStatus
 from solver.pricing.options import AcquisitionOption
 
 ALL_DAY = (Bucket(index=0, hours=tuple(range(24))),)
@@ -162,4 +162,40 @@ def chat_workload(rate: float, *, tpot_ms: float = 50.0) -> InferenceWorkload:
         output_tokens=300,
         peak_request_rate_per_s=rate,
         sla=Sla(ttft_p95_ms=2000, tpot_p95_ms=tpot_ms),
+    )
+
+
+def solver_stats(
+    status: SolveStatus,
+    objective: float | None = None,
+    bound: float | None = None,
+    gap: float | None = None,
+    *,
+    seconds: float = 0.7,
+    relative_gap_target: float = 0.0,
+) -> SolverStats:
+    """Statistics of a solve the time limit stopped (``seconds`` = its limit), as the driver reports."""
+    return SolverStats(
+        backend="scip",
+        status=status,
+        objective=objective,
+        best_bound=bound,
+        gap=gap,
+        seconds=seconds,
+        limit_fired=LimitFired.TIME,
+        variables=1,
+        constraints=1,
+        time_limit_s=seconds,
+        relative_gap_target=relative_gap_target,
+    )
+
+
+def no_plan(seconds: float = 0.7) -> FleetSolution:
+    """A solve that found no plan within ``seconds``."""
+    return FleetSolution(
+        status=SolveStatus.NO_SOLUTION,
+        stats=solver_stats(SolveStatus.NO_SOLUTION, seconds=seconds),
+        currency="USD",
+        horizon_months=36,
+        buckets=(),
     )

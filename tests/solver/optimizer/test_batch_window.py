@@ -8,17 +8,19 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import random
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from ortools.linear_solver import pywraplp
 
 from pricebook import load_default
 from solver.domain import AcquisitionMode, Constraints, PlanRequest, Sla, SolverOptions
 from solver.optimizer.api import optimize, solve
-from solver.optimizer.batch_window import window_misses
+from solver.optimizer.batch_window import add_window_demand, window_misses
 from solver.optimizer.candidates import build_instance
-from solver.optimizer.instance import FleetInstance, InferenceDemand
+from solver.optimizer.instance import Bucket, FleetInstance, InferenceDemand
 from solver.optimizer.results import SolveStatus
 from solver.optimizer.risk import demand_probabilities
 from tests.solver.optimizer.opt_factories import THREE_BUCKETS, candidate, chat_workload, option
@@ -168,3 +170,38 @@ def test_a_planned_request_with_a_window_is_never_dearer() -> None:
     assert every_hour.cost is not None and within_day.cost is not None
     assert within_day.status is SolveStatus.OPTIMAL
     assert within_day.cost.total <= every_hour.cost.total * (1 + 1e-6)
+
+
+def _rows_feasible(deadline: int, capacity: list[float], arriving: list[float]) -> bool:
+    """Whether constraint 1' (the MIP's rows, ``add_window_demand``) admits ``capacity``."""
+    solver = pywraplp.Solver.CreateSolver("GLOP")
+    hours = tuple(Bucket(index=h, hours=(h,)) for h in range(24))
+    demand = InferenceDemand(
+        name="batch", rate_req_s=tuple(arriving), hourly_rate_req_s=tuple(arriving), deadline_hours=deadline
+    )
+    model = SimpleNamespace(
+        solver=solver,
+        inst=SimpleNamespace(buckets=hours),
+        relax=SimpleNamespace(elastic_demand=False),
+        alpha=None,
+        r={"c": list(capacity)},
+        short={},
+    )
+    add_window_demand(model, demand, 1.0, [dataclasses.replace(candidate("batch", "g", 1.0), id="c")], "b")
+    return bool(solver.Solve() == pywraplp.Solver.OPTIMAL)
+
+
+def test_the_rows_and_the_simulation_agree() -> None:
+    """Random hourly capacities and arrivals: what the queue simulation accepts the MIP's rows
+    admit, and what the rows admit with 1 % more capacity the simulation accepts."""
+    rng = random.Random(28)
+    for _ in range(150):
+        deadline = rng.choice((1, 2, 3, 6, 12, 18, 24, 36))
+        arriving = [rng.uniform(0.5, 2.0) for _ in range(24)]
+        on = set(rng.sample(range(24), rng.randint(1, 24)))
+        daily = sum(arriving) * rng.uniform(0.9, 1.3)
+        capacity = [daily / len(on) if h in on else 0.0 for h in range(24)]
+        if window_misses(deadline, capacity, arriving) == "":
+            assert _rows_feasible(deadline, capacity, arriving)
+        if _rows_feasible(deadline, capacity, arriving):
+            assert window_misses(deadline, [c * 1.01 for c in capacity], arriving) == ""

@@ -17,8 +17,10 @@ from solver.domain import Constraints, PlanRequest, Precision
 from solver.optimizer import Caps, SolveStatus, solve
 from solver.optimizer.candidates import build_instance
 from solver.optimizer.explain import (
+    NEEDED_TOLERANCE,
     _cheaper_than_plan,
     _cheapest_alone,
+    _describe,
     explain_local_runner_ups,
     explain_runner_ups,
     rejection_reasons,
@@ -26,7 +28,7 @@ from solver.optimizer.explain import (
 from solver.optimizer.instance import (
     CandidateRejection,
 )
-from solver.optimizer.results import RunnerUp
+from solver.optimizer.results import CapRelaxation, RunnerUp
 
 
 def test_budget_cap_diagnosis_names_smallest_budget() -> None:
@@ -48,6 +50,37 @@ def test_power_cap_smallest_relaxation_may_differ_from_cheapest_plan() -> None:
     (relax,) = sol.diagnosis.binding_caps
     assert relax.needed == pytest.approx(4.0)
     assert "power cap 3.0 kW is short by 1.0 kW" in relax.message
+
+
+@pytest.mark.parametrize("rate", [5.0, 25.0, 55.0, 95.0, 140.0])
+@pytest.mark.parametrize("cap", ["capex_budget", "power_cap_kw"])
+def test_a_needed_figure_is_the_brute_force_least_and_says_so(rate: float, cap: str) -> None:
+    # GPU a: 100, 1 kW, 10 req/s; b: 250, 2 kW, 30 req/s. The least capex / power over every
+    # count pair that serves the rate, by enumeration; the cap is set just below it.
+    per_gpu = {"capex_budget": (100.0, 250.0), "power_cap_kw": (1.0, 2.0)}[cap]
+    least = min(
+        per_gpu[0] * a + per_gpu[1] * b for a in range(20) for b in range(10) if 10 * a + 30 * b >= rate
+    )
+    caps = Caps(**{cap: least * 0.9})
+    sol = solve(two_gpu_instance(rate, caps), time_limit_s=20)
+    assert sol.status is SolveStatus.INFEASIBLE and sol.diagnosis is not None
+    (relax,) = sol.diagnosis.binding_caps
+    assert relax.needed == pytest.approx(least)
+    assert relax.needed_at_least is not None and relax.needed_at_least <= relax.needed * (1 + 1e-9)
+    assert relax.needed <= relax.needed_at_least * (1 + NEEDED_TOLERANCE)  # proven, so no bound wording
+    assert "at most" not in relax.message and "(needs " in relax.message
+    assert relax.fleet and "no other cap binds" in relax.message
+    assert len(set(sol.diagnosis.messages)) == len(sol.diagnosis.messages)
+
+
+def test_a_figure_not_proven_within_the_tolerance_is_worded_as_a_bound() -> None:
+    # 359 found, only 300 proven (the repro 03 shape): "short by at most", with the proven range.
+    found = CapRelaxation("capex_budget", 300.0, 359.0, "", needed_at_least=300.0, fleet="h100-nvl ×6 buy")
+    text = _describe(found, "KRW", "; no other cap binds at that fleet")
+    assert text.startswith("capex budget 300 KRW is short by at most 59 KRW: a fleet within 359 KRW")
+    assert "between 300 KRW and 359 KRW" in text and "h100-nvl ×6 buy" in text
+    proven = dataclasses.replace(found, needed_at_least=350.0)  # 359 ≤ 1.05 × 350
+    assert _describe(proven, "KRW", "").startswith("capex budget 300 KRW is short by 59 KRW (needs 359 KRW")
 
 
 SEEDS = (0, 1, 2)

@@ -29,16 +29,19 @@ def test_two_fixed_points_the_smaller_is_returned() -> None:
     assert got == pytest.approx(smaller, rel=1e-6)
 
 
-def test_infinite_values_on_the_way_are_bracketed_not_interpolated() -> None:
-    # g is +inf below 3 (a saturated queue) and x/2 + 1 above; x = x/2 + 1 would be 2, inside the
-    # infinite region, so the first x with g(x) <= x is 3 itself.
+def test_a_fixed_point_just_before_g_blows_up_is_found() -> None:
+    # g = x/2 + 10 (fixed point 20) up to 21, +inf beyond (a saturated queue): the scan's step
+    # from 15 lands at 22.5, past the blow-up, and the root before it is still found.
     def g(x: float) -> float:
-        return math.inf if x < 3.0 else x / 2.0 + 1.0
+        return x / 2.0 + 10.0 if x < 21.0 else math.inf
 
-    got = smallest_fixed_point(g, 1.0, 100.0, rel_tol=1e-9)
-    assert got is not None
-    assert got == pytest.approx(3.0, rel=1e-6)
-    assert g(got) <= got
+    got = smallest_fixed_point(g, 15.0, 100.0, rel_tol=1e-9)
+    assert got == pytest.approx(20.0, rel=1e-6)
+
+
+def test_infinite_from_the_start_or_before_any_fixed_point_is_none() -> None:
+    assert smallest_fixed_point(lambda x: math.inf, 1.0, 100.0) is None
+    assert smallest_fixed_point(lambda x: 2.0 * x if x < 10.0 else math.inf, 1.0, 100.0) is None
 
 
 def test_no_fixed_point_up_to_the_limit_is_none() -> None:

@@ -17,7 +17,9 @@ from solver.domain import (
     SolverOptions,
 )
 from solver.planner import plan
+from solver.planner.summary import summary_text
 from solver.resolve import resolve
+from tests.solver.optimizer.opt_factories import no_plan
 
 
 def test_summary_of_a_plan_that_is_its_own_best_single_gpu_fleet(book: Pricebook) -> None:
@@ -70,3 +72,8 @@ def test_owned_gpus_a_plan_does_not_need_are_named_as_unused(book: Pricebook) ->
     assert any(
         w.startswith(f"{64 - used} of the 64 owned h100-sxm GPUs are left unused") for w in result.warnings
     )
+
+
+def test_no_plan_in_time_says_so_rather_than_nothing() -> None:
+    text = summary_text(no_plan(2.0), None, None)
+    assert text.startswith("No plan (no_solution). The solver found no plan within its time limit (2 s)")

@@ -49,6 +49,11 @@ def test_a_multi_node_plan_pays_its_fabric_and_the_requests_lines(book: Priceboo
     # The capex the answer reports is the one the solver budgeted.
     assert result.solution.cost is not None
     assert float(total.capex.amount) == round(result.solution.cost.capex, 2)
+    # Issue 28 item 9: the fleet lines and the fleet-wide storage add up to the TCO exactly.
+    storage = total.storage.amount + total.storage_monthly.amount * result.horizon_months
+    assert (
+        sum((f.horizon_cost.amount for f in result.fleet), storage) == result.tco.total.horizon_total.amount
+    )
 
 
 def test_leaving_networking_out_removes_the_line(book: Pricebook) -> None:
