@@ -61,7 +61,7 @@ def tokenizer(clients_venv: None, tmp_path_factory: pytest.TempPathFactory) -> P
     return benchclients.write_tokenizer(tmp_path_factory.mktemp("tokenizer"))
 
 
-Runner = Callable[..., Path]
+Runner = Callable[[benchclients.Run, Path], Path]
 
 
 @pytest.mark.parametrize(
@@ -70,16 +70,7 @@ Runner = Callable[..., Path]
 def test_fitted_correction_recovers_the_factor(
     run: Runner, book: Pricebook, server: StandinServer, tokenizer: Path, tmp_path: Path
 ) -> None:
-    result = run(
-        server.url,
-        MODEL,
-        tokenizer,
-        concurrency=USERS,
-        requests=REQUESTS,
-        isl=ISL,
-        osl=OSL,
-        out=tmp_path / "out",
-    )
+    result = run(benchclients.Run(server.url, MODEL, tokenizer, USERS, REQUESTS, ISL, OSL), tmp_path / "out")
     messages = load_measurements(result, f"gpu={GPU},tp=1,precision=fp8,engine=vllm")
     (point,) = measured_points_from_proto(messages, book)
     assert (point.model, point.concurrency, point.input_len, point.output_len) == (MODEL, USERS, ISL, OSL)
