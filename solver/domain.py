@@ -538,12 +538,77 @@ class SolverOptions(_Frozen):
         return value
 
 
+MAX_MEASUREMENTS = 1000
+PER_USER_SPEED_SLACK = 1.25
+"""Measured output tok/s above users × (1 / TPOT) by more than this share is inconsistent."""
+
+
+class MeasuredPoint(_Frozen):
+    """One benchmark run of one deployment that the user measured (issue 29): it corrects the
+    model's estimates of that deployment (``solver.perf.measured``), never of any other."""
+
+    gpu: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
+    model: str = Field(min_length=1, max_length=256)
+    """Catalogue model id or alias."""
+    engine: Engine = Engine.VLLM
+    engine_version: str = Field(default="", max_length=64)
+    precision: Precision = Precision.BF16
+    kv_precision: Precision | None = None
+    tp: Annotated[int, Field(ge=1, le=72)] = 1
+    num_gpus: Annotated[int, Field(ge=1, le=100_000)] | None = None
+    """GPUs of the run (num_gpus / tp replicas); None = one replica."""
+    input_len: Annotated[int, Field(ge=1, le=2_000_000)]
+    output_len: Annotated[int, Field(ge=1, le=1_000_000)]
+    concurrency: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+    request_rate_per_s: Annotated[float, Field(gt=0, le=1e9)] | None = None
+    arrival: Arrival = Arrival.STEADY
+    measured_ttft_ms: Annotated[float, Field(gt=0, le=1e7, allow_inf_nan=False)] | None = None
+    ttft_statistic: Literal["mean", "median", "p95"] = "mean"
+    """Which statistic ``measured_ttft_ms`` is."""
+    measured_tpot_ms: Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)] | None = None
+    measured_output_tok_s: Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)] | None = None
+    """Output tokens per second of the whole run (all its replicas)."""
+    label: str = Field(default="", max_length=256)
+    """Where the point comes from (file and run); named in every estimate it corrects."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> MeasuredPoint:
+        if (self.concurrency is None) == (self.request_rate_per_s is None):
+            msg = "give exactly one of concurrency and request_rate_per_s"
+            raise ValueError(msg)
+        if (
+            self.measured_ttft_ms is None
+            and self.measured_tpot_ms is None
+            and self.measured_output_tok_s is None
+        ):
+            msg = "give at least one of measured_ttft_ms, measured_tpot_ms and measured_output_tok_s"
+            raise ValueError(msg)
+        if self.num_gpus is not None and self.num_gpus % self.tp:
+            msg = f"num_gpus {self.num_gpus} is not a multiple of tp {self.tp}"
+            raise ValueError(msg)
+        if self.concurrency and self.measured_tpot_ms and self.measured_output_tok_s:
+            ceiling = self.concurrency * 1e3 / self.measured_tpot_ms * PER_USER_SPEED_SLACK
+            if self.measured_output_tok_s > ceiling:
+                msg = (
+                    f"measured_output_tok_s {self.measured_output_tok_s:g} is more than "
+                    f"{self.concurrency} users at a TPOT of {self.measured_tpot_ms:g} ms can generate"
+                )
+                raise ValueError(msg)
+        return self
+
+    @property
+    def replicas(self) -> int:
+        return (self.num_gpus or self.tp) // self.tp
+
+
 class PlanRequest(_Frozen):
     inference: tuple[InferenceWorkload, ...] = ()
     training: tuple[TrainingWorkload, ...] = ()
     constraints: Constraints = Constraints()
     overrides: PricebookOverrides = PricebookOverrides()
     options: SolverOptions = SolverOptions()
+    measurements: Annotated[tuple[MeasuredPoint, ...], Field(max_length=MAX_MEASUREMENTS)] = ()
+    """The user's own benchmark runs: they correct the deployments they measured."""
 
     @model_validator(mode="after")
     def _workloads(self) -> PlanRequest:

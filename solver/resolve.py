@@ -12,14 +12,16 @@ Fleets (``resolve_fleet``) are resolved the same way: their items name catalogue
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pricebook import catalog
 from pricebook.errors import UnknownEntryError
 from pricebook.overrides import apply_overrides
 from pricebook.schema import GpuId, GpuSegment, Pricebook
-from solver.domain import Constraints, Fleet, ModelRef, PlanRequest, TrainingWorkload
+from solver.domain import Constraints, Fleet, MeasuredPoint, ModelRef, PlanRequest, TrainingWorkload
 from solver.errors import FieldViolation, InvalidRequest
+from solver.perf.measured import fit_corrections
 
 __all__ = ["References", "ResolvedRequest", "resolve", "resolve_fleet", "unknown_entry_reason"]
 
@@ -167,6 +169,7 @@ def resolve(request: PlanRequest, book: Pricebook) -> ResolvedRequest:
     _check_consumer_gpus(resolved.constraints, book)
     new_book, applied = apply_overrides(book, resolved.overrides)
     _check_pinned_offers(resolved.constraints, new_book)
+    check_measurements(resolved.measurements, new_book)
     return ResolvedRequest(resolved, new_book, tuple(applied), _allowed_ids(resolved.constraints, book))
 
 
@@ -181,6 +184,19 @@ def _check_pinned_offers(constraints: Constraints, book: Pricebook) -> None:
                 FieldViolation(f"constraints.pinned_offers[{i}]", unknown_entry_reason(exc))
             )
     refs.raise_if_any()
+
+
+def check_measurements(points: Sequence[MeasuredPoint], book: Pricebook) -> None:
+    """Measured points name catalogue GPUs and models, and fit (``solver.perf.measured``)."""
+    refs = References(book)
+    for i, point in enumerate(points):
+        refs.gpu(point.gpu, f"measurements[{i}].gpu")
+        try:
+            catalog.model(book, point.model)
+        except UnknownEntryError as exc:
+            refs.violations.append(FieldViolation(f"measurements[{i}].model", unknown_entry_reason(exc)))
+    refs.raise_if_any()
+    fit_corrections(points, book)
 
 
 def resolve_fleet(fleet: Fleet, book: Pricebook) -> Fleet:

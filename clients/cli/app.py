@@ -40,6 +40,14 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         return EXIT_ERROR
 
 
+def _where(field: str, from_flags: bool, prefix: str, inside: str, args: argparse.Namespace) -> str:
+    """A violated field as the user wrote it; a measured point's with its ``--measurements`` file(s)."""
+    files = getattr(args, "measurements", None)
+    if files and "measurements[" in field:
+        return f"{', '.join(map(str, files))}: {field[field.index('measurements[') :]}"
+    return flag_name(field) if from_flags else prefix + field.removeprefix(inside)
+
+
 def rpc_error_message(args: argparse.Namespace, exc: FleetPlanError) -> str:
     """The server's refusal; each violated field named as the user wrote it: the scenario file's
     path, or the flag of a case given by flags."""
@@ -52,7 +60,6 @@ def rpc_error_message(args: argparse.Namespace, exc: FleetPlanError) -> str:
     inside = "request." if args.command == "report" else ""
     lines = [f"fleetplan: {exc.code.name}: the request is invalid"]
     lines += [
-        f"  {flag_name(v.field) if from_flags else prefix + v.field.removeprefix(inside)}: {v.description}"
-        for v in exc.violations
+        f"  {_where(v.field, from_flags, prefix, inside, args)}: {v.description}" for v in exc.violations
     ]
     return "\n".join(lines) + "\n"

@@ -13,6 +13,7 @@ from api.fleetplan.v1 import fleet_planner_pb2 as api
 from clients import render
 from clients.cli.connection import connect
 from clients.cli.exits import EXIT_NO_PLAN, EXIT_OK, plan_status_exit
+from clients.cli.measured import attach_measurements
 from clients.cli.output import emit
 from clients.cli.progress import progress
 from clients.scenario import ScenarioError, load_scenario, load_yaml, parse_scenario
@@ -20,6 +21,7 @@ from clients.scenario import ScenarioError, load_scenario, load_yaml, parse_scen
 
 def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
     request = load_scenario(Path(args.scenario), api.PlanFleetRequest)
+    attach_measurements(args, request.measurements)
     if args.no_baselines:
         request.solver_options.compute_baselines = False
     if args.no_sensitivity:
@@ -95,6 +97,7 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO) -> int:
     if args.fleet:
         request.fleet.CopyFrom(parse_fleet(args.fleet))
     request.compare_with_optimal = not args.no_compare
+    attach_measurements(args, request.measurements)
     with connect(args) as client, progress("evaluating the fleet", sys.stderr):
         response = client.evaluate_fleet(request)
     emit(args, response, render.render_evaluation(response, markdown=args.markdown), out)

@@ -26,6 +26,7 @@ from api.fleetplan.v1 import performance_pb2
 from clients import render
 from clients.cli.connection import connect
 from clients.cli.exits import EXIT_OK
+from clients.cli.measured import attach_measurements
 from clients.cli.output import emit
 from clients.client import FleetPlannerClient
 from clients.scenario import ScenarioError, case_from_json
@@ -200,6 +201,7 @@ def result_row(result: performance_pb2.PerformanceResult, source: dict[str, Any]
 def cmd_estimate(args: argparse.Namespace, out: TextIO) -> int:
     if not args.cases:
         request = api.EstimatePerformanceRequest(cases=[case_from_flags(args)])
+        attach_measurements(args, request.measurements)
         with connect(args) as one:
             response = one.estimate_performance(request)
         emit(args, response, render.render_estimates(response, markdown=args.markdown), out)
@@ -248,6 +250,8 @@ class _Batch:
         self._args = args
         self._estimate_workers = estimate_workers
         self._client: FleetPlannerClient | None = None
+        self._measurements: list[performance_pb2.MeasuredPoint] = []
+        attach_measurements(args, self._measurements)
         self._senders = stack.enter_context(
             ThreadPoolExecutor(max_workers=REQUESTS_IN_FLIGHT, thread_name_prefix="cli-estimate")
         )
@@ -260,10 +264,15 @@ class _Batch:
             )
         client = self._client
 
+        measurements = self._measurements
+
         def call() -> list[performance_pb2.PerformanceResult]:
             if not valid or client is None:
                 return []
-            return list(client.estimate_performance(valid, allow_partial_failure=True).results)
+            request = api.EstimatePerformanceRequest(
+                cases=valid, allow_partial_failure=True, measurements=measurements
+            )
+            return list(client.estimate_performance(request).results)
 
         return self._senders.submit(call)
 

@@ -9,6 +9,7 @@ from typing import Any, cast
 
 from clients.cli.commands import cmd_breakeven, cmd_catalog, cmd_evaluate, cmd_plan
 from clients.cli.estimate import cmd_estimate
+from clients.cli.measured import add_measurement_flags
 from clients.cli.plans import (
     cmd_plans_delete,
     cmd_plans_diff,
@@ -123,6 +124,7 @@ def _add_plan(sub: Subparsers[argparse.ArgumentParser]) -> None:
     plan.add_argument("--label", help="with --save: a label to find the plan by")
     plan.add_argument("--tag", action="append", help="with --save: a tag (repeatable)")
     plan.add_argument("--request-id", help="with --save: idempotency key (a retry with it saves one plan)")
+    add_measurement_flags(plan)
     _client_options(plan)
     plan.set_defaults(func=cmd_plan)
 
@@ -141,6 +143,7 @@ def _add_evaluate(sub: Subparsers[argparse.ArgumentParser]) -> None:
     evaluate.add_argument(
         "--no-compare", action="store_true", help="skip solving the optimal plan for comparison"
     )
+    add_measurement_flags(evaluate)
     _client_options(evaluate)
     evaluate.set_defaults(func=cmd_evaluate)
 
@@ -182,6 +185,7 @@ def _add_estimate(sub: Subparsers[argparse.ArgumentParser]) -> None:
     )
     estimate.add_argument("--sla-tpot-p95-ms", type=float, help="… at this p95 TPOT")
     estimate.add_argument("--sla-min-per-user-tok-s", type=float, help="… at this per-user decode speed")
+    add_measurement_flags(estimate)
     _client_options(estimate)
     estimate.set_defaults(func=cmd_estimate)
 
@@ -246,5 +250,6 @@ def _add_sweep(sub: Subparsers[argparse.ArgumentParser]) -> None:
     sweep.add_argument("--range", help="START:STOP:POINTS")
     sweep.add_argument("--workload", help="for SLA dimensions: the workload to vary (default all)")
     sweep.add_argument("--csv", help="also write the frontier as CSV")
+    add_measurement_flags(sweep)
     _client_options(sweep)
     sweep.set_defaults(func=cmd_sweep)

@@ -14,6 +14,7 @@ from typing import TextIO
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from clients.cli.connection import connect
 from clients.cli.exits import EXIT_OK
+from clients.cli.measured import add_measurement_flags, attach_measurements
 from clients.cli.progress import progress
 from clients.scenario import ScenarioError, load_scenario
 
@@ -65,10 +66,15 @@ def export_request(
         header=quote_header(args),
     )
     if args.plan_id is not None:
+        if args.measurements:
+            raise ScenarioError(
+                "--measurements", "", "a saved plan (--plan-id) is not planned again: plan it with them"
+            )
         request.plan_id = args.plan_id  # titled by --title, else by the saved plan's label
     else:
         scenario = Path(args.scenario)
         request.request.CopyFrom(load_scenario(scenario, api.PlanFleetRequest))
+        attach_measurements(args, request.request.measurements)
         request.title = scenario.stem
     if args.title:
         request.title = args.title
@@ -136,5 +142,6 @@ def add_report(
         help="YAML with the supplier's details and terms: supplier_name, supplier_registration_number, "
         "supplier_representative, supplier_address, supplier_contact, validity, delivery, payment_terms",
     )
+    add_measurement_flags(report)
     client_options(report)
     report.set_defaults(func=cmd_report)

@@ -16,6 +16,7 @@ from api.fleetplan.v1 import plan_pb2
 from clients import render
 from clients.cli.connection import connect
 from clients.cli.exits import EXIT_OK
+from clients.cli.measured import attach_measurements
 from clients.cli.output import to_json
 from clients.client import FleetPlanError
 from clients.scenario import ScenarioError, load_scenario
@@ -27,6 +28,7 @@ CSV_HEADER = ["status", "horizon_tco", "currency", "fleet", "pareto_optimal"]
 
 def sweep_request(args: argparse.Namespace) -> api.SweepPlansRequest:
     base = load_scenario(Path(args.scenario), api.PlanFleetRequest)
+    attach_measurements(args, base.measurements)
     request = api.SweepPlansRequest(base=base, workload_name=args.workload or "")
     name = f"SWEEP_DIMENSION_{args.dimension.upper()}"
     if name not in api.SweepDimension.DESCRIPTOR.values_by_name:

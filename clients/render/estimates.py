@@ -51,6 +51,11 @@ def render_estimates(r: api.EstimatePerformanceResponse, *, markdown: bool = Fal
         if res.WhichOneof("outcome") == "inference" and res.inference.HasField("capacity_at_sla")
     ]
     out += [
+        f"case {res.case_index}: {res.inference.measured_note}"
+        for res in r.results
+        if res.WhichOneof("outcome") == "inference" and res.inference.measured_note
+    ]
+    out += [
         f"case {res.case_index}: {res.error.field}: {res.error.reason}"
         for res in r.results
         if res.WhichOneof("outcome") == "error"

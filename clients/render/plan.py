@@ -157,6 +157,7 @@ def _workloads(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
         if d.runner_up_note and not d.HasField("runner_up")
     ]
     out += runner_up_remarks(plan.deployments)
+    out += [f"{d.workload_name}: {d.measured_note}" for d in plan.deployments if d.measured_note]
     for deployment in plan.deployments:
         out += turned_away(deployment.workload_name, deployment.rejected_deployments)
     return out

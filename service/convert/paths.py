@@ -30,7 +30,10 @@ PROTO_NAME: dict[str, str] = {
 """Domain field name → proto field name, where they differ (names are unique enough to rename
 without context; everything else is spelled the same on both sides)."""
 
-_DOMAIN_ROOTS = ("inference", "training", "constraints", "overrides", "options")
+MEASURED_NAME = {"gpu": "gpu_id", "model": "model_id"}
+"""Domain field → proto field of a measured point, where they differ."""
+
+_DOMAIN_ROOTS = ("inference", "training", "constraints", "overrides", "options", "measurements")
 """First parts of a ``PlanRequest`` field path; other paths are already proto paths."""
 
 
@@ -92,6 +95,10 @@ class PathMap:
             return join_path(base, str(head), *renamed(rest))
         if head in ("inference", "training"):
             return join_path(self.prefix, "workloads", *renamed(rest))
+        if head == "measurements":
+            return join_path(
+                self.prefix, head, *(MEASURED_NAME.get(p, p) if isinstance(p, str) else p for p in rest)
+            )
         return join_path(self.prefix, *renamed([head, *rest]))
 
 

@@ -17,6 +17,7 @@ from service.convert.enums import (
     PRECISION_FROM_PROTO,
 )
 from service.convert.fields import optional, put
+from service.convert.measured import measured_points_from_proto
 from service.convert.paths import join_path
 from service.convert.scenario import model_ref
 from service.convert.violations import Collector
@@ -153,6 +154,7 @@ def performance_cases_from_proto(
     """Each case as a batch-file dict, or (with allow_partial_failure) its first violation."""
     if not message.cases:
         raise InvalidRequest([FieldViolation("cases", "needs at least one case")])
+    measurements = _measurements(message, book)
     all_violations: list[FieldViolation] = []
     out: list[dict[str, Any] | FieldViolation] = []
     for i, case in enumerate(message.cases):
@@ -166,10 +168,19 @@ def performance_cases_from_proto(
             refs.model(domain.ModelRef(model_id=data["model"]), join_path(path, "model"))
         violations = [*refs.violations, *col.violations]
         all_violations.extend(violations)
-        out.append(violations[0] if violations else data)
+        out.append(violations[0] if violations else data | measurements)
     if all_violations and not message.allow_partial_failure:
         raise InvalidRequest(all_violations)
     return out
+
+
+def _measurements(message: api.EstimatePerformanceRequest, book: Pricebook) -> dict[str, Any]:
+    """The request's measured points, checked (``solver.resolve``), as every case's
+    ``measurements`` (empty dict when none); raises ``InvalidRequest`` naming a bad point's field."""
+    if not message.measurements:
+        return {}
+    points = measured_points_from_proto(message.measurements, book)
+    return {"measurements": [p.model_dump(mode="json") for p in points]}
 
 
 def _case_error_path(index: int, field_name: str) -> str:
@@ -259,6 +270,8 @@ def _inference_estimate(row: Mapping[str, Any]) -> performance_pb2.InferenceEsti
         ttft_mean_ms=_num(row, "ttft_ms"),
         ttft_median_ms=_num(row, "ttft_median_ms"),
         capacity_at_sla=_capacity_at_sla(row),
+        measured_by=[str(label) for label in row.get("measured_by") or ()],
+        measured_note=str(row.get("measured_note") or ""),
     )
 
 

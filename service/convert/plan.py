@@ -174,6 +174,8 @@ def _deployment(
         bottleneck=primary.bottleneck or "",
         runner_up_note=assignment.runner_up_note,
         rejected_deployments=rejected,
+        measured_by=list(primary.measured_by),
+        measured_note=primary.measured_note,
     )
     if assignment.runner_up is not None:
         r = assignment.runner_up

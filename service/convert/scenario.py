@@ -32,6 +32,7 @@ from service.convert.enums import (
     SITE_MODEL_FROM_PROTO,
 )
 from service.convert.fields import optional, put
+from service.convert.measured import measured_points
 from service.convert.money import money_to_dict
 from service.convert.paths import PathMap, domain_violations_to_proto, join_path, renamed
 from service.convert.violations import Collector, raise_if, validate
@@ -381,6 +382,8 @@ def _scenario(message: ScenarioMessage, col: Collector, prefix: str) -> tuple[di
         part = _set_part(message, proto_name)
         if part is not None:
             data[domain_name] = convert(part, col, join_path(prefix, proto_name))
+    if not isinstance(message, api.AnalyzeBreakEvenRequest) and message.measurements:
+        data["measurements"] = measured_points(message.measurements, col, prefix)
     return data, paths
 
 

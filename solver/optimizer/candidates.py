@@ -54,7 +54,8 @@ from solver.optimizer.instance import (
     tp_domain,
 )
 from solver.optimizer.pooling import Family, Sizing, candidate_id, families, pool_id
-from solver.perf import Capacity, Deployment, WorkloadShape, capacity_at_sla, resolve_model
+from solver.perf import Capacity, Deployment, WorkloadShape, resolve_model
+from solver.perf.measured import NO_CORRECTIONS, MeasuredCorrections, corrected_capacity, fit_corrections
 from solver.perf.risk import quantile_factor
 from solver.perf.training import estimate_training, min_gpus_to_fit
 from solver.pricing.costs import (
@@ -160,7 +161,11 @@ def inference_candidates(
 
 
 def family_candidates(
-    family: Family, model: ModelArch, gpus: Iterable[GpuSpec], max_tp: dict[str, int]
+    family: Family,
+    model: ModelArch,
+    gpus: Iterable[GpuSpec],
+    max_tp: dict[str, int],
+    measured: MeasuredCorrections = NO_CORRECTIONS,
 ) -> tuple[list[Candidate], list[CandidateRejection]]:
     """Candidates of every load (request size) of the family's workloads on every deployment they
     all may use, sized by ``solver.optimizer.pooling``: on each deployment the loads form one pool
@@ -188,7 +193,7 @@ def family_candidates(
         )
         # Pools are sized by the linear rule on single-stream capacities; the plan's mixes are then
         # checked by their timing (``solver.optimizer.pool_timing``).
-        alone = [capacity_at_sla(model, dep, shape, family.sizing.sla) for shape in shapes]
+        alone = [corrected_capacity(model, dep, shape, family.sizing.sla, measured) for shape in shapes]
         for (w, k, size), shape, single in zip(loads, shapes, alone, strict=True):
             mixed = len(w.length_mix) > 1
             if not _serves(single):
@@ -270,6 +275,8 @@ def _candidate(
         pool_shapes=tuple((s.input_tokens, s.output_tokens, s.prefix_cache_hit_rate) for s in shapes),
         input_tokens=size.input_tokens,
         output_tokens=size.output_tokens,
+        measured_by=cap.measured_by,
+        measured_note=cap.measured_note,
     )
 
 
@@ -447,10 +454,11 @@ def build_instance(request: PlanRequest, book: Pricebook, *, fleet: Fleet | None
     gpus = [catalog.gpu(book, g) for g in sorted(max_tp)]
     found: list[Candidate] = []
     rejections: list[CandidateRejection] = []
+    measured = fit_corrections(request.measurements, book)
     for family in families(request):
         checkpoint()  # ~80 ms a workload on a cold cache (100 workloads: 8 s)
         model = resolve_model(family.members[0].model, book)
-        cands, rejected = family_candidates(family, model, gpus, max_tp)
+        cands, rejected = family_candidates(family, model, gpus, max_tp, measured)
         found += cands
         rejections += rejected
     candidates, dominated = drop_dominated(found)

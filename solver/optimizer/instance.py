@@ -74,6 +74,9 @@ class Candidate:
     pool_shapes: tuple[tuple[int, int, float], ...] = ()
     """(input, output tokens, prefix-cache hit rate) of every load sharing the candidate's
     replicas, its own among them: what its capacity was sized for (``solver.perf.mixed``)."""
+    measured_by: tuple[str, ...] = ()
+    """The user's measured points that corrected its capacity (``solver.perf.measured``)."""
+    measured_note: str = ""
 
     @property
     def gpus_per_replica(self) -> float:

@@ -34,8 +34,9 @@ from solver.domain import PlanRequest
 from solver.optimizer.instance import Candidate, FleetInstance
 from solver.optimizer.pooling import Sizing, families, sizing_of, strictest_sla
 from solver.optimizer.results import FleetSolution
-from solver.perf import Capacity, Deployment, WorkloadShape, capacity_at_sla, resolve_model
+from solver.perf import Capacity, Deployment, WorkloadShape, resolve_model
 from solver.perf.inference import Replica, build_replica
+from solver.perf.measured import Correction, corrected_capacity, fit_corrections, modelled_targets
 from solver.perf.mixed import mix_miss, mix_scale
 from solver.perf.risk import quantile_factor
 
@@ -53,6 +54,8 @@ class _Deployed:
     shape: WorkloadShape
     capacity: Capacity
     sizing: Sizing
+    correction: Correction | None = None
+    """The user's measured points on this deployment (``solver.perf.measured``), if any."""
 
     @property
     def factor(self) -> float:
@@ -70,6 +73,7 @@ class PerfCapacity:
         self._families = families(request)
         self._models: dict[str, ModelArch] = {}
         self._known: dict[tuple[object, ...], _Deployed] = {}
+        self._measured = fit_corrections(request.measurements, book)
 
     def __call__(self, candidate: Candidate) -> float:
         deployed = self._deployed(candidate)
@@ -99,8 +103,9 @@ class PerfCapacity:
             )
             sizing = sizing_of(self._families, w.name, candidate.pool)
             shape = WorkloadShape(*own)
-            cap = capacity_at_sla(model, dep, shape, sizing.sla, cached=False)
-            self._known[key] = _Deployed(build_replica(model, dep, None), shape, cap, sizing)
+            cap = corrected_capacity(model, dep, shape, sizing.sla, self._measured, cached=False)
+            correction = self._measured.of(model, dep)
+            self._known[key] = _Deployed(build_replica(model, dep, None), shape, cap, sizing, correction)
         return self._known[key]
 
     def pool_scale(self, loads: Sequence[tuple[Candidate, float]]) -> tuple[float, str]:
@@ -121,6 +126,10 @@ class PerfCapacity:
             return scale, "" if used <= 1 else f"load {used:.4g} × one replica's capacity at the SLA"
         replica = parts[0][0].replica
         streams = [(d.shape, rate) for d, rate in parts]
+        correction = parts[0][0].correction
+        if correction is not None:  # a measured deployment: the mix on the model's clock
+            streams = [(shape, rate / correction.throughput_factor) for shape, rate in streams]
+            sla = modelled_targets(sla, correction)
         miss = mix_miss(replica, streams, sla)
         return (1.0, "") if not miss else (mix_scale(replica, streams, sla), miss)
 

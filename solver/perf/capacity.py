@@ -55,6 +55,10 @@ class Capacity:
     """GPUs one replica occupies (TP degree; 1 for a MIG slice)."""
     memory: MemoryBreakdown
     assumed_architecture: bool
+    measured_by: tuple[str, ...] = ()
+    """Labels of the user's measured points that corrected this capacity (``solver.perf.measured``)."""
+    measured_note: str = ""
+    """The correction in words (factors and points); empty when nothing was measured."""
 
 
 def capacity_at_sla(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -17,9 +18,19 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pricebook import catalog
 from pricebook.errors import UnknownEntryError
 from pricebook.schema import GpuSpec, ModelArch, Pricebook
-from solver.domain import Arrival, Engine, ModelRef, ModelSpec, Precision, Sla, TrainingMethod
+from solver.domain import (
+    MAX_MEASUREMENTS,
+    Arrival,
+    Engine,
+    MeasuredPoint,
+    ModelRef,
+    ModelSpec,
+    Precision,
+    Sla,
+    TrainingMethod,
+)
 from solver.perf.batch import estimate_inference_cached
-from solver.perf.capacity import SEARCH_RELATIVE_TOLERANCE, Capacity, capacity_at_sla
+from solver.perf.capacity import SEARCH_RELATIVE_TOLERANCE, Capacity
 from solver.perf.inference import (
     ClosedLoop,
     Deployment,
@@ -30,6 +41,14 @@ from solver.perf.inference import (
     WorkloadShape,
     build_replica,
     open_loop_timing,
+)
+from solver.perf.measured import (
+    NO_CORRECTIONS,
+    MeasuredCorrections,
+    corrected_capacity,
+    corrected_estimate,
+    fitted,
+    modelled_targets,
 )
 from solver.perf.models import resolve_model
 from solver.perf.training import estimate_training
@@ -84,6 +103,9 @@ class EstimateCase(BaseModel):
     method: TrainingMethod | None = None
     tokens: Annotated[float, Field(gt=0, le=1e15)] | None = None
     seq_len: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+    measurements: Annotated[tuple[MeasuredPoint, ...], Field(max_length=MAX_MEASUREMENTS)] = ()
+    """The user's benchmark runs (``solver.perf.measured``): they correct the case on a deployment
+    they measured. Not echoed in the result."""
 
     def check(self) -> None:
         """Cross-field rules; raises ``CaseError`` naming the field to fix."""
@@ -149,6 +171,7 @@ def _load(case: EstimateCase, replicas: int) -> Load:
 
 def _infer(case: EstimateCase, book: Pricebook, gpu: GpuSpec, model: ModelArch) -> dict[str, Any]:
     assert case.input_len is not None and case.output_len is not None
+    measured = fitted(case.measurements, book) if case.measurements else NO_CORRECTIONS
     shape = WorkloadShape(case.input_len, case.output_len, case.prefix_hit_rate)
     limit = _max_tp(book, gpu)
     if case.tp is not None:
@@ -187,15 +210,24 @@ def _infer(case: EstimateCase, book: Pricebook, gpu: GpuSpec, model: ModelArch) 
             num_scheduler_steps=case.num_scheduler_steps,
         )
         deployments[tp] = deployment
-        est = estimate_inference_cached(model, deployment, shape, _load(case, replicas))
+        correction = measured.of(model, deployment)
+        load = _load(case, replicas)
+        est = (
+            estimate_inference_cached(model, deployment, shape, load)
+            if correction is None
+            else corrected_estimate(model, deployment, shape, load, correction)
+        )
         score = est.output_tok_s * replicas if est.fits else -1.0
         if best is None or score > best[0]:
             best = (score, tp, est)
     assert best is not None
     _, tp, est = best
     replicas = case.num_gpus // tp
-    at_sla = {} if case.sla is None else _capacity_fields(model, deployments[tp], shape, case.sla)
+    at_sla = {} if case.sla is None else _capacity_fields(model, deployments[tp], shape, case.sla, measured)
+    correction = measured.of(model, deployments[tp])
     return at_sla | {
+        "measured_by": list(correction.labels) if correction else [],
+        "measured_note": correction.describe() if correction else "",
         "tp": tp,
         "tp_chosen_by_estimator": case.tp is None,
         "replicas": replicas,
@@ -221,8 +253,9 @@ def _infer(case: EstimateCase, book: Pricebook, gpu: GpuSpec, model: ModelArch) 
         "assumed_architecture": est.assumed_architecture,
         "kv_precision": (
             case.kv_precision
-            or Deployment(gpu, 1, case.precision, engine=case.engine, engine_version=case.engine_version)
-            .effective_kv_precision
+            or Deployment(
+                gpu, 1, case.precision, engine=case.engine, engine_version=case.engine_version
+            ).effective_kv_precision
         ).value,
         "ttft_median_ms": _finite(est.ttft_median_ms),
     }
@@ -247,11 +280,19 @@ def _binding_target(
 
 
 def _capacity_fields(
-    model: ModelArch, deployment: Deployment, shape: WorkloadShape, sla: Sla
+    model: ModelArch, deployment: Deployment, shape: WorkloadShape, sla: Sla, measured: MeasuredCorrections
 ) -> dict[str, Any]:
     """One replica's largest sustainable load at ``sla`` (``capacity_at_sla``, what the planner
-    sizes with) and what stops it there."""
-    cap = capacity_at_sla(model, deployment, shape, sla)
+    sizes with, corrected where measured) and what stops it there."""
+    cap = corrected_capacity(model, deployment, shape, sla, measured)
+    correction = measured.of(model, deployment)
+    # The binding target is found on the modelled replica: its rate and targets on the model's clock.
+    modelled_cap, modelled_sla = cap, sla
+    if correction is not None:
+        modelled_sla = modelled_targets(sla, correction)
+        modelled_cap = replace(
+            cap, max_request_rate_per_s=cap.max_request_rate_per_s / correction.throughput_factor
+        )
     return {
         "sla_feasible": cap.feasible,
         "sla_reason": cap.reason,
@@ -261,7 +302,11 @@ def _capacity_fields(
         "sla_ttft_p95_ms_at_capacity": _finite(cap.ttft_p95_ms),
         "sla_tpot_ms_at_capacity": _finite(cap.tpot_ms),
         "sla_bottleneck": cap.bottleneck.value,
-        "sla_binding": _binding_target(model, deployment, shape, cap, sla) if cap.feasible else "infeasible",
+        "sla_binding": (
+            _binding_target(model, deployment, shape, modelled_cap, modelled_sla)
+            if cap.feasible
+            else "infeasible"
+        ),
     }
 
 
@@ -299,7 +344,7 @@ def estimate_case(case: EstimateCase, book: Pricebook) -> dict[str, Any]:
         model = resolve_model(ModelRef(model_id=case.model, spec=case.model_spec), book)
     except UnknownEntryError as exc:
         raise CaseError("model", str(exc)) from exc
-    result = case.model_dump(mode="json", exclude_none=True)
+    result = case.model_dump(mode="json", exclude_none=True, exclude={"measurements"})
     result["model_id"] = model.id
     result.update(_train(case, gpu, model) if case.mode == "train" else _infer(case, book, gpu, model))
     return result

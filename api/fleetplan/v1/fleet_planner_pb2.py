@@ -29,63 +29,63 @@ from api.fleetplan.v1 import plan_pb2 as fleetplan_dot_v1_dot_plan__pb2
 from api.fleetplan.v1 import scenario_pb2 as fleetplan_dot_v1_dot_scenario__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n fleetplan/v1/fleet_planner.proto\x12\x0c\x66leetplan.v1\x1a\x1a\x66leetplan/v1/catalog.proto\x1a\x19\x66leetplan/v1/common.proto\x1a\x1e\x66leetplan/v1/performance.proto\x1a\x17\x66leetplan/v1/plan.proto\x1a\x1b\x66leetplan/v1/scenario.proto\"\xa0\x02\n\x10PlanFleetRequest\x12)\n\tworkloads\x18\x01 \x03(\x0b\x32\x16.fleetplan.v1.Workload\x12.\n\x0b\x63onstraints\x18\x02 \x01(\x0b\x32\x19.fleetplan.v1.Constraints\x12=\n\x13pricebook_overrides\x18\x03 \x01(\x0b\x32 .fleetplan.v1.PricebookOverrides\x12\x33\n\x0esolver_options\x18\x04 \x01(\x0b\x32\x1b.fleetplan.v1.SolverOptions\x12\x0c\n\x04save\x18\x05 \x01(\x08\x12\r\n\x05label\x18\x06 \x01(\t\x12\x0c\n\x04tags\x18\x07 \x03(\t\x12\x12\n\nrequest_id\x18\x08 \x01(\t\"t\n\x11PlanFleetResponse\x12 \n\x04plan\x18\x01 \x01(\x0b\x32\x12.fleetplan.v1.Plan\x12,\n\nprovenance\x18\x02 \x01(\x0b\x32\x18.fleetplan.v1.Provenance\x12\x0f\n\x07plan_id\x18\x03 \x01(\t\"\xa7\x02\n\x14\x45valuateFleetRequest\x12\"\n\x05\x66leet\x18\x01 \x01(\x0b\x32\x13.fleetplan.v1.Fleet\x12)\n\tworkloads\x18\x02 \x03(\x0b\x32\x16.fleetplan.v1.Workload\x12.\n\x0b\x63onstraints\x18\x03 \x01(\x0b\x32\x19.fleetplan.v1.Constraints\x12=\n\x13pricebook_overrides\x18\x04 \x01(\x0b\x32 .fleetplan.v1.PricebookOverrides\x12\x33\n\x0esolver_options\x18\x05 \x01(\x0b\x32\x1b.fleetplan.v1.SolverOptions\x12\x1c\n\x14\x63ompare_with_optimal\x18\x06 \x01(\x08\"\xc6\x02\n\x15\x45valuateFleetResponse\x12\x10\n\x08\x66\x65\x61sible\x18\x01 \x01(\x08\x12 \n\x04plan\x18\x02 \x01(\x0b\x32\x12.fleetplan.v1.Plan\x12\'\n\x04\x66its\x18\x03 \x03(\x0b\x32\x19.fleetplan.v1.WorkloadFit\x12.\n\x11\x66leet_horizon_tco\x18\x04 \x01(\x0b\x32\x13.fleetplan.v1.Money\x12\x30\n\x13optimal_horizon_tco\x18\x05 \x01(\x0b\x32\x13.fleetplan.v1.Money\x12.\n\x11saving_of_optimal\x18\x06 \x01(\x0b\x32\x13.fleetplan.v1.Money\x12\x10\n\x08messages\x18\x07 \x03(\t\x12,\n\nprovenance\x18\x08 \x01(\x0b\x32\x18.fleetplan.v1.Provenance\"i\n\x1a\x45stimatePerformanceRequest\x12,\n\x05\x63\x61ses\x18\x01 \x03(\x0b\x32\x1d.fleetplan.v1.PerformanceCase\x12\x1d\n\x15\x61llow_partial_failure\x18\x02 \x01(\x08\"}\n\x1b\x45stimatePerformanceResponse\x12\x30\n\x07results\x18\x01 \x03(\x0b\x32\x1f.fleetplan.v1.PerformanceResult\x12,\n\nprovenance\x18\x02 \x01(\x0b\x32\x18.fleetplan.v1.Provenance\"\x91\x02\n\x17\x41nalyzeBreakEvenRequest\x12)\n\tworkloads\x18\x01 \x03(\x0b\x32\x16.fleetplan.v1.Workload\x12\x0e\n\x06gpu_id\x18\x02 \x01(\t\x12\"\n\x05\x66leet\x18\x03 \x01(\x0b\x32\x13.fleetplan.v1.Fleet\x12.\n\x0b\x63onstraints\x18\x04 \x01(\x0b\x32\x19.fleetplan.v1.Constraints\x12=\n\x13pricebook_overrides\x18\x05 \x01(\x0b\x32 .fleetplan.v1.PricebookOverrides\x12\x18\n\x0butilization\x18\x06 \x01(\x01H\x00\x88\x01\x01\x42\x0e\n\x0c_utilization\"\xcb\x01\n\x18\x41nalyzeBreakEvenResponse\x12\x33\n\nbreak_even\x18\x01 \x01(\x0b\x32\x1f.fleetplan.v1.BreakEvenAnalysis\x12*\n\nunit_costs\x18\x02 \x03(\x0b\x32\x16.fleetplan.v1.UnitCost\x12 \n\x04plan\x18\x03 \x01(\x0b\x32\x12.fleetplan.v1.Plan\x12,\n\nprovenance\x18\x04 \x01(\x0b\x32\x18.fleetplan.v1.Provenance\">\n\x12ListCatalogRequest\x12(\n\x05kinds\x18\x01 \x03(\x0e\x32\x19.fleetplan.v1.CatalogKind\"\xc1\x02\n\x13ListCatalogResponse\x12$\n\x04gpus\x18\x01 \x03(\x0b\x32\x16.fleetplan.v1.GpuEntry\x12*\n\x07servers\x18\x02 \x03(\x0b\x32\x19.fleetplan.v1.ServerEntry\x12(\n\x06offers\x18\x03 \x03(\x0b\x32\x18.fleetplan.v1.OfferEntry\x12/\n\napi_prices\x18\x04 \x03(\x0b\x32\x1b.fleetplan.v1.ApiPriceEntry\x12(\n\x06models\x18\x05 \x03(\x0b\x32\x18.fleetplan.v1.ModelEntry\x12%\n\x04site\x18\x06 \x01(\x0b\x32\x17.fleetplan.v1.SiteEntry\x12,\n\nprovenance\x18\x07 \x01(\x0b\x32\x18.fleetplan.v1.Provenance\"9\n\nSweepRange\x12\r\n\x05start\x18\x01 \x01(\x01\x12\x0c\n\x04stop\x18\x02 \x01(\x01\x12\x0e\n\x06points\x18\x03 \x01(\x05\"\xc2\x01\n\x11SweepPlansRequest\x12,\n\x04\x62\x61se\x18\x01 \x01(\x0b\x32\x1e.fleetplan.v1.PlanFleetRequest\x12/\n\tdimension\x18\x02 \x01(\x0e\x32\x1c.fleetplan.v1.SweepDimension\x12\x0e\n\x06values\x18\x03 \x03(\x01\x12\'\n\x05range\x18\x04 \x01(\x0b\x32\x18.fleetplan.v1.SweepRange\x12\x15\n\rworkload_name\x18\x05 \x01(\t\":\n\rSweepProgress\x12\x13\n\x0bpoints_done\x18\x01 \x01(\x05\x12\x14\n\x0cpoints_total\x18\x02 \x01(\x05\"L\n\nSweepPoint\x12\r\n\x05index\x18\x01 \x01(\x05\x12\r\n\x05value\x18\x02 \x01(\x01\x12 \n\x04plan\x18\x03 \x01(\x0b\x32\x12.fleetplan.v1.Plan\"\xa1\x01\n\rFrontierPoint\x12\r\n\x05value\x18\x01 \x01(\x01\x12(\n\x06status\x18\x02 \x01(\x0e\x32\x18.fleetplan.v1.PlanStatus\x12(\n\x0bhorizon_tco\x18\x03 \x01(\x0b\x32\x13.fleetplan.v1.Money\x12\x15\n\rfleet_summary\x18\x04 \x01(\t\x12\x16\n\x0epareto_optimal\x18\x05 \x01(\x08\"<\n\rSweepFrontier\x12+\n\x06points\x18\x01 \x03(\x0b\x32\x1b.fleetplan.v1.FrontierPoint\"\xd8\x01\n\x12SweepPlansResponse\x12/\n\x08progress\x18\x01 \x01(\x0b\x32\x1b.fleetplan.v1.SweepProgressH\x00\x12)\n\x05point\x18\x02 \x01(\x0b\x32\x18.fleetplan.v1.SweepPointH\x00\x12/\n\x08\x66rontier\x18\x03 \x01(\x0b\x32\x1b.fleetplan.v1.SweepFrontierH\x00\x12,\n\nprovenance\x18\x04 \x01(\x0b\x32\x18.fleetplan.v1.ProvenanceB\x07\n\x05\x65vent\"\x82\x02\n\x0bQuoteHeader\x12\x10\n\x08\x63ustomer\x18\x01 \x01(\t\x12\x14\n\x0cquote_number\x18\x02 \x01(\t\x12\x10\n\x08validity\x18\x03 \x01(\t\x12\x10\n\x08\x64\x65livery\x18\x04 \x01(\t\x12\x15\n\rpayment_terms\x18\x05 \x01(\t\x12\x15\n\rsupplier_name\x18\x06 \x01(\t\x12$\n\x1csupplier_registration_number\x18\x07 \x01(\t\x12\x18\n\x10supplier_contact\x18\x08 \x01(\t\x12\x1f\n\x17supplier_representative\x18\t \x01(\t\x12\x18\n\x10supplier_address\x18\n \x01(\t\"\xdb\x02\n\x11\x45xportPlanRequest\x12\x31\n\x07request\x18\x01 \x01(\x0b\x32\x1e.fleetplan.v1.PlanFleetRequestH\x00\x12\x11\n\x07plan_id\x18\x05 \x01(\tH\x00\x12*\n\x06\x66ormat\x18\x02 \x01(\x0e\x32\x1a.fleetplan.v1.ReportFormat\x12.\n\x08language\x18\x03 \x01(\x0e\x32\x1c.fleetplan.v1.ReportLanguage\x12\r\n\x05title\x18\x04 \x01(\t\x12\x30\n\x0c\x61lso_formats\x18\x06 \x03(\x0e\x32\x1a.fleetplan.v1.ReportFormat\x12.\n\x08\x61udience\x18\x07 \x01(\x0e\x32\x1c.fleetplan.v1.ReportAudience\x12)\n\x06header\x18\x08 \x01(\x0b\x32\x19.fleetplan.v1.QuoteHeaderB\x08\n\x06source\"J\n\x10\x45xportedDocument\x12\x0f\n\x07\x63ontent\x18\x01 \x01(\x0c\x12\x12\n\nmedia_type\x18\x02 \x01(\t\x12\x11\n\tfile_name\x18\x03 \x01(\t\"\xad\x01\n\x12\x45xportPlanResponse\x12\x0f\n\x07\x63ontent\x18\x01 \x01(\x0c\x12\x12\n\nmedia_type\x18\x02 \x01(\t\x12\x11\n\tfile_name\x18\x03 \x01(\t\x12,\n\nprovenance\x18\x04 \x01(\x0b\x32\x18.fleetplan.v1.Provenance\x12\x31\n\tdocuments\x18\x05 \x03(\x0b\x32\x1e.fleetplan.v1.ExportedDocument*\xe4\x01\n\x0eSweepDimension\x12\x1f\n\x1bSWEEP_DIMENSION_UNSPECIFIED\x10\x00\x12 \n\x1cSWEEP_DIMENSION_CAPEX_BUDGET\x10\x01\x12%\n!SWEEP_DIMENSION_DEMAND_MULTIPLIER\x10\x02\x12\x1f\n\x1bSWEEP_DIMENSION_TPOT_P95_MS\x10\x03\x12\x1f\n\x1bSWEEP_DIMENSION_TTFT_P95_MS\x10\x04\x12&\n\"SWEEP_DIMENSION_MIN_PER_USER_TOK_S\x10\x05*t\n\x0cReportFormat\x12\x1d\n\x19REPORT_FORMAT_UNSPECIFIED\x10\x00\x12\x16\n\x12REPORT_FORMAT_HTML\x10\x01\x12\x15\n\x11REPORT_FORMAT_PDF\x10\x02\x12\x16\n\x12REPORT_FORMAT_XLSX\x10\x03*a\n\x0eReportLanguage\x12\x1f\n\x1bREPORT_LANGUAGE_UNSPECIFIED\x10\x00\x12\x16\n\x12REPORT_LANGUAGE_EN\x10\x01\x12\x16\n\x12REPORT_LANGUAGE_KO\x10\x02*m\n\x0eReportAudience\x12\x1f\n\x1bREPORT_AUDIENCE_UNSPECIFIED\x10\x00\x12\x1c\n\x18REPORT_AUDIENCE_CUSTOMER\x10\x01\x12\x1c\n\x18REPORT_AUDIENCE_INTERNAL\x10\x02\x32\xfd\x04\n\x0c\x46leetPlanner\x12L\n\tPlanFleet\x12\x1e.fleetplan.v1.PlanFleetRequest\x1a\x1f.fleetplan.v1.PlanFleetResponse\x12X\n\rEvaluateFleet\x12\".fleetplan.v1.EvaluateFleetRequest\x1a#.fleetplan.v1.EvaluateFleetResponse\x12j\n\x13\x45stimatePerformance\x12(.fleetplan.v1.EstimatePerformanceRequest\x1a).fleetplan.v1.EstimatePerformanceResponse\x12\x61\n\x10\x41nalyzeBreakEven\x12%.fleetplan.v1.AnalyzeBreakEvenRequest\x1a&.fleetplan.v1.AnalyzeBreakEvenResponse\x12R\n\x0bListCatalog\x12 .fleetplan.v1.ListCatalogRequest\x1a!.fleetplan.v1.ListCatalogResponse\x12Q\n\nSweepPlans\x12\x1f.fleetplan.v1.SweepPlansRequest\x1a .fleetplan.v1.SweepPlansResponse0\x01\x12O\n\nExportPlan\x12\x1f.fleetplan.v1.ExportPlanRequest\x1a .fleetplan.v1.ExportPlanResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n fleetplan/v1/fleet_planner.proto\x12\x0c\x66leetplan.v1\x1a\x1a\x66leetplan/v1/catalog.proto\x1a\x19\x66leetplan/v1/common.proto\x1a\x1e\x66leetplan/v1/performance.proto\x1a\x17\x66leetplan/v1/plan.proto\x1a\x1b\x66leetplan/v1/scenario.proto\"\xd3\x02\n\x10PlanFleetRequest\x12)\n\tworkloads\x18\x01 \x03(\x0b\x32\x16.fleetplan.v1.Workload\x12.\n\x0b\x63onstraints\x18\x02 \x01(\x0b\x32\x19.fleetplan.v1.Constraints\x12=\n\x13pricebook_overrides\x18\x03 \x01(\x0b\x32 .fleetplan.v1.PricebookOverrides\x12\x33\n\x0esolver_options\x18\x04 \x01(\x0b\x32\x1b.fleetplan.v1.SolverOptions\x12\x0c\n\x04save\x18\x05 \x01(\x08\x12\r\n\x05label\x18\x06 \x01(\t\x12\x0c\n\x04tags\x18\x07 \x03(\t\x12\x12\n\nrequest_id\x18\x08 \x01(\t\x12\x31\n\x0cmeasurements\x18\t \x03(\x0b\x32\x1b.fleetplan.v1.MeasuredPoint\"t\n\x11PlanFleetResponse\x12 \n\x04plan\x18\x01 \x01(\x0b\x32\x12.fleetplan.v1.Plan\x12,\n\nprovenance\x18\x02 \x01(\x0b\x32\x18.fleetplan.v1.Provenance\x12\x0f\n\x07plan_id\x18\x03 \x01(\t\"\xda\x02\n\x14\x45valuateFleetRequest\x12\"\n\x05\x66leet\x18\x01 \x01(\x0b\x32\x13.fleetplan.v1.Fleet\x12)\n\tworkloads\x18\x02 \x03(\x0b\x32\x16.fleetplan.v1.Workload\x12.\n\x0b\x63onstraints\x18\x03 \x01(\x0b\x32\x19.fleetplan.v1.Constraints\x12=\n\x13pricebook_overrides\x18\x04 \x01(\x0b\x32 .fleetplan.v1.PricebookOverrides\x12\x33\n\x0esolver_options\x18\x05 \x01(\x0b\x32\x1b.fleetplan.v1.SolverOptions\x12\x1c\n\x14\x63ompare_with_optimal\x18\x06 \x01(\x08\x12\x31\n\x0cmeasurements\x18\x07 \x03(\x0b\x32\x1b.fleetplan.v1.MeasuredPoint\"\xc6\x02\n\x15\x45valuateFleetResponse\x12\x10\n\x08\x66\x65\x61sible\x18\x01 \x01(\x08\x12 \n\x04plan\x18\x02 \x01(\x0b\x32\x12.fleetplan.v1.Plan\x12\'\n\x04\x66its\x18\x03 \x03(\x0b\x32\x19.fleetplan.v1.WorkloadFit\x12.\n\x11\x66leet_horizon_tco\x18\x04 \x01(\x0b\x32\x13.fleetplan.v1.Money\x12\x30\n\x13optimal_horizon_tco\x18\x05 \x01(\x0b\x32\x13.fleetplan.v1.Money\x12.\n\x11saving_of_optimal\x18\x06 \x01(\x0b\x32\x13.fleetplan.v1.Money\x12\x10\n\x08messages\x18\x07 \x03(\t\x12,\n\nprovenance\x18\x08 \x01(\x0b\x32\x18.fleetplan.v1.Provenance\"\x9c\x01\n\x1a\x45stimatePerformanceRequest\x12,\n\x05\x63\x61ses\x18\x01 \x03(\x0b\x32\x1d.fleetplan.v1.PerformanceCase\x12\x1d\n\x15\x61llow_partial_failure\x18\x02 \x01(\x08\x12\x31\n\x0cmeasurements\x18\x03 \x03(\x0b\x32\x1b.fleetplan.v1.MeasuredPoint\"}\n\x1b\x45stimatePerformanceResponse\x12\x30\n\x07results\x18\x01 \x03(\x0b\x32\x1f.fleetplan.v1.PerformanceResult\x12,\n\nprovenance\x18\x02 \x01(\x0b\x32\x18.fleetplan.v1.Provenance\"\x91\x02\n\x17\x41nalyzeBreakEvenRequest\x12)\n\tworkloads\x18\x01 \x03(\x0b\x32\x16.fleetplan.v1.Workload\x12\x0e\n\x06gpu_id\x18\x02 \x01(\t\x12\"\n\x05\x66leet\x18\x03 \x01(\x0b\x32\x13.fleetplan.v1.Fleet\x12.\n\x0b\x63onstraints\x18\x04 \x01(\x0b\x32\x19.fleetplan.v1.Constraints\x12=\n\x13pricebook_overrides\x18\x05 \x01(\x0b\x32 .fleetplan.v1.PricebookOverrides\x12\x18\n\x0butilization\x18\x06 \x01(\x01H\x00\x88\x01\x01\x42\x0e\n\x0c_utilization\"\xcb\x01\n\x18\x41nalyzeBreakEvenResponse\x12\x33\n\nbreak_even\x18\x01 \x01(\x0b\x32\x1f.fleetplan.v1.BreakEvenAnalysis\x12*\n\nunit_costs\x18\x02 \x03(\x0b\x32\x16.fleetplan.v1.UnitCost\x12 \n\x04plan\x18\x03 \x01(\x0b\x32\x12.fleetplan.v1.Plan\x12,\n\nprovenance\x18\x04 \x01(\x0b\x32\x18.fleetplan.v1.Provenance\">\n\x12ListCatalogRequest\x12(\n\x05kinds\x18\x01 \x03(\x0e\x32\x19.fleetplan.v1.CatalogKind\"\xc1\x02\n\x13ListCatalogResponse\x12$\n\x04gpus\x18\x01 \x03(\x0b\x32\x16.fleetplan.v1.GpuEntry\x12*\n\x07servers\x18\x02 \x03(\x0b\x32\x19.fleetplan.v1.ServerEntry\x12(\n\x06offers\x18\x03 \x03(\x0b\x32\x18.fleetplan.v1.OfferEntry\x12/\n\napi_prices\x18\x04 \x03(\x0b\x32\x1b.fleetplan.v1.ApiPriceEntry\x12(\n\x06models\x18\x05 \x03(\x0b\x32\x18.fleetplan.v1.ModelEntry\x12%\n\x04site\x18\x06 \x01(\x0b\x32\x17.fleetplan.v1.SiteEntry\x12,\n\nprovenance\x18\x07 \x01(\x0b\x32\x18.fleetplan.v1.Provenance\"9\n\nSweepRange\x12\r\n\x05start\x18\x01 \x01(\x01\x12\x0c\n\x04stop\x18\x02 \x01(\x01\x12\x0e\n\x06points\x18\x03 \x01(\x05\"\xc2\x01\n\x11SweepPlansRequest\x12,\n\x04\x62\x61se\x18\x01 \x01(\x0b\x32\x1e.fleetplan.v1.PlanFleetRequest\x12/\n\tdimension\x18\x02 \x01(\x0e\x32\x1c.fleetplan.v1.SweepDimension\x12\x0e\n\x06values\x18\x03 \x03(\x01\x12\'\n\x05range\x18\x04 \x01(\x0b\x32\x18.fleetplan.v1.SweepRange\x12\x15\n\rworkload_name\x18\x05 \x01(\t\":\n\rSweepProgress\x12\x13\n\x0bpoints_done\x18\x01 \x01(\x05\x12\x14\n\x0cpoints_total\x18\x02 \x01(\x05\"L\n\nSweepPoint\x12\r\n\x05index\x18\x01 \x01(\x05\x12\r\n\x05value\x18\x02 \x01(\x01\x12 \n\x04plan\x18\x03 \x01(\x0b\x32\x12.fleetplan.v1.Plan\"\xa1\x01\n\rFrontierPoint\x12\r\n\x05value\x18\x01 \x01(\x01\x12(\n\x06status\x18\x02 \x01(\x0e\x32\x18.fleetplan.v1.PlanStatus\x12(\n\x0bhorizon_tco\x18\x03 \x01(\x0b\x32\x13.fleetplan.v1.Money\x12\x15\n\rfleet_summary\x18\x04 \x01(\t\x12\x16\n\x0epareto_optimal\x18\x05 \x01(\x08\"<\n\rSweepFrontier\x12+\n\x06points\x18\x01 \x03(\x0b\x32\x1b.fleetplan.v1.FrontierPoint\"\xd8\x01\n\x12SweepPlansResponse\x12/\n\x08progress\x18\x01 \x01(\x0b\x32\x1b.fleetplan.v1.SweepProgressH\x00\x12)\n\x05point\x18\x02 \x01(\x0b\x32\x18.fleetplan.v1.SweepPointH\x00\x12/\n\x08\x66rontier\x18\x03 \x01(\x0b\x32\x1b.fleetplan.v1.SweepFrontierH\x00\x12,\n\nprovenance\x18\x04 \x01(\x0b\x32\x18.fleetplan.v1.ProvenanceB\x07\n\x05\x65vent\"\x82\x02\n\x0bQuoteHeader\x12\x10\n\x08\x63ustomer\x18\x01 \x01(\t\x12\x14\n\x0cquote_number\x18\x02 \x01(\t\x12\x10\n\x08validity\x18\x03 \x01(\t\x12\x10\n\x08\x64\x65livery\x18\x04 \x01(\t\x12\x15\n\rpayment_terms\x18\x05 \x01(\t\x12\x15\n\rsupplier_name\x18\x06 \x01(\t\x12$\n\x1csupplier_registration_number\x18\x07 \x01(\t\x12\x18\n\x10supplier_contact\x18\x08 \x01(\t\x12\x1f\n\x17supplier_representative\x18\t \x01(\t\x12\x18\n\x10supplier_address\x18\n \x01(\t\"\xdb\x02\n\x11\x45xportPlanRequest\x12\x31\n\x07request\x18\x01 \x01(\x0b\x32\x1e.fleetplan.v1.PlanFleetRequestH\x00\x12\x11\n\x07plan_id\x18\x05 \x01(\tH\x00\x12*\n\x06\x66ormat\x18\x02 \x01(\x0e\x32\x1a.fleetplan.v1.ReportFormat\x12.\n\x08language\x18\x03 \x01(\x0e\x32\x1c.fleetplan.v1.ReportLanguage\x12\r\n\x05title\x18\x04 \x01(\t\x12\x30\n\x0c\x61lso_formats\x18\x06 \x03(\x0e\x32\x1a.fleetplan.v1.ReportFormat\x12.\n\x08\x61udience\x18\x07 \x01(\x0e\x32\x1c.fleetplan.v1.ReportAudience\x12)\n\x06header\x18\x08 \x01(\x0b\x32\x19.fleetplan.v1.QuoteHeaderB\x08\n\x06source\"J\n\x10\x45xportedDocument\x12\x0f\n\x07\x63ontent\x18\x01 \x01(\x0c\x12\x12\n\nmedia_type\x18\x02 \x01(\t\x12\x11\n\tfile_name\x18\x03 \x01(\t\"\xad\x01\n\x12\x45xportPlanResponse\x12\x0f\n\x07\x63ontent\x18\x01 \x01(\x0c\x12\x12\n\nmedia_type\x18\x02 \x01(\t\x12\x11\n\tfile_name\x18\x03 \x01(\t\x12,\n\nprovenance\x18\x04 \x01(\x0b\x32\x18.fleetplan.v1.Provenance\x12\x31\n\tdocuments\x18\x05 \x03(\x0b\x32\x1e.fleetplan.v1.ExportedDocument*\xe4\x01\n\x0eSweepDimension\x12\x1f\n\x1bSWEEP_DIMENSION_UNSPECIFIED\x10\x00\x12 \n\x1cSWEEP_DIMENSION_CAPEX_BUDGET\x10\x01\x12%\n!SWEEP_DIMENSION_DEMAND_MULTIPLIER\x10\x02\x12\x1f\n\x1bSWEEP_DIMENSION_TPOT_P95_MS\x10\x03\x12\x1f\n\x1bSWEEP_DIMENSION_TTFT_P95_MS\x10\x04\x12&\n\"SWEEP_DIMENSION_MIN_PER_USER_TOK_S\x10\x05*t\n\x0cReportFormat\x12\x1d\n\x19REPORT_FORMAT_UNSPECIFIED\x10\x00\x12\x16\n\x12REPORT_FORMAT_HTML\x10\x01\x12\x15\n\x11REPORT_FORMAT_PDF\x10\x02\x12\x16\n\x12REPORT_FORMAT_XLSX\x10\x03*a\n\x0eReportLanguage\x12\x1f\n\x1bREPORT_LANGUAGE_UNSPECIFIED\x10\x00\x12\x16\n\x12REPORT_LANGUAGE_EN\x10\x01\x12\x16\n\x12REPORT_LANGUAGE_KO\x10\x02*m\n\x0eReportAudience\x12\x1f\n\x1bREPORT_AUDIENCE_UNSPECIFIED\x10\x00\x12\x1c\n\x18REPORT_AUDIENCE_CUSTOMER\x10\x01\x12\x1c\n\x18REPORT_AUDIENCE_INTERNAL\x10\x02\x32\xfd\x04\n\x0c\x46leetPlanner\x12L\n\tPlanFleet\x12\x1e.fleetplan.v1.PlanFleetRequest\x1a\x1f.fleetplan.v1.PlanFleetResponse\x12X\n\rEvaluateFleet\x12\".fleetplan.v1.EvaluateFleetRequest\x1a#.fleetplan.v1.EvaluateFleetResponse\x12j\n\x13\x45stimatePerformance\x12(.fleetplan.v1.EstimatePerformanceRequest\x1a).fleetplan.v1.EstimatePerformanceResponse\x12\x61\n\x10\x41nalyzeBreakEven\x12%.fleetplan.v1.AnalyzeBreakEvenRequest\x1a&.fleetplan.v1.AnalyzeBreakEvenResponse\x12R\n\x0bListCatalog\x12 .fleetplan.v1.ListCatalogRequest\x1a!.fleetplan.v1.ListCatalogResponse\x12Q\n\nSweepPlans\x12\x1f.fleetplan.v1.SweepPlansRequest\x1a .fleetplan.v1.SweepPlansResponse0\x01\x12O\n\nExportPlan\x12\x1f.fleetplan.v1.ExportPlanRequest\x1a .fleetplan.v1.ExportPlanResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'api.fleetplan.v1.fleet_planner_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SWEEPDIMENSION']._serialized_start=4034
-  _globals['_SWEEPDIMENSION']._serialized_end=4262
-  _globals['_REPORTFORMAT']._serialized_start=4264
-  _globals['_REPORTFORMAT']._serialized_end=4380
-  _globals['_REPORTLANGUAGE']._serialized_start=4382
-  _globals['_REPORTLANGUAGE']._serialized_end=4479
-  _globals['_REPORTAUDIENCE']._serialized_start=4481
-  _globals['_REPORTAUDIENCE']._serialized_end=4590
+  _globals['_SWEEPDIMENSION']._serialized_start=4188
+  _globals['_SWEEPDIMENSION']._serialized_end=4416
+  _globals['_REPORTFORMAT']._serialized_start=4418
+  _globals['_REPORTFORMAT']._serialized_end=4534
+  _globals['_REPORTLANGUAGE']._serialized_start=4536
+  _globals['_REPORTLANGUAGE']._serialized_end=4633
+  _globals['_REPORTAUDIENCE']._serialized_start=4635
+  _globals['_REPORTAUDIENCE']._serialized_end=4744
   _globals['_PLANFLEETREQUEST']._serialized_start=192
-  _globals['_PLANFLEETREQUEST']._serialized_end=480
-  _globals['_PLANFLEETRESPONSE']._serialized_start=482
-  _globals['_PLANFLEETRESPONSE']._serialized_end=598
-  _globals['_EVALUATEFLEETREQUEST']._serialized_start=601
-  _globals['_EVALUATEFLEETREQUEST']._serialized_end=896
-  _globals['_EVALUATEFLEETRESPONSE']._serialized_start=899
-  _globals['_EVALUATEFLEETRESPONSE']._serialized_end=1225
-  _globals['_ESTIMATEPERFORMANCEREQUEST']._serialized_start=1227
-  _globals['_ESTIMATEPERFORMANCEREQUEST']._serialized_end=1332
-  _globals['_ESTIMATEPERFORMANCERESPONSE']._serialized_start=1334
-  _globals['_ESTIMATEPERFORMANCERESPONSE']._serialized_end=1459
-  _globals['_ANALYZEBREAKEVENREQUEST']._serialized_start=1462
-  _globals['_ANALYZEBREAKEVENREQUEST']._serialized_end=1735
-  _globals['_ANALYZEBREAKEVENRESPONSE']._serialized_start=1738
-  _globals['_ANALYZEBREAKEVENRESPONSE']._serialized_end=1941
-  _globals['_LISTCATALOGREQUEST']._serialized_start=1943
-  _globals['_LISTCATALOGREQUEST']._serialized_end=2005
-  _globals['_LISTCATALOGRESPONSE']._serialized_start=2008
-  _globals['_LISTCATALOGRESPONSE']._serialized_end=2329
-  _globals['_SWEEPRANGE']._serialized_start=2331
-  _globals['_SWEEPRANGE']._serialized_end=2388
-  _globals['_SWEEPPLANSREQUEST']._serialized_start=2391
-  _globals['_SWEEPPLANSREQUEST']._serialized_end=2585
-  _globals['_SWEEPPROGRESS']._serialized_start=2587
-  _globals['_SWEEPPROGRESS']._serialized_end=2645
-  _globals['_SWEEPPOINT']._serialized_start=2647
-  _globals['_SWEEPPOINT']._serialized_end=2723
-  _globals['_FRONTIERPOINT']._serialized_start=2726
-  _globals['_FRONTIERPOINT']._serialized_end=2887
-  _globals['_SWEEPFRONTIER']._serialized_start=2889
-  _globals['_SWEEPFRONTIER']._serialized_end=2949
-  _globals['_SWEEPPLANSRESPONSE']._serialized_start=2952
-  _globals['_SWEEPPLANSRESPONSE']._serialized_end=3168
-  _globals['_QUOTEHEADER']._serialized_start=3171
-  _globals['_QUOTEHEADER']._serialized_end=3429
-  _globals['_EXPORTPLANREQUEST']._serialized_start=3432
-  _globals['_EXPORTPLANREQUEST']._serialized_end=3779
-  _globals['_EXPORTEDDOCUMENT']._serialized_start=3781
-  _globals['_EXPORTEDDOCUMENT']._serialized_end=3855
-  _globals['_EXPORTPLANRESPONSE']._serialized_start=3858
-  _globals['_EXPORTPLANRESPONSE']._serialized_end=4031
-  _globals['_FLEETPLANNER']._serialized_start=4593
-  _globals['_FLEETPLANNER']._serialized_end=5230
+  _globals['_PLANFLEETREQUEST']._serialized_end=531
+  _globals['_PLANFLEETRESPONSE']._serialized_start=533
+  _globals['_PLANFLEETRESPONSE']._serialized_end=649
+  _globals['_EVALUATEFLEETREQUEST']._serialized_start=652
+  _globals['_EVALUATEFLEETREQUEST']._serialized_end=998
+  _globals['_EVALUATEFLEETRESPONSE']._serialized_start=1001
+  _globals['_EVALUATEFLEETRESPONSE']._serialized_end=1327
+  _globals['_ESTIMATEPERFORMANCEREQUEST']._serialized_start=1330
+  _globals['_ESTIMATEPERFORMANCEREQUEST']._serialized_end=1486
+  _globals['_ESTIMATEPERFORMANCERESPONSE']._serialized_start=1488
+  _globals['_ESTIMATEPERFORMANCERESPONSE']._serialized_end=1613
+  _globals['_ANALYZEBREAKEVENREQUEST']._serialized_start=1616
+  _globals['_ANALYZEBREAKEVENREQUEST']._serialized_end=1889
+  _globals['_ANALYZEBREAKEVENRESPONSE']._serialized_start=1892
+  _globals['_ANALYZEBREAKEVENRESPONSE']._serialized_end=2095
+  _globals['_LISTCATALOGREQUEST']._serialized_start=2097
+  _globals['_LISTCATALOGREQUEST']._serialized_end=2159
+  _globals['_LISTCATALOGRESPONSE']._serialized_start=2162
+  _globals['_LISTCATALOGRESPONSE']._serialized_end=2483
+  _globals['_SWEEPRANGE']._serialized_start=2485
+  _globals['_SWEEPRANGE']._serialized_end=2542
+  _globals['_SWEEPPLANSREQUEST']._serialized_start=2545
+  _globals['_SWEEPPLANSREQUEST']._serialized_end=2739
+  _globals['_SWEEPPROGRESS']._serialized_start=2741
+  _globals['_SWEEPPROGRESS']._serialized_end=2799
+  _globals['_SWEEPPOINT']._serialized_start=2801
+  _globals['_SWEEPPOINT']._serialized_end=2877
+  _globals['_FRONTIERPOINT']._serialized_start=2880
+  _globals['_FRONTIERPOINT']._serialized_end=3041
+  _globals['_SWEEPFRONTIER']._serialized_start=3043
+  _globals['_SWEEPFRONTIER']._serialized_end=3103
+  _globals['_SWEEPPLANSRESPONSE']._serialized_start=3106
+  _globals['_SWEEPPLANSRESPONSE']._serialized_end=3322
+  _globals['_QUOTEHEADER']._serialized_start=3325
+  _globals['_QUOTEHEADER']._serialized_end=3583
+  _globals['_EXPORTPLANREQUEST']._serialized_start=3586
+  _globals['_EXPORTPLANREQUEST']._serialized_end=3933
+  _globals['_EXPORTEDDOCUMENT']._serialized_start=3935
+  _globals['_EXPORTEDDOCUMENT']._serialized_end=4009
+  _globals['_EXPORTPLANRESPONSE']._serialized_start=4012
+  _globals['_EXPORTPLANRESPONSE']._serialized_end=4185
+  _globals['_FLEETPLANNER']._serialized_start=4747
+  _globals['_FLEETPLANNER']._serialized_end=5384
 # @@protoc_insertion_point(module_scope)

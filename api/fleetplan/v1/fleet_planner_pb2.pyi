@@ -165,6 +165,7 @@ class PlanFleetRequest(_message.Message):
     LABEL_FIELD_NUMBER: _builtins.int
     TAGS_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    MEASUREMENTS_FIELD_NUMBER: _builtins.int
     save: _builtins.bool
     """Save the plan in the server's plan store; the response then carries plan_id (PlanStore
     service). FAILED_PRECONDITION when the store is disabled or read-only, UNAVAILABLE when its
@@ -196,6 +197,10 @@ class PlanFleetRequest(_message.Message):
     def tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """With save: tags to find the plan by (at most 32, each at most 64 characters)."""
 
+    @_builtins.property
+    def measurements(self) -> _containers.RepeatedCompositeFieldContainer[_performance_pb2.MeasuredPoint]:
+        """The user's own benchmark runs: they correct the deployments they measured (and no others)."""
+
     def __init__(
         self,
         *,
@@ -207,10 +212,11 @@ class PlanFleetRequest(_message.Message):
         label: _builtins.str = ...,
         tags: _abc.Iterable[_builtins.str] | None = ...,
         request_id: _builtins.str = ...,
+        measurements: _abc.Iterable[_performance_pb2.MeasuredPoint] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["constraints", b"constraints", "pricebook_overrides", b"pricebook_overrides", "solver_options", b"solver_options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["constraints", b"constraints", "label", b"label", "pricebook_overrides", b"pricebook_overrides", "request_id", b"request_id", "save", b"save", "solver_options", b"solver_options", "tags", b"tags", "workloads", b"workloads"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["constraints", b"constraints", "label", b"label", "measurements", b"measurements", "pricebook_overrides", b"pricebook_overrides", "request_id", b"request_id", "save", b"save", "solver_options", b"solver_options", "tags", b"tags", "workloads", b"workloads"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -262,6 +268,7 @@ class EvaluateFleetRequest(_message.Message):
     PRICEBOOK_OVERRIDES_FIELD_NUMBER: _builtins.int
     SOLVER_OPTIONS_FIELD_NUMBER: _builtins.int
     COMPARE_WITH_OPTIMAL_FIELD_NUMBER: _builtins.int
+    MEASUREMENTS_FIELD_NUMBER: _builtins.int
     compare_with_optimal: _builtins.bool
     """Also solve the optimal plan and report how much cheaper it is."""
     @_builtins.property
@@ -284,6 +291,10 @@ class EvaluateFleetRequest(_message.Message):
     def solver_options(self) -> _scenario_pb2.SolverOptions:
         """Solver effort."""
 
+    @_builtins.property
+    def measurements(self) -> _containers.RepeatedCompositeFieldContainer[_performance_pb2.MeasuredPoint]:
+        """The user's own benchmark runs: they correct the deployments they measured (and no others)."""
+
     def __init__(
         self,
         *,
@@ -293,10 +304,11 @@ class EvaluateFleetRequest(_message.Message):
         pricebook_overrides: _scenario_pb2.PricebookOverrides | None = ...,
         solver_options: _scenario_pb2.SolverOptions | None = ...,
         compare_with_optimal: _builtins.bool = ...,
+        measurements: _abc.Iterable[_performance_pb2.MeasuredPoint] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["constraints", b"constraints", "fleet", b"fleet", "pricebook_overrides", b"pricebook_overrides", "solver_options", b"solver_options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["compare_with_optimal", b"compare_with_optimal", "constraints", b"constraints", "fleet", b"fleet", "pricebook_overrides", b"pricebook_overrides", "solver_options", b"solver_options", "workloads", b"workloads"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["compare_with_optimal", b"compare_with_optimal", "constraints", b"constraints", "fleet", b"fleet", "measurements", b"measurements", "pricebook_overrides", b"pricebook_overrides", "solver_options", b"solver_options", "workloads", b"workloads"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -374,6 +386,7 @@ class EstimatePerformanceRequest(_message.Message):
 
     CASES_FIELD_NUMBER: _builtins.int
     ALLOW_PARTIAL_FAILURE_FIELD_NUMBER: _builtins.int
+    MEASUREMENTS_FIELD_NUMBER: _builtins.int
     allow_partial_failure: _builtins.bool
     """false: any bad case fails the call with INVALID_ARGUMENT naming cases[i].<field>.
     true: bad cases carry a CaseError in their result and the others are still estimated.
@@ -382,15 +395,20 @@ class EstimatePerformanceRequest(_message.Message):
     def cases(self) -> _containers.RepeatedCompositeFieldContainer[_performance_pb2.PerformanceCase]:
         """The cases (at least one)."""
 
+    @_builtins.property
+    def measurements(self) -> _containers.RepeatedCompositeFieldContainer[_performance_pb2.MeasuredPoint]:
+        """The user's own benchmark runs: they correct the cases on the deployments they measured."""
+
     def __init__(
         self,
         *,
         cases: _abc.Iterable[_performance_pb2.PerformanceCase] | None = ...,
         allow_partial_failure: _builtins.bool = ...,
+        measurements: _abc.Iterable[_performance_pb2.MeasuredPoint] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_partial_failure", b"allow_partial_failure", "cases", b"cases"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_partial_failure", b"allow_partial_failure", "cases", b"cases", "measurements", b"measurements"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -69,6 +69,34 @@ ARRIVAL_BURST: Arrival.ValueType  # 2
 """All users send one request at the same moment (seed 000's benchmark)."""
 Global___Arrival: _TypeAlias = Arrival  # noqa: Y015
 
+class _TtftStatistic:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _TtftStatisticEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_TtftStatistic.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    TTFT_STATISTIC_UNSPECIFIED: _TtftStatistic.ValueType  # 0
+    """Not given: the mean."""
+    TTFT_STATISTIC_MEAN: _TtftStatistic.ValueType  # 1
+    """Mean over the run's requests."""
+    TTFT_STATISTIC_MEDIAN: _TtftStatistic.ValueType  # 2
+    """Median over the run's requests."""
+    TTFT_STATISTIC_P95: _TtftStatistic.ValueType  # 3
+    """95th percentile over the run's requests."""
+
+class TtftStatistic(_TtftStatistic, metaclass=_TtftStatisticEnumTypeWrapper):
+    """Which statistic of time to first token a measurement reports."""
+
+TTFT_STATISTIC_UNSPECIFIED: TtftStatistic.ValueType  # 0
+"""Not given: the mean."""
+TTFT_STATISTIC_MEAN: TtftStatistic.ValueType  # 1
+"""Mean over the run's requests."""
+TTFT_STATISTIC_MEDIAN: TtftStatistic.ValueType  # 2
+"""Median over the run's requests."""
+TTFT_STATISTIC_P95: TtftStatistic.ValueType  # 3
+"""95th percentile over the run's requests."""
+Global___TtftStatistic: _TypeAlias = TtftStatistic  # noqa: Y015
+
 @_typing.final
 class PerformanceCase(_message.Message):
     """One what-if. Field names follow the batch-file contract (`fleetplan estimate --cases`)."""
@@ -333,6 +361,8 @@ class InferenceEstimate(_message.Message):
     CAPACITY_AT_SLA_FIELD_NUMBER: _builtins.int
     TTFT_MEAN_MS_FIELD_NUMBER: _builtins.int
     TTFT_MEDIAN_MS_FIELD_NUMBER: _builtins.int
+    MEASURED_BY_FIELD_NUMBER: _builtins.int
+    MEASURED_NOTE_FIELD_NUMBER: _builtins.int
     tp: _builtins.int
     """Tensor-parallel degree used."""
     tp_chosen: _builtins.bool
@@ -369,6 +399,8 @@ class InferenceEstimate(_message.Message):
     """Mean time to first token, in milliseconds (for every load; `ttft_ms` is the p95 in open loop)."""
     ttft_median_ms: _builtins.float
     """Median time to first token, in milliseconds."""
+    measured_note: _builtins.str
+    """The correction in words: factors per metric and how many points support each."""
     @_builtins.property
     def memory(self) -> Global___MemoryBreakdown:
         """Memory per GPU."""
@@ -376,6 +408,10 @@ class InferenceEstimate(_message.Message):
     @_builtins.property
     def capacity_at_sla(self) -> Global___CapacityAtSla:
         """One replica's capacity at the case's SLA (only when the case gives one)."""
+
+    @_builtins.property
+    def measured_by(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Labels of the request's measured points that corrected this estimate (empty: the model alone)."""
 
     def __init__(
         self,
@@ -399,14 +435,131 @@ class InferenceEstimate(_message.Message):
         capacity_at_sla: Global___CapacityAtSla | None = ...,
         ttft_mean_ms: _builtins.float = ...,
         ttft_median_ms: _builtins.float = ...,
+        measured_by: _abc.Iterable[_builtins.str] | None = ...,
+        measured_note: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["capacity_at_sla", b"capacity_at_sla", "memory", b"memory"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bottleneck", b"bottleneck", "capacity_at_sla", b"capacity_at_sla", "fits", b"fits", "max_concurrency", b"max_concurrency", "memory", b"memory", "output_tok_s_high", b"output_tok_s_high", "output_tok_s_low", b"output_tok_s_low", "output_tok_s_total", b"output_tok_s_total", "per_user_tok_s", b"per_user_tok_s", "reason", b"reason", "replicas", b"replicas", "req_s", b"req_s", "total_tok_s", b"total_tok_s", "tp", b"tp", "tp_chosen", b"tp_chosen", "tpot_ms", b"tpot_ms", "ttft_mean_ms", b"ttft_mean_ms", "ttft_median_ms", b"ttft_median_ms", "ttft_ms", b"ttft_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bottleneck", b"bottleneck", "capacity_at_sla", b"capacity_at_sla", "fits", b"fits", "max_concurrency", b"max_concurrency", "measured_by", b"measured_by", "measured_note", b"measured_note", "memory", b"memory", "output_tok_s_high", b"output_tok_s_high", "output_tok_s_low", b"output_tok_s_low", "output_tok_s_total", b"output_tok_s_total", "per_user_tok_s", b"per_user_tok_s", "reason", b"reason", "replicas", b"replicas", "req_s", b"req_s", "total_tok_s", b"total_tok_s", "tp", b"tp", "tp_chosen", b"tp_chosen", "tpot_ms", b"tpot_ms", "ttft_mean_ms", b"ttft_mean_ms", "ttft_median_ms", b"ttft_median_ms", "ttft_ms", b"ttft_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___InferenceEstimate: _TypeAlias = InferenceEstimate  # noqa: Y015
+
+@_typing.final
+class MeasuredPoint(_message.Message):
+    """One benchmark run the user measured (vLLM bench serve, AIPerf, GuideLLM, or by hand): it
+    corrects the model's estimates of that deployment (GPU, model, engine, precisions, TP) only.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GPU_ID_FIELD_NUMBER: _builtins.int
+    MODEL_ID_FIELD_NUMBER: _builtins.int
+    ENGINE_FIELD_NUMBER: _builtins.int
+    ENGINE_VERSION_FIELD_NUMBER: _builtins.int
+    PRECISION_FIELD_NUMBER: _builtins.int
+    KV_PRECISION_FIELD_NUMBER: _builtins.int
+    TP_FIELD_NUMBER: _builtins.int
+    NUM_GPUS_FIELD_NUMBER: _builtins.int
+    INPUT_LEN_FIELD_NUMBER: _builtins.int
+    OUTPUT_LEN_FIELD_NUMBER: _builtins.int
+    CONCURRENCY_FIELD_NUMBER: _builtins.int
+    REQUEST_RATE_PER_S_FIELD_NUMBER: _builtins.int
+    ARRIVAL_FIELD_NUMBER: _builtins.int
+    MEASURED_TTFT_MS_FIELD_NUMBER: _builtins.int
+    TTFT_STATISTIC_FIELD_NUMBER: _builtins.int
+    MEASURED_TPOT_MS_FIELD_NUMBER: _builtins.int
+    MEASURED_OUTPUT_TOK_S_FIELD_NUMBER: _builtins.int
+    LABEL_FIELD_NUMBER: _builtins.int
+    gpu_id: _builtins.str
+    """Catalogue GPU id or alias."""
+    model_id: _builtins.str
+    """Catalogue model id or alias."""
+    engine: _common_pb2.Engine.ValueType
+    """Inference engine; unspecified = vLLM."""
+    engine_version: _builtins.str
+    """Engine release, e.g. "0.11.2"."""
+    precision: _common_pb2.Precision.ValueType
+    """Weight precision; unspecified = bf16."""
+    kv_precision: _common_pb2.Precision.ValueType
+    """KV-cache precision; unspecified = the engine's documented default."""
+    tp: _builtins.int
+    """Tensor-parallel degree; absent = 1."""
+    num_gpus: _builtins.int
+    """GPUs of the run (num_gpus / tp replicas); absent = one replica."""
+    input_len: _builtins.int
+    """Prompt tokens per request."""
+    output_len: _builtins.int
+    """Output tokens per request."""
+    concurrency: _builtins.int
+    """Closed-loop concurrency."""
+    request_rate_per_s: _builtins.float
+    """Open-loop (Poisson) arrivals, in requests per second."""
+    arrival: Global___Arrival.ValueType
+    """With `concurrency`: steady closed loop (default) or a burst."""
+    measured_ttft_ms: _builtins.float
+    """Measured time to first token, in milliseconds (the statistic in `ttft_statistic`)."""
+    ttft_statistic: Global___TtftStatistic.ValueType
+    """Which statistic `measured_ttft_ms` is."""
+    measured_tpot_ms: _builtins.float
+    """Measured mean time per output token, in milliseconds."""
+    measured_output_tok_s: _builtins.float
+    """Measured output tokens per second of the whole run (all replicas)."""
+    label: _builtins.str
+    """Where the point comes from (file, tool and run), named in every estimate it corrects."""
+    def __init__(
+        self,
+        *,
+        gpu_id: _builtins.str = ...,
+        model_id: _builtins.str = ...,
+        engine: _common_pb2.Engine.ValueType = ...,
+        engine_version: _builtins.str = ...,
+        precision: _common_pb2.Precision.ValueType = ...,
+        kv_precision: _common_pb2.Precision.ValueType = ...,
+        tp: _builtins.int | None = ...,
+        num_gpus: _builtins.int | None = ...,
+        input_len: _builtins.int = ...,
+        output_len: _builtins.int = ...,
+        concurrency: _builtins.int = ...,
+        request_rate_per_s: _builtins.float = ...,
+        arrival: Global___Arrival.ValueType = ...,
+        measured_ttft_ms: _builtins.float | None = ...,
+        ttft_statistic: Global___TtftStatistic.ValueType = ...,
+        measured_tpot_ms: _builtins.float | None = ...,
+        measured_output_tok_s: _builtins.float | None = ...,
+        label: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_measured_output_tok_s", b"_measured_output_tok_s", "_measured_tpot_ms", b"_measured_tpot_ms", "_measured_ttft_ms", b"_measured_ttft_ms", "_num_gpus", b"_num_gpus", "_tp", b"_tp", "concurrency", b"concurrency", "load", b"load", "measured_output_tok_s", b"measured_output_tok_s", "measured_tpot_ms", b"measured_tpot_ms", "measured_ttft_ms", b"measured_ttft_ms", "num_gpus", b"num_gpus", "request_rate_per_s", b"request_rate_per_s", "tp", b"tp"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_measured_output_tok_s", b"_measured_output_tok_s", "_measured_tpot_ms", b"_measured_tpot_ms", "_measured_ttft_ms", b"_measured_ttft_ms", "_num_gpus", b"_num_gpus", "_tp", b"_tp", "arrival", b"arrival", "concurrency", b"concurrency", "engine", b"engine", "engine_version", b"engine_version", "gpu_id", b"gpu_id", "input_len", b"input_len", "kv_precision", b"kv_precision", "label", b"label", "load", b"load", "measured_output_tok_s", b"measured_output_tok_s", "measured_tpot_ms", b"measured_tpot_ms", "measured_ttft_ms", b"measured_ttft_ms", "model_id", b"model_id", "num_gpus", b"num_gpus", "output_len", b"output_len", "precision", b"precision", "request_rate_per_s", b"request_rate_per_s", "tp", b"tp", "ttft_statistic", b"ttft_statistic"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__measured_output_tok_s: _TypeAlias = _typing.Literal["measured_output_tok_s"]  # noqa: Y015
+    _WhichOneofArgType__measured_output_tok_s: _TypeAlias = _typing.Literal["_measured_output_tok_s", b"_measured_output_tok_s"]  # noqa: Y015
+    _WhichOneofReturnType__measured_tpot_ms: _TypeAlias = _typing.Literal["measured_tpot_ms"]  # noqa: Y015
+    _WhichOneofArgType__measured_tpot_ms: _TypeAlias = _typing.Literal["_measured_tpot_ms", b"_measured_tpot_ms"]  # noqa: Y015
+    _WhichOneofReturnType__measured_ttft_ms: _TypeAlias = _typing.Literal["measured_ttft_ms"]  # noqa: Y015
+    _WhichOneofArgType__measured_ttft_ms: _TypeAlias = _typing.Literal["_measured_ttft_ms", b"_measured_ttft_ms"]  # noqa: Y015
+    _WhichOneofReturnType__num_gpus: _TypeAlias = _typing.Literal["num_gpus"]  # noqa: Y015
+    _WhichOneofArgType__num_gpus: _TypeAlias = _typing.Literal["_num_gpus", b"_num_gpus"]  # noqa: Y015
+    _WhichOneofReturnType__tp: _TypeAlias = _typing.Literal["tp"]  # noqa: Y015
+    _WhichOneofArgType__tp: _TypeAlias = _typing.Literal["_tp", b"_tp"]  # noqa: Y015
+    _WhichOneofReturnType_load: _TypeAlias = _typing.Literal["concurrency", "request_rate_per_s"]  # noqa: Y015
+    _WhichOneofArgType_load: _TypeAlias = _typing.Literal["load", b"load"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__measured_output_tok_s) -> _WhichOneofReturnType__measured_output_tok_s | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__measured_tpot_ms) -> _WhichOneofReturnType__measured_tpot_ms | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__measured_ttft_ms) -> _WhichOneofReturnType__measured_ttft_ms | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__num_gpus) -> _WhichOneofReturnType__num_gpus | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__tp) -> _WhichOneofReturnType__tp | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_load) -> _WhichOneofReturnType_load | None: ...
+
+Global___MeasuredPoint: _TypeAlias = MeasuredPoint  # noqa: Y015
 
 @_typing.final
 class TrainingEstimate(_message.Message):

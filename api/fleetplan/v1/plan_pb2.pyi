@@ -751,6 +751,8 @@ class WorkloadDeployment(_message.Message):
     ARCHITECTURE_ASSUMED_FIELD_NUMBER: _builtins.int
     REJECTED_DEPLOYMENTS_FIELD_NUMBER: _builtins.int
     MEETS_DEMAND_PROBABILITY_FIELD_NUMBER: _builtins.int
+    MEASURED_BY_FIELD_NUMBER: _builtins.int
+    MEASURED_NOTE_FIELD_NUMBER: _builtins.int
     workload_name: _builtins.str
     """Workload name."""
     gpu_id: _builtins.str
@@ -789,6 +791,8 @@ class WorkloadDeployment(_message.Message):
     """Probability (from the performance model's calibrated band) that the fleet meets this
     workload's demand in every hour, the plan's split of load over replicas held fixed.
     """
+    measured_note: _builtins.str
+    """The correction in words: factors per metric and how many points support each."""
     @_builtins.property
     def replica_groups(self) -> _containers.RepeatedCompositeFieldContainer[Global___ReplicaGroup]:
         """Every replica group (more than one when the solver mixes GPU types for a workload)."""
@@ -802,6 +806,12 @@ class WorkloadDeployment(_message.Message):
         """Deployments considered and turned away, each with its reason in words (e.g.
         "rtx-pro-6000-server TP4 bf16: per user 14.2 tok/s is below the 30 tok/s target"); the most
         informative first, at most 12.
+        """
+
+    @_builtins.property
+    def measured_by(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Labels of the request's measured points that corrected the main deployment's capacity
+        (empty: the performance model alone).
         """
 
     def __init__(
@@ -827,10 +837,12 @@ class WorkloadDeployment(_message.Message):
         architecture_assumed: _builtins.bool = ...,
         rejected_deployments: _abc.Iterable[_builtins.str] | None = ...,
         meets_demand_probability: _builtins.float = ...,
+        measured_by: _abc.Iterable[_builtins.str] | None = ...,
+        measured_note: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["runner_up", b"runner_up"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["architecture_assumed", b"architecture_assumed", "bottleneck", b"bottleneck", "capacity_req_s", b"capacity_req_s", "demand_req_s", b"demand_req_s", "gpu_id", b"gpu_id", "kv_precision", b"kv_precision", "meets_demand_probability", b"meets_demand_probability", "output_tok_s", b"output_tok_s", "per_user_tok_s", b"per_user_tok_s", "precision", b"precision", "rejected_deployments", b"rejected_deployments", "replica_groups", b"replica_groups", "replicas", b"replicas", "runner_up", b"runner_up", "runner_up_note", b"runner_up_note", "tp", b"tp", "tpot_ms", b"tpot_ms", "ttft_p95_ms", b"ttft_p95_ms", "utilization", b"utilization", "workload_name", b"workload_name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["architecture_assumed", b"architecture_assumed", "bottleneck", b"bottleneck", "capacity_req_s", b"capacity_req_s", "demand_req_s", b"demand_req_s", "gpu_id", b"gpu_id", "kv_precision", b"kv_precision", "measured_by", b"measured_by", "measured_note", b"measured_note", "meets_demand_probability", b"meets_demand_probability", "output_tok_s", b"output_tok_s", "per_user_tok_s", b"per_user_tok_s", "precision", b"precision", "rejected_deployments", b"rejected_deployments", "replica_groups", b"replica_groups", "replicas", b"replicas", "runner_up", b"runner_up", "runner_up_note", b"runner_up_note", "tp", b"tp", "tpot_ms", b"tpot_ms", "ttft_p95_ms", b"ttft_p95_ms", "utilization", b"utilization", "workload_name", b"workload_name"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
