@@ -100,13 +100,20 @@ def _peak_hour(replicas: Sequence[float], load: Sequence[float]) -> int:
     return max(range(HOURS_PER_DAY), key=lambda h: (replicas[h], load[h], -h))
 
 
+def _replica_hours(parts: Sequence[_Part], buckets: Sequence[Bucket]) -> float:
+    """Replica-equivalent hours a day of ``parts``."""
+    return sum(
+        p.serving[b.index] * b.hours_per_day for p in parts for b in buckets if b.index < len(p.serving)
+    )
+
+
 def _share(
     workload: str, parts: list[_Part], buckets: Sequence[Bucket], peak: int, total: float
 ) -> GroupShare:
     mine = [p for p in parts if p.workload == workload]
     by_hour = tuple(sum(values) for values in zip(*(hourly(buckets, p.serving) for p in mine), strict=True))
     tok_s = sum(hourly(buckets, p.serving)[peak] * p.candidate.max_output_tok_s for p in mine)
-    weighted = sum(v * b.hours_per_day for p in mine for b, v in zip(buckets, p.serving, strict=False))
+    weighted = _replica_hours(mine, buckets)
     return GroupShare(
         workload=workload,
         share=weighted / total if total > 0 else 1.0 / len({p.workload for p in parts}),
@@ -121,7 +128,7 @@ def _line(solution: FleetSolution, gid: str, parts: list[_Part]) -> DeploymentLi
     replicas = tuple(round(v) for v in hourly(buckets, per_bucket))
     carried = [sum(v) for v in zip(*(hourly(buckets, p.carried) for p in parts), strict=True)]
     peak = _peak_hour(replicas, carried)
-    total = sum(v * b.hours_per_day for p in parts for b, v in zip(buckets, p.serving, strict=False))
+    total = _replica_hours(parts, buckets)
     names = tuple(dict.fromkeys(p.workload for p in parts))
     shares = tuple(_share(w, parts, buckets, peak, total) for w in names)
     c = parts[0].candidate
