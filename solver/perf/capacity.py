@@ -55,6 +55,8 @@ class Capacity:
     """GPUs one replica occupies (TP degree; 1 for a MIG slice)."""
     memory: MemoryBreakdown
     assumed_architecture: bool
+    assumed_calibration: str = ""
+    """Why the GPU at this precision has no measurement in the calibration (wider band)."""
 
 
 def capacity_at_sla(
@@ -155,6 +157,7 @@ def _result(
         gpus=replica.tp,
         memory=memory,
         assumed_architecture=replica.model.assumed,
+        assumed_calibration=replica.assumed_calibration,
     )
 
 
@@ -176,4 +179,5 @@ def _infeasible(replica: Replica, memory: MemoryBreakdown, reason: str, bottlene
         gpus=replica.tp,
         memory=memory,
         assumed_architecture=replica.model.assumed,
+        assumed_calibration=replica.assumed_calibration,
     )
