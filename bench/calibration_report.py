@@ -34,8 +34,16 @@ from solver.perf.inference import (
 )
 from solver.perf.models import resolve_model
 from solver.perf.training import estimate_training
-from tools.calibration.fit import read_held_out, unit_of
-from tools.calibration.points import AIC_SOURCE, DATA_DIR, PointResult, evaluate, load_points, pair_of
+from tools.calibration.cv import CV_PATH, group_of, loadavg, model_fingerprint, read_predictions, summarize
+from tools.calibration.points import (
+    AIC_SOURCE,
+    DATA_DIR,
+    CalibrationPoint,
+    PointResult,
+    evaluate,
+    load_points,
+    pair_of,
+)
 
 RESULTS = Path(__file__).with_name("results") / "calibration_report.json"
 
@@ -140,8 +148,12 @@ def _claims(book: Any) -> dict[str, Any]:
 
 
 def _with_shipped_band(r: PointResult, cal: Calibration) -> PointResult:
-    low, high = ((cal.band_low, cal.band_high) if r.point.metric_class == "throughput"
-                 else (cal.latency_band_low, cal.latency_band_high))
+    if r.point.metric_class == "throughput":
+        low, high = cal.band_low, cal.band_high
+    else:
+        low, high = {"tpot_ms": cal.tpot_band, "ttft_ms": cal.ttft_band}.get(
+            r.point.metric, (cal.latency_band_low, cal.latency_band_high)
+        )
     return PointResult(r.point, r.predicted, r.predicted * low, r.predicted * high)
 
 
@@ -273,15 +285,29 @@ def _targets_table(
     return rows
 
 
+def _cross_validation(points: Sequence[CalibrationPoint], cal: Calibration) -> dict[str, Any]:
+    """The grouped cross-validation (``python -m tools.calibration.fit --cv``): out-of-fold errors
+    per metric, per source, GPU family, engine and precision, the per-metric band (central 90 % of
+    the out-of-fold ratios) and the coverage of the band the calibration ships."""
+    if not CV_PATH.exists():
+        return {"missing": "run python -m tools.calibration.fit --cv"}
+    header, results = read_predictions(points)
+    thr, lat = (cal.band_low, cal.band_high), (cal.latency_band_low, cal.latency_band_high)
+    shipped = {"throughput": thr, "training": thr, "tpot": cal.tpot_band, "ttft": cal.ttft_band,
+               "other_latency": lat}
+    summary = summarize(results)
+    summary["shipped_band_coverage"] = summarize(results, shipped)["band_coverage"]
+    return {**header, "current": header["model_fingerprint"] == model_fingerprint(points), **summary}
+
+
 def main() -> None:
     book = load_default()
     cal = load_calibration()
     points, skipped = load_points(book)
     in_sample = evaluate(points, cal)
-    held_date, loso = read_held_out(points)
-    if held_date != cal.fit_date:
-        msg = f"held-out predictions ({held_date}) are not of this calibration ({cal.fit_date}): refit"
-        raise SystemExit(msg)
+    if not CV_PATH.exists():
+        raise SystemExit("no cross-validation: run python -m tools.calibration.fit --cv")
+    _, loso = read_predictions(points)
     rows = [
         {"id": r.point.id, "source": r.point.source, "metric": r.point.metric, "gpu": r.point.gpu.id,
          "model": r.point.model.id, "measured": r.point.value, "predicted": round(r.predicted, 3),
@@ -289,7 +315,7 @@ def main() -> None:
          "inside_band": r.inside_band, "fit_target": r.point.fit_target}
         for r in in_sample
     ]
-    loso_rows = [{"id": r.point.id, "fold": ":".join(unit_of(r.point)), "metric": r.point.metric,
+    loso_rows = [{"id": r.point.id, "fold": group_of(r.point), "metric": r.point.metric,
                   "measured": r.point.value, "predicted": round(r.predicted, 3), "error": round(r.error, 4)}
                  for r in loso]
     public = [r for r in in_sample if not r.point.source.startswith("seed") and r.point.source != AIC_SOURCE]
@@ -315,11 +341,15 @@ def main() -> None:
         "summary_public": _summary(public),
         "summary_by_source": {s: _summary([r for r in in_sample if r.point.source == s])
                               for s in sorted({r.point.source for r in in_sample})},
-        "held_out": {"folds": "AIConfigurator points: their (GPU, model) pair held out; the rest: their "
-                              "source held out (each a refit without that unit)",
+        "held_out": {"folds": "grouped cross-validation (python -m tools.calibration.fit --cv): "
+                              "AIConfigurator points: their (GPU, model) pair held out; the rest: "
+                              "their source held out (each a full refit from the final fit's start "
+                              "without that unit)",
                      "points": loso_rows, "summary": loso_summary,
                                  "by_source": {s: _summary([r for r in loso if r.point.source == s])
                                                for s in sorted({r.point.source for r in loso})}},
+        "cross_validation": _cross_validation(points, cal),
+        "loadavg": loadavg(),
         "targets": _seed_targets(book),
         "skipped_rows": [{"id": s.id, "reason": s.reason} for s in skipped],
     }
@@ -335,6 +365,8 @@ def main() -> None:
     for name in ("summary_all", "summary_public", "summary_by_metric", "summary_public_by_metric"):
         out.write(f"{name}: {json.dumps(report[name])}\n")
     out.write(f"held out: {json.dumps(report['held_out']['summary'])}\n")
+    cv = report["cross_validation"]
+    out.write(f"cross-validation (out of fold): {json.dumps(cv.get('metrics', cv))}\n")
     out.write(f"held out by source: {json.dumps(report['held_out']['by_source'])}\n")
     out.write(f"band: {json.dumps(report['band'])}\n")
     out.write(f"public latency (evaluation only): {json.dumps(report['public_latency']['summary'])}\n")

@@ -115,6 +115,11 @@ class Calibration:
     band_high: float
     latency_band_low: float
     latency_band_high: float
+    measured: dict[str, frozenset[str]]
+    """Weight precisions measured (fit targets) per GPU family (``gpu_family``); empty = not recorded."""
+    tpot_band: tuple[float, float]
+    """(low, high) of TPOT alone (the latency band covers TPOT, TTFT and durations together)."""
+    ttft_band: tuple[float, float]
     fit_date: str
     source: str
 
@@ -130,6 +135,21 @@ class Calibration:
         ``kv-<dtype>``: attention kernels over an FP8 cache dequantise in registers) × GPU family."""
         keys = (gpu_family(gpu), engine.value, generation, precision.value, f"kv-{kv_precision.value}")
         return _combined(self, keys)
+
+    def assumed(self, gpu: GpuSpec, precision: Precision) -> str:
+        """Why the factors for ``gpu`` at ``precision`` rest on no measurement of their own (empty
+        when the fit had measurements of that GPU family at that precision — 16-bit formats
+        count as one — or when the calibration does not record what it measured)."""
+        if not self.measured:
+            return ""
+        family = gpu_family(gpu)
+        if family not in self.measured:
+            borrowed = _family_source(self, family)
+            source = f"the multipliers of {borrowed}" if borrowed else "the base factors"
+            return f"no measurements of {family} GPUs in the calibration: {source} are used"
+        if _precision_class(precision.value) not in {_precision_class(p) for p in self.measured[family]}:
+            return f"no {precision.value} measurements of {family} GPUs in the calibration"
+        return ""
 
 
 def gpu_family(gpu: GpuSpec) -> str:
@@ -154,18 +174,28 @@ def _combined(
     return factors.scaled(_family_multipliers(cal, architecture))
 
 
-def _family_multipliers(cal: Calibration, family: str) -> dict[str, float]:
-    """The family's own multipliers; a family without data (MI325X's HBM3e, H100 PCIe's HBM2e)
-    takes those of its architecture's nearest fitted sibling of the same memory class (GDDR vs
-    HBM; the reference family is stored with no multipliers, so H100 PCIe stays at the base)."""
+def _precision_class(precision: str) -> str:
+    return "16-bit" if precision in {"bf16", "fp16"} else precision
+
+
+def _family_source(cal: Calibration, family: str) -> str:
+    """The fitted family whose multipliers stand in for ``family`` (empty: the base's own)."""
     if family in cal.architecture:
-        return cal.architecture[family]
+        return family
     arch, _, memory = family.partition("-")
     gddr = memory == "gddr"
     siblings = sorted(
         k for k in cal.architecture if k.partition("-")[0] == arch and (k.partition("-")[2] == "gddr") == gddr
     )
-    return cal.architecture[siblings[0]] if siblings else {}
+    return siblings[0] if siblings else ""
+
+
+def _family_multipliers(cal: Calibration, family: str) -> dict[str, float]:
+    """The family's own multipliers; a family without data (MI325X's HBM3e, H100 PCIe's HBM2e)
+    takes those of its architecture's nearest fitted sibling of the same memory class (GDDR vs
+    HBM; the reference family is stored with no multipliers, so H100 PCIe stays at the base)."""
+    source = _family_source(cal, family)
+    return cal.architecture[source] if source else {}
 
 
 def calibration_from_dict(data: dict[str, Any]) -> Calibration:
@@ -188,9 +218,17 @@ def calibration_from_dict(data: dict[str, Any]) -> Calibration:
         band_high=float(band.get("throughput_high", 1.25)),
         latency_band_low=float(band.get("latency_low", 0.7)),
         latency_band_high=float(band.get("latency_high", 1.3)),
+        measured={k: frozenset(v) for k, v in data.get("measured", {}).items()},
+        tpot_band=_metric_band(band, "tpot"),
+        ttft_band=_metric_band(band, "ttft"),
         fit_date=str(data.get("fit_date", "")),
         source=str(data.get("source", "")),
     )
+
+
+def _metric_band(band: dict[str, Any], metric: str) -> tuple[float, float]:
+    low, high = float(band.get("latency_low", 0.7)), float(band.get("latency_high", 1.3))
+    return float(band.get(f"{metric}_low", low)), float(band.get(f"{metric}_high", high))
 
 
 @lru_cache(maxsize=1)

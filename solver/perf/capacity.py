@@ -59,6 +59,8 @@ class Capacity:
     """Labels of the user's measured points that corrected this capacity (``solver.perf.measured``)."""
     measured_note: str = ""
     """The correction in words (factors and points); empty when nothing was measured."""
+    assumed_calibration: str = ""
+    """Why the GPU at this precision has no measurement in the calibration (wider band)."""
 
 
 def capacity_at_sla(
@@ -159,6 +161,7 @@ def _result(
         gpus=replica.tp,
         memory=memory,
         assumed_architecture=replica.model.assumed,
+        assumed_calibration=replica.assumed_calibration,
     )
 
 
@@ -180,4 +183,5 @@ def _infeasible(replica: Replica, memory: MemoryBreakdown, reason: str, bottlene
         gpus=replica.tp,
         memory=memory,
         assumed_architecture=replica.model.assumed,
+        assumed_calibration=replica.assumed_calibration,
     )

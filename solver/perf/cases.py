@@ -251,6 +251,7 @@ def _infer(case: EstimateCase, book: Pricebook, gpu: GpuSpec, model: ModelArch) 
         "usable_gb_per_gpu": est.memory.usable_gb,
         "kv_bytes_per_token": est.memory.kv_bytes_per_token,
         "assumed_architecture": est.assumed_architecture,
+        "assumed_calibration": est.assumed_calibration,
         "kv_precision": (
             case.kv_precision
             or Deployment(

@@ -115,6 +115,9 @@ class InferenceEstimate:
     assumed_architecture: bool
     ttft_median_ms: float = math.nan
     """Median time to first token (differs from the mean under open-loop queueing)."""
+    assumed_calibration: str = ""
+    """Why the GPU at this precision has no measurement in the calibration (the throughput band is
+    wider); empty when it has."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -182,6 +185,7 @@ def _estimate(replica: Replica, shape: WorkloadShape, load: Load, where: str) ->
         decode_step_ms=timing.decode_step_s * 1e3,
         assumed_architecture=replica.model.assumed,
         ttft_median_ms=(timing.ttft_s if math.isnan(timing.ttft_median_s) else timing.ttft_median_s) * 1e3,
+        assumed_calibration=replica.assumed_calibration,
     )
 
 

@@ -36,6 +36,9 @@ from solver.perf.physics import (
 ASSUMED_ARCHITECTURE_WIDENING = 1.15
 """Extra throughput band width (× on the high side, ÷ on the low side) when the architecture was
 synthesised from a parameter count."""
+ASSUMED_CALIBRATION_WIDENING = 1.15
+"""The same widening when the GPU family, or the precision on it, has no measurement of its own
+(its factors are borrowed: a sibling family's multipliers, other precisions' kernels)."""
 
 
 class Bottleneck(StrEnum):
@@ -147,14 +150,18 @@ class Replica:
     """(throughput low, throughput high, latency low, latency high) multiplicative factors."""
     unsupported_mig: str = ""
     """Why the requested MIG slice does not exist on this GPU (empty when it does or none asked)."""
+    assumed_calibration: str = ""
+    """Why this GPU at this precision has no measurement in the calibration (empty when it has)."""
 
     @cached_property
     def throughput_band(self) -> tuple[float, float]:
-        """(low, high) throughput factors, widened when the architecture was assumed."""
+        """(low, high) throughput factors, widened once for an assumed architecture and once for
+        a GPU family or precision the calibration has not measured."""
         low, high, _, _ = self.band
-        if not self.model.assumed:
-            return low, high
-        return low / ASSUMED_ARCHITECTURE_WIDENING, high * ASSUMED_ARCHITECTURE_WIDENING
+        widening = (ASSUMED_ARCHITECTURE_WIDENING if self.model.assumed else 1.0) * (
+            ASSUMED_CALIBRATION_WIDENING if self.assumed_calibration else 1.0
+        )
+        return low / widening, high * widening
 
     @cached_property
     def kv_replication(self) -> float:
@@ -329,6 +336,7 @@ def build_replica(model: ModelArch, deployment: Deployment, calibration: Calibra
         ),
         band=(cal.band_low, cal.band_high, cal.latency_band_low, cal.latency_band_high),
         unsupported_mig=_mig_problem(deployment),
+        assumed_calibration=cal.assumed(deployment.gpu, deployment.precision),
     )
 
 

@@ -10,13 +10,14 @@ log(predicted / measured), so a 10% miss counts the same on any scale.
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import hashlib
 import json
 import math
-from collections.abc import Callable, Iterator, Sequence
+import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,13 @@ from scipy.optimize import least_squares
 
 from pricebook.loader import load_default
 from pricebook.schema import ScaleUpLink
-from solver.perf.calibration import CALIBRATION_PATH, EfficiencyFactors, calibration_from_dict
+from solver.perf.calibration import (
+    CALIBRATION_PATH,
+    Calibration,
+    EfficiencyFactors,
+    calibration_from_dict,
+    gpu_family,
+)
 from solver.perf.engines import (
     DOCUMENTED_PREFILL_BUDGET_SHARE,
     EngineGeneration,
@@ -33,6 +40,7 @@ from solver.perf.engines import (
     engine_limits,
 )
 from solver.perf.physics import ALLREDUCE_LATENCY_PRIOR_S, GpuPhysics
+from tools.calibration.cv import CV_PATH, central_band, read_predictions, run_cv
 from tools.calibration.points import (
     AIC_SOURCE,
     DATA_DIR,
@@ -43,6 +51,7 @@ from tools.calibration.points import (
     PointResult,
     RowKind,
     evaluate,
+    inference_factors,
     load_points,
     pair_of,
     predict,
@@ -275,12 +284,14 @@ def _fit(
     targets = [p for p in points if p.fit_target]
     weights = source_weights(targets)
 
+    predicted = MemoizedPredictions()
+
     def residuals(x: np.ndarray) -> np.ndarray:
         values = [float(v) for v in np.exp(x)]
         data = _merged(_assemble(params, values), fixed)
         cal = calibration_from_dict(data)
         out = [
-            weights[pt.source] * math.log(max(predict(pt, cal)[0], 1e-9) / pt.value) / DATA_LOG_SD
+            weights[pt.source] * math.log(max(predicted(pt, cal), 1e-9) / pt.value) / DATA_LOG_SD
             for pt in targets
         ]
         out += [(xi - x0i) / p.prior_sd for xi, x0i, p in zip(x, x0, params, strict=True)]
@@ -321,6 +332,31 @@ def _fit(
     return [round(float(v), 6) for v in np.exp(result.x)]
 
 
+class MemoizedPredictions:
+    """``predict(point, cal)[0]`` remembered by the efficiency factors the point reads: a finite-
+    difference step on one GPU family's (or engine generation's, or precision's) multiplier leaves
+    every other point's factors — and so its prediction — unchanged, so only the points it touches
+    are recomputed. Same numbers as calling ``predict``, several times fewer model evaluations."""
+
+    def __init__(self) -> None:
+        self._memo: dict[tuple[str, EfficiencyFactors], float] = {}
+
+    def __call__(self, point: CalibrationPoint, cal: Calibration) -> float:
+        if point.mode is not PointMode.INFER:
+            return predict(point, cal)[0]
+        key = (point.id, inference_factors(point, cal))
+        value = self._memo.get(key)
+        if value is None:
+            if len(self._memo) > MEMO_LIMIT:
+                self._memo.clear()
+            value = self._memo[key] = predict(point, cal)[0]
+        return value
+
+
+MEMO_LIMIT = 200_000
+"""Remembered predictions before the memo starts afresh (bounds the memory of a long fit)."""
+
+
 def _start_vector(params: Sequence[Param], start: dict[str, Any] | None) -> np.ndarray:
     values = []
     for p in params:
@@ -340,11 +376,8 @@ class FitBudget:
 
 
 FULL_FIT = FitBudget(restarts=2, max_nfev=60)
-HELD_OUT_FIT = FitBudget(restarts=1, max_nfev=10)
-"""A held-out refit starts at the full fit and takes a few trust-region steps away from it, towards
-where the held-out unit no longer pulls. The budget is bounded because the machine is shared (19
-refits); a refit that would move further is reported as it stands — an optimistic direction is
-possible, and ``bench.calibration_report`` shows the in-sample errors beside the held-out ones."""
+"""The final fit's budget — and every cross-validation fold's (``cv``): the same start, the same
+steps."""
 
 AIC_SAMPLE_PER_CONFIGURATION = 2
 """AIConfigurator runs fitted per run configuration (pair, engine release, precision, TP, lengths):
@@ -410,29 +443,42 @@ def fit_calibration(
 ) -> dict[str, Any]:
     """The JSON-ready calibration: fitted values (``fitted``, else a fit now) and the band.
 
-    With ``held_out`` predictions (each from a refit without its point's source or (GPU, model)
-    pair) the band is a calibrated quantile of those out-of-sample ratios — the honest uncertainty
-    on hardware, engines and models the fit has not seen; otherwise of the in-sample residuals.
+    With ``held_out`` predictions (the grouped cross-validation's: each from a full refit without
+    its point's source or (GPU, model) pair) the band is the central interval of those
+    out-of-fold ratios — per metric class (throughput, latency) and for TPOT and TTFT apart: the
+    honest uncertainty on hardware, engines and models the fit has not seen; otherwise of the
+    in-sample residuals.
     """
     data = dict(fitted) if fitted is not None else fit_values(points)
     cal = calibration_from_dict({**data, "band": {}})
     band = _band(_ratios(evaluate(points, cal)), BAND_COVERAGE)
     if held_out:
         outside = _band(_ratios(held_out), BAND_COVERAGE)
-        for cls in MetricClass:
-            if f"{cls}_n" in outside:  # no held-out points of a class: keep the in-sample band
-                band.update({k: v for k, v in outside.items() if k.startswith(cls)})
+        for group in BAND_GROUPS:
+            if f"{group}_n" in outside:  # no held-out points of a group: keep the in-sample band
+                band.update({k: v for k, v in outside.items() if k.startswith(f"{group}_")})
     data["band"] = {k: v for k, v in band.items() if not k.endswith("_n")}
     data["band_basis"] = {
-        cls: f"{band.get(f'{cls}_n', 0)} {'held-out' if held_out else 'in-sample'} ratios, "
+        group: f"{band.get(f'{group}_n', 0)} {'out-of-fold' if held_out else 'in-sample'} ratios, "
         f"central {BAND_COVERAGE:.0%}"
-        for cls in MetricClass
+        for group in BAND_GROUPS
     }
+    data["measured"] = measured_coverage(points)
     data["fit_date"] = fit_date
     data["source"] = "python -m tools.calibration.fit"
     if provenance:
         data["provenance"] = provenance
     return data
+
+
+def measured_coverage(points: Sequence[CalibrationPoint]) -> dict[str, list[str]]:
+    """Weight precisions with inference fit targets per GPU family: what the calibration has seen
+    (an estimate elsewhere says its factors are assumed, ``Calibration.assumed``)."""
+    out: dict[str, set[str]] = {}
+    for p in points:
+        if p.fit_target and p.mode is PointMode.INFER:
+            out.setdefault(gpu_family(p.gpu), set()).add(p.precision.value)
+    return {family: sorted(precisions) for family, precisions in sorted(out.items())}
 
 
 BAND_COVERAGE = 0.90
@@ -441,27 +487,29 @@ BAND_COVERAGE = 0.90
 values lie inside by construction — margin over the issue's 80% for data not in the set."""
 
 
+BAND_GROUPS = (*(str(cls) for cls in MetricClass), "tpot", "ttft")
+"""Bands per metric class and, inside latency, for TPOT and TTFT apart (their errors differ)."""
+
+
 def _ratios(results: Sequence[PointResult]) -> dict[str, list[float]]:
-    ratios: dict[str, list[float]] = {cls: [] for cls in MetricClass}
+    ratios: dict[str, list[float]] = {group: [] for group in BAND_GROUPS}
     for r in results:
         if r.point.kind is RowKind.MEASURED and r.point.metric != "mfu":
-            ratios[r.point.metric_class].append(r.point.value / r.predicted)
+            ratio = r.point.value / r.predicted
+            ratios[r.point.metric_class].append(ratio)
+            if r.point.metric in {"tpot_ms", "ttft_ms"}:
+                ratios[r.point.metric.removesuffix("_ms")].append(ratio)
     return ratios
 
 
 def _band(ratios: dict[str, list[float]], coverage: float) -> dict[str, float]:
     band: dict[str, float] = {}
-    tail = (1.0 - coverage) / 2.0
-    for cls, values in ratios.items():
+    for group, values in ratios.items():
         if not values:
-            band[f"{cls}_low"], band[f"{cls}_high"] = 0.8, 1.2
+            band[f"{group}_low"], band[f"{group}_high"] = 0.8, 1.2
             continue
-        lo = float(np.quantile(values, tail, method="lower"))
-        hi = float(np.quantile(values, 1.0 - tail, method="higher"))
-        # rounded outwards, so a value on the edge stays inside
-        band[f"{cls}_low"] = math.floor(min(lo, 0.95) * 1e4) / 1e4
-        band[f"{cls}_high"] = math.ceil(max(hi, 1.05) * 1e4) / 1e4
-        band[f"{cls}_n"] = len(values)
+        band[f"{group}_low"], band[f"{group}_high"] = central_band(values, coverage)
+        band[f"{group}_n"] = len(values)
     return band
 
 
@@ -492,100 +540,57 @@ def data_provenance(points: Sequence[CalibrationPoint]) -> dict[str, Any]:
 
 
 def run(write: Callable[[str], None] | None = None, fit_date: str | None = None) -> dict[str, Any]:
-    """Fit on all the data, refit without each source / (GPU, model) pair for the held-out
-    predictions, calibrate the band on them, and write both files (``write`` gets the calibration;
-    the held-out predictions go to ``HELD_OUT_PATH`` when writing)."""
+    """Fit on all the data and write the calibration (``write`` gets it), its band from the stored
+    cross-validation's out-of-fold predictions (``python -m tools.calibration.fit --cv``; run it
+    after a change to the model or the fit — ``bench.calibration_report`` says when it is stale)."""
     book = load_default()
     points, skipped = load_points(book)
     date = fit_date or dt.datetime.now(dt.UTC).date().isoformat()
     fitted = fit_values(points)
-    outside = held_out_results(points, fitted)
+    _, outside = read_predictions(points) if CV_PATH.exists() else ({}, [])
     data = fit_calibration(
         points, fit_date=date, provenance=data_provenance(points), held_out=outside, fitted=fitted
     )
     data["skipped_rows"] = [{"id": s.id, "reason": s.reason} for s in skipped]
     if write is not None:
         write(json.dumps(data, indent=2, sort_keys=True) + "\n")
-        write_held_out(outside, date)
     return data
 
 
-def main() -> None:
+def rebanded(stored: dict[str, Any], points: Sequence[CalibrationPoint]) -> dict[str, Any]:
+    """The stored calibration with its band (and nothing else) from the stored cross-validation."""
+    fitted = {k: stored[k] for k in FITTED_SECTIONS}
+    _, outside = read_predictions(points)
+    data = fit_calibration(points, fit_date=str(stored["fit_date"]), provenance=stored.get("provenance"),
+                           held_out=outside, fitted=fitted)
+    data["skipped_rows"] = stored.get("skipped_rows", [])
+    return data
+
+
+FITTED_SECTIONS = ("base", "engine", "generation", "architecture", "precision", "training")
+"""What ``fit_values`` writes (the rest of the calibration file follows from it and the data)."""
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m tools.calibration.fit", description=__doc__)
+    parser.add_argument("--cv", action="store_true",
+                        help="grouped cross-validation: a full refit without each (GPU, model) pair "
+                             "and each other source; writes tools/calibration/cv_predictions.json")
+    parser.add_argument("--workers", type=int, default=1, help="refits run in this many processes")
+    args = parser.parse_args(argv)
+    if args.cv:
+        stored = json.loads(CALIBRATION_PATH.read_text())
+        summary = run_cv(fit_values, workers=args.workers, fit_date=str(stored["fit_date"]))
+        points, _ = load_points(load_default())
+        CALIBRATION_PATH.write_text(json.dumps(rebanded(stored, points), indent=2, sort_keys=True) + "\n")
+        sys.stdout.write(json.dumps(summary["metrics"], indent=1) + "\n")
+        return
+
     def write(text: str) -> None:
         CALIBRATION_PATH.write_text(text)
 
     data = run(write=write)
     log.info("calibration.written", path=str(CALIBRATION_PATH), fit_date=data["fit_date"])
-
-
-# --------------------------------------------------------------------------------------------
-# Out-of-sample predictions: refit without one unit of data and predict that unit. Units: each
-# (GPU, model) pair of the AIConfigurator runs (leave-one-pair-out: a GPU and model combination the
-# fit has not seen) and each other source (leave-one-source-out: a publisher, an engine release and
-# a benchmark setup the fit has not seen). The band is calibrated on them; the report reads them.
-# --------------------------------------------------------------------------------------------
-
-HELD_OUT_PATH = Path(__file__).with_name("held_out_predictions.json")
-
-
-@dataclass(frozen=True)
-class Fold:
-    kind: str
-    """"pair" (an AIConfigurator (GPU, model) pair) or "source"."""
-    unit: str
-    held: list[CalibrationPoint]
-    rest: list[CalibrationPoint]
-
-
-def unit_of(point: CalibrationPoint) -> tuple[str, str]:
-    """(kind, unit) of the fold that holds ``point`` out."""
-    return ("pair", pair_of(point)) if point.source == AIC_SOURCE else ("source", point.source)
-
-
-def folds(points: Sequence[CalibrationPoint]) -> Iterator[Fold]:
-    units = sorted({unit_of(p) for p in points})
-    for kind, unit in units:
-        held = [p for p in points if unit_of(p) == (kind, unit)]
-        rest = [p for p in points if unit_of(p) != (kind, unit)]
-        if not any(p.fit_target and p.mode == held[0].mode for p in rest):
-            continue  # nothing left to fit this kind of point on
-        yield Fold(kind, unit, held, rest)
-
-
-def held_out_results(points: Sequence[CalibrationPoint], fitted: dict[str, Any]) -> list[PointResult]:
-    """Every point predicted by a refit without its unit (warm-started from ``fitted``)."""
-    results: list[PointResult] = []
-    for fold in folds(points):
-        data = fit_values(fold.rest, start=fitted, budget=HELD_OUT_FIT)
-        log.info("calibration.held_out", kind=fold.kind, unit=fold.unit, points=len(fold.held))
-        results.extend(evaluate(fold.held, calibration_from_dict(data)))
-    return results
-
-
-def write_held_out(results: Sequence[PointResult], fit_date: str) -> None:
-    rows = [
-        {
-            "id": r.point.id,
-            "fold": ":".join(unit_of(r.point)),
-            "metric": r.point.metric,
-            "measured": r.point.value,
-            "predicted": round(r.predicted, 6),
-        }
-        for r in results
-    ]
-    HELD_OUT_PATH.write_text(json.dumps({"fit_date": fit_date, "predictions": rows}, indent=1) + "\n")
-
-
-def read_held_out(points: Sequence[CalibrationPoint]) -> tuple[str, list[PointResult]]:
-    """The stored held-out predictions as results on ``points`` (fit date, results)."""
-    stored = json.loads(HELD_OUT_PATH.read_text())
-    by_id = {p.id: p for p in points}
-    results = []
-    for row in stored["predictions"]:
-        if row["id"] in by_id:
-            predicted = float(row["predicted"])
-            results.append(PointResult(by_id[row["id"]], predicted, predicted, predicted))
-    return str(stored["fit_date"]), results
 
 
 if __name__ == "__main__":

@@ -19,7 +19,8 @@ from pricebook import catalog
 from pricebook.errors import UnknownEntryError
 from pricebook.schema import GpuSpec, ModelArch, Pricebook
 from solver.domain import Arrival, Engine, ModelSpec, Precision, TrainingMethod
-from solver.perf.calibration import CALIBRATION_PATH, Calibration
+from solver.perf.calibration import CALIBRATION_PATH, Calibration, EfficiencyFactors
+from solver.perf.engines import engine_limits
 from solver.perf.inference import (
     ClosedLoop,
     Deployment,
@@ -309,6 +310,29 @@ def _open_loop_point(
     )
 
 
+def deployment_of(point: CalibrationPoint) -> Deployment:
+    return Deployment(
+        point.gpu,
+        point.tp,
+        point.precision,
+        point.kv_precision,
+        point.engine,
+        max_num_seqs=point.max_num_seqs,
+        num_scheduler_steps=point.num_scheduler_steps,
+        engine_version=point.engine_version,
+    )
+
+
+def inference_factors(point: CalibrationPoint, cal: Calibration) -> EfficiencyFactors:
+    """The efficiency factors an inference point's prediction reads from ``cal`` (its only
+    dependence on the calibration apart from the band), as ``inference.build_replica`` picks them."""
+    deployment = deployment_of(point)
+    generation = engine_limits(point.engine, version=point.engine_version).generation
+    return cal.factors(
+        point.gpu, point.engine, generation, point.precision, deployment.effective_kv_precision
+    )
+
+
 def predict(point: CalibrationPoint, cal: Calibration) -> tuple[float, float, float]:
     """(predicted, band low, band high) for the point's metric."""
     if point.mode is PointMode.TRAIN:
@@ -324,18 +348,8 @@ def predict(point: CalibrationPoint, cal: Calibration) -> tuple[float, float, fl
         )
         value = est.tokens_per_s_per_gpu if point.metric == "train_tok_s_per_gpu" else est.mfu * 100.0
         return value, value * cal.band_low, value * cal.band_high
-    deployment = Deployment(
-        point.gpu,
-        point.tp,
-        point.precision,
-        point.kv_precision,
-        point.engine,
-        max_num_seqs=point.max_num_seqs,
-        num_scheduler_steps=point.num_scheduler_steps,
-        engine_version=point.engine_version,
-    )
     shape = WorkloadShape(point.input_len, point.output_len)
-    inference = estimate_inference(point.model, deployment, shape, point.load, calibration=cal)
+    inference = estimate_inference(point.model, deployment_of(point), shape, point.load, calibration=cal)
     replicas = point.num_gpus // point.tp
     metric = point.metric
     if metric == "output_tok_s_total":
@@ -355,7 +369,10 @@ def predict(point: CalibrationPoint, cal: Calibration) -> tuple[float, float, fl
         raise ValueError(msg)
     if point.metric_class is MetricClass.THROUGHPUT:
         return value, value * cal.band_low, value * cal.band_high
-    return value, value * cal.latency_band_low, value * cal.latency_band_high
+    low, high = {"tpot_ms": cal.tpot_band, "ttft_ms": cal.ttft_band}.get(
+        metric, (cal.latency_band_low, cal.latency_band_high)
+    )
+    return value, value * low, value * high
 
 
 # --------------------------------------------------------------------------------------------
