@@ -21,8 +21,9 @@ from report.data import (
     SensitivityRow,
     WorkloadRow,
 )
-from report.formatting import DASH, mix_change, number
+from report.formatting import mix_change, number
 from report.labels import Language, label
+from report.text import DASH
 
 BOM_COLUMNS = ("bom_item", "bom_spec", "bom_unit", "quantity", "unit_price", "amount", "bom_remarks")
 """The customer's bill of materials, in the order Korean bids print it."""

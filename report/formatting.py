@@ -8,7 +8,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 
 from pricebook.schema import Money
 from report.labels import Language
-from report.text import DASH as DASH
+from report.text import DASH
 
 MAN = 10_000
 EOK = 100_000_000

@@ -7,7 +7,7 @@ from __future__ import annotations
 from report import bid, charts
 from report.cashflow import cash_flow, money_sum
 from report.data import Alternative, AlternativeKind, QuoteData
-from report.formatting import DASH, compact_json, mix_change, money, money_summary, number, percent
+from report.formatting import compact_json, mix_change, money, money_summary, number, percent
 from report.html_base import bullets as _bullets
 from report.html_base import chart as _chart
 from report.html_base import e as _e
@@ -26,7 +26,7 @@ from report.html_bid import (
 from report.labels import COLUMNS, Language, label
 from report.row_text import group_cells, workload_deployments
 from report.style import CSS
-from report.text import replicas
+from report.text import DASH, replicas
 
 
 def _status(quote: QuoteData, lang: Language) -> str:
