@@ -19,7 +19,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
 VENV = Path(os.environ.get("FLEETPLAN_BENCHCLIENTS_VENV", ROOT / ".venv-benchclients"))
-PINS = ("aiperf==0.13.0", "guidellm==0.8.1")
+PINS = ("torch==2.13.0", "aiperf==0.13.0", "guidellm==0.8.1")
+"""torch pinned to the CPU build this kind of machine keeps on disk (2.1 GB, ~2.5 min to install);
+unpinned, guidellm pulls a CUDA build (6.5 GB, ~6 min)."""
 READY = VENV / "fleetplan-pins.json"
 """Written last: the pins installed and how long the install took."""
 INSTALL_TIMEOUT_S = 1800

@@ -22,7 +22,7 @@ def _hangul(text: str) -> int:
 
 def _request() -> api.PlanFleetRequest:
     request = without_extras(scenario("11-interactive-without-sla"))
-    request.solver_options.time_limit_s = 3  # the notices come from the request, not the solve
+    request.solver_options.time_limit_s = 30  # room for the pool re-solves on a loaded machine
     return request
 
 
