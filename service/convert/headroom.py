@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from api.fleetplan.v1 import plan_pb2
-from service.convert.encode import fleet_to_proto
+from api.fleetplan.v1 import plan_pb2, scenario_pb2
+from service.convert.enums import MODE_TO_PROTO
 from service.convert.money import set_money
 from solver import planner
-from solver.domain import Fleet
 
 
 def headroom_to_proto(headroom: planner.Headroom) -> plan_pb2.Headroom:
@@ -21,8 +20,12 @@ def headroom_to_proto(headroom: planner.Headroom) -> plan_pb2.Headroom:
         ],
         addition=headroom.addition,
         note=headroom.note,
-        # The addition's lines come from one plan's options, so they name their servers alike.
-        added=fleet_to_proto(Fleet(items=headroom.added)).items if headroom.added else [],
+        added=[
+            scenario_pb2.FleetItem(
+                gpu_id=i.gpu, mode=MODE_TO_PROTO[i.mode], count=i.count, server_id=i.server or ""
+            )
+            for i in headroom.added
+        ],
     )
     if headroom.next_step_growth is not None:
         out.next_step_growth = headroom.next_step_growth

@@ -9,6 +9,8 @@ import time
 from collections.abc import Callable
 from functools import partial
 
+from pydantic import ValidationError
+
 from pricebook.schema import Currency, Money
 from solver.analysis.headroom import Headroom, WorkloadHeadroom, cheapest_addition, next_step
 from solver.analysis.whatif import Solve, scale_demand
@@ -103,7 +105,10 @@ def _addition(
     before = solution_tco(solution, instance, currency).total.horizon_total
     after = solution_tco(bigger, grown, currency).total.horizon_total
     extra = Money(amount=after.amount - before.amount, currency=currency)
-    added = added_items(solution, bigger)
+    try:
+        added = added_items(solution, bigger)
+    except ValidationError:  # more GPUs than a fleet line holds: not an addition to list
+        return (), None, "the addition is larger than a fleet line can hold"
     notes = [] if added else ["no GPU to add: the held fleet serves it with more on-demand or busy hours"]
     if extra.amount < 0:
         notes.append("that grown plan costs less than this one: this plan is not proven optimal")
