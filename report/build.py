@@ -33,6 +33,7 @@ from report.data import (
     OpexMonthly,
     Provenance,
     QuoteData,
+    QuoteNotice,
     RentalLine,
     SolverInfo,
     VatSummary,
@@ -108,6 +109,7 @@ def build_quote(
         depreciation_note=_depreciation_note(book, result.horizon_months),
         diagnosis=_diagnosis(result),
         warnings=result.warnings,
+        notices=tuple(QuoteNotice(code=n.code, params=n.params) for n in result.notices),
         solver=_solver(result),
         provenance=Provenance(
             fleetplan_version=fleetplan_version,

@@ -380,6 +380,14 @@ class Provenance(_Quote):
     """The request itself (JSON of the scenario), so the quote can be reproduced."""
 
 
+class QuoteNotice(_Quote):
+    """One of the plan's structured notices (``solver.planner.notices.Notice``): worded when the
+    quote is rendered, in its language."""
+
+    code: str
+    params: tuple[tuple[str, str], ...] = ()
+
+
 class QuoteData(_Quote):
     """Everything a quote shows; see the module docstring."""
 
@@ -419,6 +427,8 @@ class QuoteData(_Quote):
     depreciation_note: str
     diagnosis: tuple[str, ...]
     warnings: tuple[str, ...]
+    """The planner's warnings as it wrote them (the notices' English words among them)."""
+    notices: tuple[QuoteNotice, ...] = ()
     solver: SolverInfo
     provenance: Provenance
     allowed_modes: tuple[str, ...] = ()

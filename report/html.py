@@ -24,7 +24,7 @@ from report.html_bid import (
     sourcing_annex,
 )
 from report.labels import COLUMNS, Language, label
-from report.row_text import group_cells, workload_deployments
+from report.row_text import group_cells, quote_warnings, workload_deployments
 from report.style import CSS
 from report.text import replicas
 
@@ -446,8 +446,8 @@ def _provenance(quote: QuoteData, lang: Language) -> str:
     listing = "".join(f"<dt>{_e(label(k, lang))}</dt><dd>{_e(v)}</dd>" for k, v in facts)
     body = f"<dl>{listing}</dl><h3>{_e(label('request', lang))}</h3>"
     body += f'<pre class="request">{_e(compact_json(p.request_json))}</pre>'
-    if quote.warnings:
-        body += _bullets("warnings", quote.warnings, lang)
+    if warnings := quote_warnings(quote, lang):
+        body += _bullets("warnings", warnings, lang)
     return _section("provenance", "provenance", body, lang)
 
 

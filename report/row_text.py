@@ -4,10 +4,11 @@ parts are ``report.text`` (the CLI reads them too, without loading the report st
 
 from __future__ import annotations
 
-from report.data import DeploymentGroupRow, WorkloadRow, WorkloadUseRow
+from report.data import DeploymentGroupRow, QuoteData, WorkloadRow, WorkloadUseRow
 from report.formatting import number, percent
 from report.labels import Language, label
 from report.text import deployment, replicas, uses_text
+from solver.planner import notices
 
 
 def workload_deployments(w: WorkloadRow, lang: Language) -> str:
@@ -33,3 +34,14 @@ def group_cells(g: DeploymentGroupRow, lang: Language) -> list[str]:
         number(g.output_tok_s),
         percent(g.utilization),
     ]
+
+
+def quote_warnings(quote: QuoteData, lang: Language) -> tuple[str, ...]:
+    """The plan's warnings in ``lang``: its notices worded from their catalogue in ``lang`` (their
+    English words left out of the planner's warnings), then the other warnings as it wrote them."""
+    worded = [notices.Notice(n.code, n.params) for n in quote.notices if n.code in notices.CATALOGUE]
+    english = {n.text(notices.Language.EN) for n in worded}
+    language = notices.Language.KO if lang.value == notices.Language.KO.value else notices.Language.EN
+    return tuple(
+        dict.fromkeys([*(n.text(language) for n in worded), *(w for w in quote.warnings if w not in english)])
+    )
