@@ -34,6 +34,7 @@ from report.data import (
     Provenance,
     QuoteData,
     QuoteNotice,
+    QuoteSite,
     RentalLine,
     SolverInfo,
     VatSummary,
@@ -52,6 +53,7 @@ from solver.analysis.whatif import describe_fleet
 from solver.domain import AcquisitionMode, Storage
 from solver.perf.calibration import load_calibration
 from solver.planner.results import PlanFleetLine, PlanResult, SweepFrontier
+from solver.pricing import costs
 from solver.resolve import ResolvedRequest
 from solver.units import DAYS_PER_MONTH, TOKENS_PER_MILLION
 
@@ -127,6 +129,16 @@ def build_quote(
         budget_includes_vat=resolved.request.constraints.capex_budget_includes_vat,
         power_kw=sum(line.power_kw for line in on_site) if result.tco is not None else None,
         rack_units=sum(line.rack_units for line in on_site) if result.tco is not None else None,
+        site=_site(resolved),
+    )
+
+
+def _site(resolved: ResolvedRequest) -> QuoteSite:
+    constraints, book = resolved.request.constraints, resolved.book
+    return QuoteSite(
+        site_model=costs.site_model(constraints, book).value,
+        colocation_includes_power=book.site.colocation_includes_power,
+        residual_value_credit=costs.residual_value_credit(constraints, book),
     )
 
 

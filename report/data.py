@@ -380,6 +380,17 @@ class Provenance(_Quote):
     """The request itself (JSON of the scenario), so the quote can be reproduced."""
 
 
+class QuoteSite(_Quote):
+    """Where the bought servers run and whether their resale value is credited: what the cost
+    lines of the site and the residual value are called. The defaults read as quotes stored
+    before these were kept (a plain colocation line, a residual credit)."""
+
+    site_model: str = ""
+    """``pricebook.schema.SiteModel`` value (the request's, else the pricebook's); empty: unknown."""
+    colocation_includes_power: bool = False
+    residual_value_credit: bool = True
+
+
 class QuoteNotice(_Quote):
     """One of the plan's structured notices (``solver.planner.notices.Notice``): worded when the
     quote is rendered, in its language."""
@@ -445,6 +456,7 @@ class QuoteData(_Quote):
     power_kw: float | None = None
     """Wall power of the on-site fleet at full load, PUE included (None: no plan)."""
     rack_units: float | None = None
+    site: QuoteSite = QuoteSite()
 
     @property
     def internal(self) -> bool:

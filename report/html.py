@@ -24,7 +24,7 @@ from report.html_bid import (
     sourcing_annex,
 )
 from report.labels import COLUMNS, Language, label
-from report.row_text import group_cells, quote_warnings, workload_deployments
+from report.row_text import cost_label, group_cells, quote_warnings, shows_no_credit, workload_deployments
 from report.style import CSS
 from report.text import replicas
 
@@ -177,12 +177,12 @@ def _cash_flow(quote: QuoteData, lang: Language) -> str:
     ]
     rows = [
         [
-            _e(label(f"cf.{row}", lang)),
+            _e(cost_label("cf", row, quote.site, lang)),
             *(_e(money(a, lang)) for a in amounts),
             _e(money(money_sum(amounts), lang)),
         ]
         for row, amounts in flow.rows
-        if any(a.amount for a in amounts)
+        if any(a.amount for a in amounts) or (row == "residual" and shows_no_credit(quote))
     ]
     foot = [
         [
@@ -192,13 +192,13 @@ def _cash_flow(quote: QuoteData, lang: Language) -> str:
         ]
     ]
     body = _table(headers, rows, "cashflow-table", foot)
-    body += _chart("cashflow", charts.cash_flow_chart(flow, lang), label("cashflow", lang))
+    body += _chart("cashflow", charts.cash_flow_chart(flow, quote.site, lang), label("cashflow", lang))
     # the planner's explanations are English: another language shows the amounts (the words are
     # in the internal annex)
     explain = lang is Language.EN
     comp_rows = [
         [
-            _e(label(f"comp.{c.name}", lang)),
+            _e(cost_label("comp", c.name, quote.site, lang)),
             _e(money(c.horizon_amount, lang)),
             _e(money(c.monthly_amount, lang)),
             *([_e(c.explanation)] if explain else []),
@@ -213,7 +213,9 @@ def _cash_flow(quote: QuoteData, lang: Language) -> str:
     )
     body += _table([label(k, lang) for k in columns], comp_rows, "tco-table", comp_foot)
     body += _chart(
-        "tco", charts.tco_chart(econ.components, quote.currency, lang), label("tco_breakdown", lang)
+        "tco",
+        charts.tco_chart(econ.components, quote.currency, quote.site, lang),
+        label("tco_breakdown", lang),
     )
     body += _vat_and_depreciation(quote, lang)
     return _section("cashflow", "cashflow", body, lang)
