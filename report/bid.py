@@ -146,9 +146,16 @@ PARAMETERS = {
 }
 
 
+MIX_CHANGES = "where the optimal mix changes"
+"""What the planner adds to a price row's parameter (``price (in the plan): where …``)."""
+
+
 def sensitivity_parameter(row: SensitivityRow, lang: Language) -> str:
-    key = PARAMETERS.get(row.parameter)
-    return label(key, lang) if key is not None and lang is not Language.EN else row.parameter
+    head, _, tail = row.parameter.partition(": ")
+    key = PARAMETERS.get(head)
+    if key is None or lang is Language.EN or tail not in ("", MIX_CHANGES):
+        return row.parameter
+    return label(key, lang) + (label("param.mix_changes", lang) if tail else "")
 
 
 def _side(change: float | None, last_same: float | None, fleet: str, word: str, lang: Language) -> str:

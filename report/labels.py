@@ -271,6 +271,7 @@ LABELS: dict[str, str] = {
     "param.price_in_plan": "price (in the plan)",
     "param.price_alternative": "price (strongest alternative not in the plan)",
     "param.demand": "total demand (all workloads)",
+    "param.mix_changes": ": where the optimal mix changes",
     "sens.today": "Today: {fleet}.",
     "sens.down": "down",
     "sens.up": "up",
