@@ -32,6 +32,7 @@ from report.data import (
     FrontierRow,
     OpexMonthly,
     Provenance,
+    QuoteCap,
     QuoteData,
     QuoteNotice,
     QuoteSite,
@@ -51,6 +52,8 @@ from report.sections import (
 from solver.analysis.tco import OptionTco, add_money, to_money, vat_lines
 from solver.analysis.whatif import describe_fleet
 from solver.domain import AcquisitionMode, Storage
+from solver.optimizer.explain import NEEDED_TOLERANCE
+from solver.optimizer.results import CapRelaxation
 from solver.perf.calibration import load_calibration
 from solver.planner.results import PlanFleetLine, PlanResult, SweepFrontier
 from solver.pricing import costs
@@ -489,6 +492,7 @@ def _alternatives(
                 extra_cost=extra,
                 extra_fraction=fraction,
                 reason="" if b.feasible else b.reason,
+                binding_caps=tuple(_cap(c) for c in b.binding_caps),
             )
         )
     outside = {"meets_requirement": rentals_allowed}
@@ -500,6 +504,17 @@ def _alternatives(
     if api is not None:
         out.append(api.model_copy(update=outside))
     return tuple(out)
+
+
+def _cap(relaxation: CapRelaxation) -> QuoteCap:
+    low = relaxation.needed_at_least
+    return QuoteCap(
+        cap=relaxation.cap,
+        limit=relaxation.limit,
+        needed=relaxation.needed,
+        proven=low is not None and relaxation.needed <= low * (1 + NEEDED_TOLERANCE),
+        fleet=relaxation.fleet,
+    )
 
 
 def _all_fleet_lines(result: PlanResult, rent_only: PlanResult | None) -> Iterable[PlanFleetLine]:

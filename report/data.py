@@ -38,6 +38,22 @@ class AlternativeKind(StrEnum):
     """Every inference workload on a per-token API."""
 
 
+class QuoteCap(_Quote):
+    """A cap a single-GPU fleet exceeds (``solver.optimizer.results.CapRelaxation``): worded in
+    the quote's language when rendered."""
+
+    cap: str
+    """``capex_budget``, ``monthly_opex_cap``, ``power_cap_kw``, ``rack_units_cap`` or
+    ``count:<gpu>``."""
+    limit: float
+    needed: float
+    """What the least fleet found needs (in the request's currency, kW, U or GPUs)."""
+    proven: bool
+    """``needed`` is the least within the planner's tolerance; else an upper bound ("at most")."""
+    fleet: str = ""
+    """That fleet, in the planner's words (``h100-nvl ×6 buy``)."""
+
+
 class Alternative(_Quote):
     kind: AlternativeKind
     name: str
@@ -54,6 +70,9 @@ class Alternative(_Quote):
     reason: str
     """Why it is infeasible or not comparable (planner's words); empty otherwise."""
     meets_requirement: bool = True
+    binding_caps: tuple[QuoteCap, ...] = ()
+    """Why no fleet of this GPU type alone meets the request: the caps it exceeds (``reason`` says
+    it in the planner's English)."""
     """False when it acquires GPUs in a way the request does not allow (renting, or a hosted API,
     for a buy-only request): shown to the bidder's team marked as such, never to the customer."""
 

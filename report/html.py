@@ -88,14 +88,14 @@ def outside_requirement(quote: QuoteData, alt: Alternative, lang: Language) -> s
     return label("outside_requirement", lang).format(modes=modes)
 
 
-def why_it_loses(alt: Alternative, lang: Language) -> str:
+def why_it_loses(alt: Alternative, currency: str, lang: Language) -> str:
     """One line on why an alternative loses to the recommended plan."""
     if alt.kind is AlternativeKind.RECOMMENDED:
         return label("this_plan", lang)
     if alt.reason:
         # An API without a price for every workload is not a fleet that fails: it is not comparable.
         key = "not_comparable" if alt.kind is AlternativeKind.API else "infeasible_because"
-        return label(key, lang).format(reason=bid.alternative_reason(alt, lang))
+        return label(key, lang).format(reason=bid.alternative_reason(alt, currency, lang))
     if alt.extra_cost is None:
         return DASH
     if alt.extra_cost.amount > 0:
@@ -118,7 +118,7 @@ def _alternatives(quote: QuoteData, lang: Language) -> str:
             _e(money(a.capex, lang)),
             _e(a.gpus),
             _e(bid.fleet_text(a.fleet_summary, lang)),
-            _e(outside_requirement(quote, a, lang) + why_it_loses(a, lang)),
+            _e(outside_requirement(quote, a, lang) + why_it_loses(a, quote.currency, lang)),
         ]
         for a in quote.shown_alternatives()
     ]

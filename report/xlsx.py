@@ -393,7 +393,7 @@ def _alternatives(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Languag
         _row(sheet, 1 + i, [name, label("feasible.yes" if a.feasible else "feasible.no", lang)])
         sheet.write(1 + i, 2, _amount(a.horizon_tco), f.money)
         sheet.write(1 + i, 3, _amount(a.capex), f.money)
-        why = outside_requirement(quote, a, lang) + why_it_loses(a, lang)
+        why = outside_requirement(quote, a, lang) + why_it_loses(a, quote.currency, lang)
         _row(sheet, 1 + i, [None, None, None, None, a.gpus, bid.fleet_text(a.fleet_summary, lang), why])
     sheet.set_column(0, 0, 28)
     sheet.set_column(2, 3, 18)
