@@ -1,6 +1,7 @@
 """Every pricebook number a plan used, with its source, date and label: the offers and servers of
 the plan, its alternatives and rent-only fleet, the API prices of the break-even section, the site
-assumptions (tariff, PUE, depreciation, residual, support, colocation, VAT), FX rates, the models,
+assumptions (tariff, PUE, depreciation, residual, support, colocation, VAT; the site model, the
+own-site space price and the residual credit), FX rates, the models,
 and the performance model's calibration and uncertainty band."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pricebook.schema import Money, Sourced
 from report.data import Assumption, AssumptionKind
 from solver.perf.calibration import load_calibration
 from solver.planner.results import PlanFleetLine, PlanResult
+from solver.pricing import costs
 from solver.resolve import ResolvedRequest
 
 SITE_FIELDS = (
@@ -127,10 +129,35 @@ def _site(resolved: ResolvedRequest) -> list[Assumption]:
         )
         for curve in site.residual_curves
     ]
+    rows += _site_model(resolved)
     rows += [
         _row(AssumptionKind.FX, f"{fx.base}/{fx.quote}", f"1 {fx.base} = {fx.rate:g} {fx.quote}", fx)
         for fx in site.fx_rates
     ]
+    return rows
+
+
+def _site_model(resolved: ResolvedRequest) -> list[Assumption]:
+    """Where bought servers run, what the buyer's own space costs and whether the residual value
+    is credited: the request's choice where it makes one (its source says so), else the book's."""
+    constraints, site = resolved.request.constraints, resolved.book.site
+    space = site.own_site_space_price_month
+    settings = (
+        ("site_model", costs.site_model(constraints, resolved.book).value, constraints.site_model),
+        ("own_site_space_price_month", _money(space) if space is not None else "0 (none given)", None),
+        ("own_site_space_basis", site.own_site_space_basis.value, None),
+        (
+            "residual_value_credit",
+            str(costs.residual_value_credit(constraints, resolved.book)),
+            constraints.residual_value_credit,
+        ),
+    )
+    rows = []
+    for name, value, requested in settings:
+        row = _row(AssumptionKind.SITE, name, value, site, field=name)
+        if requested is not None:
+            row = row.model_copy(update={"source": f"the request (constraints.{name})", "as_of": None})
+        rows.append(row)
     return rows
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from decimal import Decimal
 
 from pricebook.schema import Money
 from report.data import (
@@ -17,11 +18,12 @@ from report.data import (
     BomKind,
     BomLine,
     BuyVsRentRow,
+    QuoteCap,
     QuoteData,
     SensitivityRow,
     WorkloadRow,
 )
-from report.formatting import mix_change, number
+from report.formatting import mix_change, money, number
 from report.labels import Language, label
 from report.text import DASH
 
@@ -131,13 +133,39 @@ def fleet_text(summary: str, lang: Language) -> str:
     )
 
 
-def alternative_reason(alt: Alternative, lang: Language) -> str:
+def alternative_reason(alt: Alternative, currency: str, lang: Language) -> str:
     """Why an alternative is infeasible or not comparable: the planner's words in English; in
-    another language the verdict alone (the words are in the internal annex)."""
+    another language the caps a single-GPU fleet exceeds worded from the catalogue, else the
+    verdict alone (the words are in the internal annex)."""
     if lang is Language.EN:
         return alt.reason
+    if alt.binding_caps:
+        return "; ".join(cap_shortfall(c, currency, lang) for c in alt.binding_caps)
     key = "reason.no_api_price" if alt.kind is AlternativeKind.API else "reason.see_annex"
     return label(key, lang)
+
+
+COUNT_CAP = "count:"
+CAP_UNITS = {"power_cap_kw": ("unit.kw", 1), "rack_units_cap": ("unit.rack_units", 0)}
+
+
+def cap_shortfall(c: QuoteCap, currency: str, lang: Language) -> str:
+    """E.g. 구매 예산 300,000,000원 초과 (필요 359,115,654원, h100-nvl ×6 구매)."""
+    gpu = c.cap.removeprefix(COUNT_CAP) if c.cap.startswith(COUNT_CAP) else None
+
+    def amount(value: float) -> str:
+        if gpu is not None:
+            return label("unit.gpus", lang).format(n=number(value))
+        if c.cap in CAP_UNITS:
+            key, digits = CAP_UNITS[c.cap]
+            return label(key, lang).format(n=number(value, digits))
+        places = 0 if currency == "KRW" else 2
+        return money(Money(amount=Decimal(f"{value:.{places}f}"), currency=currency), lang)
+
+    name = label("cap.count", lang).format(gpu=gpu) if gpu is not None else label(f"cap.{c.cap}", lang)
+    needed = amount(c.needed) if c.proven else label("cap.at_most", lang).format(amount=amount(c.needed))
+    fleet = label("cap.fleet", lang).format(fleet=fleet_text(c.fleet, lang)) if c.fleet else ""
+    return label("cap.shortfall", lang).format(cap=name, limit=amount(c.limit), needed=needed, fleet=fleet)
 
 
 PARAMETERS = {
@@ -147,9 +175,16 @@ PARAMETERS = {
 }
 
 
+MIX_CHANGES = "where the optimal mix changes"
+"""What the planner adds to a price row's parameter (``price (in the plan): where …``)."""
+
+
 def sensitivity_parameter(row: SensitivityRow, lang: Language) -> str:
-    key = PARAMETERS.get(row.parameter)
-    return label(key, lang) if key is not None and lang is not Language.EN else row.parameter
+    head, _, tail = row.parameter.partition(": ")
+    key = PARAMETERS.get(head)
+    if key is None or lang is Language.EN or tail not in ("", MIX_CHANGES):
+        return row.parameter
+    return label(key, lang) + (label("param.mix_changes", lang) if tail else "")
 
 
 def _side(change: float | None, last_same: float | None, fleet: str, word: str, lang: Language) -> str:

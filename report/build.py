@@ -32,7 +32,10 @@ from report.data import (
     FrontierRow,
     OpexMonthly,
     Provenance,
+    QuoteCap,
     QuoteData,
+    QuoteNotice,
+    QuoteSite,
     RentalLine,
     SolverInfo,
     VatSummary,
@@ -49,8 +52,11 @@ from report.sections import (
 from solver.analysis.tco import OptionTco, add_money, to_money, vat_lines
 from solver.analysis.whatif import describe_fleet
 from solver.domain import AcquisitionMode, Storage
+from solver.optimizer.explain import NEEDED_TOLERANCE
+from solver.optimizer.results import CapRelaxation
 from solver.perf.calibration import load_calibration
 from solver.planner.results import PlanFleetLine, PlanResult, SweepFrontier
+from solver.pricing import costs
 from solver.resolve import ResolvedRequest
 from solver.units import DAYS_PER_MONTH, TOKENS_PER_MILLION
 
@@ -108,6 +114,7 @@ def build_quote(
         depreciation_note=_depreciation_note(book, result.horizon_months),
         diagnosis=_diagnosis(result),
         warnings=result.warnings,
+        notices=tuple(QuoteNotice(code=n.code, params=n.params) for n in result.notices),
         solver=_solver(result),
         provenance=Provenance(
             fleetplan_version=fleetplan_version,
@@ -125,6 +132,16 @@ def build_quote(
         budget_includes_vat=resolved.request.constraints.capex_budget_includes_vat,
         power_kw=sum(line.power_kw for line in on_site) if result.tco is not None else None,
         rack_units=sum(line.rack_units for line in on_site) if result.tco is not None else None,
+        site=_site(resolved),
+    )
+
+
+def _site(resolved: ResolvedRequest) -> QuoteSite:
+    constraints, book = resolved.request.constraints, resolved.book
+    return QuoteSite(
+        site_model=costs.site_model(constraints, book).value,
+        colocation_includes_power=book.site.colocation_includes_power,
+        residual_value_credit=costs.residual_value_credit(constraints, book),
     )
 
 
@@ -475,6 +492,7 @@ def _alternatives(
                 extra_cost=extra,
                 extra_fraction=fraction,
                 reason="" if b.feasible else b.reason,
+                binding_caps=tuple(_cap(c) for c in b.binding_caps),
             )
         )
     outside = {"meets_requirement": rentals_allowed}
@@ -486,6 +504,17 @@ def _alternatives(
     if api is not None:
         out.append(api.model_copy(update=outside))
     return tuple(out)
+
+
+def _cap(relaxation: CapRelaxation) -> QuoteCap:
+    low = relaxation.needed_at_least
+    return QuoteCap(
+        cap=relaxation.cap,
+        limit=relaxation.limit,
+        needed=relaxation.needed,
+        proven=low is not None and relaxation.needed <= low * (1 + NEEDED_TOLERANCE),
+        fleet=relaxation.fleet,
+    )
 
 
 def _all_fleet_lines(result: PlanResult, rent_only: PlanResult | None) -> Iterable[PlanFleetLine]:

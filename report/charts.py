@@ -25,8 +25,9 @@ from matplotlib.ft2font import FT2Font
 from matplotlib.ticker import FuncFormatter, PercentFormatter
 
 from report.cashflow import CashFlow
-from report.data import BuyVsRentRow, CostComponentRow, Frontier, HourlyLoad, WorkloadRow
+from report.data import BuyVsRentRow, CostComponentRow, Frontier, HourlyLoad, QuoteSite, WorkloadRow
 from report.labels import Language, label
+from report.row_text import cost_label
 from solver.units import HOURS_PER_MONTH
 
 FONTS = ["DejaVu Sans", "Noto Sans CJK KR", "Noto Sans CJK JP"]
@@ -144,7 +145,7 @@ def _style() -> Any:  # rc_context's keys are typed as literals
     return {"font.family": FONTS, "font.size": 8, "axes.spines.top": False, "axes.spines.right": False}
 
 
-def cash_flow_chart(flow: CashFlow, lang: Language) -> str:
+def cash_flow_chart(flow: CashFlow, site: QuoteSite, lang: Language) -> str:
     """Stacked bars per year: purchase and each running cost up, the residual value down."""
     with rc_context(_style()):
         fig, ax = _figure()
@@ -160,7 +161,7 @@ def cash_flow_chart(flow: CashFlow, lang: Language) -> str:
                 years,
                 values,
                 bottom=base,
-                label=label(f"cf.{row}", lang),
+                label=cost_label("cf", row, site, lang),
                 color=ROW_COLORS.get(row, COLORS[i % 8]),
             )
             up = [u + max(v, 0.0) for u, v in zip(up, values, strict=True)]
@@ -171,11 +172,11 @@ def cash_flow_chart(flow: CashFlow, lang: Language) -> str:
         return _svg(fig, "cashflow")
 
 
-def tco_chart(components: Sequence[CostComponentRow], currency: str, lang: Language) -> str:
+def tco_chart(components: Sequence[CostComponentRow], currency: str, site: QuoteSite, lang: Language) -> str:
     """Horizontal bars: each TCO component over the horizon (the residual value negative)."""
     with rc_context(_style()):
         fig, ax = _figure(max(1.6, 0.35 * len(components) + 0.8))
-        names = [label(f"comp.{c.name}", lang) for c in components]
+        names = [cost_label("comp", c.name, site, lang) for c in components]
         values = [float(c.horizon_amount.amount) for c in components]
         colors = [COMPONENT_COLORS.get(c.name, COLORS[i % len(COLORS)]) for i, c in enumerate(components)]
         ax.barh(names, values, color=colors)

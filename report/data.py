@@ -38,6 +38,22 @@ class AlternativeKind(StrEnum):
     """Every inference workload on a per-token API."""
 
 
+class QuoteCap(_Quote):
+    """A cap a single-GPU fleet exceeds (``solver.optimizer.results.CapRelaxation``): worded in
+    the quote's language when rendered."""
+
+    cap: str
+    """``capex_budget``, ``monthly_opex_cap``, ``power_cap_kw``, ``rack_units_cap`` or
+    ``count:<gpu>``."""
+    limit: float
+    needed: float
+    """What the least fleet found needs (in the request's currency, kW, U or GPUs)."""
+    proven: bool
+    """``needed`` is the least within the planner's tolerance; else an upper bound ("at most")."""
+    fleet: str = ""
+    """That fleet, in the planner's words (``h100-nvl ×6 buy``)."""
+
+
 class Alternative(_Quote):
     kind: AlternativeKind
     name: str
@@ -54,6 +70,9 @@ class Alternative(_Quote):
     reason: str
     """Why it is infeasible or not comparable (planner's words); empty otherwise."""
     meets_requirement: bool = True
+    binding_caps: tuple[QuoteCap, ...] = ()
+    """Why no fleet of this GPU type alone meets the request: the caps it exceeds (``reason`` says
+    it in the planner's English)."""
     """False when it acquires GPUs in a way the request does not allow (renting, or a hosted API,
     for a buy-only request): shown to the bidder's team marked as such, never to the customer."""
 
@@ -380,6 +399,25 @@ class Provenance(_Quote):
     """The request itself (JSON of the scenario), so the quote can be reproduced."""
 
 
+class QuoteSite(_Quote):
+    """Where the bought servers run and whether their resale value is credited: what the cost
+    lines of the site and the residual value are called. The defaults read as quotes stored
+    before these were kept (a plain colocation line, a residual credit)."""
+
+    site_model: str = ""
+    """``pricebook.schema.SiteModel`` value (the request's, else the pricebook's); empty: unknown."""
+    colocation_includes_power: bool = False
+    residual_value_credit: bool = True
+
+
+class QuoteNotice(_Quote):
+    """One of the plan's structured notices (``solver.planner.notices.Notice``): worded when the
+    quote is rendered, in its language."""
+
+    code: str
+    params: tuple[tuple[str, str], ...] = ()
+
+
 class QuoteData(_Quote):
     """Everything a quote shows; see the module docstring."""
 
@@ -419,6 +457,8 @@ class QuoteData(_Quote):
     depreciation_note: str
     diagnosis: tuple[str, ...]
     warnings: tuple[str, ...]
+    """The planner's warnings as it wrote them (the notices' English words among them)."""
+    notices: tuple[QuoteNotice, ...] = ()
     solver: SolverInfo
     provenance: Provenance
     allowed_modes: tuple[str, ...] = ()
@@ -435,6 +475,7 @@ class QuoteData(_Quote):
     power_kw: float | None = None
     """Wall power of the on-site fleet at full load, PUE included (None: no plan)."""
     rack_units: float | None = None
+    site: QuoteSite = QuoteSite()
 
     @property
     def internal(self) -> bool:

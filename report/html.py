@@ -24,7 +24,7 @@ from report.html_bid import (
     sourcing_annex,
 )
 from report.labels import COLUMNS, Language, label
-from report.row_text import group_cells, workload_deployments
+from report.row_text import cost_label, group_cells, quote_warnings, shows_no_credit, workload_deployments
 from report.style import CSS
 from report.text import DASH, replicas
 
@@ -88,14 +88,14 @@ def outside_requirement(quote: QuoteData, alt: Alternative, lang: Language) -> s
     return label("outside_requirement", lang).format(modes=modes)
 
 
-def why_it_loses(alt: Alternative, lang: Language) -> str:
+def why_it_loses(alt: Alternative, currency: str, lang: Language) -> str:
     """One line on why an alternative loses to the recommended plan."""
     if alt.kind is AlternativeKind.RECOMMENDED:
         return label("this_plan", lang)
     if alt.reason:
         # An API without a price for every workload is not a fleet that fails: it is not comparable.
         key = "not_comparable" if alt.kind is AlternativeKind.API else "infeasible_because"
-        return label(key, lang).format(reason=bid.alternative_reason(alt, lang))
+        return label(key, lang).format(reason=bid.alternative_reason(alt, currency, lang))
     if alt.extra_cost is None:
         return DASH
     if alt.extra_cost.amount > 0:
@@ -118,7 +118,7 @@ def _alternatives(quote: QuoteData, lang: Language) -> str:
             _e(money(a.capex, lang)),
             _e(a.gpus),
             _e(bid.fleet_text(a.fleet_summary, lang)),
-            _e(outside_requirement(quote, a, lang) + why_it_loses(a, lang)),
+            _e(outside_requirement(quote, a, lang) + why_it_loses(a, quote.currency, lang)),
         ]
         for a in quote.shown_alternatives()
     ]
@@ -177,12 +177,12 @@ def _cash_flow(quote: QuoteData, lang: Language) -> str:
     ]
     rows = [
         [
-            _e(label(f"cf.{row}", lang)),
+            _e(cost_label("cf", row, quote.site, lang)),
             *(_e(money(a, lang)) for a in amounts),
             _e(money(money_sum(amounts), lang)),
         ]
         for row, amounts in flow.rows
-        if any(a.amount for a in amounts)
+        if any(a.amount for a in amounts) or (row == "residual" and shows_no_credit(quote))
     ]
     foot = [
         [
@@ -192,13 +192,13 @@ def _cash_flow(quote: QuoteData, lang: Language) -> str:
         ]
     ]
     body = _table(headers, rows, "cashflow-table", foot)
-    body += _chart("cashflow", charts.cash_flow_chart(flow, lang), label("cashflow", lang))
+    body += _chart("cashflow", charts.cash_flow_chart(flow, quote.site, lang), label("cashflow", lang))
     # the planner's explanations are English: another language shows the amounts (the words are
     # in the internal annex)
     explain = lang is Language.EN
     comp_rows = [
         [
-            _e(label(f"comp.{c.name}", lang)),
+            _e(cost_label("comp", c.name, quote.site, lang)),
             _e(money(c.horizon_amount, lang)),
             _e(money(c.monthly_amount, lang)),
             *([_e(c.explanation)] if explain else []),
@@ -213,7 +213,9 @@ def _cash_flow(quote: QuoteData, lang: Language) -> str:
     )
     body += _table([label(k, lang) for k in columns], comp_rows, "tco-table", comp_foot)
     body += _chart(
-        "tco", charts.tco_chart(econ.components, quote.currency, lang), label("tco_breakdown", lang)
+        "tco",
+        charts.tco_chart(econ.components, quote.currency, quote.site, lang),
+        label("tco_breakdown", lang),
     )
     body += _vat_and_depreciation(quote, lang)
     return _section("cashflow", "cashflow", body, lang)
@@ -446,8 +448,8 @@ def _provenance(quote: QuoteData, lang: Language) -> str:
     listing = "".join(f"<dt>{_e(label(k, lang))}</dt><dd>{_e(v)}</dd>" for k, v in facts)
     body = f"<dl>{listing}</dl><h3>{_e(label('request', lang))}</h3>"
     body += f'<pre class="request">{_e(compact_json(p.request_json))}</pre>'
-    if quote.warnings:
-        body += _bullets("warnings", quote.warnings, lang)
+    if warnings := quote_warnings(quote, lang):
+        body += _bullets("warnings", warnings, lang)
     return _section("provenance", "provenance", body, lang)
 
 

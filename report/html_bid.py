@@ -9,6 +9,7 @@ from report.data import QuoteData
 from report.formatting import money, money_summary, number, percent
 from report.html_base import e, facts, note, section, table
 from report.labels import COLUMNS, Language, label
+from report.row_text import cost_label
 
 
 def header_block(quote: QuoteData, lang: Language) -> str:
@@ -133,7 +134,9 @@ def planner_notes_annex(quote: QuoteData, lang: Language) -> str:
     notes: list[tuple[str, str]] = [(label("summary", lang), quote.summary)]
     notes += [(label(f"kind.{a.kind.value}", lang) + f" {a.name}", a.reason) for a in quote.alternatives]
     if quote.economics is not None:
-        notes += [(label(f"comp.{c.name}", lang), c.explanation) for c in quote.economics.components]
+        notes += [
+            (cost_label("comp", c.name, quote.site, lang), c.explanation) for c in quote.economics.components
+        ]
     notes += [(b.gpu_id, b.verdict) for b in quote.buy_vs_rent]
     notes += [(a.workload, a.verdict) for a in quote.api]
     notes += [(w.name, w.note) for w in quote.workloads]

@@ -4,10 +4,11 @@ parts are ``report.text`` (the CLI reads them too, without loading the report st
 
 from __future__ import annotations
 
-from report.data import DeploymentGroupRow, WorkloadRow, WorkloadUseRow
+from report.data import DeploymentGroupRow, QuoteData, QuoteSite, WorkloadRow, WorkloadUseRow
 from report.formatting import number, percent
 from report.labels import Language, label
 from report.text import deployment, replicas, uses_text
+from solver.planner import notices
 
 
 def workload_deployments(w: WorkloadRow, lang: Language) -> str:
@@ -33,3 +34,38 @@ def group_cells(g: DeploymentGroupRow, lang: Language) -> list[str]:
         number(g.output_tok_s),
         percent(g.utilization),
     ]
+
+
+def quote_warnings(quote: QuoteData, lang: Language) -> tuple[str, ...]:
+    """The plan's warnings in ``lang``: its notices worded from their catalogue in ``lang`` (their
+    English words left out of the planner's warnings), then the other warnings as it wrote them."""
+    worded = [notices.Notice(n.code, n.params) for n in quote.notices if n.code in notices.CATALOGUE]
+    english = {n.text(notices.Language.EN) for n in worded}
+    language = notices.Language.KO if lang.value == notices.Language.KO.value else notices.Language.EN
+    return tuple(
+        dict.fromkeys([*(n.text(language) for n in worded), *(w for w in quote.warnings if w not in english)])
+    )
+
+
+def cost_label(prefix: str, row: str, site: QuoteSite, lang: Language) -> str:
+    """The label of a cash-flow (``prefix`` "cf") or TCO (``prefix`` "comp") row: the site's line
+    is the buyer's own space (전산실 공간) or a colocation rack, with the power when its price
+    includes it (IDC 상면(전력 포함)); a residual value not credited reads as disposed of (불용 처리)."""
+    key = f"{prefix}.{row}"
+    if row == "colocation" and site.site_model == "own_site":
+        key += ".own_site"
+    elif row == "colocation" and site.site_model == "colocation" and site.colocation_includes_power:
+        key += ".with_power"
+    elif row in ("residual", "residual_value") and not site.residual_value_credit:
+        key += ".no_credit"
+    return label(key, lang)
+
+
+def shows_no_credit(quote: QuoteData) -> bool:
+    """A plan that buys hardware whose resale value is not credited: its residual line is shown at
+    0 saying so, rather than left out."""
+    return (
+        not quote.site.residual_value_credit
+        and quote.economics is not None
+        and quote.economics.capex.amount > 0
+    )

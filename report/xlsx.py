@@ -25,7 +25,7 @@ from report.data import QuoteData
 from report.formatting import mix_change, money_summary, signed_percent
 from report.html import outside_requirement, why_it_loses
 from report.labels import COLUMNS, Language, label
-from report.row_text import group_cells, workload_deployments
+from report.row_text import cost_label, group_cells, workload_deployments
 
 SHEETS = ("Summary", "Alternatives", "BOM", "CashFlow", "Workloads", "Assumptions", "Sensitivity")
 """The sheets in order (English names; ``sheet_names`` gives them in the quote's language)."""
@@ -226,7 +226,7 @@ def _cash_flow(
     first = 4
     for i, (row, amounts) in enumerate(flow.rows):
         r = first + i
-        sheet.write_string(r, 0, label(f"cf.{row}", lang))
+        sheet.write_string(r, 0, cost_label("cf", row, quote.site, lang))
         for y, amount in enumerate(amounts):
             col = 2 + y
             value = float(amount.amount)
@@ -393,7 +393,7 @@ def _alternatives(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Languag
         _row(sheet, 1 + i, [name, label("feasible.yes" if a.feasible else "feasible.no", lang)])
         sheet.write(1 + i, 2, _amount(a.horizon_tco), f.money)
         sheet.write(1 + i, 3, _amount(a.capex), f.money)
-        why = outside_requirement(quote, a, lang) + why_it_loses(a, lang)
+        why = outside_requirement(quote, a, lang) + why_it_loses(a, quote.currency, lang)
         _row(sheet, 1 + i, [None, None, None, None, a.gpus, bid.fleet_text(a.fleet_summary, lang), why])
     sheet.set_column(0, 0, 28)
     sheet.set_column(2, 3, 18)

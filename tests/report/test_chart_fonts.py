@@ -26,13 +26,14 @@ from decimal import Decimal
 from pricebook.schema import Money
 from report.cashflow import CashFlow
 from report.charts import cash_flow_chart
+from report.data import QuoteSite
 from report.labels import Language
 won = lambda n: Money(amount=Decimal(n), currency="KRW")
 rows = (("capex", (won(150000000), won(0))), ("residual", (won(0), won(-20000000))))
 flow = CashFlow(
     years=(1, 2), months=(12, 12), rows=rows, totals=(won(150000000), won(-20000000)), total=won(130000000)
 )
-svg = cash_flow_chart(flow, Language.KO)
+svg = cash_flow_chart(flow, QuoteSite(), Language.KO)
 assert svg.startswith("<svg") and svg.count("<path") > 20
 """
 STALE = """

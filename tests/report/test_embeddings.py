@@ -33,6 +33,7 @@ def test_the_embedding_workload_reads_in_embeddings_input_tokens_and_cost_per_in
     assert fields["embeddings-per-s"] == [f"{per_second:,.1f}"]
     assert fields["embeddings-input-tok-s"] == [f"{per_second * 400:,.0f}"]
     workloads = {r[0]: r for r in html_tables(page)["workloads-table"]}
+    # columns: workload, deployments, replicas, TTFT, TPOT, per user, aggregate, utilisation
     assert workloads["doc-embedding"][4:7] == ["–", "–", "–"]  # no TPOT, no output speed
     sheet = xlsx_rows(render(quote, ReportFormat.XLSX, Language.KO).content, "워크로드")
     embedded = next(r for r in sheet if r[0] == "doc-embedding" and isinstance(r[1], float))

@@ -121,3 +121,10 @@ def test_the_budget_gauge_is_drawn() -> None:
     page = render_html(_quote(Audience.CUSTOMER), Language.KO)
     start = page.index('id="chart-budget"')
     assert page[start : page.index("</figure>", start)].count("<path") > 10
+
+
+def test_the_sensitivity_rows_parameters_read_in_korean() -> None:
+    quote = _quote(Audience.CUSTOMER)
+    assert any(": where the optimal mix changes" in s.parameter for s in quote.sensitivity)
+    rows = html_tables(render_html(quote, Language.KO))["sensitivity-table"]
+    assert rows and all("최적 구성이 바뀌는 지점" in row[1] and "where" not in row[1] for row in rows)
