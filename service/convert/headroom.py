@@ -22,7 +22,11 @@ def headroom_to_proto(headroom: planner.Headroom) -> plan_pb2.Headroom:
         note=headroom.note,
         added=[
             scenario_pb2.FleetItem(
-                gpu_id=i.gpu, mode=MODE_TO_PROTO[i.mode], count=i.count, server_id=i.server or ""
+                gpu_id=i.gpu,
+                mode=MODE_TO_PROTO[i.mode],
+                count=i.count,
+                server_id=i.server or "",
+                offer_id=i.offer or "",
             )
             for i in headroom.added
         ],
