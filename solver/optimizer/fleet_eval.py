@@ -79,7 +79,12 @@ def evaluate_fixed_fleet(
     )
     solution = build_solution(instance, elastic)
     if elastic.values is None:
-        why = "the fleet cannot run the training workloads (GPU type, count or idle hours)"
+        why = (
+            "the fleet cannot run the training workloads (GPU type, count or idle hours)"
+            if instance.training
+            else "no use of the fleet as given is possible: a bought or reserved line's GPUs must fill "
+            "whole servers of its server model"
+        )
         fits = tuple(WorkloadFit(w.name, 0.0, -1.0, f"not evaluated: {why}") for w in instance.inference)
         return FleetEvaluation(feasible=False, solution=solution, fits=fits, tco=None, messages=(why,))
     served = _served_fractions(instance, elastic.values)

@@ -33,3 +33,18 @@ def test_evaluate_a_given_fleet(book: Pricebook, full_plan: PlanResult) -> None:
     assert abs(result.optimal_horizon_tco.amount - full_plan.horizon_tco.amount) <= rounding
     saving_text = f"{result.saving_of_optimal.amount:,} {result.saving_of_optimal.currency}"
     assert f"the optimal plan costs {saving_text} less over the horizon" in result.messages
+
+
+def test_a_fleet_that_does_not_fill_whole_servers_says_so(book: Pricebook) -> None:
+    # H100 SXM is bought only as 8-GPU HGX servers: 9 GPUs cannot be held, and without training
+    # workloads the answer must not blame training (it did after the round-3 merges).
+    inference_only = request(**BARE).model_copy(update={"training": ()})
+    fleet = Fleet(items=(FleetItem(gpu="h100-sxm", mode="buy", count=9),))
+    result = evaluate(fleet, resolve(inference_only, book), time_limit_s=10)
+    assert not result.feasible
+    assert not any("training" in m for m in result.messages)
+    assert any("whole servers" in m for m in result.messages)
+    whole = Fleet(items=(FleetItem(gpu="h100-sxm", mode="buy", count=16),))
+    assert not any(
+        "whole servers" in m for m in evaluate(whole, resolve(inference_only, book), time_limit_s=10).messages
+    )
