@@ -24,6 +24,14 @@ def _estimate(capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, obje
     return result
 
 
+def _estimate_measured(
+    capsys: pytest.CaptureFixture[str], path: Path, measured_as: str
+) -> tuple[int, str, str]:
+    """``fleetplan estimate`` of the test case at concurrency 16 with ``path``'s points."""
+    args = ("--concurrency", "16", "--measurements", str(path), "--measured-as", measured_as)
+    return run(capsys, "estimate", *CASE, *LENGTHS, *args)
+
+
 def _points(tmp_path: Path, **measured: float) -> Path:
     path = tmp_path / "runs.jsonl"
     row = {"input_len": 1000, "output_len": 200, "concurrency": 16, "id": "demo box"} | measured
@@ -41,18 +49,7 @@ def test_estimate_is_corrected_by_the_measured_point(
     corrected = _estimate(capsys, "--measurements", str(path), "--measured-as", as_)
     assert float(corrected["output_tok_s_total"]) == pytest.approx(measured_tok_s, rel=0.03)  # type: ignore[arg-type]
     assert corrected["measured_by"] == ["demo box"] and "demo box" in str(corrected["measured_note"])
-    code, out, _ = run(
-        capsys,
-        "estimate",
-        *CASE,
-        *LENGTHS,
-        "--concurrency",
-        "16",
-        "--measurements",
-        str(path),
-        "--measured-as",
-        as_,
-    )
+    code, out, _ = _estimate_measured(capsys, path, as_)
     assert code == 0 and "corrected by measured demo box" in out
 
 
@@ -69,18 +66,7 @@ def test_server_refusal_names_the_measurements_file(
 ) -> None:
     path = _points(tmp_path, measured_tpot_ms=10.0)
     as_ = "gpu=h999,model=meta-llama/Llama-3.1-8B"
-    code, _, err = run(
-        capsys,
-        "estimate",
-        *CASE,
-        *LENGTHS,
-        "--concurrency",
-        "16",
-        "--measurements",
-        str(path),
-        "--measured-as",
-        as_,
-    )
+    code, _, err = _estimate_measured(capsys, path, as_)
     assert code == 2 and f"{path}: measurements[0].gpu_id: unknown GPU 'h999'" in err
 
 
