@@ -88,7 +88,16 @@ def plan_tables(plan: plan_pb2.Plan) -> list[Table]:
 
 def _fleet(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
     table = _fleet_table(plan)
-    return table.section(markdown=markdown) if table is not None else []
+    return [*table.section(markdown=markdown), *_footprint(plan)] if table is not None else []
+
+
+def _footprint(plan: plan_pb2.Plan) -> list[str]:
+    """The bought (and owned) hardware's power and rack space, as the quote states them."""
+    on_site = [f for f in plan.fleet if f.mode == common_pb2.ACQUISITION_MODE_BUY]
+    power_kw, rack_units = sum(f.power_kw for f in on_site), sum(f.rack_units for f in on_site)
+    if not power_kw and not rack_units:
+        return []
+    return [f"on site: {power_kw:,.1f} kW at full load (incl. PUE), {rack_units:,.0f} RU"]
 
 
 def _fleet_table(plan: plan_pb2.Plan) -> Table | None:
