@@ -138,8 +138,8 @@ def test_budget_spend_and_remaining_are_the_same_everywhere(bid: Bid) -> None:
 def test_power_and_rack_units_are_the_plans(bid: Bid) -> None:
     bought = [line for line in bid.plan["fleet"] if line.get("mode") == "ACQUISITION_MODE_BUY"]
     fields = html_fields(bid.html)
-    kw = sum(Decimal(str(line["power_kw"])) for line in bought)
-    ru = sum(Decimal(str(line["rack_units"])) for line in bought)
+    kw = sum((Decimal(str(line["power_kw"])) for line in bought), Decimal(0))
+    ru = sum((Decimal(str(line["rack_units"])) for line in bought), Decimal(0))
     assert Decimal(fields["power-kw"][0].replace(",", "")) == kw.quantize(Decimal("0.1"))
     assert Decimal(fields["rack-units"][0].replace(",", "")) == ru.quantize(Decimal(1))
     numbers = _sheet_numbers(bid, 0)
