@@ -196,18 +196,19 @@ def _sourcing(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) -
 
 def _cash_flow(
     sheet: Worksheet, quote: QuoteData, bom: BomCells | None, f: _Formats, lang: Language
-) -> str | None:
+) -> dict[str, str | None]:
     """Rows × years with formulas: the purchase is the BOM's supply amount, support per month
     and the residual value follow the BOM's lines (their rates), each monthly line × the months
-    of each year; then the VAT over the horizon when asked. Returns the grand-total cell (the
-    horizon TCO)."""
+    of each year; then the VAT over the horizon when asked. Returns where the summary's figures
+    are (absolute references): ``tco`` (the grand total), ``opex`` (Σ the monthly column) and
+    ``tco_with_vat`` (None without VAT)."""
     capex_cell = bom.supply if bom is not None else None
     digits = MINOR_DIGITS[quote.currency]
     sheet.write_string(0, 0, label("cashflow", lang), f.title)
     econ = quote.economics
     if econ is None:
         sheet.write_string(2, 0, label("no_bom", lang))
-        return None
+        return {"tco": None, "opex": None, "tco_with_vat": None}
     flow = cash_flow(econ, quote.horizon_months)
     years = len(flow.years)
     _row(
@@ -260,8 +261,16 @@ def _cash_flow(
     sheet.print_area(0, 0, end, 2 + years)
     sheet.set_landscape()
     sheet.fit_to_pages(1, 0)
-    cell: str = xl_rowcol_to_cell(total_row, 2 + years, row_abs=True, col_abs=True)
-    return _sheet_ref(sheet) + cell
+
+    def ref(row: int, col: int) -> str:
+        return _sheet_ref(sheet) + xl_rowcol_to_cell(row, col, row_abs=True, col_abs=True)
+
+    monthly_column = f"{ref(first, 1)}:{xl_rowcol_to_cell(last, 1, row_abs=True, col_abs=True)}"
+    return {
+        "tco": ref(total_row, 2 + years),
+        "opex": f"SUM({monthly_column})",
+        "tco_with_vat": ref(end - 1, 1) if econ.vat is not None else None,
+    }
 
 
 def _vat_block(
@@ -319,9 +328,15 @@ def _summary(
         rows += [
             (label("horizon_tco", lang), (cells["tco"], econ.horizon_tco), f.total),
             (label("capex", lang), (cells["capex"], econ.capex), f.total),
-            (label("opex_monthly", lang), float(econ.opex.total.amount), f.money),
+            (label("opex_monthly", lang), (cells["opex"], econ.opex.total), f.money),
             *(
-                [(label("tco_with_vat", lang), float(econ.vat.horizon_tco_with_vat.amount), f.money)]
+                [
+                    (
+                        label("tco_with_vat", lang),
+                        (cells["tco_with_vat"], econ.vat.horizon_tco_with_vat),
+                        f.money,
+                    )
+                ]
                 if econ.vat is not None
                 else []
             ),
@@ -563,10 +578,10 @@ def render_xlsx(quote: QuoteData, lang: Language) -> bytes:
     sheets = {key: book.add_worksheet(name) for key, name in names.items()}
     bom = _bom(sheets["BOM"], quote, f, lang)
     capex = bom.supply if bom is not None else None
-    tco = _cash_flow(sheets["CashFlow"], quote, bom, f, lang)
+    flow = _cash_flow(sheets["CashFlow"], quote, bom, f, lang)
     cells = {
         "capex": capex,
-        "tco": tco,
+        **flow,
         "total": bom.total if bom is not None else None,
         "proposed": bom.total if bom is not None and quote.bom is not None and quote.bom.lines else None,
     }
