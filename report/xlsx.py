@@ -263,7 +263,8 @@ def _cash_flow(
     sheet.fit_to_pages(1, 0)
 
     def ref(row: int, col: int) -> str:
-        return _sheet_ref(sheet) + xl_rowcol_to_cell(row, col, row_abs=True, col_abs=True)
+        cell: str = xl_rowcol_to_cell(row, col, row_abs=True, col_abs=True)
+        return _sheet_ref(sheet) + cell
 
     monthly_column = f"{ref(first, 1)}:{xl_rowcol_to_cell(last, 1, row_abs=True, col_abs=True)}"
     return {
