@@ -5,11 +5,13 @@ files, the CLI table and the JSON answer (issue 30). Slow: two plans and a PDF e
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import json
 import re
 from dataclasses import dataclass
 from decimal import Decimal
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,9 @@ from report_support import BIDS, amount, exact_amount
 from clients.cli.app import main
 
 pytestmark = pytest.mark.slow
+
+CUSTOMER = "경기도 정보화정책관"
+QUOTE_NUMBER = "제2026-1206호"
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,8 @@ class Bid:
     xlsx: Any
     scenario: dict[str, Any]
     """The scenario file as written."""
+    quoted_on: str
+    """The day the report was run (the quote's date)."""
 
     def money(self, value: Decimal) -> str:
         """An amount as the quote writes it in a table (independently of ``report``)."""
@@ -62,19 +69,24 @@ def _bid(tmp_path: Path, name: str, lang: str) -> Bid:
         "--supplier-profile",
         str(BIDS / "supplier_profile.yaml"),
         "--customer",
-        "수신처",
+        CUSTOMER,
+        "--quote-number",
+        QUOTE_NUMBER,
         "--title",
         "bid",
     ]
     for output in outputs:
         argv += ["--output", str(output)]
     written = _run(*argv)
+    quoted_on = dt.date.today().isoformat()
     assert all(f"wrote {o}" in written for o in outputs)
     pdf, html, xlsx = (o.read_bytes() for o in outputs)
     currency = answer["plan"]["cost"]["horizon_tco"]["currency_code"]
     written_scenario = yaml.safe_load((BIDS / f"{name}.yaml").read_text(encoding="utf-8"))
     plan, text = answer["plan"], html.decode()
-    return Bid(name, lang, currency, plan, table, text, pdf_text(pdf), xlsx_values(xlsx), written_scenario)
+    return Bid(
+        name, lang, currency, plan, table, text, pdf_text(pdf), xlsx_values(xlsx), written_scenario, quoted_on
+    )
 
 
 @pytest.fixture(scope="module", params=[("kr_public_rag_bid", "ko"), ("usd_startup_rent_or_buy", "en")])
@@ -104,6 +116,20 @@ def _shown_everywhere(bid: Bid, field: str, expected: Decimal, sheet_index: int)
     assert exact_amount(shown) == expected, (field, shown)
     assert bid.money(expected) in _flat(bid.pdf), (field, bid.money(expected))
     assert expected.quantize(Decimal("0.01")) in _sheet_numbers(bid, sheet_index), field
+
+
+def test_the_header_block_is_the_profiles_and_the_flags_in_every_file(bid: Bid) -> None:
+    """수신, 견적번호, 견적일 (the day it was run), 유효기간, 납기, 결제조건 and the supplier's 상호,
+    사업자등록번호, 대표자, 주소, 담당자: from ``--customer``, ``--quote-number`` and the supplier
+    profile, in the page, the PDF and the workbook's first sheet."""
+    profile = yaml.safe_load((BIDS / "supplier_profile.yaml").read_text(encoding="utf-8"))
+    expected = [CUSTOMER, QUOTE_NUMBER, bid.quoted_on, *profile.values()]
+    assert len(expected) == 11
+    pdf = _flat(bid.pdf)
+    summary = {row[1] for row in bid.xlsx.worksheets[0].iter_rows(max_col=2, values_only=True)}
+    for value in expected:
+        assert f"<dd>{escape(value)}</dd>" in bid.html, value
+        assert _flat(value) in pdf and value in summary, value
 
 
 def test_totals_are_the_same_in_every_file_the_table_and_the_json(bid: Bid) -> None:
