@@ -38,6 +38,8 @@ def sheet_names(lang: Language, *, internal: bool = False) -> dict[str, str]:
 
 
 MINOR_DIGITS = {"KRW": 0, "USD": 2}
+A4 = 9
+"""XlsxWriter's paper index of A4."""
 
 
 class _Formats:
@@ -57,8 +59,15 @@ class _Formats:
         self.rate = book.add_format({"num_format": "0.000%"})
         self.number = book.add_format({"num_format": "#,##0.0"})
         self.whole = book.add_format({"num_format": "#,##0"})
+        self.hundredths = book.add_format({"num_format": "#,##0.00"})
         self.bold = book.add_format({"bold": True})
         self.wrap = book.add_format({"text_wrap": True, "valign": "top"})
+
+    def share(self, value: float) -> Format:
+        """Replicas or GPUs as the page writes them (``report.text.replicas``): whole numbers as
+        such, a share of a pool to two decimals."""
+        rounded = round(value, 2)
+        return self.whole if rounded == int(rounded) else self.hundredths
 
 
 def _amount(value: Money | None) -> float | None:
@@ -437,7 +446,7 @@ def _workloads(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) 
             values += [None, None, None, None]
         else:
             values += [w.tpot_p95_ms, w.tpot_target_ms, w.per_user_tok_s, w.aggregate_tok_s]
-        formats = [None, None, f.number, f.whole, f.whole, f.whole, f.whole, f.number, f.whole]
+        formats = [None, None, f.share(w.replicas), f.whole, f.whole, f.whole, f.whole, f.number, f.whole]
         for col, (value, fmt) in enumerate(zip(values, formats, strict=True)):
             _cell(sheet, (1 + i, col), value, fmt if value is not None else None)
         sheet.write(1 + i, 9, w.utilization, f.percent)
@@ -455,11 +464,9 @@ def _workloads(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) 
             lang,
         )
         for i, t in enumerate(quote.training):
-            _row(
-                sheet,
-                r + 2 + i,
-                [t.name, t.gpu_id, t.gpus, t.hours_per_run, t.runs_per_month, t.deadline_hours],
-            )
+            _row(sheet, r + 2 + i, [t.name, t.gpu_id, t.gpus])
+            for col, value in ((3, t.hours_per_run), (4, t.runs_per_month), (5, t.deadline_hours)):
+                _cell(sheet, (r + 2 + i, col), value, f.number if value is not None else None)
             sheet.write(r + 2 + i, 6, _amount(t.cost_per_run), f.money)
     groups_rows = len(quote.groups) + 3 if quote.groups else 0  # the deployment groups come first
     _embeddings(sheet, r + 4 + len(quote.training) + groups_rows, quote, f, lang)
@@ -478,8 +485,9 @@ def _groups(sheet: Worksheet, r: int, quote: QuoteData, f: _Formats, lang: Langu
         _row(
             sheet,
             r + 2 + i,
-            [*cells[:2], g.replicas_peak, g.replicas_off_peak, g.gpus_peak, cells[5], cells[6]],
+            [*cells[:2], g.replicas_peak, g.replicas_off_peak, None, cells[5], cells[6]],
         )
+        sheet.write(r + 2 + i, 4, g.gpus_peak, f.share(g.gpus_peak))
         sheet.write(r + 2 + i, 7, g.output_tok_s, f.number)
         sheet.write(r + 2 + i, 8, g.utilization, f.percent)
 
@@ -569,6 +577,14 @@ def _sensitivity(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language
     sheet.set_column(4, 4, 80)
 
 
+def _print_wide(sheet: Worksheet) -> None:
+    """A table sheet prints what it holds, landscape, one page wide, its header row on every page."""
+    sheet.print_area(0, 0, sheet.dim_rowmax or 0, sheet.dim_colmax or 0)
+    sheet.set_landscape()
+    sheet.fit_to_pages(1, 0)
+    sheet.repeat_rows(0)
+
+
 def render_xlsx(quote: QuoteData, lang: Language) -> bytes:
     buffer = io.BytesIO()
     book = xlsxwriter.Workbook(buffer, {"in_memory": True})
@@ -593,5 +609,9 @@ def render_xlsx(quote: QuoteData, lang: Language) -> bytes:
     _sensitivity(sheets["Sensitivity"], quote, f, lang)
     if "Sourcing" in sheets:
         _sourcing(sheets["Sourcing"], quote, f, lang)
+    for key, sheet in sheets.items():
+        sheet.set_paper(A4)
+        if key not in ("Summary", "BOM", "CashFlow"):  # those set their own print areas
+            _print_wide(sheet)
     book.close()
     return buffer.getvalue()
