@@ -61,6 +61,7 @@ def connect(
 def connect_for(args: argparse.Namespace, stage: str) -> Iterator[FleetPlannerClient]:
     """``connect`` for a long call, its progress on stderr (``clients.cli.progress``): starting the
     in-process server if any, then ``stage`` (the call); the status line ends with the block."""
-    with status_line(sys.stderr) as status, connect(args, status=status) as client:
+    verbose = bool(getattr(args, "verbose", False))
+    with status_line(sys.stderr, lines=verbose) as status, connect(args, status=status) as client:
         status.show(stage)
         yield client

@@ -31,9 +31,9 @@ class StatusLine:
     """The stages of one command on ``err`` (see the module docstring); ``show`` moves to a stage,
     ``close`` ends the line. Safe to use from the command's thread while a ticker redraws it."""
 
-    def __init__(self, err: TextIO, *, after_s: float) -> None:
+    def __init__(self, err: TextIO, *, after_s: float, lines: bool = False) -> None:
         self.err = err
-        self.live = err.isatty()
+        self.live = err.isatty() and not lines
         self.shown_after = time.monotonic() + after_s
         self._lock = threading.Lock()
         self._stage = ""
@@ -88,11 +88,13 @@ def planning_stage(options: scenario_pb2.SolverOptions) -> str:
 
 
 @contextlib.contextmanager
-def status_line(err: TextIO, *, after_s: float | None = None) -> Iterator[StatusLine]:
+def status_line(err: TextIO, *, after_s: float | None = None, lines: bool = False) -> Iterator[StatusLine]:
     """A ``StatusLine`` for the block, kept up to date by a ticker thread, closed when it ends;
-    shown from ``after_s`` on (default ``PROGRESS_AFTER_S``)."""
+    shown from ``after_s`` on (default ``PROGRESS_AFTER_S``). ``lines``: one line per stage even on
+    a terminal (``--verbose``: the server's log lines share stderr, a rewritten line would mix
+    with them)."""
     after_s = PROGRESS_AFTER_S if after_s is None else after_s
-    line = StatusLine(err, after_s=after_s)
+    line = StatusLine(err, after_s=after_s, lines=lines)
     done = threading.Event()
 
     def ticker() -> None:

@@ -66,7 +66,11 @@ def _stream(args: argparse.Namespace, request: api.SweepPlansRequest) -> list[ap
     """Every streamed message (the progress shown on the way, unless the output is JSON: a terminal
     sees one bar redrawn, a file or pipe one line per solved point)."""
     messages: list[api.SweepPlansResponse] = []
-    showing = contextlib.nullcontext(None) if args.json else status_line(sys.stderr, after_s=0.0)
+    showing = (
+        contextlib.nullcontext(None)
+        if args.json
+        else status_line(sys.stderr, after_s=0.0, lines=bool(getattr(args, "verbose", False)))
+    )
     with showing as status, connect(args, status=status) as client:
         for message in client.sweep_plans(request):
             messages.append(message)

@@ -75,6 +75,13 @@ def test_a_terminal_gets_one_line_rewritten_in_place_and_cleared() -> None:
     ]
 
 
+def test_a_terminal_shared_with_log_lines_gets_lines() -> None:
+    err = Terminal()
+    with status_line(err, after_s=0.0, lines=True) as line:
+        line.show("planning")
+    assert err.getvalue() == "planning…\n"
+
+
 def test_the_planning_stage_names_what_the_options_ask_for() -> None:
     assert ALL_PLANNING == "planning (main solve, baselines, headroom, sensitivity)"
     lean = scenario_pb2.SolverOptions(compute_baselines=False, compute_sensitivity=False)
