@@ -29,7 +29,7 @@ from typing import TypeVar
 import structlog
 
 from pricebook import catalog
-from pricebook.schema import ModelArch, Pricebook
+from pricebook.schema import GpuSpec, ModelArch, Pricebook
 from solver.domain import PlanRequest
 from solver.optimizer.instance import Candidate, FleetInstance
 from solver.optimizer.pooling import Sizing, families, sizing_of, strictest_sla
@@ -75,6 +75,12 @@ class PerfCapacity:
         self._known: dict[tuple[object, ...], _Deployed] = {}
         self._measured = fit_corrections(request.measurements, book)
 
+    def specs(self, workload: str, gpu: str) -> tuple[ModelArch, GpuSpec]:
+        """The model ``workload`` serves and the card ``gpu``, as the pricebook states them."""
+        if workload not in self._models:
+            self._models[workload] = resolve_model(self._workloads[workload].model, self._book)
+        return self._models[workload], catalog.gpu(self._book, gpu)
+
     def __call__(self, candidate: Candidate) -> float:
         deployed = self._deployed(candidate)
         if deployed is None or not deployed.capacity.feasible:
@@ -88,7 +94,16 @@ class PerfCapacity:
         if candidate.pool_shapes and own not in candidate.pool_shapes:
             return None
         gpu, tp, precision = candidate.gpu, candidate.tp, candidate.precision
-        key = (gpu, tp, precision.value, candidate.mig_slice, candidate.pool, w.name, own)
+        key = (
+            gpu,
+            tp,
+            precision.value,
+            candidate.mig_slice,
+            candidate.card_share,
+            candidate.pool,
+            w.name,
+            own,
+        )
         if key not in self._known:
             if w.name not in self._models:
                 self._models[w.name] = resolve_model(w.model, self._book)
@@ -100,6 +115,7 @@ class PerfCapacity:
                 kv_precision=w.kv_precision,
                 engine=w.engine,
                 mig_slice=candidate.mig_slice,
+                card_share=candidate.card_share,
             )
             sizing = sizing_of(self._families, w.name, candidate.pool)
             shape = WorkloadShape(*own)
