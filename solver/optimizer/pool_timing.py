@@ -238,6 +238,8 @@ def solve_pools_by_timing(
     time_limit_s: float,
     capacity_of: object,
     solution_of: Callable[[FleetInstance, T], FleetSolution | None],
+    *,
+    carry: Callable[[T, T], T] = lambda _, later: later,
 ) -> tuple[FleetInstance, T]:
     """``plan(instance, limit)`` until every pool of its solution (``solution_of``; None = no plan)
     meets the sharing rule: a pool whose planned mix misses the SLA by its timing is derated
@@ -246,7 +248,9 @@ def solve_pools_by_timing(
     capacity sizes exactly). A re-solve without a plan is returned as it is: derating keeps every
     load's own replicas, so it is no plan in time, or none at all. Returns the instance the last
     plan was solved on, and that plan. Without the performance model (``capacity_of`` not a
-    ``PerfCapacity``) pools are the linear rule's, solved once."""
+    ``PerfCapacity``) pools are the linear rule's, solved once. ``carry(earlier, later)`` hands an
+    earlier round's result to the next one's: derating and dropping pools only remove plans, so an
+    earlier round's proven bound still bounds the later rounds (``api.with_earlier_bound``)."""
     if not isinstance(capacity_of, PerfCapacity) or not _mixing_pools(instance):
         return instance, plan(instance, time_limit_s)
     started = time.perf_counter()
@@ -263,13 +267,13 @@ def solve_pools_by_timing(
             break
         instance = derated(instance, misses)
         left = time_limit_s - (time.perf_counter() - started)
-        result = plan(instance, max(MIN_RESOLVE_S, left / (POOL_ROUNDS - attempt + 1)))
+        result = carry(result, plan(instance, max(MIN_RESOLVE_S, left / (POOL_ROUNDS - attempt + 1))))
     mixing = _mixing_pools(instance)
     instance = dataclasses.replace(
         instance, candidates=tuple(c for c in instance.candidates if c.pool not in mixing)
     )
     left = time_limit_s - (time.perf_counter() - started)
-    return instance, plan(instance, max(MIN_RESOLVE_S, left))
+    return instance, carry(result, plan(instance, max(MIN_RESOLVE_S, left)))
 
 
 MIN_RESOLVE_S = 0.5

@@ -26,7 +26,7 @@ from solver.domain import (
     Precision,
     Sla,
 )
-from solver.optimizer.api import solve
+from solver.optimizer.api import solve, with_earlier_bound
 from solver.optimizer.candidates import build_instance
 from solver.optimizer.colocation import check_shared_cards, memory_fits
 from solver.optimizer.evaluate import check_solution, perf_capacity_checker
@@ -146,3 +146,30 @@ def test_the_memory_check_uses_the_model_card_figures(book: Pricebook) -> None:
     big = resolve_model(ModelRef(model_id="meta-llama/Llama-3.3-70B-Instruct"), book)
     assert big.params_b * 1e9 / GIB > guest.card_share * gpu.memory_gb
     assert not memory_fits(big, guest, gpu)
+
+
+def test_an_earlier_rounds_bound_closes_a_later_rounds_gap(book: Pricebook) -> None:
+    """Pool-timing rounds re-solve an instance with fewer plans, so an earlier round's proven bound
+    holds for the later round (``api.with_earlier_bound``)."""
+    _, _, solution = _co_located_plan(book)
+    assert solution.cost is not None
+    tco = solution.cost.total
+    earlier = dataclasses.replace(solution, stats=dataclasses.replace(solution.stats, best_bound=tco))
+    weak = dataclasses.replace(
+        solution,
+        status=SolveStatus.FEASIBLE,
+        stats=dataclasses.replace(
+            solution.stats,
+            status=SolveStatus.FEASIBLE,
+            best_bound=0.7 * tco,
+            gap=0.3,
+            relative_gap_target=1e-4,
+        ),
+    )
+    carried = with_earlier_bound(earlier, weak)
+    assert (
+        carried.status is SolveStatus.OPTIMAL and carried.stats.best_bound == tco and carried.stats.gap == 0
+    )
+    lower = dataclasses.replace(earlier, stats=dataclasses.replace(earlier.stats, best_bound=0.5 * tco))
+    kept = with_earlier_bound(lower, weak)  # a weaker earlier bound changes nothing
+    assert kept is weak
