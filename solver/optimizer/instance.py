@@ -101,8 +101,10 @@ class Candidate:
 
     @property
     def gpu_equivalents(self) -> float:
-        """GPUs' worth one replica uses: its GPUs, or a guest's share of one card (costs, bounds)."""
-        return self.card_share if self.guest else self.gpus_per_replica
+        """GPUs' worth one replica uses (costs, bounds, GPU-hours): its GPUs times its share of
+        them — a guest's share of one card, a host's share of each of its cards."""
+        whole = 1.0 / self.mig_slice if self.mig_slice else float(self.tp)
+        return whole * self.card_share
 
     @property
     def label(self) -> str:
