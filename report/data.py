@@ -221,6 +221,8 @@ class WorkloadUseRow(_Quote):
     share: float
     """The workload's share of the group's load over the day."""
     output_tok_s: float
+    deployment: str = ""
+    """The planner's name of a co-located group (``DeploymentLine.label``); "" = named from the fields."""
 
 
 class GroupShareRow(_Quote):
@@ -246,6 +248,8 @@ class DeploymentGroupRow(_Quote):
     shares: tuple[GroupShareRow, ...]
     output_tok_s: float
     utilization: float
+    deployment: str = ""
+    """The planner's name of a co-located group (``DeploymentLine.label``); "" = named from the fields."""
 
 
 class WorkloadRow(_Quote):

@@ -170,6 +170,7 @@ LABELS: dict[str, str] = {
     "deployment": "Deployment",
     "shared_pool": "shared pool",
     "own_replicas": "own replicas",
+    "co_located": "co-located (shares a card)",
     "replicas_peak": "Replicas at peak",
     "replicas_off_peak": "Off-peak replicas",
     "gpus_peak": "GPUs at peak",

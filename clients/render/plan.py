@@ -241,7 +241,8 @@ def workload_uses(w: plan_pb2.WorkloadRow) -> str:
         (
             u.replicas,
             u.replicas_max,
-            deployment_name(u.gpu_id, u.tp, u.mig_slice, u.precision) + (" shared" if u.shared else ""),
+            (u.deployment or deployment_name(u.gpu_id, u.tp, u.mig_slice, u.precision))
+            + (" shared" if u.shared else ""),
         )
         for u in w.uses
     ]
@@ -262,8 +263,8 @@ def _groups_table(plan: plan_pb2.Plan) -> Table | None:
         GROUP_HEADERS,
         [
             [
-                deployment_name(g.gpu_id, g.tp, g.mig_slice, g.precision),
-                "shared pool" if g.shared else "own",
+                g.deployment or deployment_name(g.gpu_id, g.tp, g.mig_slice, g.precision),
+                "shared pool" if g.shared else "co-located" if g.deployment else "own",
                 g.replicas_peak,
                 g.replicas_off_peak,
                 replicas_text(g.gpus_peak),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
 from api.fleetplan.v1 import common_pb2, plan_pb2
 from pricebook import catalog as pb_catalog
@@ -193,7 +194,7 @@ def _deployment(
 
 
 def deployment_group_to_proto(line: planner.DeploymentLine) -> plan_pb2.DeploymentGroup:
-    return plan_pb2.DeploymentGroup(
+    group = plan_pb2.DeploymentGroup(
         group_id=line.id,
         gpu_id=line.gpu,
         tp=line.tp,
@@ -219,6 +220,20 @@ def deployment_group_to_proto(line: planner.DeploymentLine) -> plan_pb2.Deployme
         output_tok_s=finite(line.output_tok_s),
         utilization=finite(line.utilization),
     )
+    return _co_located(group, line)
+
+
+Located = TypeVar("Located", plan_pb2.DeploymentGroup, plan_pb2.WorkloadGroupUse)
+
+
+def _co_located(message: Located, line: planner.DeploymentLine | planner.WorkloadGroupUse) -> Located:
+    """``message`` with the co-location fields of its group, set only on shared cards (whole-card
+    groups keep the wire as it was; their deployment is named from gpu_id, tp, mig_slice, precision)."""
+    if line.card_share < 1:
+        message.card_share = line.card_share
+        message.co_located_with.extend(line.co_located_with)
+        message.deployment = line.label
+    return message
 
 
 def workload_row_to_proto(line: planner.WorkloadLine) -> plan_pb2.WorkloadRow:
@@ -230,20 +245,23 @@ def workload_row_to_proto(line: planner.WorkloadLine) -> plan_pb2.WorkloadRow:
         capacity_req_s=finite(line.capacity_req_s),
         utilization=finite(line.utilization),
         uses=[
-            plan_pb2.WorkloadGroupUse(
-                group_id=u.group_id,
-                gpu_id=u.gpu,
-                tp=u.tp,
-                mig_slice=u.mig_slice,
-                precision=precision_to_proto(u.precision),
-                shared=u.shared,
-                replicas=finite(u.replicas),
-                replicas_max=finite(u.replicas_max),
-                share=finite(u.share),
-                output_tok_s=finite(u.output_tok_s),
-                ttft_p95_ms=finite(u.ttft_p95_ms),
-                tpot_ms=finite(u.tpot_ms),
-                per_user_tok_s=finite(u.per_user_tok_s),
+            _co_located(
+                plan_pb2.WorkloadGroupUse(
+                    group_id=u.group_id,
+                    gpu_id=u.gpu,
+                    tp=u.tp,
+                    mig_slice=u.mig_slice,
+                    precision=precision_to_proto(u.precision),
+                    shared=u.shared,
+                    replicas=finite(u.replicas),
+                    replicas_max=finite(u.replicas_max),
+                    share=finite(u.share),
+                    output_tok_s=finite(u.output_tok_s),
+                    ttft_p95_ms=finite(u.ttft_p95_ms),
+                    tpot_ms=finite(u.tpot_ms),
+                    per_user_tok_s=finite(u.per_user_tok_s),
+                ),
+                u,
             )
             for u in line.uses
         ],

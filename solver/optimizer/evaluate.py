@@ -21,6 +21,7 @@ from solver.domain import AcquisitionMode, PlanRequest
 from solver.optimizer.batch_window import hour_buckets, hourly_arrivals, window_misses
 from solver.optimizer.cancel import checkpoint
 from solver.optimizer.caps import Cap
+from solver.optimizer.colocation import check_shared_cards
 from solver.optimizer.instance import Candidate, FleetInstance, InferenceDemand, owned_host_of
 from solver.optimizer.pool_timing import PerfCapacity, pool_loads, pool_verdicts
 from solver.optimizer.results import (
@@ -75,6 +76,8 @@ def _fleet(instance: FleetInstance, solution: FleetSolution) -> _Fleet:
         if a.workload not in demands:
             continue
         for use in a.uses:
+            if use.candidate.guest:
+                continue  # on a host's card (``colocation.check_shared_cards``)
             for b in range(nb):
                 if use.replicas[b]:
                     replica_gpus[use.candidate.gpu][b][use.candidate.gpus_per_replica] += use.replicas[b]
@@ -105,6 +108,9 @@ def check_solution(
         *check_counts(instance, solution, fleet),
         *check_training(instance, solution, fleet),
         *check_static(instance, solution, fleet),
+        *check_shared_cards(
+            instance, solution, capacity_of.specs if isinstance(capacity_of, PerfCapacity) else None
+        ),
     ]
 
 
@@ -538,6 +544,8 @@ def check_static(instance: FleetInstance, solution: FleetSolution, fleet: _Fleet
             out.append(
                 Violation(ViolationKind.STATIC, key, f"{fixed} static replicas, {min(replicas)} in some hour")
             )
+        if c.guest:
+            continue  # on a host's card (``colocation.check_shared_cards``)
         static[c.gpu][c.gpus_per_replica] += fixed
         for b, count in enumerate(replicas):
             hourly[c.gpu][b][c.gpus_per_replica] += max(0, count - fixed)

@@ -53,4 +53,4 @@ def cost_alone(
         len(bucket.hours) / 24 * replicas_alone(rate, candidate.capacity_req_s, demand.redundancy)
         for bucket, rate in zip(buckets, demand.rate_req_s, strict=True)
     )
-    return gpu_days * candidate.gpus_per_replica * per_gpu.get(candidate.gpu, math.inf)
+    return gpu_days * candidate.gpu_equivalents * per_gpu.get(candidate.gpu, math.inf)

@@ -98,6 +98,8 @@ Constraints (numbers match ``ModelBuilder`` method comments and the evaluator's 
     pool by the sharing rule instead: the mixed batch on R − S_P replicas meets the SLA by the
     performance model's timing (``evaluate.check_pools``, ``pool_timing``).
 14. Static deployments (``solver.optimizer.static``): one set of replicas on held GPUs all day.
+15. Shared cards (``solver.optimizer.colocation``): a small model's guest replica takes a share of
+    a host replica's card (``a_c = 0`` in 2), ∀g, b: Σ guests r_cb ≤ Σ hosts t_c r_cb.
 
 Exact reductions (``ModelBuilder(reduce=True)``; ``test_model.py``: same optimum on random instances)
 ------------------------------------------------------------------------------------------
@@ -138,6 +140,7 @@ from typing import Any
 from solver.optimizer.batch_window import add_window_demand
 from solver.optimizer.cancel import checkpoint
 from solver.optimizer.caps import Cap, CapKey, add_count_minimum, count_cap, counted_gpu
+from solver.optimizer.colocation import add_card_pairing
 from solver.optimizer.gpu_costs import horizon_cost_per_gpu, replicas_alone
 from solver.optimizer.instance import (
     MIN_TRAINING_GPU_HOURS,
@@ -356,6 +359,7 @@ class ModelBuilder:
         self._shared_pools()
         self._gpus_and_domains()
         self.static = add_static_deployment(self)
+        add_card_pairing(self)
         checkpoint()
         self._servers()
         self._multi_node_fabric()

@@ -265,14 +265,15 @@ def _on_demand_by_hour(solution: FleetSolution, chosen: ChosenOption) -> tuple[i
 
 
 def workload_usages(solution: FleetSolution, instance: FleetInstance) -> list[WorkloadUsage]:
-    """GPU-hours per month each workload occupies per GPU type (replicas × GPUs × hours)."""
+    """GPU-hours per month each workload occupies per GPU type (replicas × GPUs × hours; on a
+    shared card, each model its share of it)."""
     hours = {b.index: b.hours_per_day for b in instance.buckets}
     usages: list[WorkloadUsage] = []
     for assignment in solution.assignments:
         per_gpu: dict[GpuId, float] = {}
         for use in assignment.uses:
             gpu_hours = sum(
-                r * use.candidate.gpus_per_replica * hours[b] * DAYS_PER_MONTH
+                r * use.candidate.gpu_equivalents * hours[b] * DAYS_PER_MONTH
                 for b, r in enumerate(use.replicas)
             )
             per_gpu[use.candidate.gpu] = per_gpu.get(use.candidate.gpu, 0.0) + gpu_hours

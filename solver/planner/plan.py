@@ -29,6 +29,7 @@ from solver.optimizer.risk import demand_probabilities
 from solver.planner.assemble import Extras, assemble_result
 from solver.planner.baselines import price_baselines, solve_baselines
 from solver.planner.headroom import plan_headroom
+from solver.planner.incumbent import cheaper_baseline_as_plan
 from solver.planner.notices import with_notices
 from solver.planner.results import Baseline, BaselineSaving, PlanResult, Sensitivity
 from solver.planner.sensitivity import cut_short, sensitivity_rows
@@ -140,7 +141,9 @@ def plan_instance(
     headroom: Headroom | None = None
     if with_extras and solution.has_plan:
         deadline = started + time_limit_s * EXTRAS_DEADLINE_SHARE
-        extras, runs, headroom = _extras(resolved, instance, solution, cancel=cancel, deadline=deadline)
+        extras, runs, headroom, solution = _extras(
+            resolved, instance, solution, cancel=cancel, deadline=deadline
+        )
     complete = (
         solution.stats.status is SolveStatus.OPTIMAL
         and solution.stats.limit_fired is LimitFired.NONE
@@ -213,15 +216,16 @@ def _extras(
     *,
     cancel: CancelToken | None,
     deadline: float,
-) -> tuple[Extras, tuple[BaselineRun, ...], Headroom | None]:
+) -> tuple[Extras, tuple[BaselineRun, ...], Headroom | None, FleetSolution]:
     """Baselines, then headroom and sensitivity (both with ``compute_sensitivity``), until
     ``deadline``, as the request's options ask; skipped when the call's deadline or a shutdown
-    already ended the main solve early."""
+    already ended the main solve early. A verified baseline cheaper than ``solution`` becomes the
+    plan (returned last; ``solver.planner.incumbent``) before headroom and sensitivity look at it."""
     if cancel is not None and cancel.expired:
         warning = "baselines and sensitivity skipped: the deadline or a shutdown ended the solve early"
-        return Extras(warnings=(warning,)), (), None
+        return Extras(warnings=(warning,)), (), None, solution
     if _cancelled(cancel):
-        return Extras(), (), None
+        return Extras(), (), None, solution
     request = resolved.request
     re_solve = ReSolver(request, resolved.book, cancel)
     options = request.options
@@ -237,6 +241,9 @@ def _extras(
         runs = solve_baselines(
             instance, resolved.allowed_gpus, re_solve, baselines_deadline, warnings, diagnose=diagnose
         )
+        solution = cheaper_baseline_as_plan(
+            instance, solution, runs, re_solve.capacity_of, request.constraints.currency
+        )
         baselines, saving = price_baselines(runs, solution, request, instance)
     sensitivity: tuple[Sensitivity, ...] = ()
     headroom: Headroom | None = None
@@ -247,7 +254,7 @@ def _extras(
         sensitivity = sensitivity_rows(instance, solution, runs, re_solve, deadline)
         if cut_short(sensitivity):
             warnings.append("sensitivity search was cut short by the time limit (see each explanation)")
-    return Extras(baselines, saving, sensitivity, tuple(warnings)), runs, headroom
+    return Extras(baselines, saving, sensitivity, tuple(warnings)), runs, headroom, solution
 
 
 HEADROOM_SHARE = 0.4

@@ -162,7 +162,7 @@ def _replica_day(
     if not pool:
         return None, None
     option = min(pool, key=lambda o: gpu_day_cost(o, instance.horizon_months))
-    replica_cost = gpu_day_cost(option, instance.horizon_months) * candidate.gpus_per_replica
+    replica_cost = gpu_day_cost(option, instance.horizon_months) * candidate.gpu_equivalents
     full_day_tokens = candidate.capacity_req_s * workload.tokens_per_request * SECONDS_PER_DAY
     if option.mode is AcquisitionMode.ON_DEMAND:
         # Rented by the hour to follow demand: no idle hours to pay for.

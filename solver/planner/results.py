@@ -15,6 +15,7 @@ from solver.analysis.breakeven import ApiBreakEven, BuyVsRent
 from solver.analysis.headroom import Headroom
 from solver.analysis.tco import CostComponent, DepreciationYear, FleetTco, UnitCost, VatLines
 from solver.domain import AcquisitionMode, CapacityQuantile, Precision
+from solver.optimizer.instance import GUEST_SHARE_MAX, deployment_label
 from solver.optimizer.results import CapRelaxation, FleetSolution, SolveStatus, WorkloadFit
 from solver.planner.notices import Notice
 
@@ -94,6 +95,17 @@ class DeploymentLine:
     """Output tokens per second the group delivers at the SLA in its peak hour (all shares)."""
     utilization: float
     """Demand carried ÷ capacity of the replicas in the peak hour (spares count as capacity)."""
+    card_share: float = 1.0
+    """< 1: co-located (``solver.optimizer.colocation``): a guest's share of one host card (≤ 1/2),
+    or a host's share of each of its cards."""
+    co_located_with: tuple[str, ...] = ()
+    """The groups on the other side of the shared cards of this GPU type (a guest's hosts, a
+    host's guests)."""
+
+    @property
+    def label(self) -> str:
+        """The deployment in words, e.g. "l40s TP2 fp8" or "l40s 1/16 of a card bf16"."""
+        return deployment_label(self.gpu, self.tp, self.precision, self.mig_slice, self.card_share)
 
     @property
     def replicas_peak(self) -> int:
@@ -106,11 +118,15 @@ class DeploymentLine:
 
     @property
     def gpus_per_replica(self) -> float:
+        """GPUs a replica occupies (a fraction for a MIG slice; none for a co-located guest)."""
+        if self.card_share <= GUEST_SHARE_MAX:
+            return 0.0
         return 1.0 / self.mig_slice if self.mig_slice else float(self.tp)
 
     @property
     def gpus_peak(self) -> float:
-        """GPUs the group occupies in its peak hour (a fraction of one for MIG slices)."""
+        """GPUs the group occupies in its peak hour (a fraction of one for MIG slices; 0 for a guest
+        on its hosts' cards)."""
         return self.replicas_peak * self.gpus_per_replica
 
     @property
@@ -139,6 +155,12 @@ class WorkloadGroupUse:
     ttft_p95_ms: float
     tpot_ms: float
     per_user_tok_s: float
+    card_share: float = 1.0
+    """The group's ``DeploymentLine.card_share``."""
+    co_located_with: tuple[str, ...] = ()
+    """The group's ``DeploymentLine.co_located_with``."""
+    label: str = ""
+    """The group's ``DeploymentLine.label``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -471,6 +471,9 @@ class DeploymentGroup(_message.Message):
     SHARES_FIELD_NUMBER: _builtins.int
     OUTPUT_TOK_S_FIELD_NUMBER: _builtins.int
     UTILIZATION_FIELD_NUMBER: _builtins.int
+    CARD_SHARE_FIELD_NUMBER: _builtins.int
+    CO_LOCATED_WITH_FIELD_NUMBER: _builtins.int
+    DEPLOYMENT_FIELD_NUMBER: _builtins.int
     group_id: _builtins.str
     """The shared pool's id (as in ReplicaPool.pool_id), or the deployment's id for a workload's own
     replicas (e.g. "chat/h100-sxm/tp1/fp8").
@@ -503,6 +506,15 @@ class DeploymentGroup(_message.Message):
     """Output tokens per second the group delivers at the SLA in its peak hour (all shares)."""
     utilization: _builtins.float
     """Demand carried ÷ capacity of the replicas in the peak hour (spares count as capacity)."""
+    card_share: _builtins.float
+    """Co-location (a card shared by two models, time and memory split): absent/1 = whole cards; at
+    most 0.5 = a small model's share of one card of a host group (it occupies no card of its own:
+    gpus_peak 0); above 0.5 = a host's share of each of its cards, each beside one guest.
+    """
+    deployment: _builtins.str
+    """The deployment in words, as the planner names it (e.g. "l40s TP2 fp8 15/16 of each card",
+    "l40s 1/16 of a card bf16"); tables and quotes show it as given.
+    """
     @_builtins.property
     def replicas_by_hour(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """Replicas in each hour of the day (24 values)."""
@@ -510,6 +522,10 @@ class DeploymentGroup(_message.Message):
     @_builtins.property
     def shares(self) -> _containers.RepeatedCompositeFieldContainer[Global___GroupShare]:
         """The workloads it serves and each one's share, in order of first use."""
+
+    @_builtins.property
+    def co_located_with(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The groups on the other side of this GPU type's shared cards (a guest's hosts, a host's guests)."""
 
     def __init__(
         self,
@@ -530,12 +546,17 @@ class DeploymentGroup(_message.Message):
         shares: _abc.Iterable[Global___GroupShare] | None = ...,
         output_tok_s: _builtins.float = ...,
         utilization: _builtins.float = ...,
+        card_share: _builtins.float | None = ...,
+        co_located_with: _abc.Iterable[_builtins.str] | None = ...,
+        deployment: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_card_share", b"_card_share", "card_share", b"card_share"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["gpu_id", b"gpu_id", "gpus_peak", b"gpus_peak", "group_id", b"group_id", "kv_precision", b"kv_precision", "mig_slice", b"mig_slice", "output_tok_s", b"output_tok_s", "peak_hour", b"peak_hour", "precision", b"precision", "replicas_by_hour", b"replicas_by_hour", "replicas_off_peak", b"replicas_off_peak", "replicas_peak", b"replicas_peak", "shared", b"shared", "shares", b"shares", "spares", b"spares", "tp", b"tp", "utilization", b"utilization"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_card_share", b"_card_share", "card_share", b"card_share", "co_located_with", b"co_located_with", "deployment", b"deployment", "gpu_id", b"gpu_id", "gpus_peak", b"gpus_peak", "group_id", b"group_id", "kv_precision", b"kv_precision", "mig_slice", b"mig_slice", "output_tok_s", b"output_tok_s", "peak_hour", b"peak_hour", "precision", b"precision", "replicas_by_hour", b"replicas_by_hour", "replicas_off_peak", b"replicas_off_peak", "replicas_peak", b"replicas_peak", "shared", b"shared", "shares", b"shares", "spares", b"spares", "tp", b"tp", "utilization", b"utilization"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__card_share: _TypeAlias = _typing.Literal["card_share"]  # noqa: Y015
+    _WhichOneofArgType__card_share: _TypeAlias = _typing.Literal["_card_share", b"_card_share"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__card_share) -> _WhichOneofReturnType__card_share | None: ...
 
 Global___DeploymentGroup: _TypeAlias = DeploymentGroup  # noqa: Y015
 
@@ -558,6 +579,9 @@ class WorkloadGroupUse(_message.Message):
     TTFT_P95_MS_FIELD_NUMBER: _builtins.int
     TPOT_MS_FIELD_NUMBER: _builtins.int
     PER_USER_TOK_S_FIELD_NUMBER: _builtins.int
+    CARD_SHARE_FIELD_NUMBER: _builtins.int
+    CO_LOCATED_WITH_FIELD_NUMBER: _builtins.int
+    DEPLOYMENT_FIELD_NUMBER: _builtins.int
     group_id: _builtins.str
     """DeploymentGroup.group_id."""
     gpu_id: _builtins.str
@@ -584,6 +608,14 @@ class WorkloadGroupUse(_message.Message):
     """Predicted time per output token on this group, in milliseconds."""
     per_user_tok_s: _builtins.float
     """Predicted decode speed each user sees on this group, in output tokens per second."""
+    card_share: _builtins.float
+    """The group's DeploymentGroup.card_share (co-location; absent = whole cards)."""
+    deployment: _builtins.str
+    """The group's DeploymentGroup.deployment."""
+    @_builtins.property
+    def co_located_with(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The group's DeploymentGroup.co_located_with."""
+
     def __init__(
         self,
         *,
@@ -600,12 +632,17 @@ class WorkloadGroupUse(_message.Message):
         ttft_p95_ms: _builtins.float = ...,
         tpot_ms: _builtins.float = ...,
         per_user_tok_s: _builtins.float = ...,
+        card_share: _builtins.float | None = ...,
+        co_located_with: _abc.Iterable[_builtins.str] | None = ...,
+        deployment: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_card_share", b"_card_share", "card_share", b"card_share"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["gpu_id", b"gpu_id", "group_id", b"group_id", "mig_slice", b"mig_slice", "output_tok_s", b"output_tok_s", "per_user_tok_s", b"per_user_tok_s", "precision", b"precision", "replicas", b"replicas", "replicas_max", b"replicas_max", "share", b"share", "shared", b"shared", "tp", b"tp", "tpot_ms", b"tpot_ms", "ttft_p95_ms", b"ttft_p95_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_card_share", b"_card_share", "card_share", b"card_share", "co_located_with", b"co_located_with", "deployment", b"deployment", "gpu_id", b"gpu_id", "group_id", b"group_id", "mig_slice", b"mig_slice", "output_tok_s", b"output_tok_s", "per_user_tok_s", b"per_user_tok_s", "precision", b"precision", "replicas", b"replicas", "replicas_max", b"replicas_max", "share", b"share", "shared", b"shared", "tp", b"tp", "tpot_ms", b"tpot_ms", "ttft_p95_ms", b"ttft_p95_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__card_share: _TypeAlias = _typing.Literal["card_share"]  # noqa: Y015
+    _WhichOneofArgType__card_share: _TypeAlias = _typing.Literal["_card_share", b"_card_share"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__card_share) -> _WhichOneofReturnType__card_share | None: ...
 
 Global___WorkloadGroupUse: _TypeAlias = WorkloadGroupUse  # noqa: Y015
 
