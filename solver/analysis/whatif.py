@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from pricebook.schema import GpuId
+from solver.budget import DEFAULT_BUDGET as BUDGET
 from solver.domain import AcquisitionMode
 from solver.errors import SolveCancelled
 from solver.optimizer.caps import Cap, counted_gpu
@@ -41,7 +42,6 @@ from solver.optimizer.variants import (
 from solver.pricing.options import AcquisitionOption
 
 __all__ = [
-    "MIN_SOLVE_SECONDS",
     "PRICE_DOWN_MIN",
     "PRICE_UP_MAX",
     "PROVEN",
@@ -75,7 +75,6 @@ PRICE_DOWN_MIN = 0.25
 """... and down to a quarter (−75 %)."""
 TOLERANCE = 0.02
 """Bisection stops when the multiplier interval is narrower than 2 percentage points."""
-MIN_SOLVE_SECONDS = 0.2
 PROVEN = frozenset({SolveStatus.OPTIMAL, SolveStatus.INFEASIBLE})
 """Solve outcomes that decide a probe on their own (no plan at all is a change of plan too)."""
 
@@ -199,7 +198,7 @@ def run_baselines(
             runs.append(BaselineRun(gpu, None, None, reason))
             continue
         remaining = deadline - time.monotonic()
-        if remaining < MIN_SOLVE_SECONDS:
+        if remaining < BUDGET.min_probe_s:
             runs.append(BaselineRun(gpu, None, single, "not computed: the time budget ran out"))
             continue
         # Share what is left fairly among the types still to solve.
@@ -215,7 +214,8 @@ def run_baselines(
             runs.append(BaselineRun(gpu, solution, single, note))
         elif solution.status is SolveStatus.INFEASIBLE:
             left = (deadline - time.monotonic()) / (len(pending) + 1)
-            explained = diagnose(single, left) if diagnose is not None and left >= MIN_SOLVE_SECONDS else None
+            explain = diagnose is not None and left >= BUDGET.min_probe_s
+            explained = diagnose(single, left) if explain and diagnose is not None else None
             runs.append(_infeasible_run(gpu, explained or solution, single))
         else:
             runs.append(
@@ -304,7 +304,7 @@ def find_threshold(
     def mix_at(m: float) -> tuple[Mix, FleetSolution] | None:
         nonlocal solves
         remaining = deadline - time.monotonic()
-        if remaining < MIN_SOLVE_SECONDS or solves >= solves_left:
+        if remaining < BUDGET.min_probe_s or solves >= solves_left:
             return None
         solves += 1
         instance = make(m)
