@@ -22,12 +22,15 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 
 from pricebook.schema import GpuId
 from solver.budget import DEFAULT_BUDGET as BUDGET
 from solver.domain import AcquisitionMode
 from solver.errors import SolveCancelled
 from solver.optimizer.caps import Cap, counted_gpu
+from solver.optimizer.concurrency import run_side_by_side
+from solver.optimizer.evaluate import caps_hold
 from solver.optimizer.explain import NEEDED_TOLERANCE
 from solver.optimizer.instance import Caps, FleetInstance, TrainingChoice
 from solver.optimizer.results import CapRelaxation, FleetSolution, SolveStatus
@@ -50,6 +53,7 @@ __all__ = [
     "Mix",
     "SearchOutcome",
     "Solve",
+    "SolveBelow",
     "Threshold",
     "describe_fleet",
     "find_threshold",
@@ -66,6 +70,12 @@ __all__ = [
 
 Solve = Callable[[FleetInstance, float], FleetSolution]
 """Solve an instance within a time limit (seconds); the planner binds backend, gap and cancel."""
+SolveBelow = Callable[[FleetInstance, float, float], FleetSolution]
+"""The same with an objective cutoff (request currency): only plans with a TCO at most it, so
+INFEASIBLE proves that none is that cheap."""
+
+CUTOFF_MARGIN = 1e-9
+"""A probe's cutoff is this far (relative) below the reference plan's cost: "strictly cheaper"."""
 
 Mix = frozenset[tuple[GpuId, AcquisitionMode]]
 
@@ -188,40 +198,47 @@ def run_baselines(
 ) -> tuple[BaselineRun, ...]:
     """For each GPU type, the cheapest fleet using only it (or why none exists), within ``deadline``
     (a ``time.monotonic()`` instant); types left when time runs out say so. ``diagnose`` (a solve
-    that explains an infeasible instance) names the caps a type's fleet cannot meet."""
+    that explains an infeasible instance) names the caps a type's fleet cannot meet. A type that
+    cannot serve some workload is answered without a solve; the others are solved side by side
+    (``solver.optimizer.concurrency``: OR-Tools releases the GIL, so two solves use both cores),
+    each with an equal share of the time left per wave when it starts."""
+    singles = [(gpu, *restrict_to_gpu(instance, gpu)) for gpu in gpus]
+    jobs = [
+        partial(_baseline, gpu, single, solve, diagnose) for gpu, single, _ in singles if single is not None
+    ]
+    outcomes = iter(run_side_by_side(jobs, deadline=deadline))
     runs: list[BaselineRun] = []
-    pending = list(gpus)
-    while pending:
-        gpu = pending.pop(0)
-        single, reason = restrict_to_gpu(instance, gpu)
+    for gpu, single, reason in singles:
         if single is None:
             runs.append(BaselineRun(gpu, None, None, reason))
             continue
-        remaining = deadline - time.monotonic()
-        if remaining < BUDGET.min_probe_s:
-            runs.append(BaselineRun(gpu, None, single, "not computed: the time budget ran out"))
-            continue
-        # Share what is left fairly among the types still to solve.
-        solution = solve(single, remaining / (len(pending) + 1))
-        if solution.status is SolveStatus.CANCELLED:
-            raise SolveCancelled("baselines cancelled")
-        if solution.has_plan:
-            note = (
-                ""
-                if solution.status is SolveStatus.OPTIMAL
-                else "time limit: best plan found, not proven optimal"
-            )
-            runs.append(BaselineRun(gpu, solution, single, note))
-        elif solution.status is SolveStatus.INFEASIBLE:
-            left = (deadline - time.monotonic()) / (len(pending) + 1)
-            explain = diagnose is not None and left >= BUDGET.min_probe_s
-            explained = diagnose(single, left) if explain and diagnose is not None else None
-            runs.append(_infeasible_run(gpu, explained or solution, single))
-        else:
-            runs.append(
-                BaselineRun(gpu, solution, single, f"no plan found in time ({solution.status.value})")
-            )
+        outcome = next(outcomes)
+        if isinstance(outcome, BaseException):
+            raise outcome  # a cancelled call (SolveCancelled) or a bug
+        runs.append(outcome)
     return tuple(runs)
+
+
+def _baseline(
+    gpu: GpuId, single: FleetInstance, solve: Solve, diagnose: Solve | None, deadline: float
+) -> BaselineRun:
+    """The cheapest fleet of ``single`` (one GPU type's instance) by ``deadline``, or why none."""
+    remaining = deadline - time.monotonic()
+    if remaining < BUDGET.min_probe_s:
+        return BaselineRun(gpu, None, single, "not computed: the time budget ran out")
+    solution = solve(single, remaining)
+    if solution.status is SolveStatus.CANCELLED:
+        raise SolveCancelled("baselines cancelled")
+    if solution.has_plan:
+        proven = solution.status is SolveStatus.OPTIMAL
+        return BaselineRun(
+            gpu, solution, single, "" if proven else "time limit: best plan found, not proven optimal"
+        )
+    if solution.status is SolveStatus.INFEASIBLE:
+        left = deadline - time.monotonic()
+        explained = diagnose(single, left) if diagnose is not None and left >= BUDGET.min_probe_s else None
+        return _infeasible_run(gpu, explained or solution, single)
+    return BaselineRun(gpu, solution, single, f"no plan found in time ({solution.status.value})")
 
 
 def _infeasible_run(gpu: GpuId, solution: FleetSolution, single: FleetInstance) -> BaselineRun:
@@ -289,6 +306,7 @@ def find_threshold(
     tolerance: float = TOLERANCE,
     solves_left: int = 1_000,
     base: FleetSolution | None = None,
+    solve_below: SolveBelow | None = None,
 ) -> SearchOutcome:
     """The multiplier between 1 and ``far`` where the mix first changes, to ``tolerance``.
 
@@ -298,8 +316,17 @@ def find_threshold(
     change of plan in between, two probes settle it where bisection needs about eight solves.
 
     Only proven optima decide a probe; a plan the time limit stopped counts only as a change of
-    mix that is cheaper than today's plan there, else the search ends incomplete."""
+    mix that is cheaper than today's plan there, else the search ends incomplete.
+
+    With ``solve_below`` each probe is parametric: the cheapest plan known with today's mix
+    (``base``, or one found at a nearer multiplier) is priced at the probe, and the solve admits
+    only plans strictly cheaper than it. INFEASIBLE then proves the mix unchanged there (that
+    plan is the optimum) — a bound reaching a known cost, without searching for the plan again;
+    a plan found is the optimum there, as without the cutoff. The cutoff is used only where that
+    plan keeps the caps at the probe's prices."""
     solves = 0
+    same_mix: list[FleetSolution] = []
+    _remember(same_mix, base, base_mix)
 
     def mix_at(m: float) -> tuple[Mix, FleetSolution] | None:
         nonlocal solves
@@ -308,15 +335,10 @@ def find_threshold(
             return None
         solves += 1
         instance = make(m)
-        solution = solve(instance, remaining)
-        if solution.status is SolveStatus.CANCELLED:
-            raise SolveCancelled("sensitivity search cancelled")
-        if solution.status is SolveStatus.NO_SOLUTION:
-            return None  # no answer in time: unknown, not a change of plan
-        mix = mix_of(solution)
-        if solution.status not in PROVEN and not _beats(instance, solution, mix, base):
-            return None  # a plan the time limit stopped proves neither "unchanged" nor a change
-        return mix, solution
+        solution = _probe(instance, remaining, solve, solve_below, same_mix)
+        if isinstance(solution, tuple):
+            return base_mix, solution[0]  # no plan cheaper than one of today's mix: unchanged
+        return _decided(instance, solution, base)
 
     at_far = mix_at(far)
     if at_far is None:
@@ -337,10 +359,59 @@ def find_threshold(
             break
         if result[0] == base_mix:
             lo, lo_plan = probe, result[1]
+            _remember(same_mix, lo_plan, base_mix)
         else:
             hi, past = probe, result[1]
             pending = []  # the far-side probe is moot once the near one changed the mix
     return SearchOutcome(Threshold(hi, lo, past), far, complete=complete, solves=solves)
+
+
+def _decided(
+    instance: FleetInstance, solution: FleetSolution, base: FleetSolution | None
+) -> tuple[Mix, FleetSolution] | None:
+    """(the mix, the plan) a probe's solve decides, None when it decides nothing."""
+    if solution.status is SolveStatus.CANCELLED:
+        raise SolveCancelled("sensitivity search cancelled")
+    if solution.status is SolveStatus.NO_SOLUTION:
+        return None  # no answer in time: unknown, not a change of plan
+    mix = mix_of(solution)
+    if solution.status not in PROVEN and not _beats(instance, solution, mix, base):
+        return None  # a plan the time limit stopped proves neither "unchanged" nor a change
+    return mix, solution
+
+
+def _remember(plans: list[FleetSolution], plan: FleetSolution | None, mix: Mix) -> None:
+    """Add ``plan`` to ``plans`` (known plans of today's mix ``mix``) if it has that mix and is new."""
+    if plan is not None and mix_of(plan) == mix and all(p is not plan for p in plans):
+        plans.append(plan)
+
+
+def _probe(
+    instance: FleetInstance,
+    time_limit_s: float,
+    solve: Solve,
+    solve_below: SolveBelow | None,
+    same_mix: list[FleetSolution],
+) -> FleetSolution | tuple[FleetSolution]:
+    """The optimum at ``instance``'s prices, or ``(plan,)``: ``plan``, of today's mix, is proven
+    the optimum there (a solve with a cutoff just below its cost found nothing cheaper)."""
+    reference = _cheapest_keeping_caps(instance, same_mix) if solve_below is not None else None
+    if reference is None or solve_below is None:
+        return solve(instance, time_limit_s)
+    plan, cost = reference
+    solution = solve_below(instance, time_limit_s, cost * (1 - CUTOFF_MARGIN))
+    return (plan,) if solution.status is SolveStatus.INFEASIBLE else solution
+
+
+def _cheapest_keeping_caps(
+    instance: FleetInstance, plans: list[FleetSolution]
+) -> tuple[FleetSolution, float] | None:
+    """The cheapest of ``plans`` at ``instance``'s prices among those within its caps, with its cost."""
+    priced = [(plan_cost(instance, p), i) for i, p in enumerate(plans) if caps_hold(instance, p)]
+    if not priced:
+        return None
+    cost, i = min(priced)
+    return plans[i], cost
 
 
 def _beats(instance: FleetInstance, solution: FleetSolution, mix: Mix, base: FleetSolution | None) -> bool:

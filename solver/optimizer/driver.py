@@ -139,11 +139,15 @@ def solve_mip(
     lp_guided: bool = True,
     tie_break: bool = False,
     replica_hint: tuple[tuple[str, tuple[int, ...]], ...] = (),
+    objective_cutoff: float | None = None,
+    own_plans: OwnPlans | None = None,
 ) -> MipResult:
     """``solve_one`` (below); with shared pools (model constraint 13) in a cost-minimising solve,
     first the plan without them (every load on replicas of its own, ``WARM_START_SHARE`` of the
     time), kept when the full solve ends with nothing better: pooling never returns a dearer plan
-    than replicas of their own, even when the limit fires."""
+    than replicas of their own, even when the limit fires. ``own_plans`` keeps that first plan,
+    once proven, for the next call on the same instance without pools (the next pool-timing
+    round, or the last one, which drops the pools that keep missing)."""
     run = functools.partial(
         solve_one,
         cancel=cancel,
@@ -153,13 +157,21 @@ def solve_mip(
         threads=threads,
         exact_reductions=exact_reductions,
         lp_guided=lp_guided,
+        objective_cutoff=objective_cutoff,
     )
     if replica_hint or not _warm_start_applies(instance, relax):
+        kept = own_plans.get(instance) if own_plans is not None and not tie_break else None
+        if kept is not None:
+            return kept
         return run(instance, time_limit_s=time_limit_s, tie_break=tie_break, replica_hint=replica_hint)
     started = time.perf_counter()
     own = dataclasses.replace(instance, candidates=tuple(c for c in instance.candidates if not c.pool))
     large = len(own.candidates) * len(own.buckets) >= LP_GUIDED_MIN_REPLICA_VARS
-    first = run(own, time_limit_s=time_limit_s * (LARGE_WARM_START_SHARE if large else WARM_START_SHARE))
+    first = own_plans.get(own) if own_plans is not None else None
+    if first is None:
+        first = run(own, time_limit_s=time_limit_s * (LARGE_WARM_START_SHARE if large else WARM_START_SHARE))
+        if own_plans is not None:
+            own_plans.put(own, first)
     # Not a hint for the full model: SCIP completing that partial start took 10-20 s on the 8×8
     # length-mix benchmark that solves in ~1 s without it (bench/pooling.py).
     left = max(MIN_TIE_BREAK_S, time_limit_s - (time.perf_counter() - started))
@@ -169,6 +181,25 @@ def solve_mip(
 
 WARM_START_SHARE = 0.6
 """Share of the time limit the plan without shared pools may take before the full model."""
+
+
+class OwnPlans:
+    """The proven plan without shared pools of one ``solver.optimizer.api.solve`` call. Derating a
+    pool (``solver.optimizer.pool_timing``) changes pooled candidates only, so each round's model
+    without pools is the same model: solved once (SCIP's fixed seed gives the same plan again)."""
+
+    def __init__(self) -> None:
+        self._instance: FleetInstance | None = None
+        self._result: MipResult | None = None
+
+    def get(self, own: FleetInstance) -> MipResult | None:
+        """The plan kept for ``own`` (an instance without pools), None when it is another one."""
+        return self._result if self._instance is not None and self._instance == own else None
+
+    def put(self, own: FleetInstance, result: MipResult) -> None:
+        """Keep ``result`` as ``own``'s plan when it is proven (a time-limited one may differ)."""
+        if result.stats.status in (SolveStatus.OPTIMAL, SolveStatus.INFEASIBLE):
+            self._instance, self._result = own, result
 LARGE_WARM_START_SHARE = 0.85
 """The same for models the LP-guided search runs on: the full model with pools (2-3× the
 variables) found no plan in 6 s on the 20-workload benchmark portfolio, whose plan without them
@@ -221,6 +252,7 @@ def solve_one(
     lp_guided: bool = True,
     tie_break: bool = False,
     replica_hint: tuple[tuple[str, tuple[int, ...]], ...] = (),
+    objective_cutoff: float | None = None,
 ) -> MipResult:
     """Build and solve the MIP; never prints (solver output suppressed, stats to structlog).
 
@@ -232,11 +264,16 @@ def solve_one(
     ``exact_reductions=False`` builds the model without the replica bounds and option
     reductions (same optimum, slower; for tests that check the reductions are exact).
     ``replica_hint`` (candidate id, replicas per bucket) is a partial start for SCIP, which
-    completes the fleet around it (local runner-ups: a first plan at once, measured 23 % faster)."""
+    completes the fleet around it (local runner-ups: a first plan at once, measured 23 % faster).
+    ``objective_cutoff`` (request currency) admits only plans whose TCO is at most it: INFEASIBLE
+    then proves that no plan is that cheap (parametric sensitivity: today's fleet stays optimal).
+    """
     if cancel is not None and cancel.cancelled:
         raise SolveCancelled("cancelled before the solve started")
     started = time.perf_counter()
     builder = build_model(instance, backend, relax, reduce=exact_reductions)
+    if objective_cutoff is not None and not isinstance(builder.tco_expr, int):
+        builder.solver.Add(builder.tco_expr <= objective_cutoff, "cutoff[tco]")
     _set_parameters(builder, backend, threads, replica_hint)
     params = pywraplp.MPSolverParameters()
     params.SetDoubleParam(pywraplp.MPSolverParameters.RELATIVE_MIP_GAP, relative_gap)

@@ -93,7 +93,12 @@ class ReSolver:
         self.capacity_of = perf_capacity_checker(request, book)
 
     def __call__(
-        self, instance: FleetInstance, time_limit_s: float, *, explain: bool = False
+        self,
+        instance: FleetInstance,
+        time_limit_s: float,
+        *,
+        explain: bool = False,
+        objective_cutoff: float | None = None,
     ) -> FleetSolution:
         opts = self.request.options
         return solve(
@@ -104,7 +109,12 @@ class ReSolver:
             relative_gap=opts.relative_gap,
             capacity_of=self.capacity_of,
             explain=explain,
+            objective_cutoff=objective_cutoff,
         )
+
+    def below(self, instance: FleetInstance, time_limit_s: float, cutoff: float) -> FleetSolution:
+        """A re-solve admitting only plans with a TCO at most ``cutoff`` (``whatif.SolveBelow``)."""
+        return self(instance, time_limit_s, objective_cutoff=cutoff)
 
 
 @polls_cancel
@@ -247,7 +257,9 @@ def _extras(
                 deadline=headroom_deadline,
             )
         with clock.timed("sensitivity", deadline - time.monotonic()):
-            sensitivity = sensitivity_rows(instance, solution, runs, re_solve, deadline)
+            sensitivity = sensitivity_rows(
+                instance, solution, runs, re_solve, deadline, solve_below=re_solve.below
+            )
         if cut_short(sensitivity):
             warnings.append("sensitivity search was cut short by the time limit (see each explanation)")
     return Extras(baselines, saving, sensitivity, tuple(warnings)), runs, headroom

@@ -1,5 +1,7 @@
 """Sensitivity of a plan: how far each planned GPU type's price (and the strongest alternative's)
-must move before the optimal mix changes (``solver.analysis.whatif.find_threshold``). These are
+must move before the optimal mix changes (``solver.analysis.whatif.find_threshold``, parametric:
+each probe admits only plans cheaper than today's mix there, so "unchanged" is a bound reaching a
+known cost rather than a full re-solve). These are
 mix-change thresholds of re-planning, not the headroom of the quoted fleet: how much more demand
 that fleet carries is the plan's ``headroom`` (``solver.planner.headroom``, the evaluator on the
 fixed fleet).
@@ -21,6 +23,7 @@ from solver.analysis.whatif import (
     Mix,
     SearchOutcome,
     Solve,
+    SolveBelow,
     describe_fleet,
     find_threshold,
     mix_of,
@@ -42,6 +45,8 @@ def sensitivity_rows(
     runs: Sequence[BaselineRun],
     solve: Solve,
     deadline: float,
+    *,
+    solve_below: SolveBelow | None = None,
 ) -> tuple[Sensitivity, ...]:
     """One row per planned GPU type's price and one for the strongest alternative's; a cancelled
     call ends the rows with a ``(cancelled)`` one. Each direction of each row is its
@@ -57,7 +62,8 @@ def sensitivity_rows(
     for row, (gpu, in_plan) in enumerate(subjects):
         priced = partial(scale_gpu_price, instance, gpu)
         for far in (PRICE_DOWN_MIN, PRICE_UP_MAX) if in_plan else (PRICE_DOWN_MIN,):
-            searches.append((row, partial(_search, priced, base_mix, far, solve, base=solution)))
+            search = partial(_search, priced, base_mix, far, solve, base=solution, solve_below=solve_below)
+            searches.append((row, search))
     outcomes: dict[int, list[SearchOutcome]] = {row: [] for row in range(len(subjects))}
     cancelled: set[int] = set()
     for (row, _), outcome in zip(
@@ -83,8 +89,9 @@ def _search(
     deadline: float,
     *,
     base: FleetSolution | None,
+    solve_below: SolveBelow | None,
 ) -> SearchOutcome:
-    return find_threshold(make, base_mix, far, solve, deadline=deadline, base=base)
+    return find_threshold(make, base_mix, far, solve, deadline=deadline, base=base, solve_below=solve_below)
 
 
 def _rows(
