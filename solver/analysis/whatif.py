@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 from pricebook.schema import GpuId
@@ -307,6 +307,7 @@ def find_threshold(
     solves_left: int = 1_000,
     base: FleetSolution | None = None,
     solve_below: SolveBelow | None = None,
+    known: Sequence[FleetSolution] = (),
 ) -> SearchOutcome:
     """The multiplier between 1 and ``far`` where the mix first changes, to ``tolerance``.
 
@@ -318,15 +319,17 @@ def find_threshold(
     Only proven optima decide a probe; a plan the time limit stopped counts only as a change of
     mix that is cheaper than today's plan there, else the search ends incomplete.
 
-    With ``solve_below`` each probe is parametric: the cheapest plan known with today's mix
-    (``base``, or one found at a nearer multiplier) is priced at the probe, and the solve admits
-    only plans strictly cheaper than it. INFEASIBLE then proves the mix unchanged there (that
-    plan is the optimum) — a bound reaching a known cost, without searching for the plan again;
-    a plan found is the optimum there, as without the cutoff. The cutoff is used only where that
-    plan keeps the caps at the probe's prices."""
+    With ``solve_below`` each probe is parametric: the plans already known (``base``, ``known``
+    such as the baselines' fleets, and those the search found) are priced at the probe, and the
+    solve admits only plans at most as dear as the cheapest of them that keeps the caps there: a
+    bound reaching a known cost ends the search without finding that plan again. When that plan
+    holds today's mix the cutoff is strictly below it, so INFEASIBLE proves the mix unchanged
+    there; otherwise INFEASIBLE (or no plan in time) leaves that plan as the one that beats
+    today's. A plan found is the optimum there, as without the cutoff."""
     solves = 0
-    same_mix: list[FleetSolution] = []
-    _remember(same_mix, base, base_mix)
+    plans = _KnownPlans(base_mix)
+    for plan in (base, *known):
+        plans.add(plan)
 
     def mix_at(m: float) -> tuple[Mix, FleetSolution] | None:
         nonlocal solves
@@ -335,10 +338,10 @@ def find_threshold(
             return None
         solves += 1
         instance = make(m)
-        solution = _probe(instance, remaining, solve, solve_below, same_mix)
-        if isinstance(solution, tuple):
-            return base_mix, solution[0]  # no plan cheaper than one of today's mix: unchanged
-        return _decided(instance, solution, base)
+        decided = _decided(instance, _probe(instance, remaining, solve, solve_below, plans), base)
+        if decided is not None:
+            plans.add(decided[1])
+        return decided
 
     at_far = mix_at(far)
     if at_far is None:
@@ -359,7 +362,6 @@ def find_threshold(
             break
         if result[0] == base_mix:
             lo, lo_plan = probe, result[1]
-            _remember(same_mix, lo_plan, base_mix)
         else:
             hi, past = probe, result[1]
             pending = []  # the far-side probe is moot once the near one changed the mix
@@ -367,9 +369,12 @@ def find_threshold(
 
 
 def _decided(
-    instance: FleetInstance, solution: FleetSolution, base: FleetSolution | None
+    instance: FleetInstance, probed: FleetSolution | tuple[FleetSolution], base: FleetSolution | None
 ) -> tuple[Mix, FleetSolution] | None:
-    """(the mix, the plan) a probe's solve decides, None when it decides nothing."""
+    """(the mix, the plan) a probe decides (``_probe``), None when it decides nothing."""
+    if isinstance(probed, tuple):
+        return mix_of(probed[0]), probed[0]
+    solution = probed
     if solution.status is SolveStatus.CANCELLED:
         raise SolveCancelled("sensitivity search cancelled")
     if solution.status is SolveStatus.NO_SOLUTION:
@@ -380,10 +385,20 @@ def _decided(
     return mix, solution
 
 
-def _remember(plans: list[FleetSolution], plan: FleetSolution | None, mix: Mix) -> None:
-    """Add ``plan`` to ``plans`` (known plans of today's mix ``mix``) if it has that mix and is new."""
-    if plan is not None and mix_of(plan) == mix and all(p is not plan for p in plans):
-        plans.append(plan)
+@dataclass(slots=True)
+class _KnownPlans:
+    """Verified plans of the request found at other prices, by whether they hold today's mix."""
+
+    mix: Mix
+    same: list[FleetSolution] = field(default_factory=list)
+    other: list[FleetSolution] = field(default_factory=list)
+
+    def add(self, plan: FleetSolution | None) -> None:
+        if plan is None or not plan.has_plan:
+            return
+        into = self.same if mix_of(plan) == self.mix else self.other
+        if all(p is not plan for p in into):
+            into.append(plan)
 
 
 def _probe(
@@ -391,16 +406,26 @@ def _probe(
     time_limit_s: float,
     solve: Solve,
     solve_below: SolveBelow | None,
-    same_mix: list[FleetSolution],
+    plans: _KnownPlans,
 ) -> FleetSolution | tuple[FleetSolution]:
-    """The optimum at ``instance``'s prices, or ``(plan,)``: ``plan``, of today's mix, is proven
-    the optimum there (a solve with a cutoff just below its cost found nothing cheaper)."""
-    reference = _cheapest_keeping_caps(instance, same_mix) if solve_below is not None else None
-    if reference is None or solve_below is None:
+    """The optimum at ``instance``'s prices, or ``(plan,)``: a known ``plan`` nothing is cheaper
+    than there (or, of another mix, one that beats every known plan of today's mix there when the
+    solve found nothing in time)."""
+    same = _cheapest_keeping_caps(instance, plans.same) if solve_below is not None else None
+    other = _cheapest_keeping_caps(instance, plans.other) if solve_below is not None else None
+    if solve_below is None or (same is None and other is None):
         return solve(instance, time_limit_s)
-    plan, cost = reference
-    solution = solve_below(instance, time_limit_s, cost * (1 - CUTOFF_MARGIN))
-    return (plan,) if solution.status is SolveStatus.INFEASIBLE else solution
+    if same is not None and (other is None or same[1] <= other[1]):
+        plan, cost = same
+        solution = solve_below(instance, time_limit_s, cost * (1 - CUTOFF_MARGIN))
+        return (plan,) if solution.status is SolveStatus.INFEASIBLE else solution
+    assert other is not None
+    plan, cost = other
+    solution = solve_below(instance, time_limit_s, cost * (1 + CUTOFF_MARGIN))
+    beats_today = same is not None and solution.status is not SolveStatus.CANCELLED
+    if solution.status is SolveStatus.INFEASIBLE or (beats_today and not solution.has_plan):
+        return (plan,)
+    return solution
 
 
 def _cheapest_keeping_caps(

@@ -14,7 +14,7 @@ import functools
 import math
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +24,7 @@ from ortools.linear_solver import linear_solver_pb2, pywraplp
 
 from solver.errors import SolveCancelled
 from solver.optimizer.cancel import CancelToken, checkpoint, current_cancel, interrupting, polls_cancel
+from solver.optimizer.concurrency import run_side_by_side
 from solver.optimizer.gpu_costs import cheapest_cost_per_gpu, cost_alone
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.lp_guided import LpGuidedSearch, RestrictedResult, SearchCandidate
@@ -143,8 +144,9 @@ def solve_mip(
     own_plans: OwnPlans | None = None,
 ) -> MipResult:
     """``solve_one`` (below); with shared pools (model constraint 13) in a cost-minimising solve,
-    first the plan without them (every load on replicas of its own, ``WARM_START_SHARE`` of the
-    time), kept when the full solve ends with nothing better: pooling never returns a dearer plan
+    also the plan without them (every load on replicas of its own; side by side with the full
+    model, or first with ``LARGE_WARM_START_SHARE`` of the time for large models), kept when the
+    full solve ends with nothing better: pooling never returns a dearer plan
     than replicas of their own, even when the limit fires. ``own_plans`` keeps that first plan,
     once proven, for the next call on the same instance without pools (the next pool-timing
     round, or the last one, which drops the pools that keep missing)."""
@@ -168,8 +170,16 @@ def solve_mip(
     own = dataclasses.replace(instance, candidates=tuple(c for c in instance.candidates if not c.pool))
     large = len(own.candidates) * len(own.buckets) >= LP_GUIDED_MIN_REPLICA_VARS
     first = own_plans.get(own) if own_plans is not None else None
+    if first is None and not large:
+        # Neither solve uses the other's result: side by side, one per core.
+        first, main = _side_by_side(
+            functools.partial(run, own), functools.partial(run, instance, tie_break=tie_break), time_limit_s
+        )
+        if own_plans is not None:
+            own_plans.put(own, first)
+        return _better_plan(main, first, relative_gap)
     if first is None:
-        first = run(own, time_limit_s=time_limit_s * (LARGE_WARM_START_SHARE if large else WARM_START_SHARE))
+        first = run(own, time_limit_s=time_limit_s * LARGE_WARM_START_SHARE)
         if own_plans is not None:
             own_plans.put(own, first)
     # Not a hint for the full model: SCIP completing that partial start took 10-20 s on the 8×8
@@ -179,8 +189,22 @@ def solve_mip(
     return _better_plan(main, first, relative_gap)
 
 
-WARM_START_SHARE = 0.6
-"""Share of the time limit the plan without shared pools may take before the full model."""
+def _side_by_side(
+    own: Callable[..., MipResult], full: Callable[..., MipResult], time_limit_s: float
+) -> tuple[MipResult, MipResult]:
+    """The plan without pools and the full model solved at once (OR-Tools releases the GIL), each
+    within ``time_limit_s``; a cancelled solve (or a bug) raises here."""
+    deadline = time.monotonic() + time_limit_s
+    jobs = [
+        lambda until: own(time_limit_s=until - time.monotonic()),
+        lambda until: full(time_limit_s=until - time.monotonic()),
+    ]
+    first, main = run_side_by_side(jobs, deadline=deadline)
+    for outcome in (first, main):
+        if isinstance(outcome, BaseException):
+            raise outcome
+    assert isinstance(first, MipResult) and isinstance(main, MipResult)
+    return first, main
 
 
 class OwnPlans:
@@ -200,10 +224,14 @@ class OwnPlans:
         """Keep ``result`` as ``own``'s plan when it is proven (a time-limited one may differ)."""
         if result.stats.status in (SolveStatus.OPTIMAL, SolveStatus.INFEASIBLE):
             self._instance, self._result = own, result
+
+
 LARGE_WARM_START_SHARE = 0.85
-"""The same for models the LP-guided search runs on: the full model with pools (2-3× the
-variables) found no plan in 6 s on the 20-workload benchmark portfolio, whose plan without them
-takes ~4 s (load 8), so that one gets the time and pooling what is left."""
+"""Share of the time limit the plan without shared pools may take before the full model, for
+models the LP-guided search runs on (beside the full MIP: a thread already): the full model with
+pools (2-3× the variables) found no plan in 6 s on the 20-workload benchmark portfolio, whose plan
+without them takes ~4 s (load 8), so that one gets the time and pooling what is left. Smaller
+models solve both side by side."""
 
 
 def _warm_start_applies(instance: FleetInstance, relax: Relaxation) -> bool:

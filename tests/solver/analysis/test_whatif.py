@@ -363,3 +363,68 @@ def test_baselines_are_solved_side_by_side_in_the_types_order() -> None:
     assert [r.gpu for r in runs] == ["a", "b", "c"]
     assert [r.horizon_tco for r in runs] == pytest.approx([1_000, 1_250, 20])
     assert most[0] == 2
+
+
+def _b_fleet() -> FleetSolution:
+    """The baseline fleet of "b" alone (5 GPUs, $1,250 today), a plan of the request."""
+    single, reason = restrict_to_gpu(instance(), "b")
+    assert single is not None, reason
+    return solve(single, 5)
+
+
+def test_a_known_fleet_of_another_mix_is_the_far_probes_cutoff() -> None:
+    """At ×4 today's "a" plan costs $4,000 and the known "b" fleet $1,250: the far probe admits
+    only plans at most $1,250, and the search ends where the plain search does."""
+    today = solve(instance(), 5)
+    cutoffs: list[float] = []
+
+    def recorded(inst: FleetInstance, limit: float, cutoff: float) -> FleetSolution:
+        cutoffs.append(cutoff)
+        return solve_below(inst, limit, cutoff)
+
+    def make(m: float) -> FleetInstance:
+        return scale_gpu_price(instance(), "a", m)
+
+    plain = find_threshold(make, mix_of(today), 4.0, solve, deadline=later(), base=today)
+    found = find_threshold(
+        make,
+        mix_of(today),
+        4.0,
+        solve,
+        deadline=later(),
+        base=today,
+        solve_below=recorded,
+        known=(_b_fleet(),),
+    )
+    assert cutoffs[0] == pytest.approx(1_250, rel=1e-6)
+    assert found.complete and found.threshold is not None and plain.threshold is not None
+    assert found.threshold.multiplier == pytest.approx(plain.threshold.multiplier)
+    assert found.threshold.last_same_multiplier == pytest.approx(plain.threshold.last_same_multiplier)
+    assert mix_of(found.threshold.plan_past) == {("b", BUY)}
+
+
+def test_a_known_fleet_that_beats_todays_stands_when_the_probe_finds_nothing_in_time() -> None:
+    """A probe stopped by its time limit before any plan within the cutoff: the known "b" fleet
+    beats today's plan there, so the mix changes by then (as an unproven cheaper plan would)."""
+    today = solve(instance(), 5)
+    fleet = _b_fleet()
+
+    def nothing_in_time(inst: FleetInstance, limit: float, cutoff: float) -> FleetSolution:
+        found = solve_below(inst, limit, cutoff)
+        if found.has_plan and mix_of(found) == {("b", BUY)}:
+            stats = replace(found.stats, status=SolveStatus.NO_SOLUTION, limit_fired=LimitFired.TIME)
+            return replace(found, status=SolveStatus.NO_SOLUTION, stats=stats, options=(), assignments=())
+        return found
+
+    outcome = find_threshold(
+        lambda m: scale_gpu_price(instance(), "a", m),
+        mix_of(today),
+        4.0,
+        solve,
+        deadline=later(),
+        base=today,
+        solve_below=nothing_in_time,
+        known=(fleet,),
+    )
+    assert outcome.threshold is not None and outcome.threshold.plan_past is fleet
+    assert 1.25 <= outcome.threshold.multiplier <= 1.25 + TOLERANCE
