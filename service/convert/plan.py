@@ -17,6 +17,7 @@ from service.convert.headroom import headroom_to_proto
 from service.convert.money import amount_to_proto, money_to_proto, set_money
 from solver import planner
 from solver.analysis.tco import UnitCost
+from solver.budget import StageTime
 from solver.optimizer.instance import Bucket
 from solver.optimizer.results import (
     Assignment,
@@ -72,8 +73,19 @@ UNKNOWN_RELATIVE_GAP = 1.0
 (``gap_unknown`` says it is not a solver's bound)."""
 
 
-def solver_stats_to_proto(stats: SolverStats, candidates: int = 0) -> plan_pb2.SolverStatistics:
+def solver_stats_to_proto(
+    stats: SolverStats, candidates: int = 0, stages: Sequence[StageTime] = ()
+) -> plan_pb2.SolverStatistics:
     return plan_pb2.SolverStatistics(
+        stages=[
+            plan_pb2.StageTime(
+                stage=s.stage,
+                wall_seconds=finite(s.wall_s),
+                cpu_seconds=finite(s.cpu_s),
+                allotted_seconds=finite(s.budget_s),
+            )
+            for s in stages
+        ],
         status=status_to_proto(stats.status),
         objective=finite(stats.objective),
         best_bound=finite(stats.best_bound),
@@ -450,7 +462,7 @@ def plan_to_proto(result: planner.PlanResult, book: Pricebook | None = None) -> 
         break_even=break_even_to_proto(result.break_even),
         baselines=[_baseline(b, book) for b in result.baselines],
         sensitivity=[_sensitivity(s) for s in result.sensitivity],
-        solver_statistics=solver_stats_to_proto(solution.stats, result.candidates_considered),
+        solver_statistics=solver_stats_to_proto(solution.stats, result.candidates_considered, result.stages),
         uncertainty=common_pb2.UncertaintyBand(
             low_factor=result.uncertainty.low_factor,
             high_factor=result.uncertainty.high_factor,

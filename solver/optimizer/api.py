@@ -22,7 +22,7 @@ from pricebook.schema import Pricebook
 from solver.domain import Fleet, PlanRequest, SolverOptions
 from solver.optimizer.cancel import CancelToken, polls_cancel
 from solver.optimizer.candidates import build_instance, perf_capacity_checker
-from solver.optimizer.driver import DEFAULT_BACKEND, relaxation_bound, solve_mip
+from solver.optimizer.driver import DEFAULT_BACKEND, OwnPlans, relaxation_bound, solve_mip
 from solver.optimizer.evaluate import CapacityOf, check_solution
 from solver.optimizer.explain import diagnose_infeasible, explain_local_runner_ups, explain_runner_ups
 from solver.optimizer.fleet_eval import evaluate_fixed_fleet
@@ -58,12 +58,16 @@ def solve(
     explain: bool = True,
     request_summary: str = "",
     lp_guided: bool = True,
+    objective_cutoff: float | None = None,
 ) -> FleetSolution:
     """Solve, verify and (optionally) explain one instance within ``time_limit_s`` seconds.
 
-    ``lp_guided=False`` solves the full MIP alone (benchmarks measure what the search adds)."""
+    ``lp_guided=False`` solves the full MIP alone (benchmarks measure what the search adds).
+    ``objective_cutoff``: only plans with a TCO at most this (request currency); INFEASIBLE then
+    means none is that cheap."""
     started = time.perf_counter()
     backend = DEFAULT_BACKEND if backend == "auto" else backend
+    own_plans = OwnPlans()
 
     def planned(inst: FleetInstance, limit: float, *, plain: bool = False) -> FleetSolution:
         # plain: without the exact reductions, the LP-guided search and the tie-break stage.
@@ -76,6 +80,8 @@ def solve(
             lp_guided=lp_guided and not plain,
             exact_reductions=not plain,
             tie_break=explain and not plain,
+            objective_cutoff=objective_cutoff,
+            own_plans=None if plain else own_plans,
         )
         return with_tco_objective(build_solution(inst, mip))
 

@@ -381,6 +381,12 @@ def check_caps(instance: FleetInstance, solution: FleetSolution, fleet: _Fleet) 
     return out
 
 
+def caps_hold(instance: FleetInstance, solution: FleetSolution) -> bool:
+    """Whether ``solution``'s fleet keeps the caps of ``instance`` (a plan of another instance of
+    the same request, e.g. at other prices)."""
+    return not check_caps(instance, solution, _fleet(instance, solution))
+
+
 # 9: owned GPUs, count bounds, fixed fleets
 def check_counts(instance: FleetInstance, solution: FleetSolution, fleet: _Fleet) -> list[Violation]:
     out = []

@@ -14,6 +14,7 @@ from pricebook.schema import Currency, GpuId, Money, PriceLabel
 from solver.analysis.breakeven import ApiBreakEven, BuyVsRent
 from solver.analysis.headroom import Headroom
 from solver.analysis.tco import CostComponent, DepreciationYear, FleetTco, UnitCost, VatLines
+from solver.budget import StageTime
 from solver.domain import AcquisitionMode, CapacityQuantile, Precision
 from solver.optimizer.instance import GUEST_SHARE_MAX, deployment_label
 from solver.optimizer.results import CapRelaxation, FleetSolution, SolveStatus, WorkloadFit
@@ -321,6 +322,9 @@ class PlanResult:
     headroom: Headroom | None = None
     """How much more demand the plan's fleet carries at the SLA (the evaluator on the fixed fleet),
     and what to add beyond it; None when not computed (no sensitivity asked, or no plan)."""
+    stages: tuple[StageTime, ...] = ()
+    """What each stage of the call used (main solve, baselines, headroom, sensitivity, p50
+    re-solve), in the order they ran, against what the time budget gave it."""
 
     @property
     def horizon_tco(self) -> Money | None:

@@ -32,6 +32,7 @@ RECORDED = Path(__file__).resolve().parent / "plans"
 VOLATILE_KEYS = frozenset(
     {
         "solve_seconds",  # wall-clock time of a solve
+        "stages",  # wall-clock and CPU time of each stage of the call
         "time_limit_s",  # what was left of the caller's budget when the solve started
         "seconds",
         "elapsed_seconds",

@@ -118,6 +118,7 @@ class SolverStatistics(_message.Message):
     CANDIDATES_FIELD_NUMBER: _builtins.int
     REQUESTED_RELATIVE_GAP_FIELD_NUMBER: _builtins.int
     GAP_UNKNOWN_FIELD_NUMBER: _builtins.int
+    STAGES_FIELD_NUMBER: _builtins.int
     status: Global___PlanStatus.ValueType
     """Outcome."""
     objective: _builtins.float
@@ -150,6 +151,12 @@ class SolverStatistics(_message.Message):
     """A plan without any proven bound (the time limit fired first): how far it is from the optimum
     is unknown, and the plan is PLAN_STATUS_GAP_TOO_WIDE, not a plan to buy.
     """
+    @_builtins.property
+    def stages(self) -> _containers.RepeatedCompositeFieldContainer[Global___StageTime]:
+        """What each stage of the call used, in the order they ran: "main_solve", "baselines",
+        "headroom", "sensitivity", "p50_resolve" (a stage not run is not listed).
+        """
+
     def __init__(
         self,
         *,
@@ -166,14 +173,51 @@ class SolverStatistics(_message.Message):
         candidates: _builtins.int = ...,
         requested_relative_gap: _builtins.float = ...,
         gap_unknown: _builtins.bool = ...,
+        stages: _abc.Iterable[Global___StageTime] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["backend", b"backend", "best_bound", b"best_bound", "candidates", b"candidates", "constraints", b"constraints", "gap_unknown", b"gap_unknown", "limit_fired", b"limit_fired", "objective", b"objective", "relative_gap", b"relative_gap", "requested_relative_gap", b"requested_relative_gap", "solve_seconds", b"solve_seconds", "status", b"status", "time_limit_s", b"time_limit_s", "variables", b"variables"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["backend", b"backend", "best_bound", b"best_bound", "candidates", b"candidates", "constraints", b"constraints", "gap_unknown", b"gap_unknown", "limit_fired", b"limit_fired", "objective", b"objective", "relative_gap", b"relative_gap", "requested_relative_gap", b"requested_relative_gap", "solve_seconds", b"solve_seconds", "stages", b"stages", "status", b"status", "time_limit_s", b"time_limit_s", "variables", b"variables"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SolverStatistics: _TypeAlias = SolverStatistics  # noqa: Y015
+
+@_typing.final
+class StageTime(_message.Message):
+    """Time one stage of a planning call used, against the share of the time limit it was given."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STAGE_FIELD_NUMBER: _builtins.int
+    WALL_SECONDS_FIELD_NUMBER: _builtins.int
+    CPU_SECONDS_FIELD_NUMBER: _builtins.int
+    ALLOTTED_SECONDS_FIELD_NUMBER: _builtins.int
+    stage: _builtins.str
+    """Stage name, e.g. "sensitivity"."""
+    wall_seconds: _builtins.float
+    """Wall-clock seconds."""
+    cpu_seconds: _builtins.float
+    """CPU seconds of the server process while the stage ran (every thread's: two solves side by
+    side count twice; other calls served at the same time count too).
+    """
+    allotted_seconds: _builtins.float
+    """Seconds the time budget allotted the stage (0 when it has no share of its own)."""
+    def __init__(
+        self,
+        *,
+        stage: _builtins.str = ...,
+        wall_seconds: _builtins.float = ...,
+        cpu_seconds: _builtins.float = ...,
+        allotted_seconds: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allotted_seconds", b"allotted_seconds", "cpu_seconds", b"cpu_seconds", "stage", b"stage", "wall_seconds", b"wall_seconds"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StageTime: _TypeAlias = StageTime  # noqa: Y015
 
 @_typing.final
 class FleetLine(_message.Message):
