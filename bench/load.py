@@ -172,6 +172,7 @@ async def _caller(
     seed: int,
     samples: list[Sample],
     unique_plans: bool = False,
+    timeouts_s: dict[str, float] | None = None,
 ) -> None:
 
     methods = {
@@ -189,7 +190,7 @@ async def _caller(
             request = _unique(request, rng)
         started = time.perf_counter()
         try:
-            await methods[kind](request, timeout=TIMEOUT_S[kind])
+            await methods[kind](request, timeout=(timeouts_s or TIMEOUT_S)[kind])
             samples.append(Sample(kind, time.perf_counter() - started, "OK"))
         except grpc.aio.AioRpcError as error:
             samples.append(Sample(kind, time.perf_counter() - started, error.code().name))
@@ -207,6 +208,7 @@ async def _worker_main(
     seed: int,
     plan_options: dict[str, Any],
     unique_plans: bool = False,
+    timeouts_s: dict[str, float] | None = None,
 ) -> WorkerResult:
     requests = _requests(plan_options)
     result = WorkerResult()
@@ -224,6 +226,7 @@ async def _worker_main(
                     seed=seed * 1000 + i,
                     samples=result.samples,
                     unique_plans=unique_plans,
+                    timeouts_s=timeouts_s,
                 )
                 for i in range(callers)
             )
@@ -241,6 +244,7 @@ def worker(
     start_at: float,
     plan_options: dict[str, Any],
     unique_plans: bool = False,
+    timeouts_s: dict[str, float] | None = None,
 ) -> list[tuple[str, float, str]]:
     """One client process (spawned): ``callers`` concurrent callers for ``seconds``."""
     # Every process starts together (imports take a while on a busy box).
@@ -254,6 +258,7 @@ def worker(
             seed=seed,
             plan_options=plan_options,
             unique_plans=unique_plans,
+            timeouts_s=timeouts_s,
         )
     )
     return [(s.kind, s.seconds, s.code) for s in result.samples]
@@ -351,8 +356,14 @@ def run_load(
     warm_up: bool = True,
     plan_options: dict[str, Any] | None = None,
     unique_plans: bool = False,
+    plan_deadline_s: float | None = None,
 ) -> dict[str, Any]:
-    """Drive a server (``address``, or a fresh ``fleetplan serve``) and return the result document."""
+    """Drive a server (``address``, or a fresh ``fleetplan serve``) and return the result document.
+    ``plan_deadline_s`` is the deadline of every PlanFleet call (the latency its caller asks for;
+    default ``TIMEOUT_S``'s)."""
+    timeouts_s = dict(TIMEOUT_S)
+    if plan_deadline_s is not None:
+        timeouts_s.update(plan_500m_krw=plan_deadline_s, plan_small=plan_deadline_s)
     load_before = [round(x, 2) for x in os.getloadavg()]
     mix = dict(mix or (UNIQUE_MIX if unique_plans else DEFAULT_MIX))
     plan_options = dict(plan_options or {})
@@ -379,6 +390,7 @@ def run_load(
                         "start_at": start_at,
                         "plan_options": plan_options,
                         "unique_plans": unique_plans,
+                        "timeouts_s": timeouts_s,
                     },
                 )
                 for i, share in enumerate(shares)
@@ -408,7 +420,7 @@ def run_load(
             "seconds": seconds,
             "client_processes": processes,
             "mix": mix,
-            "timeouts_s": TIMEOUT_S,
+            "timeouts_s": timeouts_s,
             "plan_solver_options": plan_options,
             "unique_plans": unique_plans,
             "server_args": server_args or [],
@@ -478,6 +490,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="make every PlanFleet request a new question (so none is answered from the plan cache)",
     )
+    parser.add_argument(
+        "--plan-deadline-s",
+        type=float,
+        help="deadline of every PlanFleet call (default 60 s); the server refuses, with RetryInfo, a plan "
+        "it expects not to finish within it",
+    )
     args = parser.parse_args(argv)
     document = run_load(
         clients=args.clients,
@@ -488,6 +506,7 @@ def main(argv: list[str] | None = None) -> int:
         warm_up=not args.no_warm_up,
         plan_options=args.plan_options,
         unique_plans=args.unique_plans,
+        plan_deadline_s=args.plan_deadline_s,
     )
     document["command"] = "python -m bench.load " + " ".join(argv if argv is not None else sys.argv[1:])
     args.out.parent.mkdir(parents=True, exist_ok=True)

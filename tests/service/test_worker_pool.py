@@ -1,0 +1,76 @@
+"""Jobs in worker processes (``service.worker_pool``): the job runs in another process, its result
+and its errors come back as objects, and the server's token — cancellation, deadline wrap-up —
+reaches the worker's."""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from pricebook.loader import load_default
+from service.limits import SolveToken, StopReason
+from service.worker_pool import WorkerPool
+from solver.errors import InvalidRequest, SolveCancelled
+from tests.service import worker_jobs
+
+BOOK = load_default()
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[WorkerPool]:
+    workers = WorkerPool(BOOK, None, 1)
+    workers.start()
+    deadline = time.monotonic() + 120
+    while workers.ready() is None:
+        assert time.monotonic() < deadline, "the worker did not start in 120 s"
+        time.sleep(0.1)
+    yield workers
+    workers.close()
+
+
+def _later(seconds: float, action: object) -> None:
+    threading.Timer(seconds, action).start()  # type: ignore[arg-type]
+
+
+def test_the_job_runs_in_a_worker_process(pool: WorkerPool) -> None:
+    assert pool.call(worker_jobs.where, SolveToken()) != os.getpid()
+
+
+def test_no_processes_runs_in_the_callers_thread() -> None:
+    assert WorkerPool(BOOK, None, 0).call(worker_jobs.where, SolveToken()) == os.getpid()
+
+
+@pytest.mark.parametrize("stop", [None, StopReason.DEADLINE])
+def test_cancellation_reaches_the_worker(pool: WorkerPool, stop: StopReason | None) -> None:
+    token = SolveToken()
+    _later(0.3, token.cancel if stop is None else functools.partial(token.stop, stop))
+    with pytest.raises(SolveCancelled, match="cancelled in the worker"):
+        pool.call(worker_jobs.until_cancelled, token)
+
+
+@pytest.mark.parametrize("reason", [StopReason.DEADLINE, StopReason.SHUTDOWN])
+def test_a_wrap_up_reaches_the_worker_with_its_reason(pool: WorkerPool, reason: StopReason) -> None:
+    token = SolveToken()
+    _later(0.3, functools.partial(token.wrap_up, reason))
+    pid, seen = pool.call(worker_jobs.until_wrapped_up, token)
+    token.finish()
+    assert pid != os.getpid()
+    assert seen == reason
+
+
+def test_bad_input_found_in_the_worker_names_its_field(pool: WorkerPool) -> None:
+    with pytest.raises(InvalidRequest) as caught:
+        pool.call(worker_jobs.bad_field, SolveToken())
+    assert [(v.field, v.reason) for v in caught.value.violations] == [("workloads[0].sla", "cannot be met")]
+
+
+def test_a_stream_yields_every_item_in_order(pool: WorkerPool) -> None:
+    items = list(pool.stream(functools.partial(worker_jobs.counting, 50), SolveToken()))
+    assert items == list(range(50))
+    # The lane is free again: the next job runs.
+    assert pool.call(worker_jobs.where, SolveToken()) != os.getpid()
