@@ -14,8 +14,10 @@ a running one without an estimate as much again as it has run (at least the rece
 The clock answers how long a solve at a given queue position will wait for a slot, by handing out slots
 in order as they free (``wait_s``). Each finished solve corrects the model for this machine:
 ``scale`` is the running mean of (measured ÷ estimated) over recent solves, so a busy box (or a
-faster one) shifts every estimate. Estimates thus update as solves end earlier or later than
-expected, and the gate re-checks its queue with them.
+faster one) shifts every estimate — and at once when a running solve has already taken longer
+than ``scale`` says (a burst on a box that has just got busier), by its age ÷ its estimate.
+Estimates thus update as solves end earlier or later than expected, and the gate re-checks its
+queue with them.
 """
 
 from __future__ import annotations
@@ -57,13 +59,21 @@ class SolveClock:
         self.mean_solve_s = DEFAULT_SOLVE_S
         self.scale = 1.0
 
+    def current_scale(self) -> float:
+        """``scale``, or the largest age ÷ estimate of a running solve when that is larger."""
+        now = monotonic()
+        overruns = [(now - r.started) / r.raw_s for r in self._running.values() if r.raw_s]
+        return min(SCALE_RANGE[1], max([self.scale, *overruns]))
+
     def expected_s(self, estimate_s: float | None) -> float:
         """A solve's expected length: the model's estimate scaled for this machine, else the mean."""
-        return self.mean_solve_s if estimate_s is None else estimate_s * self.scale
+        return self.mean_solve_s if estimate_s is None else estimate_s * self.current_scale()
 
     def _queued_s(self, estimate_s: float | None) -> float:
         """How long a waiting solve will hold its slot (see the module docstring)."""
-        return max(self.mean_solve_s, self.busy_for_s()) if estimate_s is None else estimate_s * self.scale
+        return (
+            max(self.mean_solve_s, self.busy_for_s()) if estimate_s is None else self.expected_s(estimate_s)
+        )
 
     def queue(self, key: Hashable, estimate_s: float | None) -> None:
         self._waiting[key] = estimate_s

@@ -66,7 +66,7 @@ class EstimatePool:
         self, book: Pricebook, pricebook_dir: Path | None, processes: int, in_thread: InThread
     ) -> None:
         self._book = book
-        self._workers = WorkerPool(book, pricebook_dir, processes)
+        self._workers = WorkerPool(book, pricebook_dir, processes, name="estimates")
         self._in_thread = in_thread
         """Where small requests (and all of them while the workers start) are estimated."""
 

@@ -132,6 +132,7 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
             state.book,
             state.settings.pricebook_dir,
             state.settings.solve_processes,
+            name="solves",
             niceness=state.settings.solve_niceness,
             log_json=state.settings.log_json,
         )

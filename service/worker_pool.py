@@ -26,6 +26,7 @@ before). ``stream`` jobs send each item through one shared outbox queue, tagged 
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import multiprocessing
 import os
@@ -172,9 +173,12 @@ class WorkerPool:
         pricebook_dir: Path | None,
         processes: int,
         *,
+        name: str,
         niceness: int = 0,
         log_json: bool | None = None,
     ) -> None:
+        self._name = name
+        """What the pool is for (its log lines say)."""
         self._book = book
         self._pricebook_dir = pricebook_dir
         self._processes = processes
@@ -188,6 +192,7 @@ class WorkerPool:
         self._free_lanes = list(range(LANES))
         self._inboxes: dict[int, queue.SimpleQueue[tuple[str, Any]]] = {}
         self._reader: threading.Thread | None = None
+        self._announced = False
 
     @property
     def processes(self) -> int:
@@ -197,7 +202,15 @@ class WorkerPool:
         """Begin starting the workers on a thread of their own (returns at once: starting the
         forkserver waits for its imports; ``ready()`` says when the workers are up)."""
         if self._processes > 0:
-            threading.Thread(target=self.ready, name="fleetplan-workers-start", daemon=True).start()
+            threading.Thread(target=self._start_and_wait, name="fleetplan-workers-start", daemon=True).start()
+
+    def _start_and_wait(self) -> None:
+        """Start the workers, wait until they are up and say so (``worker_pool.ready``)."""
+        self.ready()
+        with self._lock:
+            warming = list(self._warming)
+        concurrent.futures.wait(warming)
+        self.ready()
 
     def _start_locked(self) -> None:
         if self._processes < 1 or self._pool is not None:
@@ -231,11 +244,14 @@ class WorkerPool:
             failed = next((f.exception() for f in self._warming if f.exception() is not None), None)
             if failed is not None:  # e.g. a script without a main guard (multiprocessing's rule)
                 self._disable(failed)
+            elif not self._announced:
+                self._announced = True
+                log.info("worker_pool.ready", pool=self._name, processes=self._processes)
             return self._pool
 
     def _disable(self, error: BaseException) -> None:
         """No workers from now on: every job runs in its caller's thread."""
-        log.warning("worker_pool.disabled", error=repr(error))
+        log.warning("worker_pool.disabled", pool=self._name, error=repr(error))
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
         self._pool, self._processes = None, 0
@@ -332,7 +348,7 @@ class WorkerPool:
             raise self._lost(pool) from exc
 
     def _lost(self, pool: ProcessPoolExecutor) -> WorkerLost:
-        log.warning("worker_pool.broken")
+        log.warning("worker_pool.broken", pool=self._name)
         self.forget(pool)
         return WorkerLost("the worker process running this call stopped; retry")
 

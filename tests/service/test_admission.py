@@ -85,6 +85,14 @@ def test_finished_solves_scale_the_model_for_this_machine(clock: _Clock) -> None
     assert solves.scale == pytest.approx(1.0 + admission.SMOOTHING * (3.0 - 1.0))
 
 
+def test_a_running_solve_past_its_estimate_scales_the_others_at_once(clock: _Clock) -> None:
+    solves = SolveClock(slots=1)
+    solves.start("a", 1.0, None)
+    assert solves.expected_s(2.0) == pytest.approx(2.0)
+    clock.now += 3.0  # three times its estimate, and still running
+    assert solves.expected_s(2.0) == pytest.approx(6.0)
+
+
 def _busy_gate(running_estimate_s: float) -> tuple[SolveGate, threading.Event, asyncio.Task[None]]:
     gate = SolveGate(slots=1, max_waiting=8)
     release = threading.Event()

@@ -23,7 +23,7 @@ BOOK = load_default()
 
 @pytest.fixture(scope="module")
 def pool() -> Iterator[WorkerPool]:
-    workers = WorkerPool(BOOK, None, 1)
+    workers = WorkerPool(BOOK, None, 1, name="test")
     workers.start()
     deadline = time.monotonic() + 120
     while workers.ready() is None:
@@ -42,7 +42,7 @@ def test_the_job_runs_in_a_worker_process(pool: WorkerPool) -> None:
 
 
 def test_no_processes_runs_in_the_callers_thread() -> None:
-    assert WorkerPool(BOOK, None, 0).call(worker_jobs.where, SolveToken()) == os.getpid()
+    assert WorkerPool(BOOK, None, 0, name="test").call(worker_jobs.where, SolveToken()) == os.getpid()
 
 
 @pytest.mark.parametrize("stop", [None, StopReason.DEADLINE])
