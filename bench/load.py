@@ -18,8 +18,13 @@ answer is reused: every plan is a real solve. The document then also gives the p
 per minute, the catalogue/estimate p99 against 50 ms and the plan p99 against 5 s, and the load
 average before and after (on a shared machine the figures are indicative).
 
+A caller that wants its plan within 5 s says so with its deadline (``--plan-deadline-s 5``): the
+server then refuses at once, with RetryInfo, a plan it expects not to finish by then (admission by
+estimated solve time), so the plan p99 stays within the deadline and no call fails.
+
     .venv/bin/python -m bench.load                          # 32 clients × 60 s (the target run)
-    .venv/bin/python -m bench.load --unique-plans --out bench/results/load_unique_plans.json
+    .venv/bin/python -m bench.load --unique-plans --plan-deadline-s 5 \
+        --out bench/results/load_unique_plans.json
     .venv/bin/python -m bench.load --clients 8 --seconds 5  # a quick check
 """
 
