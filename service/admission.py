@@ -89,16 +89,21 @@ class SolveClock:
         expected_s = None if estimate_s is None else self.expected_s(estimate_s)
         self._running[key] = _Running(now, expected_s, estimate_s, stops_at)
 
-    def finish(self, key: Hashable, *, counted: bool) -> None:
-        """``key`` stopped; ``counted`` (it ran to its own end: not cancelled, not wrapped up) feeds
-        the mean solve time and the model's correction."""
+    def finish(self, key: Hashable, *, counted: bool, cut_short: bool = False) -> None:
+        """``key`` stopped. A ``counted`` solve that ran to its own end feeds the mean solve time and
+        the model's correction; one its deadline ``cut_short`` would have taken at least as long as
+        it ran, so it can only raise the correction (on a box too busy for any solve to finish in
+        time, that is all there is to learn from)."""
         run = self._running.pop(key, None)
         if run is None or not counted:
             return
         took_s = monotonic() - run.started
-        self.mean_solve_s += SMOOTHING * (took_s - self.mean_solve_s)
+        if not cut_short:
+            self.mean_solve_s += SMOOTHING * (took_s - self.mean_solve_s)
         if run.raw_s is not None and run.raw_s > 0:
             ratio = min(SCALE_RANGE[1], max(SCALE_RANGE[0], took_s / run.raw_s))
+            if cut_short and ratio <= self.scale:
+                return
             self.scale = min(
                 SCALE_RANGE[1], max(SCALE_RANGE[0], self.scale + SMOOTHING * (ratio - self.scale))
             )

@@ -8,7 +8,8 @@ deadline enforced on the solver.
   (``service.solve_time``), and the expected wait for a slot is worked out from the running solves'
   remaining and the queued ones' estimates (``service.admission.SolveClock``). A call that would
   have to wait is admitted only when that wait plus its own estimate (at least ``MIN_SOLVE_S``)
-  fits its deadline (less the margin); otherwise it is refused the same way at once, and a queued
+  ends before its deadline's wrap-up (a call without an estimate: before the deadline less the
+  margin); otherwise it is refused the same way at once, and a queued
   call is re-checked every ``REASSESS_S`` with the estimates as they update (a solve that ends
   early or runs long), so it is refused as soon as it no longer fits — never left to time out in
   the queue. A call that gets a slot at once is never refused for its size: its deadline wraps it
@@ -332,15 +333,26 @@ class SolveGate:
                 f"(limit solve_slots={self._slots}, max_queued_solves={self._max_waiting}); retry later",
                 retry_after_s=self.retry_after_s(),
             )
-        remaining = context.time_remaining() if context is not None else None
+        remaining: float | None = context.time_remaining() if context is not None else None
+        if remaining is None:
+            return None
         needed_s = self.time_to_solve_s(estimate_s)
-        patience_s = None if remaining is None else remaining - self._margin_s - needed_s
-        if patience_s is not None and self._running >= self._slots:
+        patience_s = remaining - self._reserve_s(remaining, estimate_s) - needed_s
+        if self._running >= self._slots:
             # Admission control: do not queue work that would not be done by its deadline.
             expected_wait_s = self.expected_wait_s()
             if expected_wait_s > patience_s:
-                raise self._no_time(expected_wait_s, patience_s, needed_s)
+                raise self._no_time(expected_wait_s, remaining, needed_s)
         return patience_s
+
+    def _wrap_up_lead_s(self, remaining_s: float) -> float:
+        """How long before the caller's deadline its solve is wrapped up."""
+        return max(self._margin_s, min(DEADLINE_WRAP_UP_SHARE * remaining_s, MAX_DEADLINE_WRAP_UP_S))
+
+    def _reserve_s(self, remaining_s: float, estimate_s: float | None) -> float:
+        """What a queued solve leaves of its deadline after solving: a solve with an estimate must
+        end before its wrap-up to be complete; one without is given up to the margin."""
+        return self._margin_s if estimate_s is None else self._wrap_up_lead_s(remaining_s)
 
     async def _enter(
         self, context: grpc.aio.ServicerContext | None, estimate_s: float | None
@@ -350,7 +362,7 @@ class SolveGate:
         patience_s = self.admit(context, estimate_s)
         self._waiting += 1
         try:
-            await self._acquire(patience_s, estimate_s)
+            await self._acquire(patience_s, estimate_s, context)
         finally:
             self._waiting -= 1
         self._running += 1
@@ -363,19 +375,16 @@ class SolveGate:
         if remaining is not None:
             # The caller's deadline, measured now that the solve has its slot (queueing ate some of it).
             loop = asyncio.get_running_loop()
-            lead_s = max(self._margin_s, min(DEADLINE_WRAP_UP_SHARE * remaining, MAX_DEADLINE_WRAP_UP_S))
+            lead_s = self._wrap_up_lead_s(remaining)
             timers.append(loop.call_later(max(0.0, remaining - lead_s), token.wrap_up, StopReason.DEADLINE))
             # After the wrap-up (half its lead), at least the margin, at most HARD_STOP_LEAD_S before.
             stop_s = max(0.0, remaining - min(max(self._margin_s, HARD_STOP_LEAD_S), lead_s / 2))
             timers.append(loop.call_later(stop_s, self._stop, token, StopReason.DEADLINE))
         return token, timers
 
-    def _no_time(
-        self, expected_wait_s: float | None, patience_s: float, needed_s: float
-    ) -> ResourceExhausted:
-        """The refusal of a solve that needs ``needed_s`` and whose deadline leaves ``patience_s`` to
-        wait (expected wait, or the wait already over when None)."""
-        left = patience_s + self._margin_s + needed_s
+    def _no_time(self, expected_wait_s: float | None, left: float, needed_s: float) -> ResourceExhausted:
+        """The refusal of a solve that needs ``needed_s`` with ``left`` seconds to its deadline
+        (expected wait, or the wait already over when None)."""
         why = (
             f"expected wait for a solve slot ≈{expected_wait_s:.1f} s leaves no time to solve"
             if expected_wait_s is not None
@@ -387,7 +396,12 @@ class SolveGate:
             retry_after_s=self.retry_after_s(),
         )
 
-    async def _acquire(self, patience_s: float | None, estimate_s: float | None) -> None:
+    async def _acquire(
+        self,
+        patience_s: float | None,
+        estimate_s: float | None,
+        context: grpc.aio.ServicerContext | None,
+    ) -> None:
         """Take a slot, waiting at most ``patience_s`` (None = as long as it takes). Every
         ``REASSESS_S`` the wait is estimated again from the queue position and the estimates as
         they stand: a solve that no longer fits its deadline is refused then, not when its deadline
@@ -419,8 +433,9 @@ class SolveGate:
                 expected = self.expected_wait_s(self._clock.position(attempt))
                 if left <= 0 or expected > left:
                     self._abandon(attempt)
+                    remaining = context.time_remaining() if context is not None else None
                     raise self._no_time(
-                        expected if left > 0 else None, max(0.0, left), self.time_to_solve_s(estimate_s)
+                        expected if left > 0 else None, remaining or 0.0, self.time_to_solve_s(estimate_s)
                     )
         except asyncio.CancelledError:
             self._abandon(attempt)
@@ -442,9 +457,9 @@ class SolveGate:
         )
 
     def _release(self, token: SolveToken, timers: list[asyncio.TimerHandle], *, counted: bool) -> None:
-        """Free the slot once the worker thread has stopped (idempotent). A ``counted`` run that
-        ended on its own (not cancelled, not wrapped up) corrects the expected solve times behind
-        retry hints and admission control."""
+        """Free the slot once the worker thread has stopped (idempotent). A ``counted`` run that was
+        not cancelled corrects the expected solve times behind retry hints and admission control
+        (one its deadline wrapped up only upwards: ``SolveClock.finish``)."""
         for timer in timers:
             timer.cancel()
         if token not in self._active:
@@ -452,7 +467,7 @@ class SolveGate:
         token.finish()
         self._active.discard(token)
         self._answer_now.pop(token, None)
-        self._clock.finish(token, counted=counted and not token.cancelled and not token.wrapped_up)
+        self._clock.finish(token, counted=counted and not token.cancelled, cut_short=token.wrapped_up)
         self._running -= 1
         self._semaphore.release()
 

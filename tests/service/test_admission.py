@@ -81,8 +81,20 @@ def test_finished_solves_scale_the_model_for_this_machine(clock: _Clock) -> None
     assert solves.expected_s(2.0) == pytest.approx(2.0 * solves.scale)
     solves.start("b", 1.0, None)
     clock.now += 50.0
-    solves.finish("b", counted=False)  # cancelled or wrapped up: says nothing about its length
+    solves.finish("b", counted=False)  # cancelled: says nothing about its length
     assert solves.scale == pytest.approx(1.0 + admission.SMOOTHING * (3.0 - 1.0))
+
+
+def test_a_solve_its_deadline_cut_short_can_only_raise_the_scale(clock: _Clock) -> None:
+    solves = SolveClock(slots=1)
+    solves.start("quick", 10.0, None)
+    clock.now += 1.0  # stopped at a tenth of its estimate: it would have taken longer, how long unknown
+    solves.finish("quick", counted=True, cut_short=True)
+    assert solves.scale == 1.0 and solves.mean_solve_s == admission.DEFAULT_SOLVE_S
+    solves.start("slow", 1.0, None)
+    clock.now += 5.0  # stopped at five times its estimate: at least that slow
+    solves.finish("slow", counted=True, cut_short=True)
+    assert solves.scale == pytest.approx(1.0 + admission.SMOOTHING * (5.0 - 1.0))
 
 
 def test_a_running_solve_past_its_estimate_scales_the_others_at_once(clock: _Clock) -> None:

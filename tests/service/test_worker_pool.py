@@ -9,10 +9,12 @@ import os
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
 from pricebook.loader import load_default
+from service.errors import WorkerLost
 from service.limits import SolveToken, StopReason
 from service.worker_pool import WorkerPool
 from solver.errors import InvalidRequest, SolveCancelled
@@ -74,3 +76,25 @@ def test_a_stream_yields_every_item_in_order(pool: WorkerPool) -> None:
     assert items == list(range(50))
     # The lane is free again: the next job runs.
     assert pool.call(worker_jobs.where, SolveToken()) != os.getpid()
+
+
+def test_a_worker_that_dies_is_answered_worker_lost_and_replaced() -> None:
+    workers = WorkerPool(BOOK, None, 1, name="test")
+    try:
+        dead = set(_started(workers)._processes)
+        with pytest.raises(WorkerLost):
+            workers.call(worker_jobs.die, SolveToken())
+        # Later jobs run (in the caller's thread until a new worker is up), never on the dead one.
+        assert workers.call(worker_jobs.where, SolveToken()) not in dead
+        assert set(_started(workers)._processes).isdisjoint(dead)
+        assert workers.call(worker_jobs.where, SolveToken()) not in {*dead, os.getpid()}
+    finally:
+        workers.close()
+
+
+def _started(workers: WorkerPool) -> ProcessPoolExecutor:
+    deadline = time.monotonic() + 120
+    while (pool := workers.ready()) is None:
+        assert time.monotonic() < deadline, "no worker started in 120 s"
+        time.sleep(0.1)
+    return pool

@@ -39,3 +39,8 @@ def bad_field(_token: SolveToken) -> None:
 def counting(count: int, token: SolveToken) -> Iterator[int]:
     """Yield 0…count-1, then wait to be cancelled (a sweep the caller walks away from)."""
     yield from range(count)
+
+
+def die(_token: SolveToken) -> None:
+    """The worker process ends mid-job (killed, out of memory)."""
+    os._exit(3)
