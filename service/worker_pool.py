@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import structlog
+import structlog.contextvars
 
 from pricebook import load_default, load_dir
 from pricebook.schema import Pricebook
@@ -129,8 +130,10 @@ def _watch(lane: int, token: SolveToken, done: threading.Event) -> None:
 
 
 @contextlib.contextmanager
-def _lane_token(lane: int) -> Iterator[SolveToken]:
+def _lane_token(lane: int, log_context: dict[str, Any]) -> Iterator[SolveToken]:
+    """The job's token, fed from ``lane``; the solver's log lines carry the call's request id."""
     token = SolveToken()
+    bound = structlog.contextvars.bind_contextvars(**log_context)
     done = threading.Event()
     watcher = threading.Thread(target=_watch, args=(lane, token, done), name="fleetplan-lane", daemon=True)
     watcher.start()
@@ -139,16 +142,17 @@ def _lane_token(lane: int) -> Iterator[SolveToken]:
     finally:
         done.set()
         token.finish()
+        structlog.contextvars.reset_contextvars(**bound)
 
 
-def _call_job(lane: int, job: Callable[[SolveToken], _T]) -> _T:
-    with _lane_token(lane) as token:
+def _call_job(lane: int, job: Callable[[SolveToken], _T], log_context: dict[str, Any]) -> _T:
+    with _lane_token(lane, log_context) as token:
         return job(token)
 
 
-def _stream_job(lane: int, job: Callable[[SolveToken], Iterator[Any]]) -> None:
+def _stream_job(lane: int, job: Callable[[SolveToken], Iterator[Any]], log_context: dict[str, Any]) -> None:
     try:
-        with _lane_token(lane) as token:
+        with _lane_token(lane, log_context) as token:
             for item in job(token):
                 _outbox.put((lane, "item", item))
     finally:
@@ -156,6 +160,11 @@ def _stream_job(lane: int, job: Callable[[SolveToken], Iterator[Any]]) -> None:
 
 
 # -- in the server ------------------------------------------------------------------------------
+
+
+def _log_context() -> dict[str, Any]:
+    """The call's structlog context (its request id), for the worker's log lines."""
+    return dict(structlog.contextvars.get_contextvars())
 
 
 def _code(reason: str, *, cancelled: bool) -> int:
@@ -295,7 +304,7 @@ class WorkerPool:
         if pool is None:
             return job(token)
         with self._lane() as lane:
-            future: Future[_T] = self._submit(pool, _call_job, lane, job)
+            future: Future[_T] = self._submit(pool, _call_job, lane, job, _log_context())
             while True:
                 self._forward(lane, token)
                 try:
@@ -318,7 +327,7 @@ class WorkerPool:
                 self._start_reader()
             future: Future[None] | None = None
             try:
-                future = self._submit(pool, _stream_job, lane, job)
+                future = self._submit(pool, _stream_job, lane, job, _log_context())
                 while True:
                     self._forward(lane, token)
                     try:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 
 import pytest
+import structlog.contextvars
 
 from pricebook.loader import load_default
 from service.errors import WorkerLost
@@ -98,3 +99,10 @@ def _started(workers: WorkerPool) -> ProcessPoolExecutor:
         assert time.monotonic() < deadline, "no worker started in 120 s"
         time.sleep(0.1)
     return pool
+
+
+def test_the_workers_log_lines_carry_the_calls_request_id(pool: WorkerPool) -> None:
+    with structlog.contextvars.bound_contextvars(request_id="req-31"):
+        seen = pool.call(worker_jobs.log_context, SolveToken())
+    assert seen == {"request_id": "req-31"}
+    assert pool.call(worker_jobs.log_context, SolveToken()) == {}  # not left behind in the worker

@@ -7,6 +7,8 @@ import os
 import time
 from collections.abc import Iterator
 
+import structlog.contextvars
+
 from service.limits import SolveToken
 from solver.errors import FieldViolation, InvalidRequest, SolveCancelled
 
@@ -44,3 +46,8 @@ def counting(count: int, token: SolveToken) -> Iterator[int]:
 def die(_token: SolveToken) -> None:
     """The worker process ends mid-job (killed, out of memory)."""
     os._exit(3)
+
+
+def log_context(_token: SolveToken) -> dict[str, object]:
+    """The structlog context the job's log lines carry."""
+    return dict(structlog.contextvars.get_contextvars())
