@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import logging
 import multiprocessing
 import os
 import queue
@@ -82,13 +83,15 @@ class _Setup:
     content_hash: str
     niceness: int
     log_json: bool | None
+    log_level: int
+    """The server's: a CLI's in-process server logs warnings only, and so do its workers."""
 
 
 def _start_worker(setup: _Setup, lanes: Any, outbox: Any) -> None:
     """Load the server's pricebook here (sending it would block the server until the worker has
     imported everything), check it is the server's, byte for byte, and run nicer than the server."""
     global _worker_book, _lanes, _outbox
-    configure_logging(json=setup.log_json)
+    configure_logging(json=setup.log_json, level=setup.log_level)
     if setup.niceness > 0:
         with contextlib.suppress(OSError):
             os.nice(setup.niceness)
@@ -160,6 +163,13 @@ def _stream_job(lane: int, job: Callable[[SolveToken], Iterator[Any]], log_conte
 
 
 # -- in the server ------------------------------------------------------------------------------
+
+
+def _log_level() -> int:
+    """The lowest level this process logs at (structlog's configuration)."""
+    logger = structlog.get_logger().bind()
+    levels = (logging.DEBUG, logging.INFO, logging.WARNING, logging.ERROR)
+    return next((level for level in levels if logger.is_enabled_for(level)), logging.CRITICAL)
 
 
 def _log_context() -> dict[str, Any]:
@@ -234,7 +244,13 @@ class WorkerPool:
                 mp_context=context,
                 initializer=_start_worker,
                 initargs=(
-                    _Setup(self._pricebook_dir, self._book.content_hash, self._niceness, self._log_json),
+                    _Setup(
+                        self._pricebook_dir,
+                        self._book.content_hash,
+                        self._niceness,
+                        self._log_json,
+                        _log_level(),
+                    ),
                     self._lanes,
                     self._outbox,
                 ),

@@ -5,6 +5,7 @@ reaches the worker's."""
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import threading
 import time
@@ -12,6 +13,7 @@ from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 
 import pytest
+import structlog
 import structlog.contextvars
 
 from pricebook.loader import load_default
@@ -106,3 +108,16 @@ def test_the_workers_log_lines_carry_the_calls_request_id(pool: WorkerPool) -> N
         seen = pool.call(worker_jobs.log_context, SolveToken())
     assert seen == {"request_id": "req-31"}
     assert pool.call(worker_jobs.log_context, SolveToken()) == {}  # not left behind in the worker
+
+
+def test_the_workers_log_at_the_servers_level() -> None:
+    """A CLI's in-process server logs warnings only: its workers' info lines stay quiet too."""
+    saved = structlog.get_config()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    workers = WorkerPool(BOOK, None, 1, name="test")
+    try:
+        _started(workers)
+        assert workers.call(worker_jobs.logs_info, SolveToken()) is False
+    finally:
+        workers.close()
+        structlog.configure(**saved)

@@ -3,10 +3,12 @@ that report what their token saw, so the tests can tell the server's signals rea
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Iterator
 
+import structlog
 import structlog.contextvars
 
 from service.limits import SolveToken
@@ -51,3 +53,8 @@ def die(_token: SolveToken) -> None:
 def log_context(_token: SolveToken) -> dict[str, object]:
     """The structlog context the job's log lines carry."""
     return dict(structlog.contextvars.get_contextvars())
+
+
+def logs_info(_token: SolveToken) -> bool:
+    """Whether an info line would be written here."""
+    return bool(structlog.get_logger().bind().is_enabled_for(logging.INFO))
