@@ -16,8 +16,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import fleet_planner_pb2_grpc as rpc
-from bench.load import ESTIMATE_CASES
+from bench.load import ESTIMATE_CASES, PORTFOLIO
 from bench.solver_scaling import portfolio
+from clients.scenario import load_scenario
 from service.convert.encode import plan_request_to_proto
 from service.server import ThreadedServer, start_in_thread
 from service.settings import ServerSettings
@@ -81,3 +82,22 @@ def test_cheap_calls_are_answered_while_every_worker_solves_and_a_cancel_stops_t
         for solve in solves:
             with pytest.raises(grpc.FutureCancelledError):
                 solve.result()
+
+
+@pytest.mark.slow
+def test_a_sweep_streams_from_a_worker_the_plans_a_plan_call_gets(server: ThreadedServer) -> None:
+    """Each point of a sweep solved in a worker is the plan PlanFleet gives for the same demand."""
+    base = load_scenario(PORTFOLIO, api.PlanFleetRequest)
+    base.solver_options.compute_sensitivity = False
+    sweep = api.SweepPlansRequest(
+        base=base, dimension=api.SWEEP_DIMENSION_DEMAND_MULTIPLIER, values=[1.0, 2.0]
+    )
+    with grpc.insecure_channel(server.address) as channel:
+        stub = rpc.FleetPlannerStub(channel)
+        answers = list(stub.SweepPlans(sweep, timeout=WAIT_S))
+        points = [a.point for a in answers if a.HasField("point")]
+        assert [p.value for p in points] == [1.0, 2.0]
+        assert sum(a.HasField("frontier") for a in answers) == 1
+        plain = stub.PlanFleet(base, timeout=WAIT_S).plan
+    assert points[0].plan.cost.horizon_tco.amount == plain.cost.horizon_tco.amount
+    assert points[0].plan.status == plain.status
