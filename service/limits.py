@@ -382,14 +382,19 @@ class SolveGate:
             timers.append(loop.call_later(stop_s, self._stop, token, StopReason.DEADLINE))
         return token, timers
 
-    def _no_time(self, expected_wait_s: float | None, left: float, needed_s: float) -> ResourceExhausted:
+    def _no_time(
+        self, expected_wait_s: float | None, left: float, needed_s: float, queued_s: float | None = None
+    ) -> ResourceExhausted:
         """The refusal of a solve that needs ``needed_s`` with ``left`` seconds to its deadline
-        (expected wait, or the wait already over when None)."""
+        (expected wait, or the wait already over when None), after ``queued_s`` in the queue (None:
+        refused on arrival)."""
         why = (
             f"expected wait for a solve slot ≈{expected_wait_s:.1f} s leaves no time to solve"
             if expected_wait_s is not None
             else "no solve slot freed in time to solve"
         )
+        if queued_s is not None:
+            why = f"after {queued_s:.1f} s in the queue, {why}"
         return ResourceExhausted(
             f"{why} within the deadline ({left:.1f} s left; about {needed_s:.1f} s to solve); "
             "retry later or with a longer deadline",
@@ -413,7 +418,8 @@ class SolveGate:
         self._queue.append(attempt)
         self._clock.queue(attempt, estimate_s)
         drained = asyncio.ensure_future(self._draining.wait())
-        give_up_at = None if patience_s is None else time.monotonic() + patience_s
+        queued_at = time.monotonic()
+        give_up_at = None if patience_s is None else queued_at + patience_s
         try:
             while True:
                 timeout = (
@@ -435,7 +441,10 @@ class SolveGate:
                     self._abandon(attempt)
                     remaining = context.time_remaining() if context is not None else None
                     raise self._no_time(
-                        expected if left > 0 else None, remaining or 0.0, self.time_to_solve_s(estimate_s)
+                        expected if left > 0 else None,
+                        remaining or 0.0,
+                        self.time_to_solve_s(estimate_s),
+                        time.monotonic() - queued_at,
                     )
         except asyncio.CancelledError:
             self._abandon(attempt)

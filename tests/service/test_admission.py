@@ -130,6 +130,7 @@ def test_a_request_whose_estimate_does_not_fit_after_the_wait_is_refused_with_re
             status = status_for(refused.value)
             assert any(d.type_url.endswith("google.rpc.RetryInfo") for d in status.details)
             assert "about 7.0 s to solve" in str(refused.value)
+            assert "in the queue" not in str(refused.value)  # refused on arrival
         finally:
             release.set()
             await task
@@ -154,7 +155,9 @@ def test_a_queued_request_is_refused_when_a_running_solve_overruns() -> None:
             waiting = asyncio.ensure_future(gate.run(lambda _t: None, _Deadline(6.0), 0.5))
             # … but the running solve goes on and on: a re-check refuses the waiting one on its
             # expected wait, before its patience has run out.
-            with pytest.raises(ResourceExhausted, match="expected wait for a solve slot"):
+            with pytest.raises(
+                ResourceExhausted, match=r"after \d+\.\d s in the queue, expected wait for a solve slot"
+            ):
                 await asyncio.wait_for(waiting, 10)
         finally:
             release.set()
