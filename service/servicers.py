@@ -1,12 +1,14 @@
 """The FleetPlanner servicer: convert → call the domain → convert back. Nothing else.
 
 Every handler is wrapped by ``service.errors.grpc_errors`` (the one place domain errors become
-statuses). Solves run in worker threads (OR-Tools releases the GIL) behind ``service.limits.SolveGate``:
-slots sized from the cores plus a bounded wait queue (RESOURCE_EXHAUSTED + RetryInfo past it). At the
+statuses). Solves (PlanFleet, EvaluateFleet, SweepPlans, AnalyzeBreakEven, a scenario's ExportPlan)
+run in worker processes (``service.worker_pool``) behind ``service.limits.SolveGate``: slots sized
+from the cores plus a bounded wait queue, and admission by each request's estimated solve time
+(``service.solve_time``; RESOURCE_EXHAUSTED + RetryInfo when it would not fit its deadline). At the
 caller's deadline the solve is wrapped up (best verified plan, else DEADLINE_EXCEEDED); when the call
-is cancelled the solve's ``CancelToken`` fires so the MIP stops.
+is cancelled the solve's ``CancelToken`` fires — in the worker too — so the MIP stops.
 
-Cheap RPCs never share a thread with solves: estimates run on their own small executor
+Cheap RPCs never wait for a solve's interpreter lock: estimates run on their own small executor
 (``CHEAP_THREADS``), the catalogue (the same answer for the same kinds while the pricebook is
 loaded) is built once per set of kinds, and plan answers are turned into protobuf off the event loop.
 """
@@ -282,18 +284,15 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         query = break_even_request_from_proto(request, book)
         limit = _time_budget_s(context, self._state.settings)
         with _proto_paths(path_map(request.workloads)):
-            result = await self._gate.run(
-                lambda cancel: domain_calls.break_even(
-                    query.request,
-                    limit,
-                    cancel,
-                    gpu=query.gpu,
-                    fleet=query.fleet,
-                    utilization=query.utilization,
-                ),
-                context,
-                estimate_s,
+            job = functools.partial(
+                domain_calls.break_even,
+                query.request,
+                limit,
+                gpu=query.gpu,
+                fleet=query.fleet,
+                utilization=query.utilization,
             )
+            result = await self._gate.run(self._in_worker(job), context, estimate_s)
         _record_solver(domain_calls.log_stats(result.plan.solution))
         response = break_even_analysis_to_proto(result, book)
         response.provenance.CopyFrom(plan_provenance(result.plan, **self._versions()))
@@ -360,20 +359,19 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         scenario = query.scenario
         limit = _time_budget_s(context, self._state.settings)
         with _proto_paths(path_map(request.request.workloads, prefix="request")):
-            documents, result = await self._gate.run(
-                lambda cancel: domain_calls.quote(
-                    scenario.resolved,
-                    limit,
-                    cancel,
-                    formats=query.formats,
-                    language=query.language,
-                    title=query.title,
-                    request_json=scenario.request_json,
-                    fleetplan_version=SERVER_VERSION,
-                    present=query.present,
-                ),
-                context,
+            job = functools.partial(
+                domain_calls.quote,
+                scenario.resolved,
+                limit,
+                formats=query.formats,
+                language=query.language,
+                title=query.title,
+                request_json=scenario.request_json,
+                fleetplan_version=SERVER_VERSION,
+                present=query.present,
             )
+            # In a worker: the plan, and rendering (a PDF takes seconds of Python).
+            documents, result = await self._gate.run(self._in_worker(job), context)
         _record_solver(domain_calls.log_stats(result.solution))
         return documents_to_proto(documents, plan_provenance(result, **self._versions()))
 

@@ -101,3 +101,29 @@ def test_a_sweep_streams_from_a_worker_the_plans_a_plan_call_gets(server: Thread
         plain = stub.PlanFleet(base, timeout=WAIT_S).plan
     assert points[0].plan.cost.horizon_tco.amount == plain.cost.horizon_tco.amount
     assert points[0].plan.status == plain.status
+
+
+@pytest.mark.slow
+def test_break_even_and_a_quote_are_answered_from_a_worker(server: ThreadedServer) -> None:
+    """AnalyzeBreakEven and ExportPlan of a scenario run in the workers too (their plan, and the
+    quote's rendering)."""
+    base = load_scenario(PORTFOLIO, api.PlanFleetRequest)
+    with grpc.insecure_channel(server.address) as channel:
+        stub = rpc.FleetPlannerStub(channel)
+        plain = stub.PlanFleet(base, timeout=WAIT_S).plan
+        gpu = plain.fleet[0].gpu_id
+        break_even = stub.AnalyzeBreakEven(
+            api.AnalyzeBreakEvenRequest(
+                workloads=base.workloads,
+                gpu_id=gpu,
+                constraints=base.constraints,
+                pricebook_overrides=base.pricebook_overrides,
+            ),
+            timeout=WAIT_S,
+        )
+        quote = stub.ExportPlan(
+            api.ExportPlanRequest(request=base, format=api.REPORT_FORMAT_HTML), timeout=WAIT_S
+        )
+    assert break_even.HasField("break_even") and break_even.plan.fleet
+    assert quote.media_type.startswith("text/html") and quote.content
+    assert quote.provenance.pricebook_version
