@@ -18,8 +18,13 @@ answer is reused: every plan is a real solve. The document then also gives the p
 per minute, the catalogue/estimate p99 against 50 ms and the plan p99 against 5 s, and the load
 average before and after (on a shared machine the figures are indicative).
 
+A caller that wants its plan within 5 s says so with its deadline (``--plan-deadline-s 5``): the
+server then refuses at once, with RetryInfo, a plan it expects not to finish by then (admission by
+estimated solve time), so the plan p99 stays within the deadline and no call fails.
+
     .venv/bin/python -m bench.load                          # 32 clients × 60 s (the target run)
-    .venv/bin/python -m bench.load --unique-plans --out bench/results/load_unique_plans.json
+    .venv/bin/python -m bench.load --unique-plans --plan-deadline-s 5 \
+        --out bench/results/load_unique_plans.json
     .venv/bin/python -m bench.load --clients 8 --seconds 5  # a quick check
 """
 
@@ -172,6 +177,7 @@ async def _caller(
     seed: int,
     samples: list[Sample],
     unique_plans: bool = False,
+    timeouts_s: dict[str, float] | None = None,
 ) -> None:
 
     methods = {
@@ -189,7 +195,7 @@ async def _caller(
             request = _unique(request, rng)
         started = time.perf_counter()
         try:
-            await methods[kind](request, timeout=TIMEOUT_S[kind])
+            await methods[kind](request, timeout=(timeouts_s or TIMEOUT_S)[kind])
             samples.append(Sample(kind, time.perf_counter() - started, "OK"))
         except grpc.aio.AioRpcError as error:
             samples.append(Sample(kind, time.perf_counter() - started, error.code().name))
@@ -207,6 +213,7 @@ async def _worker_main(
     seed: int,
     plan_options: dict[str, Any],
     unique_plans: bool = False,
+    timeouts_s: dict[str, float] | None = None,
 ) -> WorkerResult:
     requests = _requests(plan_options)
     result = WorkerResult()
@@ -224,6 +231,7 @@ async def _worker_main(
                     seed=seed * 1000 + i,
                     samples=result.samples,
                     unique_plans=unique_plans,
+                    timeouts_s=timeouts_s,
                 )
                 for i in range(callers)
             )
@@ -241,6 +249,7 @@ def worker(
     start_at: float,
     plan_options: dict[str, Any],
     unique_plans: bool = False,
+    timeouts_s: dict[str, float] | None = None,
 ) -> list[tuple[str, float, str]]:
     """One client process (spawned): ``callers`` concurrent callers for ``seconds``."""
     # Every process starts together (imports take a while on a busy box).
@@ -254,6 +263,7 @@ def worker(
             seed=seed,
             plan_options=plan_options,
             unique_plans=unique_plans,
+            timeouts_s=timeouts_s,
         )
     )
     return [(s.kind, s.seconds, s.code) for s in result.samples]
@@ -311,6 +321,10 @@ def _start_server(extra_args: list[str]) -> tuple[subprocess.Popen[str], str]:
         command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
     assert process.stderr is not None
+    solve_workers = (
+        "--solve-processes" not in extra_args or extra_args[extra_args.index("--solve-processes") + 1] != "0"
+    )
+    port = None
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         line = process.stderr.readline()
@@ -321,9 +335,12 @@ def _start_server(extra_args: list[str]) -> tuple[subprocess.Popen[str], str]:
         except json.JSONDecodeError:
             continue
         if record.get("event") == "server.started":
+            port = record["port"]
+        # Timed calls start once the solve workers are up (until then solves run in the server).
+        if port is not None and (not solve_workers or record.get("event") == "worker_pool.ready"):
             # Keep draining the log so the server never blocks on a full pipe.
             threading.Thread(target=_drain, args=(process.stderr,), daemon=True).start()
-            return process, f"127.0.0.1:{record['port']}"
+            return process, f"127.0.0.1:{port}"
     process.kill()
     raise RuntimeError("server did not start within 120 s")
 
@@ -351,8 +368,14 @@ def run_load(
     warm_up: bool = True,
     plan_options: dict[str, Any] | None = None,
     unique_plans: bool = False,
+    plan_deadline_s: float | None = None,
 ) -> dict[str, Any]:
-    """Drive a server (``address``, or a fresh ``fleetplan serve``) and return the result document."""
+    """Drive a server (``address``, or a fresh ``fleetplan serve``) and return the result document.
+    ``plan_deadline_s`` is the deadline of every PlanFleet call (the latency its caller asks for;
+    default ``TIMEOUT_S``'s)."""
+    timeouts_s = dict(TIMEOUT_S)
+    if plan_deadline_s is not None:
+        timeouts_s.update(plan_500m_krw=plan_deadline_s, plan_small=plan_deadline_s)
     load_before = [round(x, 2) for x in os.getloadavg()]
     mix = dict(mix or (UNIQUE_MIX if unique_plans else DEFAULT_MIX))
     plan_options = dict(plan_options or {})
@@ -379,6 +402,7 @@ def run_load(
                         "start_at": start_at,
                         "plan_options": plan_options,
                         "unique_plans": unique_plans,
+                        "timeouts_s": timeouts_s,
                     },
                 )
                 for i, share in enumerate(shares)
@@ -408,7 +432,7 @@ def run_load(
             "seconds": seconds,
             "client_processes": processes,
             "mix": mix,
-            "timeouts_s": TIMEOUT_S,
+            "timeouts_s": timeouts_s,
             "plan_solver_options": plan_options,
             "unique_plans": unique_plans,
             "server_args": server_args or [],
@@ -478,6 +502,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="make every PlanFleet request a new question (so none is answered from the plan cache)",
     )
+    parser.add_argument(
+        "--plan-deadline-s",
+        type=float,
+        help="deadline of every PlanFleet call (default 60 s); the server refuses, with RetryInfo, a plan "
+        "it expects not to finish within it",
+    )
     args = parser.parse_args(argv)
     document = run_load(
         clients=args.clients,
@@ -488,6 +518,7 @@ def main(argv: list[str] | None = None) -> int:
         warm_up=not args.no_warm_up,
         plan_options=args.plan_options,
         unique_plans=args.unique_plans,
+        plan_deadline_s=args.plan_deadline_s,
     )
     document["command"] = "python -m bench.load " + " ".join(argv if argv is not None else sys.argv[1:])
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -67,14 +67,20 @@ def _ms(values: list[float]) -> dict[str, float | int | None]:
     }
 
 
-async def _solve(stub: Any, request: Any, deadline_s: float) -> tuple[str, float, float | None]:
+QUEUED_MARK = "in the queue"
+"""The server's refusal of a solve it had queued (its wait stopped fitting) says so."""
+
+
+async def _solve(stub: Any, request: Any, deadline_s: float) -> tuple[str, float, float | None, bool]:
+    """(status, seconds, RetryInfo delay, refused after queueing)."""
     started = time.perf_counter()
     try:
         await stub.PlanFleet(request, timeout=deadline_s)
-        return "OK", time.perf_counter() - started, None
+        return "OK", time.perf_counter() - started, None, False
     except grpc.aio.AioRpcError as error:
         retry = _retry_delay_s(error) if error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED else None
-        return error.code().name, time.perf_counter() - started, retry
+        queued = QUEUED_MARK in (error.details() or "")
+        return error.code().name, time.perf_counter() - started, retry, queued
 
 
 async def _probe(
@@ -93,7 +99,7 @@ async def _probe(
     }
     out: dict[str, list[float]] = defaultdict(list)
     failures: Counter[str] = Counter()
-    late_tasks: list[asyncio.Future[tuple[str, float, float | None]]] = []
+    late_tasks: list[asyncio.Future[tuple[str, float, float | None, bool]]] = []
     while time.monotonic() < until:
         for kind, call in calls.items():
             started = time.perf_counter()
@@ -105,7 +111,7 @@ async def _probe(
         if late_solves:  # not awaited here: an admitted one would hold up the probe
             late_tasks.append(asyncio.ensure_future(_solve(stub, late_solves.pop(), deadline_s)))
         await asyncio.sleep(0.02)
-    for code, seconds, _ in await asyncio.gather(*late_tasks):
+    for code, seconds, _, _ in await asyncio.gather(*late_tasks):
         kind = "late_solve_refused" if code == "RESOURCE_EXHAUSTED" else f"_late_solve_{code}"
         out[kind].append(seconds)
     out["_failures"] = [float(n) for n in failures.values()]
@@ -144,8 +150,9 @@ def run_overload(
         server.wait(60)
     results = outcome["results"]
     probe = outcome["probe"]
-    codes = Counter(code for code, _, _ in results)
-    refused = [s for code, s, _ in results if code == "RESOURCE_EXHAUSTED"]
+    codes = Counter(code for code, _, _, _ in results)
+    refused = [s for code, s, _, _ in results if code == "RESOURCE_EXHAUSTED"]
+    refused_from_queue = [s for code, s, _, q in results if code == "RESOURCE_EXHAUSTED" and q]
     refusals = _ms(refused)
     late_refused = _ms(probe.pop("late_solve_refused", []))
     late_other = {
@@ -162,13 +169,19 @@ def run_overload(
             "server_args": server_args,
         },
         "status_counts": dict(sorted(codes.items())),
-        "answered_ms": _ms([s for code, s, _ in results if code == "OK"]),
+        "answered_ms": _ms([s for code, s, _, _ in results if code == "OK"]),
         "refusal_ms": refusals,
+        # Admission refuses on arrival; a queued solve is refused later, when its wait stops fitting
+        # (the running solves took longer than estimated).
+        "refused_on_arrival_ms": _ms(
+            [s for code, s, _, q in results if code == "RESOURCE_EXHAUSTED" and not q]
+        ),
+        "refused_from_queue_ms": _ms(refused_from_queue),
         "refused_within_target": sum(1 for s in refused if s * 1000 <= REFUSAL_TARGET_MS),
         "late_solve_refusal_ms": late_refused,
         "late_solve_other_outcomes": late_other,
         "retry_info_on_every_refusal": all(
-            r is not None for code, _, r in results if code == "RESOURCE_EXHAUSTED"
+            r is not None for code, _, r, _ in results if code == "RESOURCE_EXHAUSTED"
         ),
         "cheap_calls_ms": cheap,
         "cheap_call_failures": int(sum(probe.get("_failures", []))),
@@ -203,7 +216,14 @@ def main(argv: list[str] | None = None) -> int:
     document["command"] = "python -m bench.overload " + " ".join(argv if argv is not None else sys.argv[1:])
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps({k: document[k] for k in ("status_counts", "refusal_ms", "cheap_calls_ms")}, indent=1))  # noqa: T201
+    shown = (
+        "status_counts",
+        "refusal_ms",
+        "refused_on_arrival_ms",
+        "refused_from_queue_ms",
+        "cheap_calls_ms",
+    )
+    print(json.dumps({k: document[k] for k in shown}, indent=1))  # noqa: T201
     print(f"wrote {args.out}")  # noqa: T201
     return 0
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 class PricebookError(Exception):
@@ -17,6 +18,9 @@ class PricebookError(Exception):
         self.reason = reason
         super().__init__(f"{file}: entry {entry!r}, field {field!r}: {reason}")
 
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled back from the server's worker processes
+        return (type(self), (self.file, self.entry, self.field, self.reason), self.__dict__)
+
 
 class UnknownEntryError(LookupError):
     """An id that is not in the pricebook (GPU, model, server, offer)."""
@@ -27,6 +31,9 @@ class UnknownEntryError(LookupError):
         self.suggestions = tuple(suggestions)
         hint = f" (did you mean {', '.join(self.suggestions)}?)" if self.suggestions else ""
         super().__init__(f"unknown {kind} {key!r}{hint}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.kind, self.key, self.suggestions), self.__dict__)
 
 
 class FleetplanError(Exception):
@@ -46,3 +53,6 @@ class InvalidRequest(FleetplanError):
     def __init__(self, violations: Sequence[FieldViolation]) -> None:
         self.violations = tuple(violations)
         super().__init__("; ".join(f"{v.field}: {v.reason}" for v in self.violations))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.violations,), self.__dict__)

@@ -55,6 +55,10 @@ class ShuttingDown(Exception):
     """The server is shutting down and the solve had no verified plan yet; retry on another replica."""
 
 
+class WorkerLost(Exception):
+    """The worker process running the call stopped (killed, out of memory); a retry gets a new one."""
+
+
 def _pack(message: Any) -> any_pb2.Any:
     packed = any_pb2.Any()
     packed.Pack(message)
@@ -168,12 +172,12 @@ def status_for(exc: BaseException) -> status_pb2.Status:
             message=str(exc),
             details=[_pack(_error_info("SERVER_BUSY")), _pack(retry)],
         )
-    if isinstance(exc, ShuttingDown):
+    if isinstance(exc, (ShuttingDown, WorkerLost)):
         return status_pb2.Status(
             code=code_pb2.UNAVAILABLE,
             message=str(exc),
             details=[
-                _pack(_error_info("SHUTTING_DOWN")),
+                _pack(_error_info("SHUTTING_DOWN" if isinstance(exc, ShuttingDown) else "WORKER_LOST")),
                 _pack(error_details_pb2.RetryInfo(retry_delay=duration_pb2.Duration(seconds=1))),
             ],
         )

@@ -3,12 +3,18 @@
 deadline enforced on the solver.
 
 - ``SolveGate``: at most ``slots`` solves at once (one per core by default) and ``max_waiting``
-  queued; past that RESOURCE_EXHAUSTED with a ``RetryInfo`` hint (the recent solve time × the queue
-  ahead ÷ slots). Admission control: a call is admitted only when that expected wait plus the
-  recent solve time (at least ``MIN_SOLVE_S``) fits its deadline (less the margin); otherwise it
-  is refused the same way at once, and a call whose deadline would pass while it waits is refused
-  then, instead of timing out in the queue. Solves run on the gate's own (nicer) thread pool, so
-  cheap RPCs (catalog, estimates, health) never wait behind them.
+  queued; past that RESOURCE_EXHAUSTED with a ``RetryInfo`` hint (the expected wait for a slot).
+  Admission control: each solve comes with an estimate of its length from its size
+  (``service.solve_time``), and the expected wait for a slot is worked out from the running solves'
+  remaining and the queued ones' estimates (``service.admission.SolveClock``). A call that would
+  have to wait is admitted only when that wait plus its own estimate (at least ``MIN_SOLVE_S``)
+  ends before its deadline's wrap-up (a call without an estimate: before the deadline less the
+  margin); otherwise it is refused the same way at once, and a queued
+  call is re-checked every ``REASSESS_S`` with the estimates as they update (a solve that ends
+  early or runs long), so it is refused as soon as it no longer fits — never left to time out in
+  the queue. A call that gets a slot at once is never refused for its size: its deadline wraps it
+  up with its best verified plan. Solves run on the gate's own (nicer) threads, which hand them to
+  worker processes (``service.worker_pool``), so cheap RPCs never wait behind them.
 - Deadlines: once a solve has its slot, a timer fires at the caller's remaining deadline minus
   ``margin_s`` and *wraps up* the solve: the MIP is interrupted and its best verified plan comes
   back (status FEASIBLE with its gap). If it had none, the call fails with DEADLINE_EXCEEDED.
@@ -40,6 +46,7 @@ from typing import Any, TypeVar
 import grpc
 import structlog
 
+from service.admission import SolveClock
 from service.errors import ResourceExhausted, ShuttingDown
 from solver.errors import DeadlineExceeded, SolveCancelled
 from solver.optimizer.cancel import CancelToken
@@ -48,7 +55,7 @@ log = structlog.get_logger("fleetplan.limits")
 _T = TypeVar("_T")
 
 MIN_SOLVE_S = 0.5
-"""A queued solve gives up (RESOURCE_EXHAUSTED) when less than the recent solve time — and never
+"""A queued solve gives up (RESOURCE_EXHAUSTED) when less than its expected length — and never
 less than this — would be left to solve in (``SolveGate.time_to_solve_s``)."""
 MIN_MIP_SLICE_S = 0.3
 """After a wrap-up, the main MIP still gets this long from its start before it is interrupted, so it
@@ -237,9 +244,9 @@ class SolveGate:
             initializer=_lower_priority,
             initargs=(niceness,),
         )
-        self._active: dict[SolveToken, float] = {}
-        """Running solves and when each got its slot (``time.perf_counter()``)."""
-        self._mean_solve_s = 1.0
+        self._active: set[SolveToken] = set()
+        """Running solves (their expected times are the clock's)."""
+        self._clock = SolveClock(slots)
         self._draining = asyncio.Event()
         self._answer_now: dict[SolveToken, asyncio.Future[None]] = {}
         """Set when the server stops a running solve (deadline, shutdown): its call is answered then."""
@@ -256,32 +263,23 @@ class SolveGate:
         return self._waiting
 
     def retry_after_s(self) -> float:
-        """Expected wait for a slot: mean solve time × (queue ahead + 1) ÷ slots, 0.5…30 s."""
-        return round(min(30.0, max(0.5, self.expected_wait_s())), 1)
+        """Expected wait for a slot of a new arrival, 0.5…30 s."""
+        return round(min(30.0, max(0.5, self._clock.wait_s())), 1)
 
-    def solve_time_s(self) -> float:
-        """Recent solve time: the running mean of finished solves, or — when the running ones have
-        already taken longer (a burst of big solves, before any has finished) — their mean age."""
-        if not self._active:
-            return self._mean_solve_s
-        now = time.perf_counter()
-        age = sum(now - started for started in self._active.values()) / len(self._active)
-        return max(self._mean_solve_s, age)
-
-    def time_to_solve_s(self) -> float:
-        """What a queued solve must still have when it gets its slot: the recent mean solve time, at
-        least ``MIN_SOLVE_S``. Reserving only a fixed half second let a solve that waited most of its
-        deadline start with too little time to find any plan, and time out (DEADLINE_EXCEEDED) on a
-        busy box instead of being refused with RetryInfo."""
-        return max(MIN_SOLVE_S, self._mean_solve_s)
+    def time_to_solve_s(self, estimate_s: float | None = None) -> float:
+        """What a queued solve must still have when it gets its slot: its expected length (its
+        estimate scaled by how recent solves compared with theirs; the recent mean solve time
+        without one), at least ``MIN_SOLVE_S``. Reserving only a fixed half second let a solve that
+        waited most of its deadline start with too little time to find any plan, and time out
+        (DEADLINE_EXCEEDED) on a busy box instead of being refused with RetryInfo."""
+        return max(MIN_SOLVE_S, self._clock.expected_s(estimate_s))
 
     def expected_wait_s(self, position: int | None = None) -> float:
         """Expected wait for a slot of the solve at ``position`` in the queue (0 = next; None = a new
-        arrival, behind every waiting one): recent solve time × (position + 1) ÷ slots."""
+        arrival, behind every waiting one)."""
         if self._running < self._slots:
             return 0.0
-        ahead = self._waiting if position is None else position
-        return self.solve_time_s() * (ahead + 1) / self._slots
+        return self._clock.wait_s(position)
 
     def wrap_up_all(self, reason: str) -> int:
         """Ask every running solve for its best verified result now (graceful shutdown)."""
@@ -320,11 +318,13 @@ class SolveGate:
         if answer_now is not None and not answer_now.done():
             answer_now.set_result(None)
 
-    def admit(self, context: grpc.aio.ServicerContext | None) -> float | None:
+    def admit(
+        self, context: grpc.aio.ServicerContext | None, estimate_s: float | None = None
+    ) -> float | None:
         """Refuse now (``ShuttingDown``, ``ResourceExhausted``) a solve that could not be admitted —
-        queue full, or its expected wait plus ``time_to_solve_s()`` past its deadline — else return how
-        long it may wait for a slot (None = no deadline). Handlers call it before converting a big
-        request, so a refusal costs microseconds, not the conversion (issue 19: ≤ 100 ms)."""
+        queue full, or its expected wait plus ``time_to_solve_s(estimate_s)`` past its deadline — else
+        return how long it may wait for a slot (None = no deadline). Handlers call it before converting
+        a big request, so a refusal costs microseconds, not the conversion (issue 19: ≤ 100 ms)."""
         if self._draining.is_set():
             raise ShuttingDown(QUEUED_AT_SHUTDOWN)
         if self._running >= self._slots and self._waiting >= self._max_waiting:
@@ -333,70 +333,93 @@ class SolveGate:
                 f"(limit solve_slots={self._slots}, max_queued_solves={self._max_waiting}); retry later",
                 retry_after_s=self.retry_after_s(),
             )
-        remaining = context.time_remaining() if context is not None else None
-        patience_s = None if remaining is None else remaining - self._margin_s - self.time_to_solve_s()
-        if patience_s is not None and self._running >= self._slots:
-            # Admission control: do not queue work whose deadline would pass before it gets a slot.
+        remaining: float | None = context.time_remaining() if context is not None else None
+        if remaining is None:
+            return None
+        needed_s = self.time_to_solve_s(estimate_s)
+        patience_s = remaining - self._reserve_s(remaining, estimate_s) - needed_s
+        if self._running >= self._slots:
+            # Admission control: do not queue work that would not be done by its deadline.
             expected_wait_s = self.expected_wait_s()
             if expected_wait_s > patience_s:
-                raise self._no_time(expected_wait_s, patience_s)
+                raise self._no_time(expected_wait_s, remaining, needed_s)
         return patience_s
 
+    def _wrap_up_lead_s(self, remaining_s: float) -> float:
+        """How long before the caller's deadline its solve is wrapped up."""
+        return max(self._margin_s, min(DEADLINE_WRAP_UP_SHARE * remaining_s, MAX_DEADLINE_WRAP_UP_S))
+
+    def _reserve_s(self, remaining_s: float, estimate_s: float | None) -> float:
+        """What a queued solve leaves of its deadline after solving: a solve with an estimate must
+        end before its wrap-up to be complete; one without is given up to the margin."""
+        return self._margin_s if estimate_s is None else self._wrap_up_lead_s(remaining_s)
+
     async def _enter(
-        self, context: grpc.aio.ServicerContext | None
+        self, context: grpc.aio.ServicerContext | None, estimate_s: float | None
     ) -> tuple[SolveToken, list[asyncio.TimerHandle]]:
         """Wait for a slot (or refuse when the queue is full, or when the caller's deadline would pass
         in the queue); arm the caller's deadline (wrap-up, then hard stop)."""
-        patience_s = self.admit(context)
+        patience_s = self.admit(context, estimate_s)
         self._waiting += 1
         try:
-            await self._acquire(patience_s)
+            await self._acquire(patience_s, estimate_s, context)
         finally:
             self._waiting -= 1
         self._running += 1
         token = SolveToken()
-        self._active[token] = time.perf_counter()
-        self._answer_now[token] = asyncio.get_running_loop().create_future()
         remaining = context.time_remaining() if context is not None else None
+        self._active.add(token)
+        self._clock.start(token, estimate_s, None if remaining is None else time.monotonic() + remaining)
+        self._answer_now[token] = asyncio.get_running_loop().create_future()
         timers = []
         if remaining is not None:
             # The caller's deadline, measured now that the solve has its slot (queueing ate some of it).
             loop = asyncio.get_running_loop()
-            lead_s = max(self._margin_s, min(DEADLINE_WRAP_UP_SHARE * remaining, MAX_DEADLINE_WRAP_UP_S))
+            lead_s = self._wrap_up_lead_s(remaining)
             timers.append(loop.call_later(max(0.0, remaining - lead_s), token.wrap_up, StopReason.DEADLINE))
             # After the wrap-up (half its lead), at least the margin, at most HARD_STOP_LEAD_S before.
             stop_s = max(0.0, remaining - min(max(self._margin_s, HARD_STOP_LEAD_S), lead_s / 2))
             timers.append(loop.call_later(stop_s, self._stop, token, StopReason.DEADLINE))
         return token, timers
 
-    def _no_time(self, expected_wait_s: float | None, patience_s: float) -> ResourceExhausted:
-        """The refusal of a solve whose deadline leaves ``patience_s`` to wait (expected wait, or the
-        wait already over when None)."""
-        needed_s = self.time_to_solve_s()
-        left = patience_s + self._margin_s + needed_s
+    def _no_time(
+        self, expected_wait_s: float | None, left: float, needed_s: float, queued_s: float | None = None
+    ) -> ResourceExhausted:
+        """The refusal of a solve that needs ``needed_s`` with ``left`` seconds to its deadline
+        (expected wait, or the wait already over when None), after ``queued_s`` in the queue (None:
+        refused on arrival)."""
         why = (
             f"expected wait for a solve slot ≈{expected_wait_s:.1f} s leaves no time to solve"
             if expected_wait_s is not None
             else "no solve slot freed in time to solve"
         )
+        if queued_s is not None:
+            why = f"after {queued_s:.1f} s in the queue, {why}"
         return ResourceExhausted(
             f"{why} within the deadline ({left:.1f} s left; about {needed_s:.1f} s to solve); "
             "retry later or with a longer deadline",
             retry_after_s=self.retry_after_s(),
         )
 
-    async def _acquire(self, patience_s: float | None) -> None:
+    async def _acquire(
+        self,
+        patience_s: float | None,
+        estimate_s: float | None,
+        context: grpc.aio.ServicerContext | None,
+    ) -> None:
         """Take a slot, waiting at most ``patience_s`` (None = as long as it takes). Every
-        ``REASSESS_S`` the wait is estimated again from the queue position and the recent solve
-        time: a solve that no longer fits its deadline is refused then, not when its deadline is
-        near. A shutdown while waiting raises ``ShuttingDown`` at once."""
+        ``REASSESS_S`` the wait is estimated again from the queue position and the estimates as
+        they stand: a solve that no longer fits its deadline is refused then, not when its deadline
+        is near. A shutdown while waiting raises ``ShuttingDown`` at once."""
         if not self._semaphore.locked():
             await self._semaphore.acquire()
             return
         attempt = asyncio.ensure_future(self._semaphore.acquire())
         self._queue.append(attempt)
+        self._clock.queue(attempt, estimate_s)
         drained = asyncio.ensure_future(self._draining.wait())
-        give_up_at = None if patience_s is None else time.monotonic() + patience_s
+        queued_at = time.monotonic()
+        give_up_at = None if patience_s is None else queued_at + patience_s
         try:
             while True:
                 timeout = (
@@ -413,16 +436,23 @@ class SolveGate:
                 if give_up_at is None:
                     continue
                 left = give_up_at - time.monotonic()
-                expected = self.expected_wait_s(self._queue.index(attempt))
+                expected = self.expected_wait_s(self._clock.position(attempt))
                 if left <= 0 or expected > left:
                     self._abandon(attempt)
-                    raise self._no_time(expected if left > 0 else None, max(0.0, left))
+                    remaining = context.time_remaining() if context is not None else None
+                    raise self._no_time(
+                        expected if left > 0 else None,
+                        remaining or 0.0,
+                        self.time_to_solve_s(estimate_s),
+                        time.monotonic() - queued_at,
+                    )
         except asyncio.CancelledError:
             self._abandon(attempt)
             raise
         finally:
             drained.cancel()
             self._queue.remove(attempt)
+            self._clock.leave_queue(attempt)
 
     def _abandon(self, attempt: asyncio.Future[Any]) -> None:
         """Give up a pending acquire; a slot it got in the meantime goes straight back."""
@@ -435,27 +465,30 @@ class SolveGate:
             lambda a: self._semaphore.release() if not a.cancelled() and a.exception() is None else None
         )
 
-    def _release(self, token: SolveToken, timers: list[asyncio.TimerHandle], started: float | None) -> None:
-        """Free the slot once the worker thread has stopped (idempotent). ``started`` (None = do not
-        count this run) feeds the mean solve time behind retry hints and admission control."""
+    def _release(self, token: SolveToken, timers: list[asyncio.TimerHandle], *, counted: bool) -> None:
+        """Free the slot once the worker thread has stopped (idempotent). A ``counted`` run that was
+        not cancelled corrects the expected solve times behind retry hints and admission control
+        (one its deadline wrapped up only upwards: ``SolveClock.finish``)."""
         for timer in timers:
             timer.cancel()
         if token not in self._active:
             return
         token.finish()
-        self._active.pop(token, None)
+        self._active.discard(token)
         self._answer_now.pop(token, None)
-        if started is not None and not token.cancelled:
-            self._mean_solve_s = 0.8 * self._mean_solve_s + 0.2 * (time.perf_counter() - started)
+        self._clock.finish(token, counted=counted and not token.cancelled, cut_short=token.wrapped_up)
         self._running -= 1
         self._semaphore.release()
 
     async def run(
-        self, fn: Callable[[SolveToken], _T], context: grpc.aio.ServicerContext | None = None
+        self,
+        fn: Callable[[SolveToken], _T],
+        context: grpc.aio.ServicerContext | None = None,
+        estimate_s: float | None = None,
     ) -> _T:
-        """``fn(token)`` on a solve thread once a slot is free; ``context`` gives the caller's deadline."""
-        token, timers = await self._enter(context)
-        started = time.perf_counter()
+        """``fn(token)`` on a solve thread once a slot is free; ``context`` gives the caller's deadline
+        and ``estimate_s`` the model's estimate of its length (None = the recent mean)."""
+        token, timers = await self._enter(context, estimate_s)
         loop = asyncio.get_running_loop()
         work = loop.run_in_executor(
             self._executor, functools.partial(contextvars.copy_context().run, fn, token)
@@ -464,7 +497,7 @@ class SolveGate:
         def done(finished: asyncio.Future[_T]) -> None:
             if not finished.cancelled():
                 finished.exception()  # retrieved: a gone caller's SolveCancelled is expected, not news
-            self._release(token, timers, started)
+            self._release(token, timers, counted=True)
 
         work.add_done_callback(done)
         answer_now = self._answer_now[token]  # made in _enter; popped when the worker has stopped
@@ -487,10 +520,13 @@ class SolveGate:
         return outcome
 
     async def stream(
-        self, fn: Callable[[SolveToken], Iterator[_T]], context: grpc.aio.ServicerContext | None = None
+        self,
+        fn: Callable[[SolveToken], Iterator[_T]],
+        context: grpc.aio.ServicerContext | None = None,
+        estimate_s: float | None = None,
     ) -> AsyncGenerator[_T, None]:
         """Iterate ``fn(token)`` on a solve thread, yielding each item as it is produced."""
-        token, timers = await self._enter(context)
+        token, timers = await self._enter(context, estimate_s)
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
 
@@ -505,7 +541,7 @@ class SolveGate:
 
         work = loop.run_in_executor(self._executor, functools.partial(contextvars.copy_context().run, pump))
         # A sweep runs many solves: its length says nothing about one solve, so it is not measured.
-        work.add_done_callback(lambda _: self._release(token, timers, None))
+        work.add_done_callback(lambda _: self._release(token, timers, counted=False))
         try:
             while True:
                 kind, value = await queue.get()

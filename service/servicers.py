@@ -1,12 +1,14 @@
 """The FleetPlanner servicer: convert → call the domain → convert back. Nothing else.
 
 Every handler is wrapped by ``service.errors.grpc_errors`` (the one place domain errors become
-statuses). Solves run in worker threads (OR-Tools releases the GIL) behind ``service.limits.SolveGate``:
-slots sized from the cores plus a bounded wait queue (RESOURCE_EXHAUSTED + RetryInfo past it). At the
+statuses). Solves (PlanFleet, EvaluateFleet, SweepPlans, AnalyzeBreakEven, a scenario's ExportPlan)
+run in worker processes (``service.worker_pool``) behind ``service.limits.SolveGate``: slots sized
+from the cores plus a bounded wait queue, and admission by each request's estimated solve time
+(``service.solve_time``; RESOURCE_EXHAUSTED + RetryInfo when it would not fit its deadline). At the
 caller's deadline the solve is wrapped up (best verified plan, else DEADLINE_EXCEEDED); when the call
-is cancelled the solve's ``CancelToken`` fires so the MIP stops.
+is cancelled the solve's ``CancelToken`` fires — in the worker too — so the MIP stops.
 
-Cheap RPCs never share a thread with solves: estimates run on their own small executor
+Cheap RPCs never wait for a solve's interpreter lock: estimates run on their own small executor
 (``CHEAP_THREADS``), the catalogue (the same answer for the same kinds while the pricebook is
 loaded) is built once per set of kinds, and plan answers are turned into protobuf off the event loop.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import importlib.metadata
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -50,10 +53,12 @@ from service.convert.scenario import scenario_request
 from service.convert.sweep import frontier_to_proto, sweep_point_to_proto, sweep_request_from_proto
 from service.errors import grpc_errors
 from service.estimate_pool import EstimatePool
-from service.limits import SolveGate, require_plan_within_deadline, solve_budget_s
+from service.limits import SolveGate, SolveToken, require_plan_within_deadline, solve_budget_s
 from service.plan_archive import PlanArchive
 from service.plan_cache import PlanCache, request_key
 from service.settings import ServerSettings
+from service.solve_time import default_model, solve_size
+from service.worker_pool import WorkerPool
 from solver import planner
 from solver.errors import InvalidRequest
 from solver.resolve import ResolvedRequest
@@ -125,6 +130,16 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         self._estimates = EstimatePool(
             state.book, state.settings.pricebook_dir, state.settings.estimate_processes, self._cheap_call
         )
+        self._solves = WorkerPool(
+            state.book,
+            state.settings.pricebook_dir,
+            state.settings.solve_processes,
+            name="solves",
+            niceness=state.settings.solve_niceness,
+            log_json=state.settings.log_json,
+        )
+        self._solves.start()  # solves run in the server's threads until the workers are up
+        self._solve_time = default_model()
 
     async def _cheap_call(self, fn: Callable[[], _T]) -> _T:
         """``fn()`` on the cheap executor (the call's context goes along: its log record)."""
@@ -140,8 +155,17 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         return self._archive
 
     def close(self) -> None:
-        """Stop the estimate worker processes (the server has stopped)."""
+        """Stop the worker processes (the server has stopped)."""
         self._estimates.close()
+        self._solves.close()
+
+    def _estimate_s(self, message: Any, solves: float = 1.0) -> float:
+        """Seconds the fitted model expects ``solves`` solves of ``message``'s size to take."""
+        return solves * self._solve_time.estimate_s(solve_size(message, self._state.book))
+
+    def _in_worker(self, job: Callable[[SolveToken], _T]) -> Callable[[SolveToken], _T]:
+        """``job`` (picklable: a module function, partially applied) to run in a solve worker."""
+        return functools.partial(self._solves.call, job)
 
     def _versions(self) -> dict[str, str]:
         return {"performance_model_version": self._model_version, "server_version": SERVER_VERSION}
@@ -155,16 +179,16 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         if earlier is not None:  # a retried save: the answer saved the first time
             return earlier
         key = request_key(planning_part(request), book.content_hash)
+        estimate_s = self._estimate_s(request)
         if not self._plan_cache.answers(key):
-            self._gate.admit(context)  # a busy server refuses before converting the request
+            self._gate.admit(context, estimate_s)  # a busy server refuses before converting the request
         resolved = scenario_request(request, book)
 
         async def solve() -> planner.PlanResult:
             limit = _time_budget_s(context, self._state.settings)
+            job = self._in_worker(functools.partial(domain_calls.plan, resolved, limit))
             with _proto_paths(path_map(request.workloads)):
-                return await self._gate.run(
-                    lambda cancel: domain_calls.plan(resolved, limit, cancel), context
-                )
+                return await self._gate.run(job, context, estimate_s)
 
         result, reused = await self._plan_cache.get_or_compute(key, solve, reusable=lambda r: r.complete)
         _record_solver({**domain_calls.log_stats(result.solution), "reused": reused})
@@ -219,20 +243,20 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         self, request: api.EvaluateFleetRequest, context: grpc.aio.ServicerContext
     ) -> api.EvaluateFleetResponse:
         book = self._state.book
-        self._gate.admit(context)  # a busy server refuses before converting the request
+        # Evaluating a fixed fleet is quick; comparing it with the optimal plan is a plan's solve.
+        estimate_s = self._estimate_s(request) if request.compare_with_optimal else None
+        self._gate.admit(context, estimate_s)  # a busy server refuses before converting the request
         fleet, resolved = evaluate_request_from_proto(request, book)
         limit = _time_budget_s(context, self._state.settings)
         with _proto_paths(path_map(request.workloads)):
-            result = await self._gate.run(
-                lambda cancel: domain_calls.evaluate(
-                    fleet,
-                    resolved,
-                    limit,
-                    cancel,
-                    compare_with_optimal=request.compare_with_optimal,
-                ),
-                context,
+            job = functools.partial(
+                domain_calls.evaluate,
+                fleet,
+                resolved,
+                limit,
+                compare_with_optimal=request.compare_with_optimal,
             )
+            result = await self._gate.run(self._in_worker(job), context, estimate_s)
         _record_solver(domain_calls.log_stats(result.plan.solution))
         response = evaluation_to_proto(result, book)
         response.provenance.CopyFrom(plan_provenance(result.plan, **self._versions()))
@@ -255,21 +279,20 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         self, request: api.AnalyzeBreakEvenRequest, context: grpc.aio.ServicerContext
     ) -> api.AnalyzeBreakEvenResponse:
         book = self._state.book
-        self._gate.admit(context)  # a busy server refuses before converting the request
+        estimate_s = self._estimate_s(request)
+        self._gate.admit(context, estimate_s)  # a busy server refuses before converting the request
         query = break_even_request_from_proto(request, book)
         limit = _time_budget_s(context, self._state.settings)
         with _proto_paths(path_map(request.workloads)):
-            result = await self._gate.run(
-                lambda cancel: domain_calls.break_even(
-                    query.request,
-                    limit,
-                    cancel,
-                    gpu=query.gpu,
-                    fleet=query.fleet,
-                    utilization=query.utilization,
-                ),
-                context,
+            job = functools.partial(
+                domain_calls.break_even,
+                query.request,
+                limit,
+                gpu=query.gpu,
+                fleet=query.fleet,
+                utilization=query.utilization,
             )
+            result = await self._gate.run(self._in_worker(job), context, estimate_s)
         _record_solver(domain_calls.log_stats(result.plan.solution))
         response = break_even_analysis_to_proto(result, book)
         response.provenance.CopyFrom(plan_provenance(result.plan, **self._versions()))
@@ -303,10 +326,11 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         points = 0
         provenance = provenance_to_proto(book, **self._versions())
         with _proto_paths(path_map(request.base.workloads, prefix="base")):
-            async for item in self._gate.stream(
-                lambda cancel: domain_calls.sweep(sweep, cancel, time_limit_s_per_point=per_point),
-                context,
-            ):
+            job = functools.partial(domain_calls.sweep, sweep, time_limit_s_per_point=per_point)
+            in_worker = functools.partial(self._solves.stream, job)
+            # Points run two at a time.
+            estimate_s = self._estimate_s(request.base, solves=total / 2)
+            async for item in self._gate.stream(in_worker, context, estimate_s):
                 if isinstance(item, planner.SweepPoint):
                     points += 1
                     # The points' pricebook: the request's overrides applied (same for every point).
@@ -335,20 +359,19 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         scenario = query.scenario
         limit = _time_budget_s(context, self._state.settings)
         with _proto_paths(path_map(request.request.workloads, prefix="request")):
-            documents, result = await self._gate.run(
-                lambda cancel: domain_calls.quote(
-                    scenario.resolved,
-                    limit,
-                    cancel,
-                    formats=query.formats,
-                    language=query.language,
-                    title=query.title,
-                    request_json=scenario.request_json,
-                    fleetplan_version=SERVER_VERSION,
-                    present=query.present,
-                ),
-                context,
+            job = functools.partial(
+                domain_calls.quote,
+                scenario.resolved,
+                limit,
+                formats=query.formats,
+                language=query.language,
+                title=query.title,
+                request_json=scenario.request_json,
+                fleetplan_version=SERVER_VERSION,
+                present=query.present,
             )
+            # In a worker: the plan, and rendering (a PDF takes seconds of Python).
+            documents, result = await self._gate.run(self._in_worker(job), context)
         _record_solver(domain_calls.log_stats(result.solution))
         return documents_to_proto(documents, plan_provenance(result, **self._versions()))
 

@@ -38,6 +38,11 @@ class ServerSettings(BaseSettings):
     """Solves that run at once (the rest wait)."""
     max_queued_solves: int = Field(default=64, ge=0, le=10_000)
     """Solves that may wait for a slot before new ones get RESOURCE_EXHAUSTED."""
+    solve_processes: int = Field(default_factory=default_solve_slots, ge=0, le=64)
+    """Worker processes that run solves (PlanFleet, EvaluateFleet, SweepPlans, AnalyzeBreakEven, a
+    scenario's ExportPlan; started with the server, service.worker_pool), so cheap RPCs never wait
+    for a solve's interpreter lock: one per core by default, 0 = the server's own threads. The CLI's
+    in-process server uses 0."""
     solve_niceness: int = Field(default=5, ge=0, le=19)
     """How much nicer (lower CPU priority) solve threads run than the rest of the server, so health,
     catalogue and estimates stay fast while every core solves (0 = same priority)."""

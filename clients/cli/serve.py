@@ -80,7 +80,10 @@ def in_process_server(args: argparse.Namespace, *, estimate_workers: bool = Fals
     """The real server on a free loopback port for one client command; yields its address. Its
     estimates run in worker processes only with ``estimate_workers`` (their start costs seconds)."""
     configure_logging(level=logging.INFO if args.verbose else logging.WARNING)
-    options: dict[str, Any] = {} if estimate_workers else {"estimate_processes": 0}
+    # One command's solve in the server's thread: starting solve workers would cost more than it saves.
+    options: dict[str, Any] = {"solve_processes": 0}
+    if not estimate_workers:
+        options["estimate_processes"] = 0
     if getattr(args, "store", None):
         options["store"] = args.store
     elif not _uses_store(args):  # a command that saves or reads no plan opens none (nor SQLAlchemy)

@@ -14,7 +14,7 @@ import pytest
 
 from bench.estimate_speed import build_cases
 from pricebook.loader import load_default
-from service import domain_calls, estimate_pool
+from service import domain_calls, worker_pool
 from service.estimate_pool import MIN_POOLED_CASES, EstimatePool, _parts
 
 BOOK = load_default()
@@ -79,7 +79,7 @@ def test_no_processes_means_no_worker() -> None:
     pool = EstimatePool(BOOK, None, 0, in_thread)
     cases = _cases(MIN_POOLED_CASES)
     rows = asyncio.run(pool.estimate(cases))
-    assert in_thread.calls == 1 and pool._pool is None
+    assert in_thread.calls == 1 and pool._workers._pool is None
     assert rows == domain_calls.estimate_cases(cases, BOOK)
 
 
@@ -92,10 +92,10 @@ def test_workers_that_cannot_be_started_leave_the_estimates_to_the_thread(
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("an attempt has been made to start a new process before bootstrapping")
 
-    monkeypatch.setattr(estimate_pool, "ProcessPoolExecutor", refuse)
+    monkeypatch.setattr(worker_pool, "ProcessPoolExecutor", refuse)
     in_thread = _Counting()
     pool = EstimatePool(BOOK, None, 2, in_thread)
     cases = _cases(MIN_POOLED_CASES)
     rows = asyncio.run(pool.estimate(cases))
     assert rows == domain_calls.estimate_cases(cases, BOOK)
-    assert in_thread.calls == 1 and pool._pool is None and pool._processes == 0
+    assert in_thread.calls == 1 and pool._workers._pool is None and pool._workers.processes == 0
