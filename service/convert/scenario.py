@@ -161,6 +161,10 @@ def _sharing_and_restrictions(
         None if target is None else col.number(target, join_path(path, "target_utilization")),
     )
     put(out, "batch_deadline_hours", optional(msg, "batch_deadline_hours"))
+    if msg.demand_by_year:
+        out["demand_by_year"] = tuple(
+            col.number(v, join_path(path, "demand_by_year", i)) for i, v in enumerate(msg.demand_by_year)
+        )
 
 
 def _training(msg: scenario_pb2.TrainingWorkload, col: Collector, path: str) -> dict[str, Any]:
@@ -235,7 +239,30 @@ def _constraints(msg: scenario_pb2.Constraints, col: Collector, path: str) -> di
     out["exclude_regions"] = tuple(msg.exclude_regions)
     out["allow_consumer_gpus"] = msg.allow_consumer_gpus
     _whole_system(msg, out)
+    _periods(msg, col, path, out)
     return out
+
+
+def _periods(msg: scenario_pb2.Constraints, col: Collector, path: str, out: dict[str, Any]) -> None:
+    """Multi-year plan fields (issue 32)."""
+    put(out, "period_months", optional(msg, "period_months"))
+    paths = []
+    for i, p in enumerate(msg.price_by_year):
+        at = join_path(path, "price_by_year", i)
+        entry: dict[str, Any] = {
+            "multipliers": tuple(
+                col.number(v, join_path(at, "multipliers", j)) for j, v in enumerate(p.multipliers)
+            )
+        }
+        put(entry, "gpu", p.gpu_id or None)
+        put(entry, "offer", p.offer_id or None)
+        paths.append(entry)
+    if paths:
+        out["price_by_year"] = tuple(paths)
+    if msg.available_from_year:
+        out["available_from_year"] = tuple(
+            {"gpu": a.gpu_id, "from_year": a.from_year} for a in msg.available_from_year
+        )
 
 
 def _whole_system(msg: scenario_pb2.Constraints, out: dict[str, Any]) -> None:

@@ -272,6 +272,8 @@ class ModelBuilder:
         self.pool_y: dict[str, Any] = {}
         self.shared_pool_ids = frozenset(p.id for p in self.pools if p.shared)
         self.gpu_bound = self._gpu_upper_bounds()
+        self.chassis_reduction = True
+        """R3 (small chassis); exact for one fleet, not when purchases are staged over periods."""
 
     # -- bounds ------------------------------------------------------------------------------
     def _gpu_upper_bounds(self) -> dict[str, int]:
@@ -321,10 +323,20 @@ class ModelBuilder:
 
     # -- variables ---------------------------------------------------------------------------
     def build(self) -> None:
+        self.build_serving()
+        self._caps()  # after training: the opex cap counts training's busy hours
+        checkpoint()
+        self._objective()
+        self._branch_on_fleet_first()
+
+    def build_serving(self) -> None:
+        """Variables and the constraints that serve the instance's demand with its fleet (1–4,
+        9–11, 13, 14): all but the caps and the objective (a multi-period model,
+        ``solver.optimizer.stages``, builds one per period and adds its own)."""
         slv = self.solver
         inf = slv.infinity()
         unused = reserved_dominated_by_on_demand(self.inst, self.relax) if self.reduce else frozenset()
-        server_limit = small_server_limits(self.inst) if self.reduce else {}
+        server_limit = small_server_limits(self.inst) if self.reduce and self.chassis_reduction else {}
         for o in self.inst.options:
             ub = self.gpu_bound.get(o.gpu, 0)
             fixed = self.inst.fixed_count_of(o.id)
@@ -363,10 +375,6 @@ class ModelBuilder:
         self._owned_and_counts()
         self._fixed_fleet()
         self._training()
-        self._caps()  # after training: the opex cap counts training's busy hours
-        checkpoint()
-        self._objective()
-        self._branch_on_fleet_first()
 
     def _branch_on_fleet_first(self) -> None:
         """Branch on the held fleet (servers and held GPU counts) before replicas: once it is
