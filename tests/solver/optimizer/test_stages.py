@@ -13,6 +13,7 @@ from test_model import random_instance
 
 from solver.optimizer import Caps, FleetInstance, SolveStatus
 from solver.optimizer.driver import solve_mip
+from solver.optimizer.stage_eval import check_staged, price_staged, staged_solutions
 from solver.optimizer.stage_instance import period_instance
 from solver.optimizer.stages import StagedInstance, solve_staged
 
@@ -82,6 +83,9 @@ def test_staging_is_never_dearer_than_buying_the_last_years_fleet_at_once(
     assert single.stats.objective is not None
     assert plan.stats.status is SolveStatus.OPTIMAL and plan.tco is not None
     assert plan.tco <= single.stats.objective * (1 + 1e-6)
+    solutions = staged_solutions(staged, plan)
+    assert check_staged(staged, solutions) == []
+    assert price_staged(staged, solutions).tco == pytest.approx(plan.tco, rel=1e-7)
 
 
 def test_a_tranche_is_priced_by_hand() -> None:
@@ -108,3 +112,10 @@ def test_a_tranche_is_priced_by_hand() -> None:
     first = 1_000 - 0.25 * 1_000 + 24 * 10
     second = 800 - 0.5 * 800 + 12 * 8
     assert plan.tco == pytest.approx(first + second)
+    cost = price_staged(staged, staged_solutions(staged, plan))
+    assert [(t.period, t.gpus, t.hardware, t.residual) for t in cost.tranches] == [
+        (0, 1, 1_000, 250),
+        (1, 1, 800, 400),
+    ]
+    assert [p.capex for p in cost.periods] == [1_000, 800]
+    assert [p.monthly for p in cost.periods] == [10, 18]
