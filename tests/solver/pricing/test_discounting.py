@@ -69,8 +69,9 @@ def test_lease_npv_equals_the_annuity() -> None:
     p, b, r = 9_000.0, 50_000.0, 0.10
     by_year = lease_payments_by_year(p, 36, b, 48)
     assert by_year == (12 * p, 12 * p, 12 * p + b, 0.0)
-    flows = yearly_cash_flows(capex=0.0, monthly_opex=0.0, residual=0.0, rate=r, horizon_months=48,
-                              extra_by_year=by_year)
+    flows = yearly_cash_flows(
+        capex=0.0, monthly_opex=0.0, residual=0.0, rate=r, horizon_months=48, extra_by_year=by_year
+    )
     annuity = 12 * p * (1 - 1.1**-3) / 0.1 + b / 1.1**3
     assert npv(flows) == pytest.approx(annuity)
 
@@ -109,3 +110,43 @@ def test_a_higher_rate_never_raises_a_weight(low: float, step: float, months: in
     high = min(low + step, 0.99)
     assert opex_month_weight(high, months) <= opex_month_weight(low, months) + 1e-9
     assert residual_weight(high, months) <= residual_weight(low, months) + 1e-12
+
+
+@settings(max_examples=300, derandomize=True)
+@given(
+    capex=st.floats(1.0, 1e7),
+    residual_fraction=st.floats(0.0, 0.95),
+    own_monthly=st.floats(0.0, 1e5),
+    rent_monthly=st.floats(1.0, 1e6),
+    months=st.integers(1, 120),
+    low=st.floats(0.0, 0.6),
+    step=st.floats(0.001, 0.39),
+)
+def test_a_higher_rate_never_makes_renting_relatively_dearer(
+    *,
+    capex: float,
+    residual_fraction: float,
+    own_monthly: float,
+    rent_monthly: float,
+    months: int,
+    low: float,
+    step: float,
+) -> None:
+    # Buying pays capex now and gets its market value back at the horizon; renting pays every month.
+    def costs(rate: float) -> tuple[float, float]:
+        buy = yearly_cash_flows(
+            capex=capex,
+            monthly_opex=own_monthly,
+            residual=capex * residual_fraction,
+            rate=rate,
+            horizon_months=months,
+        )
+        rent = yearly_cash_flows(
+            capex=0.0, monthly_opex=rent_monthly, residual=0.0, rate=rate, horizon_months=months
+        )
+        return npv(rent), npv(buy)
+
+    # rent/buy at the higher rate ≤ at the lower one (both costs positive), cross-multiplied.
+    rent_high, buy_high = costs(low + step)
+    rent_low, buy_low = costs(low)
+    assert rent_high * buy_low <= rent_low * buy_high * (1 + 1e-9)
