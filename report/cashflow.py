@@ -10,8 +10,8 @@ from decimal import Decimal
 
 from pricebook.schema import Money
 from report.data import Economics
+from solver.pricing.discounting import year_months
 
-MONTHS_PER_YEAR = 12
 ROWS = ("capex", "support", "power", "colocation", "software", "storage", "reserved", "on_demand", "residual")
 """Cash-flow rows in report order (label keys ``cf.<row>``)."""
 
@@ -35,8 +35,8 @@ def money_sum(amounts: Sequence[Money]) -> Money:
 
 def cash_flow(economics: Economics, horizon_months: int) -> CashFlow:
     currency = economics.capex.currency
-    years = (horizon_months + MONTHS_PER_YEAR - 1) // MONTHS_PER_YEAR
-    months = tuple(min(MONTHS_PER_YEAR, horizon_months - MONTHS_PER_YEAR * y) for y in range(years))
+    months = year_months(horizon_months)
+    years = len(months)
     monthly = economics.opex.by_row()
     zero = Decimal(0) * economics.capex.amount  # keeps the currency's minor-unit exponent
 

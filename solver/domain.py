@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from pricebook.overrides import PricebookOverrides
 from pricebook.schema import Currency, GpuId, Money, SiteModel
+from solver.pricing.discounting import check_rate
 from solver.units import HOURS_PER_DAY, SECONDS_PER_DAY, SECONDS_PER_HOUR
 
 # Caps that keep one request's model bounded (reliability issue: refuse, naming the limit).
@@ -103,6 +104,14 @@ MAX_BATCH_DEADLINE_HOURS = 168
 """Most request-length buckets one workload may give (an 8×8 input × output histogram)."""
 TP_CHOICES = (1, 2, 4, 8)
 """Tensor-parallel degrees a deployment may use (``allowed_tp`` values)."""
+
+
+class CostObjective(StrEnum):
+    """What the plan minimises: the net present value of its cash flows at the request's
+    ``discount_rate_annual`` (``solver.pricing.discounting``), or the undiscounted TCO."""
+
+    NPV = "npv"
+    NOMINAL = "nominal"
 
 
 class OfferPolicy(StrEnum):
@@ -549,10 +558,41 @@ class Constraints(_Frozen):
     unlisted ones follow the pricebook's default trend paths (estimates) in a multi-period plan."""
     available_from_year: Annotated[tuple[GpuAvailability, ...], Field(max_length=MAX_PRICE_PATHS)] = ()
     """GPU types that may only be acquired from a given period on."""
+    discount_rate_annual: float | None = None
+    """The buyer's cost of capital a year (0.1 = 10 %, e.g. a WACC): the answer shows the yearly cash
+    flows and their NPV (``solver.pricing.discounting``); None = no discounting shown."""
+    objective: CostObjective | None = None
+    """What the MIP minimises; None = NPV when a rate is given, else the nominal TCO."""
 
     _money = field_validator("capex_budget", "monthly_opex_cap", "installation_per_server")(
         _non_negative_money
     )
+
+    @field_validator("discount_rate_annual")
+    @classmethod
+    def _usable_rate(cls, rate: float | None) -> float | None:
+        return None if rate is None else check_rate(rate)
+
+    @model_validator(mode="after")
+    def _npv_needs_a_rate(self) -> Constraints:
+        if self.objective is CostObjective.NPV and self.discount_rate_annual is None:
+            msg = "objective npv needs constraints.discount_rate_annual (the rate to discount at)"
+            raise ValueError(msg)
+        return self
+
+    @property
+    def cost_objective(self) -> CostObjective:
+        """The objective in force (``objective``, else NPV when a rate is given)."""
+        if self.objective is not None:
+            return self.objective
+        return CostObjective.NOMINAL if self.discount_rate_annual is None else CostObjective.NPV
+
+    @property
+    def objective_discount_rate(self) -> float:
+        """The rate the MIP's cost coefficients are discounted at (0 for the nominal objective)."""
+        if self.cost_objective is CostObjective.NOMINAL or self.discount_rate_annual is None:
+            return 0.0
+        return self.discount_rate_annual
 
     @field_validator("allowed_modes")
     @classmethod

@@ -5,6 +5,7 @@ plan has it)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from decimal import Decimal
 
 from api.fleetplan.v1 import common_pb2, plan_pb2
 from clients.render.break_even import render_break_even
@@ -341,8 +342,33 @@ def _cost(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
             ],
             markdown=markdown,
         )
+    out += _cash_flows(c, markdown=markdown)
     if c.fx_rate_note:
         out.append(f"FX rate: {c.fx_rate_note}")
+    return out
+
+
+def _cash_flows(c: plan_pb2.CostBreakdown, *, markdown: bool) -> list[str]:
+    """The yearly cash flows and their NPV (only when the request gave a discount rate)."""
+    if not c.cash_flows_by_year:
+        return []
+    rate = f"{c.discount_rate_annual:.2%}"
+    cumulative = Decimal(0)
+    rows: list[list[Cell]] = []
+    for y in c.cash_flows_by_year:
+        cumulative += Decimal(y.discounted.amount)
+        total = common_pb2.Money(amount=str(cumulative), currency_code=y.discounted.currency_code)
+        rows.append([y.year, y.months, money(y.nominal), money(y.discounted), money(total)])
+    out = section(
+        f"Cash flow by year (year 0 = purchases; each year's opex at its end, discounted at {rate} a year)",
+        ["year", "months", "nominal", "discounted", "cumulative discounted"],
+        rows,
+        markdown=markdown,
+    )
+    out.append(
+        f"NPV at {rate} a year: {money(c.npv)} (nominal TCO {money(c.horizon_tco)}; "
+        f"the plan minimised the {'NPV' if c.objective == 'npv' else 'nominal TCO'})"
+    )
     return out
 
 

@@ -15,6 +15,7 @@ from api.fleetplan.v1 import fleet_planner_pb2 as api
 from pricebook.overrides import OfferOverride, PricebookOverrides
 from service.convert.enums import (
     BACKEND_TO_PROTO,
+    COST_OBJECTIVE_TO_PROTO,
     DEPLOYMENT_POLICY_TO_PROTO,
     ENGINE_TO_PROTO,
     ISOLATION_TO_PROTO,
@@ -130,6 +131,9 @@ def _constraints(c: domain.Constraints) -> scenario_pb2.Constraints:
     if c.site_model is not None:
         fields["site_model"] = SITE_MODEL_TO_PROTO[c.site_model]
     put(fields, "residual_value_credit", c.residual_value_credit)
+    put(fields, "discount_rate_annual", c.discount_rate_annual)
+    if c.objective is not None:
+        fields["objective"] = COST_OBJECTIVE_TO_PROTO[c.objective]
     return scenario_pb2.Constraints(**fields)
 
 

@@ -15,6 +15,7 @@ from service.convert.enums import MODE_TO_PROTO, QUANTILE_TO_PROTO, by_name, pre
 from service.convert.headroom import headroom_to_proto
 from service.convert.money import amount_to_proto, money_to_proto, set_money
 from solver import planner
+from solver.analysis.cash_flows import CashFlows
 from solver.analysis.tco import UnitCost
 from solver.optimizer.instance import Bucket
 from solver.optimizer.results import (
@@ -307,12 +308,24 @@ def _cost(result: planner.PlanResult) -> plan_pb2.CostBreakdown | None:
         row = out.depreciation_schedule.add(year=year.year, months=year.months)
         set_money(row, "depreciation", year.depreciation)
         set_money(row, "book_value_end", year.book_value_end)
+    if result.cash_flows is not None:
+        _cash_flows(out, result.cash_flows)
     if result.vat is not None:
         out.vat.vat_rate = result.vat.rate
         for name in ("supply", "vat", "total", "capex_vat"):
             set_money(out.vat, name, getattr(result.vat, name))
         set_money(out.vat, "horizon_tco_with_vat", result.vat.horizon_total_with_vat)
     return out
+
+
+def _cash_flows(out: plan_pb2.CostBreakdown, flows: CashFlows) -> None:
+    out.discount_rate_annual = flows.rate
+    out.objective = flows.objective.value
+    set_money(out, "npv", flows.npv)
+    for year in flows.years:
+        row = out.cash_flows_by_year.add(year=year.year, months=year.months)
+        set_money(row, "nominal", year.nominal)
+        set_money(row, "discounted", year.discounted)
 
 
 def unit_cost_to_proto(u: UnitCost) -> plan_pb2.UnitCost:

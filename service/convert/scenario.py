@@ -20,6 +20,7 @@ from api.fleetplan.v1 import fleet_planner_pb2 as api
 from pricebook.schema import Pricebook
 from service.convert.enums import (
     BACKEND_FROM_PROTO,
+    COST_OBJECTIVE_FROM_PROTO,
     DEPLOYMENT_POLICY_FROM_PROTO,
     ENGINE_FROM_PROTO,
     ISOLATION_FROM_PROTO,
@@ -232,6 +233,8 @@ def _constraints(msg: scenario_pb2.Constraints, col: Collector, path: str) -> di
     put(out, "deployment_policy", deployment)
     put(out, "site_model", col.enum(SITE_MODEL_FROM_PROTO, msg.site_model, join_path(path, "site_model")))
     put(out, "residual_value_credit", optional(msg, "residual_value_credit"))
+    put(out, "discount_rate_annual", optional(msg, "discount_rate_annual"))
+    put(out, "objective", col.enum(COST_OBJECTIVE_FROM_PROTO, msg.objective, join_path(path, "objective")))
     out["include_providers"] = tuple(msg.include_providers)
     out["exclude_providers"] = tuple(msg.exclude_providers)
     out["pinned_offers"] = tuple(msg.pinned_offer_ids)

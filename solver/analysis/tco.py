@@ -59,6 +59,11 @@ def _rounded(amount: float, quantum: Decimal, currency: Currency) -> Money:
     )
 
 
+def minor_unit(currency: Currency) -> Decimal:
+    """The currency's smallest amount (cent, whole won): every amount of the answer is rounded to it."""
+    return _MINOR_UNIT[currency]
+
+
 def to_money(amount: float, currency: Currency) -> Money:
     """A float amount as Decimal ``Money`` rounded to the currency's minor unit (banker's rounding)."""
     return _rounded(amount, _MINOR_UNIT[currency], currency)

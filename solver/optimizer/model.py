@@ -115,6 +115,8 @@ TCO  = Σ_o (capex_gpu_o n_o + capex_srv_o s_o)(1 − res_o) + H (fix_gpu_o n_o 
        + Σ_o inst_gpu_o n_o + inst_srv_o s_o + NET_o + X + H · X_m   (X, X_m: storage, a constant)
        + H · DAYS Σ_b h_b (Σ busy_o u_ob + Σ busy_o d_ob) + H Σ_{t,o} busy_o G'_{to} f_to
 GPUS = Σ n_o + Σ s_o + Σ_b h_b/24 · d_ob           (ε ≪ any price difference)
+Under ``objective: npv`` at rate r, H becomes W = Σ_y months_y (1 + r)^−y and res_o becomes
+res_o (1 + r)^−Y (``solver.pricing.discounting``): the NPV, the same shape (W = H, 1 at r = 0).
 
 12. Tie-break stage (main plans, once proven optimal; ``driver.tie_break_stage``): with TCO* the
     optimum, binaries v_g ≥ n_o / ub(n_o), d_ob / ub(d_ob) for the options of GPU type g, and
@@ -769,11 +771,14 @@ class ModelBuilder:
             self.unit = limit if limit and limit > 0 else 1.0
             slv.Minimize(self.cap_usage_expr(self.relax.minimize) * (1.0 / self.unit))
             return
-        months = self.months
+        # Months and the residual credit as the objective weighs them: H and 1 for the nominal TCO,
+        # their discounted values under objective npv (``FleetInstance.opex_weight``).
+        months = self.inst.opex_weight
+        credit = self.inst.residual_weight
         tco: Any = self.inst.extra_capex + months * self.inst.extra_monthly
         gpus: Any = 0  # the tie-break measure: held GPUs, servers, on-demand GPUs × share of the day
         for o in self.inst.options:
-            keep = 1.0 - (0.0 if o.owned else o.residual_fraction)
+            keep = 1.0 - (0.0 if o.owned else o.residual_fraction * credit)
             if o.id in self.n:
                 per_gpu = (
                     o.capex_per_gpu * keep + o.installation_capex_per_gpu + months * o.fixed_monthly_per_gpu

@@ -183,10 +183,23 @@ class CostSplit:
     fixed_monthly: float
     busy_monthly: float
     horizon_months: int
+    opex_weight: float | None = None
+    """What 1 a month weighs in the objective (``FleetInstance.opex_weight``); None = the months."""
+    residual_weight: float = 1.0
+    """What the residual credit weighs in the objective (``FleetInstance.residual_weight``)."""
 
     @property
     def total(self) -> float:
         return self.capex - self.residual + (self.fixed_monthly + self.busy_monthly) * self.horizon_months
+
+    @property
+    def objective_total(self) -> float:
+        """The cost as the MIP's objective weighs it: ``total`` for the nominal TCO, the NPV under
+        objective npv."""
+        if self.opex_weight is None:
+            return self.total
+        monthly = self.fixed_monthly + self.busy_monthly
+        return self.capex - self.residual * self.residual_weight + monthly * self.opex_weight
 
 
 @dataclass(frozen=True, slots=True)

@@ -65,6 +65,8 @@ def build_solution(instance: FleetInstance, mip: MipResult) -> FleetSolution:
             fixed_monthly=totals.fixed,
             busy_monthly=totals.busy,
             horizon_months=months,
+            opex_weight=instance.opex_weight if instance.discount_rate else None,
+            residual_weight=instance.residual_weight,
         ),
         usage={
             Cap.CAPEX_BUDGET.usage_key: totals.capex,
@@ -105,11 +107,16 @@ def horizon_cost(capex: float, residual: float, fixed: float, busy: float, month
 
 def plan_cost(instance: FleetInstance, solution: FleetSolution) -> float:
     """What ``solution``'s GPUs and their use cost at ``instance``'s prices (the same counts and
-    busy hours priced anew: e.g. a plan at a changed GPU price)."""
-    total = instance.extra_capex + instance.extra_monthly * instance.horizon_months
+    busy hours priced anew: e.g. a plan at a changed GPU price), as the objective weighs cost (the
+    TCO, or its NPV under objective npv)."""
+    # At rate 0 the weights are H and 1.0: exactly the nominal horizon cost.
+    months, credit = instance.opex_weight, instance.residual_weight
+    total = instance.extra_capex + instance.extra_monthly * months
     for c in solution.options:
-        parts = option_costs(instance.option(c.option_id), c.gpus, c.servers, c.busy_gpu_hours_per_month)
-        total += horizon_cost(*parts, instance.horizon_months)
+        capex, residual, fixed, busy = option_costs(
+            instance.option(c.option_id), c.gpus, c.servers, c.busy_gpu_hours_per_month
+        )
+        total += capex - residual * credit + (fixed + busy) * months
     return total
 
 
@@ -274,7 +281,7 @@ def with_tco_objective(solution: FleetSolution) -> FleetSolution:
     stats = solution.stats
     if solution.cost is None or stats.objective is None:
         return solution
-    tco = solution.cost.total
+    tco = solution.cost.objective_total
     shift = stats.objective - tco
     bound = None if stats.best_bound is None else min(stats.best_bound - shift, tco)
     gap = stats.gap

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 
 from pricebook.schema import Currency, GpuId, Pricebook
+from solver.analysis.cash_flows import CashFlows, cash_flows
 from solver.analysis.tco import (
     CostComponent,
     DepreciationYear,
@@ -78,6 +79,7 @@ class _Economics:
     costs: tuple[UnitCost, ...] = ()
     vat: VatLines | None = None
     depreciation: tuple[DepreciationYear, ...] = ()
+    cash_flows: CashFlows | None = None
 
 
 def assemble_result(
@@ -129,6 +131,7 @@ def assemble_result(
         includes_vat=request.constraints.include_vat,
         vat=economics.vat,
         depreciation=economics.depreciation,
+        cash_flows=economics.cash_flows,
         fx_rate_note=fx_note(book),
         unit_costs=economics.costs,
         break_even=break_even,
@@ -176,7 +179,16 @@ def _economics(
         costs=costs,
         vat=vat_lines(tco.total, book.site.vat_rate) if request.constraints.include_vat else None,
         depreciation=depreciation_schedule(tco.total.capex, months, book.site.depreciation_months),
+        cash_flows=_cash_flows(request, tco),
     )
+
+
+def _cash_flows(request: PlanRequest, tco: FleetTco) -> CashFlows | None:
+    """The yearly cash flows and NPV when the request gives a discount rate."""
+    constraints = request.constraints
+    if constraints.discount_rate_annual is None:
+        return None
+    return cash_flows(tco.total, constraints.discount_rate_annual, constraints.cost_objective)
 
 
 def rejected_deployments(instance: FleetInstance) -> tuple[tuple[str, tuple[str, ...]], ...]:

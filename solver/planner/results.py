@@ -12,6 +12,7 @@ from enum import StrEnum
 
 from pricebook.schema import Currency, GpuId, Money, PriceLabel
 from solver.analysis.breakeven import ApiBreakEven, BuyVsRent
+from solver.analysis.cash_flows import CashFlows
 from solver.analysis.headroom import Headroom
 from solver.analysis.tco import CostComponent, DepreciationYear, FleetTco, UnitCost, VatLines
 from solver.domain import AcquisitionMode, CapacityQuantile, Precision
@@ -288,6 +289,8 @@ class PlanResult:
     """Supply / VAT / total of the plan's payments (only when the request includes VAT)."""
     depreciation: tuple[DepreciationYear, ...] = ()
     """Straight-line book depreciation of the purchases per year of the horizon (accounting only)."""
+    cash_flows: CashFlows | None = None
+    """The cash per plan year, nominal and discounted, and the NPV (only with a discount rate)."""
     deployment_lines: tuple[DeploymentLine, ...] = ()
     """The plan's deployment groups (``solver.planner.rows``): every consumer copies these."""
     workload_lines: tuple[WorkloadLine, ...] = ()

@@ -960,6 +960,10 @@ class CostBreakdown(_message.Message):
     FX_RATE_NOTE_FIELD_NUMBER: _builtins.int
     DEPRECIATION_SCHEDULE_FIELD_NUMBER: _builtins.int
     VAT_FIELD_NUMBER: _builtins.int
+    CASH_FLOWS_BY_YEAR_FIELD_NUMBER: _builtins.int
+    NPV_FIELD_NUMBER: _builtins.int
+    DISCOUNT_RATE_ANNUAL_FIELD_NUMBER: _builtins.int
+    OBJECTIVE_FIELD_NUMBER: _builtins.int
     currency_code: _builtins.str
     """ISO-4217 currency of every amount here."""
     horizon_months: _builtins.int
@@ -968,6 +972,10 @@ class CostBreakdown(_message.Message):
     """Whether the request asked for VAT: then `vat` holds the VAT line (amounts stay ex-VAT)."""
     fx_rate_note: _builtins.str
     """FX rate used (KRW per USD) and its date, e.g. "1 USD = 1,400 KRW (2026-11-01)"."""
+    discount_rate_annual: _builtins.float
+    """The rate discounted at (a year)."""
+    objective: _builtins.str
+    """What the plan minimised: "npv" or "nominal"."""
     @_builtins.property
     def capex(self) -> _common_pb2.Money:
         """Up-front purchases (GPUs, hosts, networking, installation, storage bought)."""
@@ -996,6 +1004,17 @@ class CostBreakdown(_message.Message):
     def vat(self) -> Global___VatLine:
         """Supply / VAT / total (set when the request includes VAT; every other amount is ex-VAT)."""
 
+    @_builtins.property
+    def cash_flows_by_year(self) -> _containers.RepeatedCompositeFieldContainer[Global___CashFlowYear]:
+        """Set when the request gives constraints.discount_rate_annual: the cash of each plan year
+        (year 0 = purchases; year y = its months' opex, the last year less the residual value), nominal
+        and discounted at the rate; they add up to horizon_tco and npv exactly.
+        """
+
+    @_builtins.property
+    def npv(self) -> _common_pb2.Money:
+        """Net present value of the cash flows (the sum of their discounted amounts)."""
+
     def __init__(
         self,
         *,
@@ -1010,14 +1029,56 @@ class CostBreakdown(_message.Message):
         fx_rate_note: _builtins.str = ...,
         depreciation_schedule: _abc.Iterable[Global___DepreciationYear] | None = ...,
         vat: Global___VatLine | None = ...,
+        cash_flows_by_year: _abc.Iterable[Global___CashFlowYear] | None = ...,
+        npv: _common_pb2.Money | None = ...,
+        discount_rate_annual: _builtins.float = ...,
+        objective: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["capex", b"capex", "horizon_tco", b"horizon_tco", "opex_monthly", b"opex_monthly", "residual_value", b"residual_value", "vat", b"vat"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["capex", b"capex", "horizon_tco", b"horizon_tco", "npv", b"npv", "opex_monthly", b"opex_monthly", "residual_value", b"residual_value", "vat", b"vat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["capex", b"capex", "components", b"components", "currency_code", b"currency_code", "depreciation_schedule", b"depreciation_schedule", "fx_rate_note", b"fx_rate_note", "horizon_months", b"horizon_months", "horizon_tco", b"horizon_tco", "includes_vat", b"includes_vat", "opex_monthly", b"opex_monthly", "residual_value", b"residual_value", "vat", b"vat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["capex", b"capex", "cash_flows_by_year", b"cash_flows_by_year", "components", b"components", "currency_code", b"currency_code", "depreciation_schedule", b"depreciation_schedule", "discount_rate_annual", b"discount_rate_annual", "fx_rate_note", b"fx_rate_note", "horizon_months", b"horizon_months", "horizon_tco", b"horizon_tco", "includes_vat", b"includes_vat", "npv", b"npv", "objective", b"objective", "opex_monthly", b"opex_monthly", "residual_value", b"residual_value", "vat", b"vat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CostBreakdown: _TypeAlias = CostBreakdown  # noqa: Y015
+
+@_typing.final
+class CashFlowYear(_message.Message):
+    """One plan year of cash."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    YEAR_FIELD_NUMBER: _builtins.int
+    MONTHS_FIELD_NUMBER: _builtins.int
+    NOMINAL_FIELD_NUMBER: _builtins.int
+    DISCOUNTED_FIELD_NUMBER: _builtins.int
+    year: _builtins.int
+    """0 = the start (purchases); y = the end of the y-th twelve months of the horizon."""
+    months: _builtins.int
+    """Months of the horizon in the year (0 for year 0)."""
+    @_builtins.property
+    def nominal(self) -> _common_pb2.Money:
+        """Cash paid in the year (negative when the residual credit exceeds the year's opex)."""
+
+    @_builtins.property
+    def discounted(self) -> _common_pb2.Money:
+        """The same in today's money: nominal × (1 + rate)^−year, rounded once to the minor unit."""
+
+    def __init__(
+        self,
+        *,
+        year: _builtins.int = ...,
+        months: _builtins.int = ...,
+        nominal: _common_pb2.Money | None = ...,
+        discounted: _common_pb2.Money | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["discounted", b"discounted", "nominal", b"nominal"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["discounted", b"discounted", "months", b"months", "nominal", b"nominal", "year", b"year"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CashFlowYear: _TypeAlias = CashFlowYear  # noqa: Y015
 
 @_typing.final
 class DepreciationYear(_message.Message):

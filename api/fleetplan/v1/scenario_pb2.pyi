@@ -118,6 +118,30 @@ CAPACITY_QUANTILE_P95: CapacityQuantile.ValueType  # 3
 """The band's low end: capacity a replica reaches with 95 % probability."""
 Global___CapacityQuantile: _TypeAlias = CapacityQuantile  # noqa: Y015
 
+class _CostObjective:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _CostObjectiveEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_CostObjective.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    COST_OBJECTIVE_UNSPECIFIED: _CostObjective.ValueType  # 0
+    """Not given: NPV when a discount rate is given, else nominal."""
+    COST_OBJECTIVE_NPV: _CostObjective.ValueType  # 1
+    """The net present value of the yearly cash flows at constraints.discount_rate_annual."""
+    COST_OBJECTIVE_NOMINAL: _CostObjective.ValueType  # 2
+    """The undiscounted TCO (capex − residual + opex × months)."""
+
+class CostObjective(_CostObjective, metaclass=_CostObjectiveEnumTypeWrapper):
+    """What a plan minimises."""
+
+COST_OBJECTIVE_UNSPECIFIED: CostObjective.ValueType  # 0
+"""Not given: NPV when a discount rate is given, else nominal."""
+COST_OBJECTIVE_NPV: CostObjective.ValueType  # 1
+"""The net present value of the yearly cash flows at constraints.discount_rate_annual."""
+COST_OBJECTIVE_NOMINAL: CostObjective.ValueType  # 2
+"""The undiscounted TCO (capex − residual + opex × months)."""
+Global___CostObjective: _TypeAlias = CostObjective  # noqa: Y015
+
 class _OfferPolicy:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -729,6 +753,8 @@ class Constraints(_message.Message):
     DEPLOYMENT_POLICY_FIELD_NUMBER: _builtins.int
     SITE_MODEL_FIELD_NUMBER: _builtins.int
     RESIDUAL_VALUE_CREDIT_FIELD_NUMBER: _builtins.int
+    DISCOUNT_RATE_ANNUAL_FIELD_NUMBER: _builtins.int
+    OBJECTIVE_FIELD_NUMBER: _builtins.int
     PERIOD_MONTHS_FIELD_NUMBER: _builtins.int
     PRICE_BY_YEAR_FIELD_NUMBER: _builtins.int
     AVAILABLE_FROM_YEAR_FIELD_NUMBER: _builtins.int
@@ -783,6 +809,15 @@ class Constraints(_message.Message):
     """Whether the TCO credits the hardware's market value at the end of the horizon; absent = the
     pricebook's site.residual_value_credit (true). false for a buyer who cannot sell it (Korean
     public sector: 불용 처리).
+    """
+    discount_rate_annual: _builtins.float
+    """The buyer's cost of capital a year (0.1 = 10 %; finite, 0 ≤ rate < 1): the answer adds the
+    yearly cash flows and their NPV (year 0 = purchases, year y's opex at its end, factor
+    (1 + rate)^−y; docs/economics.md). Absent = no discounting.
+    """
+    objective: Global___CostObjective.ValueType
+    """What the plan minimises; unspecified = NPV when discount_rate_annual is given, else the
+    nominal TCO. NPV without a rate is INVALID_ARGUMENT.
     """
     period_months: _builtins.int
     """Multi-year plans: the horizon splits into periods of this many months (the last one may be
@@ -887,14 +922,18 @@ class Constraints(_message.Message):
         deployment_policy: Global___DeploymentPolicy.ValueType = ...,
         site_model: Global___SiteModel.ValueType = ...,
         residual_value_credit: _builtins.bool | None = ...,
+        discount_rate_annual: _builtins.float | None = ...,
+        objective: Global___CostObjective.ValueType = ...,
         period_months: _builtins.int | None = ...,
         price_by_year: _abc.Iterable[Global___PricePath] | None = ...,
         available_from_year: _abc.Iterable[Global___GpuAvailability] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_include_network_costs", b"_include_network_costs", "_installation_fraction", b"_installation_fraction", "_period_months", b"_period_months", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "_residual_value_credit", b"_residual_value_credit", "capex_budget", b"capex_budget", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_network_costs", b"include_network_costs", "installation_fraction", b"installation_fraction", "installation_per_server", b"installation_per_server", "monthly_opex_cap", b"monthly_opex_cap", "period_months", b"period_months", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap", "residual_value_credit", b"residual_value_credit", "storage", b"storage"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_discount_rate_annual", b"_discount_rate_annual", "_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_include_network_costs", b"_include_network_costs", "_installation_fraction", b"_installation_fraction", "_period_months", b"_period_months", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "_residual_value_credit", b"_residual_value_credit", "capex_budget", b"capex_budget", "discount_rate_annual", b"discount_rate_annual", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_network_costs", b"include_network_costs", "installation_fraction", b"installation_fraction", "installation_per_server", b"installation_per_server", "monthly_opex_cap", b"monthly_opex_cap", "period_months", b"period_months", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap", "residual_value_credit", b"residual_value_credit", "storage", b"storage"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_include_network_costs", b"_include_network_costs", "_installation_fraction", b"_installation_fraction", "_period_months", b"_period_months", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "_residual_value_credit", b"_residual_value_credit", "allow_consumer_gpus", b"allow_consumer_gpus", "allowed_gpu_ids", b"allowed_gpu_ids", "allowed_modes", b"allowed_modes", "available_from_year", b"available_from_year", "capacity_quantile", b"capacity_quantile", "capex_budget", b"capex_budget", "capex_budget_includes_vat", b"capex_budget_includes_vat", "count_bounds", b"count_bounds", "currency_code", b"currency_code", "deployment_policy", b"deployment_policy", "exclude_providers", b"exclude_providers", "exclude_regions", b"exclude_regions", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_network_costs", b"include_network_costs", "include_providers", b"include_providers", "include_regions", b"include_regions", "include_vat", b"include_vat", "installation_fraction", b"installation_fraction", "installation_per_server", b"installation_per_server", "monthly_opex_cap", b"monthly_opex_cap", "offer_policy", b"offer_policy", "owned_gpus", b"owned_gpus", "period_months", b"period_months", "pinned_offer_ids", b"pinned_offer_ids", "power_cap_kw", b"power_cap_kw", "price_by_year", b"price_by_year", "rack_units_cap", b"rack_units_cap", "residual_value_credit", b"residual_value_credit", "site_model", b"site_model", "software_licences", b"software_licences", "storage", b"storage"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_discount_rate_annual", b"_discount_rate_annual", "_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_include_network_costs", b"_include_network_costs", "_installation_fraction", b"_installation_fraction", "_period_months", b"_period_months", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "_residual_value_credit", b"_residual_value_credit", "allow_consumer_gpus", b"allow_consumer_gpus", "allowed_gpu_ids", b"allowed_gpu_ids", "allowed_modes", b"allowed_modes", "available_from_year", b"available_from_year", "capacity_quantile", b"capacity_quantile", "capex_budget", b"capex_budget", "capex_budget_includes_vat", b"capex_budget_includes_vat", "count_bounds", b"count_bounds", "currency_code", b"currency_code", "deployment_policy", b"deployment_policy", "discount_rate_annual", b"discount_rate_annual", "exclude_providers", b"exclude_providers", "exclude_regions", b"exclude_regions", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_network_costs", b"include_network_costs", "include_providers", b"include_providers", "include_regions", b"include_regions", "include_vat", b"include_vat", "installation_fraction", b"installation_fraction", "installation_per_server", b"installation_per_server", "monthly_opex_cap", b"monthly_opex_cap", "objective", b"objective", "offer_policy", b"offer_policy", "owned_gpus", b"owned_gpus", "period_months", b"period_months", "pinned_offer_ids", b"pinned_offer_ids", "power_cap_kw", b"power_cap_kw", "price_by_year", b"price_by_year", "rack_units_cap", b"rack_units_cap", "residual_value_credit", b"residual_value_credit", "site_model", b"site_model", "software_licences", b"software_licences", "storage", b"storage"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__discount_rate_annual: _TypeAlias = _typing.Literal["discount_rate_annual"]  # noqa: Y015
+    _WhichOneofArgType__discount_rate_annual: _TypeAlias = _typing.Literal["_discount_rate_annual", b"_discount_rate_annual"]  # noqa: Y015
     _WhichOneofReturnType__horizon_months: _TypeAlias = _typing.Literal["horizon_months"]  # noqa: Y015
     _WhichOneofArgType__horizon_months: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months"]  # noqa: Y015
     _WhichOneofReturnType__include_host_costs: _TypeAlias = _typing.Literal["include_host_costs"]  # noqa: Y015
@@ -911,6 +950,8 @@ class Constraints(_message.Message):
     _WhichOneofArgType__rack_units_cap: _TypeAlias = _typing.Literal["_rack_units_cap", b"_rack_units_cap"]  # noqa: Y015
     _WhichOneofReturnType__residual_value_credit: _TypeAlias = _typing.Literal["residual_value_credit"]  # noqa: Y015
     _WhichOneofArgType__residual_value_credit: _TypeAlias = _typing.Literal["_residual_value_credit", b"_residual_value_credit"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__discount_rate_annual) -> _WhichOneofReturnType__discount_rate_annual | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__horizon_months) -> _WhichOneofReturnType__horizon_months | None: ...
     @_typing.overload

@@ -1,0 +1,68 @@
+"""The plan's cash by plan year and its net present value (``constraints.discount_rate_annual``).
+
+Year 0 is the purchases (the TCO's capex); plan year y is the monthly opex × its months, the last
+year less the market value credited at the horizon (``solver.pricing.discounting``). The amounts
+are the TCO's rounded lines, so the nominal years add up to the horizon TCO exactly; each year's
+discounted amount is rounded once to the minor unit and the NPV is their sum.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from pricebook.schema import Money
+from solver.analysis.tco import TcoReport, minor_unit
+from solver.domain import CostObjective
+from solver.pricing.discounting import discounted_amount, year_months
+
+__all__ = ["CashFlowYear", "CashFlows", "cash_flows"]
+
+
+@dataclass(frozen=True, slots=True)
+class CashFlowYear:
+    year: int
+    """0 = the start (purchases); y = the end of the y-th twelve months."""
+    months: int
+    """Months of the horizon in the year (0 for year 0)."""
+    nominal: Money
+    discounted: Money
+
+
+@dataclass(frozen=True, slots=True)
+class CashFlows:
+    rate: float
+    objective: CostObjective
+    """What the plan minimised."""
+    years: tuple[CashFlowYear, ...]
+    npv: Money
+    """Σ discounted."""
+    nominal_total: Money
+    """Σ nominal: the horizon TCO."""
+
+
+def cash_flows(tco: TcoReport, rate: float, objective: CostObjective) -> CashFlows:
+    """``tco``'s cash per plan year, nominal and discounted at ``rate`` (a year)."""
+    currency = tco.currency
+    unit = minor_unit(currency)
+    months = year_months(tco.horizon_months)
+    nominal = [tco.capex.amount]
+    nominal += [tco.opex_monthly.amount * m for m in months]
+    nominal[-1] -= tco.residual_value.amount
+    years = tuple(
+        CashFlowYear(
+            year=y,
+            months=0 if y == 0 else months[y - 1],
+            nominal=Money(amount=amount, currency=currency),
+            discounted=Money(amount=discounted_amount(amount, rate, y, unit), currency=currency),
+        )
+        for y, amount in enumerate(nominal)
+    )
+    zero = Decimal(0).quantize(unit)
+    return CashFlows(
+        rate=rate,
+        objective=objective,
+        years=years,
+        npv=Money(amount=sum((y.discounted.amount for y in years), zero), currency=currency),
+        nominal_total=Money(amount=sum((y.nominal.amount for y in years), zero), currency=currency),
+    )

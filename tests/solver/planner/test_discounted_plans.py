@@ -1,0 +1,89 @@
+"""Plans with a discount rate (issue 32): the yearly cash flows and the NPV the answer shows are the
+formulas of docs/economics.md applied to the plan's own TCO lines (written out here); a zero rate
+plans exactly as no rate; the NPV objective finds the lower NPV, the nominal one the lower TCO; and
+the dearer money is, the less a plan buys up front."""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_EVEN, Decimal
+
+import pytest
+from planner_factories import BARE, request
+
+from pricebook.schema import Pricebook
+from solver.domain import AcquisitionMode, CostObjective
+from solver.planner import PlanResult, plan
+from solver.resolve import resolve
+
+
+def _plan(book: Pricebook, **constraints: object) -> PlanResult:
+    base = request(**BARE)
+    update = {
+        "allowed_gpus": ("h200-sxm", "l40s"),
+        "allowed_modes": (AcquisitionMode.BUY, AcquisitionMode.ON_DEMAND),
+        **constraints,
+    }
+    req = base.model_copy(update={"constraints": base.constraints.model_copy(update=update)})
+    return plan(resolve(req, book), time_limit_s=20)
+
+
+def _by_hand(result: PlanResult, rate: float) -> list[tuple[Decimal, Decimal]]:
+    """(nominal, discounted) per plan year from the TCO lines: year 0 the capex; year y the monthly
+    opex × its months at the end of the year, the last less the residual; ÷ 1.r^y to the cent."""
+    assert result.tco is not None
+    total = result.tco.total
+    months = result.horizon_months
+    years = [total.capex.amount]
+    while months > 0:
+        years.append(total.opex_monthly.amount * min(12, months))
+        months -= 12
+    years[-1] -= total.residual_value.amount
+    one_plus = Decimal(1) + Decimal(repr(rate))
+    return [
+        (amount, (amount / one_plus**y).quantize(Decimal("0.01"), rounding=ROUND_HALF_EVEN))
+        for y, amount in enumerate(years)
+    ]
+
+
+def test_npv_is_the_discounted_sum_of_the_reported_yearly_flows(book: Pricebook) -> None:
+    result = _plan(book, discount_rate_annual=0.10, horizon_months=30)
+    flows = result.cash_flows
+    assert flows is not None and result.tco is not None
+    expected = _by_hand(result, 0.10)
+    assert [(y.nominal.amount, y.discounted.amount) for y in flows.years] == expected
+    assert [y.months for y in flows.years] == [0, 12, 12, 6]
+    assert flows.npv.amount == sum(d for _, d in expected)
+    assert flows.nominal_total.amount == result.tco.total.horizon_total.amount
+    assert flows.objective is CostObjective.NPV
+    assert not [w for w in result.warnings if w.startswith("internal")]
+
+
+def test_a_zero_rate_plans_exactly_as_no_rate(book: Pricebook) -> None:
+    plain = _plan(book)
+    zero = _plan(book, discount_rate_annual=0.0)
+    assert plain.cash_flows is None
+    assert zero.cash_flows is not None and plain.tco is not None
+    assert zero.fleet == plain.fleet
+    assert zero.tco == plain.tco
+    assert zero.cash_flows.npv.amount == plain.tco.total.horizon_total.amount
+    assert all(y.discounted == y.nominal for y in zero.cash_flows.years)
+
+
+def test_each_objective_wins_on_its_own_measure(book: Pricebook) -> None:
+    rate = 0.25
+    npv_plan = _plan(book, discount_rate_annual=rate, horizon_months=60)
+    nominal_plan = _plan(book, discount_rate_annual=rate, horizon_months=60, objective=CostObjective.NOMINAL)
+    assert npv_plan.cash_flows is not None and nominal_plan.cash_flows is not None
+    assert npv_plan.tco is not None and nominal_plan.tco is not None
+    assert npv_plan.cash_flows.npv.amount <= nominal_plan.cash_flows.npv.amount
+    assert nominal_plan.tco.total.horizon_total.amount <= npv_plan.tco.total.horizon_total.amount
+
+
+@pytest.mark.parametrize(("low", "high"), [(0.0, 0.15), (0.15, 0.5)])
+def test_dearer_money_never_buys_more_up_front(book: Pricebook, low: float, high: float) -> None:
+    # Cost ÷ W = capex × (1/W − f·d/W) + monthly: the capex's weight grows with the rate (W and d/W
+    # fall), so the optimal capex never rises with it (ties aside).
+    cheap = _plan(book, discount_rate_annual=low, horizon_months=48)
+    dear = _plan(book, discount_rate_annual=high, horizon_months=48)
+    assert cheap.tco is not None and dear.tco is not None
+    assert dear.tco.total.capex.amount <= cheap.tco.total.capex.amount
