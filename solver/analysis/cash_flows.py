@@ -8,15 +8,16 @@ discounted amount is rounded once to the minor unit and the NPV is their sum.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from pricebook.schema import Money
+from pricebook.schema import Currency, Money
 from solver.analysis.tco import TcoReport, minor_unit
 from solver.domain import CostObjective
 from solver.pricing.discounting import discounted_amount, year_months
 
-__all__ = ["CashFlowYear", "CashFlows", "cash_flows"]
+__all__ = ["CashFlowYear", "CashFlows", "cash_flows", "yearly_flows"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,12 +44,23 @@ class CashFlows:
 
 def cash_flows(tco: TcoReport, rate: float, objective: CostObjective) -> CashFlows:
     """``tco``'s cash per plan year, nominal and discounted at ``rate`` (a year)."""
-    currency = tco.currency
-    unit = minor_unit(currency)
     months = year_months(tco.horizon_months)
     nominal = [tco.capex.amount]
     nominal += [tco.opex_monthly.amount * m for m in months]
     nominal[-1] -= tco.residual_value.amount
+    return yearly_flows(nominal, months, rate, objective, tco.currency)
+
+
+def yearly_flows(
+    nominal: Sequence[Decimal],
+    months: Sequence[int],
+    rate: float,
+    objective: CostObjective,
+    currency: Currency,
+) -> CashFlows:
+    """Cash flows of the nominal amounts of years 0 … Y (year y has ``months[y − 1]`` months), each
+    discounted at ``rate`` and rounded once to the minor unit."""
+    unit = minor_unit(currency)
     years = tuple(
         CashFlowYear(
             year=y,

@@ -18,6 +18,7 @@ from solver.analysis.tco import CostComponent, DepreciationYear, FleetTco, UnitC
 from solver.domain import AcquisitionMode, CapacityQuantile, Precision
 from solver.optimizer.results import CapRelaxation, FleetSolution, SolveStatus, WorkloadFit
 from solver.planner.notices import Notice
+from solver.planner.schedule import StagedSchedule
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,6 +291,8 @@ class PlanResult:
     depreciation: tuple[DepreciationYear, ...] = ()
     """Straight-line book depreciation of the purchases per year of the horizon (accounting only)."""
     cash_flows: CashFlows | None = None
+    schedule: StagedSchedule | None = None
+    """A multi-year plan's acquisition schedule (``solver.planner.staged``); None for one period."""
     """The cash per plan year, nominal and discounted, and the NPV (only with a discount rate)."""
     deployment_lines: tuple[DeploymentLine, ...] = ()
     """The plan's deployment groups (``solver.planner.rows``): every consumer copies these."""

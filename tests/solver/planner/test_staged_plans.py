@@ -1,0 +1,77 @@
+"""Multi-year plans through the planner (issue 32): a plan of one period with flat prices is
+today's plan; a growing demand is bought in stages, each year checked on its own, and the schedule
+adds up."""
+
+from __future__ import annotations
+
+import pytest
+from planner_factories import BARE, request
+
+from pricebook.schema import Pricebook
+from solver.domain import AcquisitionMode, PlanRequest, PricePath
+from solver.planner import PlanResult, plan
+from solver.resolve import resolve
+
+
+def _request(**constraints: object) -> PlanRequest:
+    base = request(**BARE)
+    update = {
+        "allowed_gpus": ("h200-sxm", "l40s"),
+        "allowed_modes": (AcquisitionMode.BUY, AcquisitionMode.ON_DEMAND),
+        **constraints,
+    }
+    return base.model_copy(update={"constraints": base.constraints.model_copy(update=update)})
+
+
+def _grown(req: PlanRequest, growth: tuple[float, ...]) -> PlanRequest:
+    inference = tuple(w.model_copy(update={"demand_by_year": growth}) for w in req.inference)
+    return req.model_copy(update={"inference": inference})
+
+
+def _plan(book: Pricebook, req: PlanRequest) -> PlanResult:
+    return plan(resolve(req, book), time_limit_s=30)
+
+
+def test_one_period_with_flat_prices_is_todays_plan(book: Pricebook) -> None:
+    today = _plan(book, _request())
+    staged = _plan(
+        book,
+        _request(
+            period_months=36,
+            price_by_year=(
+                PricePath(gpu="h200-sxm", multipliers=(1.0,)),
+                PricePath(gpu="l40s", multipliers=(1.0,)),
+            ),
+        ),
+    )
+    assert staged.schedule is not None and today.tco is not None
+    assert staged.schedule.horizon_tco.amount == pytest.approx(today.tco.total.horizon_total.amount, abs=1)
+    assert [(f.gpu, f.gpus) for f in staged.fleet] == [(f.gpu, f.gpus) for f in today.fleet]
+
+
+def test_growing_demand_is_bought_in_stages(book: Pricebook) -> None:
+    flat = (PricePath(gpu="h200-sxm", multipliers=(1.0,) * 3), PricePath(gpu="l40s", multipliers=(1.0,) * 3))
+    result = _plan(book, _grown(_request(price_by_year=flat), (1.0, 2.0, 3.0)))
+    tripled = _request()
+    tripled = tripled.model_copy(
+        update={
+            "inference": tuple(
+                w.model_copy(update={"daily_tokens": 3 * (w.daily_tokens or 0)}) for w in tripled.inference
+            )
+        }
+    )
+    at_once = _plan(book, tripled)
+    sched = result.schedule
+    assert sched is not None
+    assert [y.year for y in sched.years] == [1, 2, 3]
+    # every year's capex is its tranches' capex, the first year's includes nothing else here
+    for y in sched.years:
+        assert y.capex.amount == sum((i.capex.amount for i in y.added if i.capex is not None), 0)
+    # the year-3 fleet in service is at least year 1's bought hardware
+    bought = [sum(i.gpus for i in y.fleet if i.mode is AcquisitionMode.BUY) for y in sched.years]
+    assert bought == sorted(bought)
+    assert sched.nominal_tco.amount == sched.horizon_tco.amount  # no discounting asked
+    assert not [w for w in result.warnings if w.startswith("internal")]
+    # buying the year-3 fleet in year 1 (today's plan for the tripled demand) is one staged plan
+    assert at_once.tco is not None
+    assert sched.horizon_tco.amount <= at_once.tco.total.horizon_total.amount + 1
