@@ -10,6 +10,7 @@ from decimal import Decimal
 from api.fleetplan.v1 import common_pb2, plan_pb2
 from clients.render.break_even import render_break_even
 from clients.render.headroom import headroom_table
+from clients.render.schedule import schedule_section, schedule_tables
 from clients.render.tables import Cell, Table, heading, section
 from clients.render.values import enum_name, mode_name, money, precision_name, render_provenance, status_name
 from report.text import DASH, uses_text
@@ -47,6 +48,7 @@ SOLVER_HEADERS = ["status", "objective", "bound", "gap", "seconds", "limit", "ba
 
 def render_plan(plan: plan_pb2.Plan, provenance: common_pb2.Provenance, *, markdown: bool = False) -> str:
     out = [heading("Plan", markdown=markdown), f"status: {status_name(plan.status)}", plan.summary]
+    out += schedule_section(plan, markdown=markdown)
     out += _fleet(plan, markdown=markdown)
     out += _workloads(plan, markdown=markdown)
     out += _groups(plan, markdown=markdown)
@@ -84,7 +86,7 @@ def plan_tables(plan: plan_pb2.Plan) -> list[Table]:
         headroom_table(plan),
         _sensitivity_table(plan),
     )
-    return [t for t in tables if t is not None]
+    return [*schedule_tables(plan), *(t for t in tables if t is not None)]
 
 
 def _fleet(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:

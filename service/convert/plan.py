@@ -14,6 +14,7 @@ from pricebook.schema import Pricebook
 from service.convert.enums import MODE_TO_PROTO, QUANTILE_TO_PROTO, by_name, precision_to_proto
 from service.convert.headroom import headroom_to_proto
 from service.convert.money import amount_to_proto, money_to_proto, set_money
+from service.convert.schedule import schedule_to_proto
 from solver import planner
 from solver.analysis.cash_flows import CashFlows
 from solver.analysis.tco import UnitCost
@@ -467,6 +468,8 @@ def plan_to_proto(result: planner.PlanResult, book: Pricebook | None = None) -> 
     _pools_and_risk(plan, result)
     if result.headroom is not None:
         plan.headroom.CopyFrom(headroom_to_proto(result.headroom))
+    if result.schedule is not None:
+        plan.schedule.CopyFrom(schedule_to_proto(result.schedule))
     return plan
 
 
