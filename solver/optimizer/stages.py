@@ -27,8 +27,9 @@ Constraints
 S1. Each period serves its own demand with its own fleet: constraints 1–4, 9–11, 13, 14 of
     ``solver.optimizer.model`` on I_p (``ModelBuilder.build_serving``: one place builds "serve this
     demand with this fleet"; its GPU bounds are raised to the earlier periods' so a kept fleet fits).
-S2. Bought hardware stays: ∀o ∈ O_b, p ≥ 1: n^p_o ≥ n^{p−1}_o, s^p_o ≥ s^{p−1}_o; once multi-node,
-    always: e^p_o ≤ e^{p−1}_o (the fabric NET^p_o = c_o (s^p_o − e^p_o) only grows).
+S2. Bought hardware stays: ∀o ∈ O_b, p ≥ 1: n^p_o ≥ n^{p−1}_o, s^p_o ≥ s^{p−1}_o; the fabric
+    NET^p_o = c_o (s^p_o − e^p_o) only grows: NET^p_o ≥ NET^{p−1}_o (not e^p ≤ e^{p−1}: e = 0 while
+    no server is bought, and one server bought later is still a single node).
 S3. Capex budget (total over the horizon, nominal): Σ_{o∈O_b} Σ_q [μ_oq (cg_o Δn^q + cs_o Δs^q)
     + ig_o Δn^q + is_o Δs^q] + Σ_o NET^{P−1}_o + X ≤ BUD.
 S4. Monthly opex cap, ∀p: X_m + Σ_{o∈O_b} Σ_{q≤p} (F^q_{o,gpu} Δn^q + F^q_{o,srv} Δs^q)
@@ -191,14 +192,15 @@ class StagedModel:
         slv = self.solver
         for o in self.bought_options():
             for p in range(1, len(self.periods)):
-                prev, cur = self.periods[p - 1], self.periods[p]
+                cur = self.periods[p]
                 for var in ("n", "s"):
                     before, now = self._at(var, o.id, p - 1), self._at(var, o.id, p)
                     if isinstance(before, int):
                         continue
                     slv.Add(now >= before, f"keep_{var}[{o.id},{p}]")
-                if o.id in prev.single_node and o.id in cur.single_node:
-                    slv.Add(cur.single_node[o.id] <= prev.single_node[o.id], f"keep_fabric[{o.id},{p}]")
+                if o.id in cur.single_node:
+                    grown = self.network_at(o, p) - self.network_at(o, p - 1)
+                    slv.Add(grown >= 0, f"keep_fabric[{o.id},{p}]")
 
     # -- money -------------------------------------------------------------------------------
     def tranche_hardware(self, o: AcquisitionOption, q: int) -> Any:
