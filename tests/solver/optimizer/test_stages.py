@@ -122,9 +122,9 @@ def test_a_tranche_is_priced_by_hand() -> None:
 
 
 def test_one_server_bought_in_a_later_year_pays_no_fabric() -> None:
-    """Nothing in year 1, one 8-GPU server in year 2, two in year 3: the fabric (500 a server) is
-    paid only once there are two servers, for both (found by the evaluator: the first formulation
-    kept "single node" at 0 from the year without servers and charged the fabric at once)."""
+    """Nothing in year 1, one 8-GPU server in years 2 and 3: a single node needs no fabric (500 a
+    server with two or more; found by the independent pricing: the first formulation kept "single
+    node" at 0 from the year without servers and charged one server's fabric)."""
     board = dataclasses.replace(
         option("g", capex=1_000.0, per_server=8, domain=8, full=True), network_capex_per_server=500.0
     )
@@ -136,9 +136,9 @@ def test_one_server_bought_in_a_later_year_pays_no_fabric() -> None:
         inference=(flat_demand("w", 8.0),),
         candidates=(candidate("w", "g", 1.0),),
     )
-    staged = StagedInstance(periods=_three_years(base, (0.0, 1.0, 2.0)))
+    staged = StagedInstance(periods=_three_years(base, (0.0, 1.0, 1.0)))
     plan = solve_staged(staged, time_limit_s=10, relative_gap=1e-9)
     assert plan.values is not None
-    assert [v.s.get(board.id, 0) for v in plan.values] == [0, 1, 2]
-    assert plan.tco == pytest.approx(8_000 + 8_000 + 2 * 500)
+    assert [v.s.get(board.id, 0) for v in plan.values] == [0, 1, 1]
+    assert plan.tco == pytest.approx(8_000)
     assert price_staged(staged, staged_solutions(staged, plan)).tco == pytest.approx(plan.tco)
