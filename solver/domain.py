@@ -737,6 +737,20 @@ class FleetItem(_Frozen):
     offer: str | None = None
     """Pricebook offer the GPUs are bought or rented through (as a plan's fleet line names it);
     None = the cheapest valid mix of the eligible offers of the GPU and mode."""
+    from_year: Annotated[int, Field(ge=1, le=MAX_PERIODS)] = 1
+    """Multi-year fleets: the first period (1 = the first) the line is in service."""
+    until_year: Annotated[int, Field(ge=1, le=MAX_PERIODS)] | None = None
+    """Rented lines: the last period they are rented in (None = to the end); bought lines stay."""
+
+    @model_validator(mode="after")
+    def _years_in_order(self) -> FleetItem:
+        if self.until_year is not None and self.until_year < self.from_year:
+            msg = f"until_year {self.until_year} is before from_year {self.from_year}"
+            raise ValueError(msg)
+        if self.until_year is not None and (self.mode is AcquisitionMode.BUY or self.owned):
+            msg = "until_year is for rented lines: bought and owned hardware stays to the horizon"
+            raise ValueError(msg)
+        return self
 
     @model_validator(mode="after")
     def _owned_names_no_offer(self) -> FleetItem:

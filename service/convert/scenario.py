@@ -459,6 +459,8 @@ def fleet_from_proto(message: scenario_pb2.Fleet, book: Pricebook, path: str = "
                 refs.server(item.server_id, gpu, join_path(path, "items", i, "server_id"))
         if item.offer_id:
             entry["offer"] = item.offer_id
+        put(entry, "from_year", optional(item, "from_year"))
+        put(entry, "until_year", optional(item, "until_year"))
         mode = col.enum(MODE_FROM_PROTO, item.mode, join_path(path, "items", i, "mode"), required=True)
         put(entry, "mode", mode)
         items.append(entry)

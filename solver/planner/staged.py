@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Sequence
 
 from pricebook import catalog
 from pricebook.schema import Currency, Pricebook
@@ -38,6 +39,8 @@ from solver.pricing.trends import PURCHASE_TREND, RENTAL_TREND
 from solver.resolve import ResolvedRequest
 
 MONTHS_PER_YEAR = 12
+TCO_TOLERANCE = 1e-6
+"""Relative difference between the MIP's TCO and the independently priced plan that is a defect."""
 NOT_COMPUTED = (
     "multi-year plan: baselines, sensitivity and headroom are not computed; the fleet, deployments "
     "and cost lines shown are the final year's, the whole horizon is in the schedule"
@@ -77,8 +80,9 @@ def discount_weights(rate: float, months: tuple[int, ...]) -> PeriodWeights:
     )
 
 
-def staged_instance(request: PlanRequest, book: Pricebook, base: FleetInstance) -> StagedInstance:
-    """The request's periods over ``base`` (the single-period instance of the stated demand)."""
+def staged_instance(request: PlanRequest, book: Pricebook, bases: Sequence[FleetInstance]) -> StagedInstance:
+    """The request's periods over ``bases`` (per period, the single-period instance of the stated
+    demand: the same one for a plan, the fleet in service that year for EvaluateFleet)."""
     months = period_months(request)
     starts = _starts(months)
     horizon = sum(months)
@@ -88,14 +92,14 @@ def staged_instance(request: PlanRequest, book: Pricebook, base: FleetInstance) 
     for p, m in enumerate(months):
         periods.append(
             period_instance(
-                base,
+                bases[p],
                 months=m,
                 demand_factor={w.name: w.demand_by_year[p] for w in request.inference if w.demand_by_year},
-                rental_multiplier={o.id: price_path(request, o, starts)[p] for o in base.options},
+                rental_multiplier={o.id: price_path(request, o, starts)[p] for o in bases[p].options},
                 unavailable_gpus={a.gpu for a in later if a.from_year > p + 1},
             )
         )
-    bought = [o for o in base.options if is_bought(o)]
+    bought = list({o.id: o for base in bases for o in base.options if is_bought(o)}.values())
     residual = {
         o.id: tuple(
             catalog.residual_curve(book.site, catalog.gpu(book, o.gpu)).value_at(horizon - t)
@@ -140,7 +144,7 @@ def plan_staged(
     """The staged plan of ``resolved`` within ``time_limit_s`` (the module docstring)."""
     request, book = resolved.request, resolved.book
     base = build_instance(request, book)
-    staged = staged_instance(request, book, base)
+    staged = staged_instance(request, book, (base,) * len(period_months(request)))
     opts = request.options
     left = max(0.1, min(opts.time_limit_s, time_limit_s - (time.monotonic() - started)))
     backend = "scip" if opts.backend == "auto" else opts.backend
@@ -148,18 +152,23 @@ def plan_staged(
     solutions = staged_solutions(staged, result)
     last = staged.periods[-1]
     if not solutions:
-        return _assembled(resolved, last, empty_solution(last, result.stats), started)
+        return assembled(resolved, last, empty_solution(last, result.stats), started)
     violations = check_staged(staged, solutions, perf_capacity_checker(request, book))
     if violations:
-        return _assembled(resolved, last, discarded(last, solutions[-1], violations), started)
+        return assembled(resolved, last, discarded(last, solutions[-1], violations), started)
     cost = price_staged(staged, solutions)
-    plan = _assembled(resolved, last, solutions[-1], started)
+    warnings = [NOT_COMPUTED]
+    if result.tco is not None and abs(result.tco - cost.tco) > TCO_TOLERANCE * max(1.0, abs(cost.tco)):
+        warnings.append(
+            f"internal: the staged MIP's TCO {result.tco:.2f} differs from its priced plan's {cost.tco:.2f}"
+        )
+    plan = assembled(resolved, last, solutions[-1], started)
     sched = schedule(staged, solutions, cost, request.constraints.objective_discount_rate, plan.currency)
     return dataclasses.replace(
         plan,
         schedule=sched,
         summary=staged_summary(sched, plan.currency),
-        warnings=(NOT_COMPUTED, *plan.warnings),
+        warnings=(*warnings, *plan.warnings),
         cash_flows=staged_cash_flows(request, cost, plan.currency),
     )
 
@@ -175,7 +184,7 @@ def staged_summary(sched: StagedSchedule, currency: str) -> str:
     return f"{len(sched.years)}-period plan — buy {what}. Horizon {kind} {total}."
 
 
-def _assembled(
+def assembled(
     resolved: ResolvedRequest, instance: FleetInstance, solution: FleetSolution, started: float
 ) -> PlanResult:
     return assemble_result(

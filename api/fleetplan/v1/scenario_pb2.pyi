@@ -1300,6 +1300,8 @@ class FleetItem(_message.Message):
     OWNED_FIELD_NUMBER: _builtins.int
     SERVER_ID_FIELD_NUMBER: _builtins.int
     OFFER_ID_FIELD_NUMBER: _builtins.int
+    FROM_YEAR_FIELD_NUMBER: _builtins.int
+    UNTIL_YEAR_FIELD_NUMBER: _builtins.int
     gpu_id: _builtins.str
     """Catalogue GPU id."""
     mode: _common_pb2.AcquisitionMode.ValueType
@@ -1319,6 +1321,12 @@ class FleetItem(_message.Message):
     mix of the eligible offers (whole rental instances of each offer's size). Give it on every line
     of a GPU type and mode or on none; not on owned lines.
     """
+    from_year: _builtins.int
+    """Multi-year fleets (issue 32): the first period (1 = the first) the line is in service; absent
+    = from the first. Bought lines stay to the horizon's end.
+    """
+    until_year: _builtins.int
+    """Rented lines only: the last period they are rented in; absent = to the horizon's end."""
     def __init__(
         self,
         *,
@@ -1328,12 +1336,21 @@ class FleetItem(_message.Message):
         owned: _builtins.bool = ...,
         server_id: _builtins.str = ...,
         offer_id: _builtins.str = ...,
+        from_year: _builtins.int | None = ...,
+        until_year: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_from_year", b"_from_year", "_until_year", b"_until_year", "from_year", b"from_year", "until_year", b"until_year"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["count", b"count", "gpu_id", b"gpu_id", "mode", b"mode", "offer_id", b"offer_id", "owned", b"owned", "server_id", b"server_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_from_year", b"_from_year", "_until_year", b"_until_year", "count", b"count", "from_year", b"from_year", "gpu_id", b"gpu_id", "mode", b"mode", "offer_id", b"offer_id", "owned", b"owned", "server_id", b"server_id", "until_year", b"until_year"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__from_year: _TypeAlias = _typing.Literal["from_year"]  # noqa: Y015
+    _WhichOneofArgType__from_year: _TypeAlias = _typing.Literal["_from_year", b"_from_year"]  # noqa: Y015
+    _WhichOneofReturnType__until_year: _TypeAlias = _typing.Literal["until_year"]  # noqa: Y015
+    _WhichOneofArgType__until_year: _TypeAlias = _typing.Literal["_until_year", b"_until_year"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__from_year) -> _WhichOneofReturnType__from_year | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__until_year) -> _WhichOneofReturnType__until_year | None: ...
 
 Global___FleetItem: _TypeAlias = FleetItem  # noqa: Y015
 

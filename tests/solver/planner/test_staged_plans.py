@@ -8,8 +8,10 @@ import pytest
 from planner_factories import BARE, request
 
 from pricebook.schema import Pricebook
-from solver.domain import AcquisitionMode, PlanRequest, PricePath
-from solver.planner import PlanResult, plan
+from solver.domain import AcquisitionMode, Fleet, PlanRequest, PricePath
+from solver.planner import PlanResult, evaluate, plan
+from solver.planner.schedule import StagedSchedule
+from solver.planner.staged_evaluate import fleet_of_schedule, is_staged_fleet
 from solver.resolve import resolve
 
 
@@ -75,3 +77,34 @@ def test_growing_demand_is_bought_in_stages(book: Pricebook) -> None:
     # buying the year-3 fleet in year 1 (today's plan for the tripled demand) is one staged plan
     assert at_once.tco is not None
     assert sched.horizon_tco.amount <= at_once.tco.total.horizon_total.amount + 1
+
+
+def test_evaluating_the_planners_staged_fleet_is_feasible_at_its_cost(book: Pricebook) -> None:
+    req = _grown(_request(discount_rate_annual=0.1), (1.0, 2.0, 3.0))
+    resolved = resolve(req, book)
+    planned = plan(resolved, time_limit_s=30)
+    assert planned.schedule is not None
+    fleet = fleet_of_schedule(planned.schedule)
+    assert is_staged_fleet(fleet)
+    evaluated = evaluate(fleet, resolved, time_limit_s=30)
+    assert evaluated.feasible, evaluated.messages
+    assert evaluated.fleet_horizon_tco == planned.schedule.horizon_tco
+    assert evaluated.plan.schedule is not None
+
+    # the same purchases, costs and fleet every year (deployments may differ at the same cost)
+    def bought(s: StagedSchedule) -> list[object]:
+        return [(y.added, y.capex, y.opex_monthly, y.fleet) for y in s.years]
+
+    assert bought(evaluated.plan.schedule) == bought(planned.schedule)
+
+
+def test_a_staged_fleet_short_in_a_later_year_is_named_by_year(book: Pricebook) -> None:
+    req = _grown(_request(), (1.0, 2.0, 3.0))
+    resolved = resolve(req, book)
+    planned = plan(resolved, time_limit_s=30)
+    assert planned.schedule is not None
+    year_one = [i for i in fleet_of_schedule(planned.schedule).items if i.from_year == 1]
+    kept = Fleet(items=tuple(i.model_copy(update={"until_year": None}) for i in year_one))
+    evaluated = evaluate(kept, resolved, time_limit_s=30)
+    assert not evaluated.feasible
+    assert any(m.startswith("year 3") for m in evaluated.messages), evaluated.messages
