@@ -4,10 +4,13 @@ adds up."""
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 from planner_factories import BARE, request
 
 from pricebook.schema import Pricebook
+from service.convert.plan import plan_to_proto
 from solver.domain import AcquisitionMode, Fleet, PlanRequest, PricePath
 from solver.planner import PlanResult, evaluate, plan
 from solver.planner.schedule import StagedSchedule
@@ -108,3 +111,13 @@ def test_a_staged_fleet_short_in_a_later_year_is_named_by_year(book: Pricebook) 
     evaluated = evaluate(kept, resolved, time_limit_s=30)
     assert not evaluated.feasible
     assert any(m.startswith("year 3") for m in evaluated.messages), evaluated.messages
+
+
+def test_the_schedule_reaches_the_proto(book: Pricebook) -> None:
+    result = _plan(book, _grown(_request(), (1.0, 2.0, 3.0)))
+    assert result.schedule is not None
+    proto = plan_to_proto(result).schedule
+    assert [y.year for y in proto.years] == [1, 2, 3]
+    assert [Decimal(y.capex.amount) for y in proto.years] == [y.capex.amount for y in result.schedule.years]
+    assert [t.gpus for t in proto.tranches] == [t.gpus for t in result.schedule.tranches]
+    assert Decimal(proto.horizon_tco.amount) == result.schedule.horizon_tco.amount
