@@ -27,6 +27,8 @@ from report.data import (
     BomLine,
     BookDepreciationYear,
     CostComponentRow,
+    DiscountedYear,
+    Discounting,
     Economics,
     Frontier,
     FrontierRow,
@@ -192,6 +194,22 @@ def _economics(result: PlanResult) -> Economics | None:
             )
             for d in result.depreciation
         ),
+        discounting=_discounting(result),
+    )
+
+
+def _discounting(result: PlanResult) -> Discounting | None:
+    flows = result.cash_flows
+    if flows is None:
+        return None
+    return Discounting(
+        rate=flows.rate,
+        objective=flows.objective.value,
+        years=tuple(
+            DiscountedYear(year=y.year, months=y.months, nominal=y.nominal, discounted=y.discounted)
+            for y in flows.years
+        ),
+        npv=flows.npv,
     )
 
 

@@ -343,6 +343,7 @@ class SweepAxis(StrEnum):
     TPOT_P95_MS = "tpot_p95_ms"
     TTFT_P95_MS = "ttft_p95_ms"
     MIN_PER_USER_TOK_S = "min_per_user_tok_s"
+    DISCOUNT_RATE_ANNUAL = "discount_rate_annual"
 
 
 @dataclass(frozen=True, slots=True)
@@ -366,6 +367,8 @@ class FrontierPoint:
     fleet_summary: str
     """The fleet in words; without a plan, the plan's summary (why there is none)."""
     pareto_optimal: bool
+    npv: Money | None = None
+    """The plan's NPV when the point's request has a discount rate (``PlanResult.cash_flows``)."""
 
 
 @dataclass(frozen=True, slots=True)

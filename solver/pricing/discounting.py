@@ -36,6 +36,7 @@ __all__ = [
     "discount_factor",
     "discounted_amount",
     "lease_payments_by_year",
+    "months_to_repay",
     "npv",
     "opex_month_weight",
     "period_weights",
@@ -86,6 +87,27 @@ def opex_month_weight(rate: float, horizon_months: int) -> float:
 def residual_weight(rate: float, horizon_months: int) -> float:
     """Today's value of 1 credited at the horizon (in the last plan year): 1 at rate 0."""
     return 1.0 if rate == 0 else discount_factor(rate, plan_years(horizon_months))
+
+
+MAX_PAYBACK_YEARS = 100
+"""Discounted paybacks are searched this far (a century: beyond it the answer is "never")."""
+
+
+def months_to_repay(amount: float, monthly: float, rate: float) -> float | None:
+    """Months of saving ``monthly`` until their value today reaches ``amount`` (a discounted
+    payback): each month of plan year y is worth ``monthly`` × (1 + r)^−y, and within the year the
+    months count linearly. ``amount`` ÷ ``monthly`` at rate 0; None when they never get there."""
+    if monthly <= 0:
+        return None
+    if rate == 0:
+        return amount / monthly
+    reached = 0.0
+    for year in range(1, MAX_PAYBACK_YEARS + 1):
+        worth = monthly * discount_factor(rate, year)
+        if reached + MONTHS_PER_YEAR * worth >= amount:
+            return MONTHS_PER_YEAR * (year - 1) + (amount - reached) / worth
+        reached += MONTHS_PER_YEAR * worth
+    return None
 
 
 def annuity_factor(rate: float, years: int) -> float:

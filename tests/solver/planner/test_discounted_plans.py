@@ -55,6 +55,7 @@ def test_npv_is_the_discounted_sum_of_the_reported_yearly_flows(book: Pricebook)
     assert flows.npv.amount == sum(d for _, d in expected)
     assert flows.nominal_total.amount == result.tco.total.horizon_total.amount
     assert flows.objective is CostObjective.NPV
+    assert all("discounted at 10.00% a year" in row.verdict for row in result.break_even.buy_vs_rent)
     assert not [w for w in result.warnings if w.startswith("internal")]
 
 

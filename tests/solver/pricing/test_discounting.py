@@ -15,6 +15,7 @@ from solver.pricing.discounting import (
     discount_factor,
     discounted_amount,
     lease_payments_by_year,
+    months_to_repay,
     npv,
     opex_month_weight,
     period_weights,
@@ -150,3 +151,13 @@ def test_a_higher_rate_never_makes_renting_relatively_dearer(
     rent_high, buy_high = costs(low + step)
     rent_low, buy_low = costs(low)
     assert rent_high * buy_low <= rent_low * buy_high * (1 + 1e-9)
+
+
+def test_months_to_repay() -> None:
+    assert months_to_repay(1_000.0, 100.0, 0.0) == 10.0
+    # 100 a month at 10 %: year 1 is worth 1,200 / 1.1 = 1,090.91; 1,500 needs 409.09 more at
+    # 100 / 1.21 a month in year 2: 4.95 months.
+    assert months_to_repay(1_500.0, 100.0, 0.10) == pytest.approx(12 + (1_500 - 1_200 / 1.1) / (100 / 1.21))
+    # Never: the whole perpetuity is worth 12 × 100 / 0.1 = 12,000.
+    assert months_to_repay(12_001.0, 100.0, 0.10) is None
+    assert months_to_repay(1.0, 0.0, 0.10) is None
