@@ -11,9 +11,9 @@ from planner_factories import BARE, request
 
 from pricebook.schema import Pricebook
 from service.convert.plan import plan_to_proto
-from solver.domain import AcquisitionMode, Fleet, PlanRequest, PricePath
+from solver.domain import AcquisitionMode, Fleet, GpuAvailability, PlanRequest, PricePath
 from solver.planner import PlanResult, evaluate, plan
-from solver.planner.schedule import StagedSchedule
+from solver.planner.schedule import StagedSchedule, TrancheLine
 from solver.planner.staged_evaluate import fleet_of_schedule, is_staged_fleet
 from solver.resolve import resolve
 
@@ -121,3 +121,33 @@ def test_the_schedule_reaches_the_proto(book: Pricebook) -> None:
     assert [Decimal(y.capex.amount) for y in proto.years] == [y.capex.amount for y in result.schedule.years]
     assert [t.gpus for t in proto.tranches] == [t.gpus for t in result.schedule.tranches]
     assert Decimal(proto.horizon_tco.amount) == result.schedule.horizon_tco.amount
+
+
+def test_a_gpu_available_from_year_two_is_not_in_year_one(book: Pricebook) -> None:
+    later = (GpuAvailability(gpu="h200-sxm", from_year=2),)
+    result = _plan(book, _grown(_request(available_from_year=later), (1.0, 1.0, 1.0)))
+    sched = result.schedule
+    assert sched is not None
+    assert sched.years[0].fleet and all(i.gpu != "h200-sxm" for i in sched.years[0].fleet)
+    assert any(i.gpu == "h200-sxm" for y in sched.years[1:] for i in y.fleet)
+
+
+def test_an_offers_path_wins_over_its_gpus(book: Pricebook) -> None:
+    """Nothing to serve in year 1, H200 bought in year 2: at the offer's ×0.5 (its GPU's path says
+    ×2) the tranche's hardware is half what it is at ×1."""
+
+    def tranche(offer_path: tuple[float, ...]) -> TrancheLine:
+        paths = (
+            PricePath(gpu="h200-sxm", multipliers=(1.0, 2.0, 2.0)),
+            PricePath(offer=offer, multipliers=offer_path),
+            PricePath(gpu="l40s", multipliers=(1.0, 1.0, 1.0)),
+        )
+        result = _plan(book, _grown(_request(price_by_year=paths), (0.0, 1.0, 1.0)))
+        assert result.schedule is not None
+        return next(t for t in result.schedule.tranches if t.offer_id == offer)
+
+    today = _plan(book, _request())
+    offer = next(f.offer_id for f in today.fleet if f.mode is AcquisitionMode.BUY and f.gpu == "h200-sxm")
+    at_one, at_half = tranche((1.0, 1.0, 1.0)), tranche((4.0, 0.5, 0.5))
+    assert at_one.year == at_half.year == 2 and at_one.gpus == at_half.gpus
+    assert at_half.hardware.amount == pytest.approx(at_one.hardware.amount / 2, abs=Decimal("0.01"))
