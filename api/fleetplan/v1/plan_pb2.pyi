@@ -2014,9 +2014,13 @@ class StagedSchedule(_message.Message):
     discount_rate_annual: _builtins.float
     """The rate the objective discounted at (0 = nominal)."""
     @_builtins.property
-    def years(self) -> _containers.RepeatedCompositeFieldContainer[Global___ScheduleYear]: ...
+    def years(self) -> _containers.RepeatedCompositeFieldContainer[Global___ScheduleYear]:
+        """One row per period, first to last."""
+
     @_builtins.property
-    def tranches(self) -> _containers.RepeatedCompositeFieldContainer[Global___ScheduleTranche]: ...
+    def tranches(self) -> _containers.RepeatedCompositeFieldContainer[Global___ScheduleTranche]:
+        """Every tranche bought, in year order."""
+
     @_builtins.property
     def horizon_tco(self) -> _common_pb2.Money:
         """The plan's TCO over the horizon: the NPV when the plan minimised it, else nominal."""
@@ -2058,6 +2062,7 @@ class ScheduleYear(_message.Message):
     year: _builtins.int
     """1 = the first period."""
     months: _builtins.int
+    """Months of the period (the last one may be shorter)."""
     @_builtins.property
     def added(self) -> _containers.RepeatedCompositeFieldContainer[Global___ScheduleItem]:
         """Bought at the start of the year."""
@@ -2077,7 +2082,9 @@ class ScheduleYear(_message.Message):
         """In service during the year (on-demand GPUs at their peak)."""
 
     @_builtins.property
-    def deployments(self) -> _containers.RepeatedCompositeFieldContainer[Global___ScheduleDeployment]: ...
+    def deployments(self) -> _containers.RepeatedCompositeFieldContainer[Global___ScheduleDeployment]:
+        """How each workload runs that year."""
+
     def __init__(
         self,
         *,
@@ -2111,11 +2118,17 @@ class ScheduleItem(_message.Message):
     SERVER_ID_FIELD_NUMBER: _builtins.int
     CAPEX_FIELD_NUMBER: _builtins.int
     gpu_id: _builtins.str
+    """Catalogue GPU id."""
     mode: _common_pb2.AcquisitionMode.ValueType
+    """Bought, reserved or rented on demand."""
     gpus: _builtins.int
+    """GPUs (on demand: at the busiest hour)."""
     servers: _builtins.int
+    """Servers (bought hardware; 0 when the GPUs fill slots of servers bought before)."""
     offer_id: _builtins.str
+    """The pricebook offer (empty for owned GPUs)."""
     server_id: _builtins.str
+    """The server model (bought and owned hardware)."""
     @_builtins.property
     def capex(self) -> _common_pb2.Money:
         """The tranche's capex (items added in the year only)."""
@@ -2149,6 +2162,7 @@ class ScheduleDeployment(_message.Message):
     DEPLOYMENT_FIELD_NUMBER: _builtins.int
     PEAK_REPLICAS_FIELD_NUMBER: _builtins.int
     workload_name: _builtins.str
+    """The workload."""
     deployment: _builtins.str
     """e.g. "h200-sxm TP4 fp8"."""
     peak_replicas: _builtins.int
@@ -2184,11 +2198,17 @@ class ScheduleTranche(_message.Message):
     RESIDUAL_VALUE_FIELD_NUMBER: _builtins.int
     DEPRECIATION_FIELD_NUMBER: _builtins.int
     year: _builtins.int
+    """The year it is bought at the start of (1 = the first)."""
     gpu_id: _builtins.str
+    """Catalogue GPU id."""
     offer_id: _builtins.str
+    """The purchase offer."""
     server_id: _builtins.str
+    """The server model."""
     gpus: _builtins.int
+    """GPUs bought."""
     servers: _builtins.int
+    """Servers bought (0 when the GPUs fill slots of servers bought before)."""
     @_builtins.property
     def hardware(self) -> _common_pb2.Money:
         """GPUs and hosts at the year's price."""
