@@ -344,13 +344,14 @@ def _cost(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
             ],
             markdown=markdown,
         )
-    out += _cash_flows(c, markdown=markdown)
+    nominal = plan.schedule.nominal_tco if plan.HasField("schedule") else c.horizon_tco
+    out += _cash_flows(c, nominal, markdown=markdown)
     if c.fx_rate_note:
         out.append(f"FX rate: {c.fx_rate_note}")
     return out
 
 
-def _cash_flows(c: plan_pb2.CostBreakdown, *, markdown: bool) -> list[str]:
+def _cash_flows(c: plan_pb2.CostBreakdown, nominal: common_pb2.Money, *, markdown: bool) -> list[str]:
     """The yearly cash flows and their NPV (only when the request gave a discount rate)."""
     if not c.cash_flows_by_year:
         return []
@@ -368,7 +369,7 @@ def _cash_flows(c: plan_pb2.CostBreakdown, *, markdown: bool) -> list[str]:
         markdown=markdown,
     )
     out.append(
-        f"NPV at {rate} a year: {money(c.npv)} (nominal TCO {money(c.horizon_tco)}; "
+        f"NPV at {rate} a year: {money(c.npv)} (nominal TCO {money(nominal)}; "
         f"the plan minimised the {'NPV' if c.objective == 'npv' else 'nominal TCO'})"
     )
     return out
@@ -386,6 +387,10 @@ def _cost_table(plan: plan_pb2.Plan) -> Table | None:
     ]
     rows += [[f"  {x.name}", money(x.horizon_amount), x.explanation] for x in c.components]
     title = f"Cost ({c.currency_code}, {c.horizon_months} months, ex-VAT)"
+    if plan.HasField("schedule"):  # a multi-year plan: these lines price the final year alone
+        rows[3][0] = f"TCO of these {c.horizon_months} months"
+        months = f"{c.horizon_months} months"
+        title = f"Final year's fleet alone ({c.currency_code}, {months}, ex-VAT; the horizon: the schedule)"
     return Table("cost", title, ["item", "amount", "how"], rows)
 
 

@@ -48,3 +48,16 @@ def test_one_row_a_year_and_the_tranches() -> None:
 def test_a_plan_of_one_period_has_no_schedule() -> None:
     text = render_plan(plan_pb2.Plan(), common_pb2.Provenance())
     assert "Acquisition schedule" not in text
+
+
+def test_a_staged_plans_cost_lines_say_they_are_the_final_year() -> None:
+    plan = _staged()
+    plan.cost.CopyFrom(plan_pb2.CostBreakdown(currency_code="KRW", horizon_months=12, horizon_tco=_krw(300)))
+    plan.cost.discount_rate_annual = 0.1
+    plan.cost.objective = "npv"
+    plan.cost.npv.CopyFrom(_krw(900))
+    plan.cost.cash_flows_by_year.add(year=0, months=0, nominal=_krw(0), discounted=_krw(0))
+    text = render_plan(plan, common_pb2.Provenance())
+    assert "Final year's fleet alone (KRW, 12 months" in text
+    assert "TCO of these 12 months" in text
+    assert "(nominal TCO 1,000 KRW;" in text  # the schedule's, not the final year's 300
