@@ -65,6 +65,8 @@ from typing import Any
 
 from ortools.linear_solver import pywraplp
 
+from solver.errors import SolveCancelled
+from solver.optimizer.cancel import CancelToken, interrupting
 from solver.optimizer.caps import Cap
 from solver.optimizer.driver import SCIP_PARAMETERS, create_solver
 from solver.optimizer.instance import FleetInstance, is_on_site
@@ -299,8 +301,10 @@ def solve_staged(
     relative_gap: float = 1e-4,
     backend: str = "scip",
     relax: Relaxation = NO_RELAXATION,
+    cancel: CancelToken | None = None,
 ) -> StagedResult:
-    """Build and solve the staged MIP (1 thread, the single-period model's SCIP parameters)."""
+    """Build and solve the staged MIP (1 thread, the single-period model's SCIP parameters);
+    ``cancel`` interrupts it (``SolveCancelled`` unless the plan was already proven)."""
     started = time.perf_counter()
     solver = create_solver(backend)
     solver.SuppressOutput()
@@ -313,7 +317,12 @@ def solve_staged(
     solver.SetTimeLimit(max(1, int(remaining * 1000)))
     params = pywraplp.MPSolverParameters()
     params.SetDoubleParam(pywraplp.MPSolverParameters.RELATIVE_MIP_GAP, relative_gap)
-    code = solver.Solve(params)
+    with interrupting(cancel, solver.InterruptSolve):
+        if cancel is not None and cancel.cancelled:  # cancelled while the model was built
+            raise SolveCancelled(f"staged solve cancelled after {time.perf_counter() - started:.2f} s")
+        code = solver.Solve(params)
+    if cancel is not None and cancel.cancelled and code != pywraplp.Solver.OPTIMAL:
+        raise SolveCancelled(f"staged solve cancelled after {time.perf_counter() - started:.2f} s")
     seconds = time.perf_counter() - started
     stats = _stats(
         solver, model, code, backend=backend, seconds=seconds, limit=time_limit_s, gap_target=relative_gap

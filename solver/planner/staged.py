@@ -148,7 +148,9 @@ def plan_staged(
     opts = request.options
     left = max(0.1, min(opts.time_limit_s, time_limit_s - (time.monotonic() - started)))
     backend = "scip" if opts.backend == "auto" else opts.backend
-    result = solve_staged(staged, time_limit_s=left, relative_gap=opts.relative_gap, backend=backend)
+    result = solve_staged(
+        staged, time_limit_s=left, relative_gap=opts.relative_gap, backend=backend, cancel=cancel
+    )
     solutions = staged_solutions(staged, result)
     last = staged.periods[-1]
     if not solutions:

@@ -96,11 +96,12 @@ def evaluate_staged(
     fleet: Fleet, resolved: ResolvedRequest, *, time_limit_s: float, cancel: CancelToken | None = None
 ) -> EvaluationResult:
     """How a multi-year fleet serves each year, and what it costs (the module docstring)."""
-    del cancel  # the staged solve is short and runs to its limit
     started = time.monotonic()
     request, book = resolved.request, resolved.book
     staged = staged_instance(request, book, _bases(fleet, resolved))
-    result = solve_staged(staged, time_limit_s=time_limit_s, relative_gap=request.options.relative_gap)
+    result = solve_staged(
+        staged, time_limit_s=time_limit_s, relative_gap=request.options.relative_gap, cancel=cancel
+    )
     solutions = staged_solutions(staged, result)
     last = staged.periods[-1]
     messages = (

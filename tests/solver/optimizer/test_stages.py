@@ -4,6 +4,7 @@ costs more than buying the fleet at once; hand-priced tranches."""
 from __future__ import annotations
 
 import dataclasses
+import time
 
 import pytest
 from hypothesis import given, settings
@@ -11,7 +12,9 @@ from hypothesis import strategies as st
 from opt_factories import ALL_DAY, candidate, flat_demand, option
 from test_model import random_instance
 
+from solver.errors import SolveCancelled
 from solver.optimizer import Caps, FleetInstance, SolveStatus
+from solver.optimizer.cancel import CancelToken
 from solver.optimizer.driver import solve_mip
 from solver.optimizer.stage_eval import check_staged, price_staged, staged_solutions
 from solver.optimizer.stage_instance import period_instance
@@ -142,3 +145,15 @@ def test_one_server_bought_in_a_later_year_pays_no_fabric() -> None:
     assert [v.s.get(board.id, 0) for v in plan.values] == [0, 1, 1]
     assert plan.tco == pytest.approx(8_000)
     assert price_staged(staged, staged_solutions(staged, plan)).tco == pytest.approx(plan.tco)
+
+
+def test_a_cancelled_staged_solve_stops() -> None:
+    """Cancelled before the solver starts: it stops at once instead of running to its limit."""
+    inst = random_instance(1)
+    staged = StagedInstance(periods=_three_years(inst, (0.5, 0.8, 1.0)))
+    token = CancelToken()
+    token.cancel()
+    started = time.perf_counter()
+    with pytest.raises(SolveCancelled):
+        solve_staged(staged, time_limit_s=30, relative_gap=0.0, cancel=token)
+    assert time.perf_counter() - started < 10
