@@ -13,11 +13,12 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Sequence
+from decimal import Decimal
 
 from pricebook import catalog
-from pricebook.schema import Currency, Pricebook
+from pricebook.schema import Currency, Money, Pricebook
 from solver.analysis.cash_flows import CashFlows, yearly_flows
-from solver.analysis.tco import to_money
+from solver.analysis.tco import VatLines, to_money
 from solver.domain import AcquisitionMode, PlanRequest
 from solver.optimizer.api import discarded
 from solver.optimizer.cancel import CancelToken
@@ -138,6 +139,29 @@ def staged_cash_flows(request: PlanRequest, cost: StagedCost, currency: Currency
     return yearly_flows(nominal, months, rate, request.constraints.cost_objective, currency)
 
 
+def staged_vat(cost: StagedCost, rate: float, currency: Currency) -> VatLines:
+    """Supply / VAT / total of every payment of the horizon (``analysis.tco.VatLines``' rules):
+    supply = the periods' capex + monthly opex × months; the TCO with VAT adds the VAT line."""
+    # the schedule's rounded amounts, so that the supply adds up from the rows the answer shows
+    paid = [
+        to_money(p.capex, currency).amount + to_money(p.monthly, currency).amount * p.months
+        for p in cost.periods
+    ]
+    supply = Money(amount=sum(paid, Decimal(0)), currency=currency)
+    vat = to_money(float(supply.amount) * rate, currency)
+    capex = sum(p.capex for p in cost.periods)
+    return VatLines(
+        rate=rate,
+        supply=supply,
+        vat=vat,
+        total=Money(amount=supply.amount + vat.amount, currency=currency),
+        capex_vat=to_money(capex * rate, currency),
+        horizon_total_with_vat=Money(
+            amount=to_money(cost.nominal_tco, currency).amount + vat.amount, currency=currency
+        ),
+    )
+
+
 def plan_staged(
     resolved: ResolvedRequest, *, time_limit_s: float, cancel: CancelToken | None, started: float
 ) -> PlanResult:
@@ -172,6 +196,8 @@ def plan_staged(
         summary=staged_summary(sched, plan.currency),
         warnings=(*warnings, *plan.warnings),
         cash_flows=staged_cash_flows(request, cost, plan.currency),
+        vat=staged_vat(cost, book.site.vat_rate, plan.currency) if plan.vat is not None else None,
+        depreciation=(),  # the final year's book depreciation would be wrong; tranches carry theirs
     )
 
 

@@ -151,3 +151,13 @@ def test_an_offers_path_wins_over_its_gpus(book: Pricebook) -> None:
     at_one, at_half = tranche((1.0, 1.0, 1.0)), tranche((4.0, 0.5, 0.5))
     assert at_one.year == at_half.year == 2 and at_one.gpus == at_half.gpus
     assert at_half.hardware.amount == pytest.approx(at_one.hardware.amount / 2, abs=Decimal("0.01"))
+
+
+def test_the_vat_line_covers_every_payment_of_the_horizon(book: Pricebook) -> None:
+    result = _plan(book, _grown(_request(include_vat=True), (1.0, 2.0, 3.0)))
+    sched, vat = result.schedule, result.vat
+    assert sched is not None and vat is not None
+    supply = sum(y.capex.amount + y.opex_monthly.amount * y.months for y in sched.years)
+    assert vat.supply.amount == supply
+    assert vat.vat.amount == (vat.supply.amount * Decimal("0.1")).quantize(Decimal("0.01"))
+    assert result.depreciation == ()
