@@ -15,6 +15,7 @@ from collections import defaultdict
 
 from pricebook.schema import Money
 from solver.domain import Fleet, FleetItem
+from solver.errors import FieldViolation, InvalidRequest
 from solver.optimizer.cancel import CancelToken
 from solver.optimizer.candidates import build_instance, perf_capacity_checker
 from solver.optimizer.driver import solve_mip
@@ -68,8 +69,21 @@ def fleet_of_schedule(plan: StagedSchedule) -> Fleet:
     return Fleet(items=tuple(items))
 
 
+def check_years(fleet: Fleet, periods: int) -> None:
+    """Every line's years lie within the plan's periods (``InvalidRequest`` naming the field)."""
+    violations = [
+        FieldViolation(f"fleet.items[{i}].{name}", f"is after the last period ({periods})")
+        for i, item in enumerate(fleet.items)
+        for name, year in (("from_year", item.from_year), ("until_year", item.until_year))
+        if year is not None and year > periods
+    ]
+    if violations:
+        raise InvalidRequest(violations)
+
+
 def _bases(fleet: Fleet, resolved: ResolvedRequest) -> tuple[FleetInstance, ...]:
     request, book = resolved.request, resolved.book
+    check_years(fleet, len(period_months(request)))
     free = build_instance(request, book)
     out = []
     for year in range(1, len(period_months(request)) + 1):

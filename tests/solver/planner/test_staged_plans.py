@@ -11,7 +11,8 @@ from planner_factories import BARE, request
 
 from pricebook.schema import Pricebook
 from service.convert.plan import plan_to_proto
-from solver.domain import AcquisitionMode, Fleet, GpuAvailability, PlanRequest, PricePath
+from solver.domain import AcquisitionMode, Fleet, FleetItem, GpuAvailability, PlanRequest, PricePath
+from solver.errors import InvalidRequest
 from solver.planner import PlanResult, evaluate, plan
 from solver.planner.schedule import StagedSchedule, TrancheLine
 from solver.planner.staged_evaluate import fleet_of_schedule, is_staged_fleet
@@ -161,3 +162,11 @@ def test_the_vat_line_covers_every_payment_of_the_horizon(book: Pricebook) -> No
     assert vat.supply.amount == supply
     assert vat.vat.amount == (vat.supply.amount * Decimal("0.1")).quantize(Decimal("0.01"))
     assert result.depreciation == ()
+
+
+def test_a_fleet_line_after_the_last_year_is_refused(book: Pricebook) -> None:
+    resolved = resolve(_grown(_request(), (1.0, 2.0, 3.0)), book)
+    fleet = Fleet(items=(FleetItem(gpu="h200-sxm", mode=AcquisitionMode.BUY, count=8, from_year=4),))
+    with pytest.raises(InvalidRequest) as caught:
+        evaluate(fleet, resolved, time_limit_s=10)
+    assert [v.field for v in caught.value.violations] == ["fleet.items[0].from_year"]
