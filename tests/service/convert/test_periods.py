@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 from convert_support import chat, violations
 
+from api.fleetplan.v1 import common_pb2, scenario_pb2
 from api.fleetplan.v1 import fleet_planner_pb2 as api
-from api.fleetplan.v1 import scenario_pb2
 from pricebook.schema import Pricebook
-from service.convert.scenario import plan_request_from_proto
+from service.convert.scenario import fleet_from_proto, plan_request_from_proto
+from solver.errors import InvalidRequest
 from solver.periods import is_staged, period_months
 
 
@@ -78,3 +79,30 @@ def test_wrong_per_period_figures_name_the_field(
 ) -> None:
     found = violations(_request(demand, **constraints), book)
     assert field in found, found
+
+
+def test_fleet_years_reach_the_domain_and_are_checked(book: Pricebook) -> None:
+    fleet = fleet_from_proto(
+        scenario_pb2.Fleet(
+            items=[
+                scenario_pb2.FleetItem(
+                    gpu_id="h200-sxm", mode=common_pb2.ACQUISITION_MODE_BUY, count=8, from_year=2
+                ),
+                scenario_pb2.FleetItem(
+                    gpu_id="h200-sxm", mode=common_pb2.ACQUISITION_MODE_ON_DEMAND, count=2, until_year=1
+                ),
+            ]
+        ),
+        book,
+    )
+    assert [(i.from_year, i.until_year) for i in fleet.items] == [(2, None), (1, 1)]
+    bought_until = scenario_pb2.Fleet(
+        items=[
+            scenario_pb2.FleetItem(
+                gpu_id="h200-sxm", mode=common_pb2.ACQUISITION_MODE_BUY, count=8, until_year=2
+            )
+        ]
+    )
+    with pytest.raises(InvalidRequest) as caught:
+        fleet_from_proto(bought_until, book)
+    assert [v.field for v in caught.value.violations] == ["fleet.items[0]"]
