@@ -140,7 +140,7 @@ from typing import Any
 from solver.optimizer.batch_window import add_window_demand
 from solver.optimizer.cancel import checkpoint
 from solver.optimizer.caps import Cap, CapKey, add_count_minimum, count_cap, counted_gpu
-from solver.optimizer.gpu_costs import horizon_cost_per_gpu, replicas_alone
+from solver.optimizer.gpu_costs import horizon_cost_per_gpu, lease_cost_per_server, replicas_alone
 from solver.optimizer.instance import (
     MIN_TRAINING_GPU_HOURS,
     Candidate,
@@ -631,7 +631,7 @@ class ModelBuilder:
     def fixed_monthly_expr(self) -> Any:
         return self.inst.extra_monthly + sum(
             o.fixed_monthly_per_gpu * self.n[o.id]
-            + (o.fixed_monthly_per_server * self.s[o.id] if o.id in self.s else 0)
+            + (o.monthly_per_server * self.s[o.id] if o.id in self.s else 0)
             for o in self.inst.options
             if o.id in self.n
         )
@@ -782,6 +782,7 @@ class ModelBuilder:
                     o.capex_per_server * keep
                     + o.installation_capex_per_server
                     + months * o.fixed_monthly_per_server
+                    + lease_cost_per_server(o, self.inst)
                 )
                 tco += per_server * self.s[o.id] + self.network_expr(o)
                 gpus += self.s[o.id]  # no empty servers when hosts are free

@@ -291,6 +291,8 @@ class PlanResult:
     """Straight-line book depreciation of the purchases per year of the horizon (accounting only)."""
     cash_flows: CashFlows | None = None
     """The cash per plan year, nominal and discounted, and the NPV (only with a discount rate)."""
+    lease_by_year: tuple[Money, ...] = ()
+    """The leases' payments per plan year (1 …); () without a lease."""
     deployment_lines: tuple[DeploymentLine, ...] = ()
     """The plan's deployment groups (``solver.planner.rows``): every consumer copies these."""
     workload_lines: tuple[WorkloadLine, ...] = ()
