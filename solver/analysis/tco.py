@@ -372,7 +372,7 @@ class VatLines:
 def vat_lines(tco: TcoReport, rate: float) -> VatLines:
     """The VAT line of ``tco`` at ``rate`` (0.10 = 10 %)."""
     currency = tco.currency
-    supply = add_money((tco.capex, tco.opex_horizon), currency)
+    supply = add_money((tco.capex, tco.opex_horizon, tco.lease), currency)  # every payment, leases too
     vat = to_money(float(supply.amount) * rate, currency)
     return VatLines(
         rate=rate,
