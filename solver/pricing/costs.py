@@ -381,9 +381,22 @@ def _buy_options(gpu: GpuSpec, book: Pricebook, constraints: Constraints) -> lis
             continue
         options.append(_owned_hardware_option(gpu, server, purchase, book, constraints, owned=False))
     if constraints.include_leases and constraints.include_host_costs:
-        leases = eligible_offers(_offers(book, gpu.id, OfferKind.LEASE), constraints)
-        options.extend(lease_option(gpu, offer, book, constraints) for offer in leases)
+        options.extend(_lease_options(gpu, book, constraints))
     return options
+
+
+def _lease_options(gpu: GpuSpec, book: Pricebook, constraints: Constraints) -> list[AcquisitionOption]:
+    """Per server model, the eligible lease whose payments are worth least at the objective's rate
+    (then the id): one lease option per model, as one purchase (a model's fabric is its option's)."""
+    rate = constraints.objective_discount_rate
+    best: dict[str, AcquisitionOption] = {}
+    for offer in eligible_offers(_offers(book, gpu.id, OfferKind.LEASE), constraints):
+        option = lease_option(gpu, offer, book, constraints)
+        key = option.server_id or ""
+        kept = best.get(key)
+        if kept is None or (option.lease_cost(1, rate), option.id) < (kept.lease_cost(1, rate), kept.id):
+            best[key] = option
+    return [best[key] for key in sorted(best)]
 
 
 _MINOR_DIGITS = {"USD": 2, "KRW": 0}

@@ -65,6 +65,27 @@ def test_a_72_month_lease_in_a_36_month_plan_is_settled_at_its_end(book: Pricebo
 def test_leases_are_options_only_when_asked(book: Pricebook) -> None:
     base = Constraints(currency="USD", allowed_gpus=("h200-sxm",))
     assert not [o for o in acquisition_options(book, base) if o.leased]
-    asked = base.model_copy(update={"include_leases": True})
-    leased = sorted(o.offer_id for o in acquisition_options(book, asked) if o.leased)
-    assert leased == sorted([LEASE36, LEASE72])
+
+
+@pytest.mark.parametrize(
+    ("rate", "months", "chosen"),
+    [
+        # Nominal: 36 × 6,509.82 + 77,400.30 = 311,753.82 beats 72 × 4,812.27 = 346,483.44.
+        (None, 36, LEASE36),
+        (None, 72, LEASE36),
+        # At 30 % over 72 months the later payments are worth less: 57,747.24 × annuity(30 %, 6)
+        # = 152,628 against 78,117.84 × annuity(30 %, 3) + 77,400.30 / 1.3³ = 177,100.
+        (0.30, 72, LEASE72),
+    ],
+)
+def test_one_lease_per_server_model_the_cheapest_today(
+    book: Pricebook, rate: float | None, months: int, chosen: str
+) -> None:
+    asked = Constraints(
+        currency="USD",
+        allowed_gpus=("h200-sxm",),
+        include_leases=True,
+        horizon_months=months,
+        discount_rate_annual=rate,
+    )
+    assert [o.offer_id for o in acquisition_options(book, asked) if o.leased] == [chosen]
