@@ -221,6 +221,10 @@ class OfferKind(StrEnum):
     """Rent with a commitment of ``term_months``; price per GPU-hour, paid for every hour."""
     ON_DEMAND = "on_demand"
     """Rent by the hour; price per GPU-hour, paid only for hours used."""
+    LEASE = "lease"
+    """Lease or buy in instalments a whole server (``server`` set): ``price`` is the payment per
+    server and month for ``term_months`` months, then ``buyout_price``; the hardware is used as if
+    bought (``financed_price`` is its cash price: the basis of its support and market value)."""
 
 
 class PriceLabel(StrEnum):
@@ -268,6 +272,10 @@ class Offer(Sourced):
     ai_enterprise_included_months: Annotated[int, Field(ge=0)] = 0
     """Purchases: months of NVIDIA AI Enterprise subscription that come with the GPU (60 for the
     H100 PCIe, H100 NVL and H200 NVL SKUs; SXM parts list it as an "Add-on": 0)."""
+    buyout_price: Money | None = None
+    """Leases: paid per server at the end of the term to own the hardware (0 for a full-payout lease)."""
+    financed_price: Money | None = None
+    """Leases: the cash price per server of what the lease finances."""
 
 
 class ApiPrice(Sourced):

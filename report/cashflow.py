@@ -12,7 +12,18 @@ from pricebook.schema import Money
 from report.data import Economics
 from solver.pricing.discounting import year_months
 
-ROWS = ("capex", "support", "power", "colocation", "software", "storage", "reserved", "on_demand", "residual")
+ROWS = (
+    "capex",
+    "support",
+    "power",
+    "colocation",
+    "software",
+    "storage",
+    "reserved",
+    "on_demand",
+    "lease",
+    "residual",
+)
 """Cash-flow rows in report order (label keys ``cf.<row>``)."""
 
 
@@ -49,6 +60,9 @@ def cash_flow(economics: Economics, horizon_months: int) -> CashFlow:
             amounts = [economics.capex.amount if y == 0 else zero for y in range(years)]
         elif row == "residual":
             amounts = [-economics.residual_value.amount if y == years - 1 else zero for y in range(years)]
+        elif row == "lease":
+            leases = [m.amount for m in economics.lease_by_year]
+            amounts = [leases[y] if y < len(leases) else zero for y in range(years)]
         else:
             amounts = [monthly[row].amount * m for m in months]
         rows.append((row, tuple(money(a) for a in amounts)))

@@ -224,6 +224,8 @@ class Economics(_Quote):
     """Straight-line book depreciation per year (accounting only; the TCO uses market value)."""
     discounting: Discounting | None = None
     """Set when the request gives a discount rate."""
+    lease_by_year: tuple[Money, ...] = ()
+    """The leases' payments per plan year (1 …); () without a lease."""
 
 
 class WorkloadUseRow(_Quote):

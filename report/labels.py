@@ -75,6 +75,7 @@ LABELS: dict[str, str] = {
     "mode.buy": "buy",
     "mode.reserved": "reserved",
     "mode.on_demand": "on demand",
+    "mode.lease": "lease (average a month, buy-out included)",
     "no_api_price": "no per-token API price in the pricebook for these workloads",
     # BOM
     "item": "Item",
@@ -108,6 +109,7 @@ LABELS: dict[str, str] = {
     "cf.power": "Power",
     "cf.colocation": "Colocation",
     "cf.software": "Software licences",
+    "cf.lease": "Lease / instalments",
     "cf.storage": "Storage (rented)",
     "cf.reserved": "Reserved rental",
     "cf.on_demand": "On-demand rental",
@@ -144,6 +146,7 @@ LABELS: dict[str, str] = {
     "comp.installation": "Installation",
     "comp.storage": "Storage",
     "comp.software": "Software licences",
+    "comp.lease": "Lease / instalments (incl. buy-out)",
     "comp.vat": "VAT",
     # Buy vs rent
     "gpu": "GPU",

@@ -211,6 +211,8 @@ def _cash_flow(
         return None
     flow = cash_flow(econ, quote.horizon_months)
     years = len(flow.years)
+    # Leased hardware's support and market value are on no BOM line: those rows are then amounts.
+    rates_bom = bom if not econ.lease_by_year else None
     _row(
         sheet,
         2,
@@ -235,12 +237,12 @@ def _cash_flow(
                 sheet.write_formula(r, col, f"=$B{r + 1}*{xl_rowcol_to_cell(3, col)}", f.money, value)
             elif row == "capex" and y == 0 and capex_cell is not None:
                 sheet.write_formula(r, col, f"={capex_cell}", f.money, value)
-            elif row == "residual" and y == years - 1 and bom is not None and value:
-                sheet.write_formula(r, col, f"=-ROUND({bom.residual},{digits})", f.money, value)
+            elif row == "residual" and y == years - 1 and rates_bom is not None and value:
+                sheet.write_formula(r, col, f"=-ROUND({rates_bom.residual},{digits})", f.money, value)
             else:
                 sheet.write_number(r, col, value, f.money)
-        if row == "support" and bom is not None and monthly[row].amount:
-            support = f"=ROUND({bom.support_per_year}/12,{digits})"
+        if row == "support" and rates_bom is not None and monthly[row].amount:
+            support = f"=ROUND({rates_bom.support_per_year}/12,{digits})"
             sheet.write_formula(r, 1, support, f.money, float(monthly[row].amount))
         elif row in monthly:
             sheet.write_number(r, 1, float(monthly[row].amount), f.money)

@@ -563,6 +563,9 @@ class Constraints(_Frozen):
     flows and their NPV (``solver.pricing.discounting``); None = no discounting shown."""
     objective: CostObjective | None = None
     """What the MIP minimises; None = NPV when a rate is given, else the nominal TCO."""
+    include_leases: bool = False
+    """Weigh the pricebook's lease / instalment offers as ways to buy servers (used as if bought,
+    paid monthly for the term, then the buy-out)."""
 
     _money = field_validator("capex_budget", "monthly_opex_cap", "installation_per_server")(
         _non_negative_money

@@ -121,6 +121,7 @@ def _constraints(c: domain.Constraints) -> scenario_pb2.Constraints:
         "include_regions": c.include_regions,
         "exclude_regions": c.exclude_regions,
         "allow_consumer_gpus": c.allow_consumer_gpus,
+        "include_leases": c.include_leases,
     }
     put(fields, "capex_budget", money_to_proto(c.capex_budget))
     put(fields, "monthly_opex_cap", money_to_proto(c.monthly_opex_cap))

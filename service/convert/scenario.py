@@ -234,6 +234,7 @@ def _constraints(msg: scenario_pb2.Constraints, col: Collector, path: str) -> di
     put(out, "site_model", col.enum(SITE_MODEL_FROM_PROTO, msg.site_model, join_path(path, "site_model")))
     put(out, "residual_value_credit", optional(msg, "residual_value_credit"))
     put(out, "discount_rate_annual", optional(msg, "discount_rate_annual"))
+    out["include_leases"] = msg.include_leases
     put(out, "objective", col.enum(COST_OBJECTIVE_FROM_PROTO, msg.objective, join_path(path, "objective")))
     out["include_providers"] = tuple(msg.include_providers)
     out["exclude_providers"] = tuple(msg.exclude_providers)

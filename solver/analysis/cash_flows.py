@@ -1,7 +1,8 @@
 """The plan's cash by plan year and its net present value (``constraints.discount_rate_annual``).
 
-Year 0 is the purchases (the TCO's capex); plan year y is the monthly opex × its months, the last
-year less the market value credited at the horizon (``solver.pricing.discounting``). The amounts
+Year 0 is the purchases (the TCO's capex); plan year y is the monthly opex × its months and the
+leases' payments of the year, the last year less the market value credited at the horizon
+(``solver.pricing.discounting``). The amounts
 are the TCO's rounded lines, so the nominal years add up to the horizon TCO exactly; each year's
 discounted amount is rounded once to the minor unit and the NPV is their sum.
 """
@@ -13,11 +14,11 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from pricebook.schema import Currency, Money
-from solver.analysis.tco import TcoReport, minor_unit
+from solver.analysis.tco import FleetLine, TcoReport, minor_unit, to_money
 from solver.domain import CostObjective
 from solver.pricing.discounting import discounted_amount, year_months
 
-__all__ = ["CashFlowYear", "CashFlows", "cash_flows", "yearly_flows"]
+__all__ = ["CashFlowYear", "CashFlows", "cash_flows", "lease_by_year", "yearly_flows"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,11 +43,33 @@ class CashFlows:
     """Σ nominal: the horizon TCO."""
 
 
-def cash_flows(tco: TcoReport, rate: float, objective: CostObjective) -> CashFlows:
-    """``tco``'s cash per plan year, nominal and discounted at ``rate`` (a year)."""
+def lease_by_year(lines: Sequence[FleetLine], currency: Currency) -> tuple[Money, ...]:
+    """The leases' payments per plan year (1 …), each line's year rounded once to the minor unit;
+    () without a lease. They add up to the TCO's lease line (each line's years are whole minor
+    units: ``AcquisitionOption.lease_payments_per_server``)."""
+    leased = [line for line in lines if line.option.leased]
+    if not leased:
+        return ()
+    zero = Decimal(0).quantize(minor_unit(currency))
+
+    def year(y: int) -> Money:
+        paid = (x.option.lease_payments_per_server[y] * x.servers for x in leased)
+        amounts = (to_money(amount, currency).amount for amount in paid)
+        return Money(amount=sum(amounts, zero), currency=currency)
+
+    return tuple(year(y) for y in range(len(leased[0].option.lease_payments_per_server)))
+
+
+def cash_flows(
+    tco: TcoReport, rate: float, objective: CostObjective, leases: Sequence[Money] = ()
+) -> CashFlows:
+    """``tco``'s cash per plan year, nominal and discounted at ``rate`` (a year); ``leases``: the
+    leases' payments per plan year (``lease_by_year``)."""
     months = year_months(tco.horizon_months)
     nominal = [tco.capex.amount]
     nominal += [tco.opex_monthly.amount * m for m in months]
+    for y, lease in enumerate(leases, start=1):
+        nominal[y] += lease.amount
     nominal[-1] -= tco.residual_value.amount
     return yearly_flows(nominal, months, rate, objective, tco.currency)
 

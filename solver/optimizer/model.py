@@ -69,6 +69,9 @@ Constraints (numbers match ``ModelBuilder`` method comments and the evaluator's 
    ub(s_o) ≥ 2: ``e_o ∈ {0,1}`` "o is a single node": e_o ≤ s_o, s_o ≤ 1 + (ub(s_o) − 1)(1 − e_o);
    the fabric costs NET_o = c_o (s_o − e_o), i.e. c_o s_o once s_o ≥ 2 and 0 for one server (the
    minimisation sets e_o = 1 whenever s_o = 1; ``AcquisitionOption.network_capex``).
+   A server model is leased or bought, not both (``_lease_or_buy``: one binary per model with a
+   lease option; s_o ≤ ub(s_o)·z for its lease, ≤ ub(s_o)·(1 − z) for its purchase), so each
+   option's fabric rule stays exact.
    Owned GPUs sit densely in owned hosts: n_o ≥ k_o · s_o − (k_o − 1). A bought option b of the
    same GPU and server model as an owned option o (b not a fixed board) shares o's free slots:
    n_b + n_o ≤ k (s_b + s_o) replaces n_b ≤ k · s_b (``instance.owned_host_of``).
@@ -140,7 +143,7 @@ from typing import Any
 from solver.optimizer.batch_window import add_window_demand
 from solver.optimizer.cancel import checkpoint
 from solver.optimizer.caps import Cap, CapKey, add_count_minimum, count_cap, counted_gpu
-from solver.optimizer.gpu_costs import horizon_cost_per_gpu, replicas_alone
+from solver.optimizer.gpu_costs import horizon_cost_per_gpu, lease_cost_per_server, replicas_alone
 from solver.optimizer.instance import (
     MIN_TRAINING_GPU_HOURS,
     Candidate,
@@ -373,6 +376,7 @@ class ModelBuilder:
         checkpoint()
         self._servers()
         self._multi_node_fabric()
+        self._lease_or_buy()
         self._rental_instances()
         self._owned_and_counts()
         self._fixed_fleet()
@@ -578,6 +582,22 @@ class ModelBuilder:
             slv.Add(s <= 1 + (servers_hi - 1) * (1 - single), f"single_node_hi[{o.id}]")
             self.single_node[o.id] = single
 
+    # 4c: a server model is bought or leased, not both (each option's fabric is its own)
+    def _lease_or_buy(self) -> None:
+        slv = self.solver
+        by_server: dict[str, list[AcquisitionOption]] = defaultdict(list)
+        for o in self.inst.options:
+            if o.server_id is not None and o.id in self.s and not o.owned:
+                by_server[o.server_id].append(o)
+        for server, options in by_server.items():
+            leased = [o for o in options if o.leased]
+            if not leased or len(options) < MULTI_NODE_SERVERS:
+                continue
+            choice = slv.BoolVar(f"leased[{server}]")
+            for o in options:
+                s = self.s[o.id]
+                slv.Add(s <= int(s.ub()) * (choice if o.leased else 1 - choice), f"lease_or_buy[{o.id}]")
+
     def network_expr(self, o: AcquisitionOption) -> Any:
         """NET_o: the fabric of option o's servers (constraint 4)."""
         if o.id not in self.single_node:
@@ -639,7 +659,7 @@ class ModelBuilder:
     def fixed_monthly_expr(self) -> Any:
         return self.inst.extra_monthly + sum(
             o.fixed_monthly_per_gpu * self.n[o.id]
-            + (o.fixed_monthly_per_server * self.s[o.id] if o.id in self.s else 0)
+            + (o.monthly_per_server * self.s[o.id] if o.id in self.s else 0)
             for o in self.inst.options
             if o.id in self.n
         )
@@ -790,6 +810,7 @@ class ModelBuilder:
                     o.capex_per_server * keep
                     + o.installation_capex_per_server
                     + months * o.fixed_monthly_per_server
+                    + lease_cost_per_server(o, self.inst)
                 )
                 tco += per_server * self.s[o.id] + self.network_expr(o)
                 gpus += self.s[o.id]  # no empty servers when hosts are free

@@ -67,10 +67,12 @@ def build_solution(instance: FleetInstance, mip: MipResult) -> FleetSolution:
             horizon_months=months,
             opex_weight=instance.opex_weight if instance.discount_rate else None,
             residual_weight=instance.residual_weight,
+            lease=totals.lease,
+            lease_objective=totals.lease_objective,
         ),
         usage={
             Cap.CAPEX_BUDGET.usage_key: totals.capex,
-            Cap.MONTHLY_OPEX.usage_key: totals.fixed + totals.busy,
+            Cap.MONTHLY_OPEX.usage_key: totals.fixed + totals.busy + totals.lease_monthly,
             Cap.POWER_KW.usage_key: totals.power,
             Cap.RACK_UNITS.usage_key: totals.racks,
         },
@@ -87,6 +89,12 @@ class _Totals:
     busy: float = 0.0
     power: float = 0.0
     racks: float = 0.0
+    lease: float = 0.0
+    """Leases' payments over the horizon (undiscounted), net of nothing: the market value of leased
+    hardware is in ``residual``."""
+    lease_objective: float = 0.0
+    """The same payments as the objective weighs them (``FleetInstance.discount_rate``)."""
+    lease_monthly: float = 0.0
 
 
 def option_costs(
@@ -117,6 +125,7 @@ def plan_cost(instance: FleetInstance, solution: FleetSolution) -> float:
             instance.option(c.option_id), c.gpus, c.servers, c.busy_gpu_hours_per_month
         )
         total += capex - residual * credit + (fixed + busy) * months
+        total += instance.option(c.option_id).lease_cost(c.servers, instance.discount_rate)
     return total
 
 
@@ -145,6 +154,10 @@ def _chosen_options(instance: FleetInstance, values: MipValues, totals: _Totals)
         if gpus == 0 and servers == 0 and not any(on_demand) and busy_hours <= 1e-9:
             continue
         o_capex, o_residual, o_fixed, o_busy = option_costs(o, gpus, servers, busy_hours)
+        o_lease = o.lease_total(servers)
+        totals.lease += o_lease
+        totals.lease_objective += o.lease_cost(servers, instance.discount_rate)
+        totals.lease_monthly += o.lease_monthly_per_server * servers
         totals.capex += o_capex
         totals.residual += o_residual
         totals.fixed += o_fixed
@@ -165,7 +178,7 @@ def _chosen_options(instance: FleetInstance, values: MipValues, totals: _Totals)
                 on_demand_gpus=tuple(on_demand),
                 training_gpus=rented_for_training.get(o.id, 0),
                 busy_gpu_hours_per_month=busy_hours,
-                horizon_cost=horizon_cost(o_capex, o_residual, o_fixed, o_busy, months),
+                horizon_cost=horizon_cost(o_capex, o_residual, o_fixed, o_busy, months) + o_lease,
             )
         )
     return chosen

@@ -47,7 +47,8 @@ def period_instance(
 ) -> FleetInstance:
     """I_p: ``base`` over ``months`` months with each inference workload's demand × its factor
     (absent = 1; a workload with factor 0 is left out, with its candidates), each rental option's
-    rent × its multiplier (absent = 1) and no option of an unavailable GPU type."""
+    rent × its multiplier (absent = 1), no option of an unavailable GPU type and no lease (a lease
+    is paid by plan year of the horizon: not yet priced as a tranche of a later period)."""
     kept = tuple(
         scaled_demand(w, demand_factor.get(w.name, 1.0))
         for w in base.inference
@@ -55,7 +56,9 @@ def period_instance(
     )
     names = {w.name for w in kept}
     options = tuple(
-        rental_at(o, rental_multiplier.get(o.id, 1.0)) for o in base.options if o.gpu not in unavailable_gpus
+        rental_at(o, rental_multiplier.get(o.id, 1.0))
+        for o in base.options
+        if o.gpu not in unavailable_gpus and not o.leased  # leases: priced by plan year, not per tranche
     )
     return dataclasses.replace(
         base,

@@ -10,8 +10,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from pricebook.schema import Currency, GpuId, Pricebook
-from solver.analysis.cash_flows import CashFlows, cash_flows
+from pricebook.schema import Currency, GpuId, Money, Pricebook
+from solver.analysis.cash_flows import CashFlows, cash_flows, lease_by_year
 from solver.analysis.tco import (
     CostComponent,
     DepreciationYear,
@@ -80,6 +80,7 @@ class _Economics:
     vat: VatLines | None = None
     depreciation: tuple[DepreciationYear, ...] = ()
     cash_flows: CashFlows | None = None
+    leases: tuple[Money, ...] = ()
 
 
 def assemble_result(
@@ -132,6 +133,7 @@ def assemble_result(
         vat=economics.vat,
         depreciation=economics.depreciation,
         cash_flows=economics.cash_flows,
+        lease_by_year=economics.leases,
         fx_rate_note=fx_note(book),
         unit_costs=economics.costs,
         break_even=break_even,
@@ -163,6 +165,7 @@ def _economics(
     months = instance.horizon_months
     lines = fleet_lines(solution, instance)
     tco = solution_tco(solution, instance, currency)
+    leases = lease_by_year(lines, currency)
     costs = unit_costs(
         lines,
         workload_usages(solution, instance),
@@ -179,16 +182,17 @@ def _economics(
         costs=costs,
         vat=vat_lines(tco.total, book.site.vat_rate) if request.constraints.include_vat else None,
         depreciation=depreciation_schedule(tco.total.capex, months, book.site.depreciation_months),
-        cash_flows=_cash_flows(request, tco),
+        cash_flows=_cash_flows(request, tco, leases),
+        leases=leases,
     )
 
 
-def _cash_flows(request: PlanRequest, tco: FleetTco) -> CashFlows | None:
+def _cash_flows(request: PlanRequest, tco: FleetTco, leases: tuple[Money, ...]) -> CashFlows | None:
     """The yearly cash flows and NPV when the request gives a discount rate."""
     constraints = request.constraints
     if constraints.discount_rate_annual is None:
         return None
-    return cash_flows(tco.total, constraints.discount_rate_annual, constraints.cost_objective)
+    return cash_flows(tco.total, constraints.discount_rate_annual, constraints.cost_objective, leases)
 
 
 def rejected_deployments(instance: FleetInstance) -> tuple[tuple[str, tuple[str, ...]], ...]:

@@ -294,6 +294,8 @@ class PlanResult:
     schedule: StagedSchedule | None = None
     """A multi-year plan's acquisition schedule (``solver.planner.staged``); None for one period."""
     """The cash per plan year, nominal and discounted, and the NPV (only with a discount rate)."""
+    lease_by_year: tuple[Money, ...] = ()
+    """The leases' payments per plan year (1 …); () without a lease."""
     deployment_lines: tuple[DeploymentLine, ...] = ()
     """The plan's deployment groups (``solver.planner.rows``): every consumer copies these."""
     workload_lines: tuple[WorkloadLine, ...] = ()

@@ -18,6 +18,7 @@ from xlsx_eval import Evaluator
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from clients.scenario import load_scenario
 from report import Language
+from report.cashflow import cash_flow
 from report.html import render_html
 from report.xlsx import render_xlsx, sheet_names
 
@@ -70,3 +71,36 @@ def test_the_workbook_discounts_the_cash_flow_sheet_by_formula() -> None:
     ev.set(name, f"B{rate_row}", 0.2)
     expected = sum(round(Decimal(repr(n)) / Decimal("1.2") ** y) for y, n in enumerate(nominal))
     assert ev.value(name, f"D{npv_row}") == pytest.approx(float(expected), abs=len(years))
+
+
+@functools.cache
+def _leased() -> Planned:
+    request = load_scenario(EXAMPLES / "500m_krw_portfolio.yaml", api.PlanFleetRequest)
+    request.constraints.discount_rate_annual = RATE
+    request.constraints.include_leases = True
+    request.constraints.ClearField("capex_budget")
+    return plan_and_quote(resolved_of(request), "leased")
+
+
+def test_a_leased_plan_quotes_its_lease_as_monthly_cash() -> None:
+    planned = _leased()
+    quote = planned.quote
+    assert quote.economics is not None and quote.bom is not None
+    leases = [r for r in quote.bom.rentals if r.mode == "lease"]
+    assert leases, "expected the plan to lease at 10 % without a budget"
+    assert all(b.amount.amount >= 0 for b in quote.bom.lines)
+    # The cash-flow table still adds up to the TCO, leases included, in every format.
+    flow = cash_flow(quote.economics, quote.horizon_months)
+    assert flow.total.amount == quote.economics.horizon_tco.amount
+    html = render_html(quote, Language.KO)
+    assert "리스·할부 상환액" in html and "리스 (인수 대금 포함 월평균)" in html
+    content = render_xlsx(quote, Language.KO)
+    formulas = openpyxl.load_workbook(io.BytesIO(content), data_only=False)
+    values = openpyxl.load_workbook(io.BytesIO(content), data_only=True)
+    ev = Evaluator(formulas)
+    for sheet in formulas.worksheets:
+        for row in sheet.iter_rows():
+            for cell in row:
+                if isinstance(cell.value, str) and cell.value.startswith("="):
+                    cached = values[sheet.title][cell.coordinate].value
+                    assert ev.value(sheet.title, cell.coordinate) == pytest.approx(cached, abs=1), cell.value

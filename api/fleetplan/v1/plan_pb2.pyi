@@ -915,7 +915,7 @@ class CostComponent(_message.Message):
     name: _builtins.str
     """Component: "gpu_purchase", "host_purchase", "residual_value", "support", "power",
     "colocation", "reserved_rental", "on_demand_rental", "networking", "installation", "storage",
-    "software".
+    "software", "lease".
     """
     explanation: _builtins.str
     """Plain-language description of how it was computed."""

@@ -236,6 +236,10 @@ class _OfferKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_OfferKind.V
     """Reserved rental (price per GPU-hour, committed term)."""
     OFFER_KIND_ON_DEMAND: _OfferKind.ValueType  # 4
     """On-demand rental (price per GPU-hour)."""
+    OFFER_KIND_LEASE: _OfferKind.ValueType  # 5
+    """Lease / instalment purchase of a whole server (price per server and month for term_months,
+    then a buy-out; the pricebook's lease offers carry it and the cash price financed).
+    """
 
 class OfferKind(_OfferKind, metaclass=_OfferKindEnumTypeWrapper):
     """Kind of a pricebook offer."""
@@ -250,6 +254,10 @@ OFFER_KIND_RESERVED: OfferKind.ValueType  # 3
 """Reserved rental (price per GPU-hour, committed term)."""
 OFFER_KIND_ON_DEMAND: OfferKind.ValueType  # 4
 """On-demand rental (price per GPU-hour)."""
+OFFER_KIND_LEASE: OfferKind.ValueType  # 5
+"""Lease / instalment purchase of a whole server (price per server and month for term_months,
+then a buy-out; the pricebook's lease offers carry it and the cash price financed).
+"""
 Global___OfferKind: _TypeAlias = OfferKind  # noqa: Y015
 
 class _SolverBackend:
@@ -755,6 +763,7 @@ class Constraints(_message.Message):
     RESIDUAL_VALUE_CREDIT_FIELD_NUMBER: _builtins.int
     DISCOUNT_RATE_ANNUAL_FIELD_NUMBER: _builtins.int
     OBJECTIVE_FIELD_NUMBER: _builtins.int
+    INCLUDE_LEASES_FIELD_NUMBER: _builtins.int
     PERIOD_MONTHS_FIELD_NUMBER: _builtins.int
     PRICE_BY_YEAR_FIELD_NUMBER: _builtins.int
     AVAILABLE_FROM_YEAR_FIELD_NUMBER: _builtins.int
@@ -818,6 +827,10 @@ class Constraints(_message.Message):
     objective: Global___CostObjective.ValueType
     """What the plan minimises; unspecified = NPV when discount_rate_annual is given, else the
     nominal TCO. NPV without a rate is INVALID_ARGUMENT.
+    """
+    include_leases: _builtins.bool
+    """Whether the pricebook's lease / instalment offers are weighed as ways to buy servers (the
+    hardware used as if bought, paid monthly for the term, then the buy-out); default false.
     """
     period_months: _builtins.int
     """Multi-year plans: the horizon splits into periods of this many months (the last one may be
@@ -924,13 +937,14 @@ class Constraints(_message.Message):
         residual_value_credit: _builtins.bool | None = ...,
         discount_rate_annual: _builtins.float | None = ...,
         objective: Global___CostObjective.ValueType = ...,
+        include_leases: _builtins.bool = ...,
         period_months: _builtins.int | None = ...,
         price_by_year: _abc.Iterable[Global___PricePath] | None = ...,
         available_from_year: _abc.Iterable[Global___GpuAvailability] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_discount_rate_annual", b"_discount_rate_annual", "_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_include_network_costs", b"_include_network_costs", "_installation_fraction", b"_installation_fraction", "_period_months", b"_period_months", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "_residual_value_credit", b"_residual_value_credit", "capex_budget", b"capex_budget", "discount_rate_annual", b"discount_rate_annual", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_network_costs", b"include_network_costs", "installation_fraction", b"installation_fraction", "installation_per_server", b"installation_per_server", "monthly_opex_cap", b"monthly_opex_cap", "period_months", b"period_months", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap", "residual_value_credit", b"residual_value_credit", "storage", b"storage"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_discount_rate_annual", b"_discount_rate_annual", "_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_include_network_costs", b"_include_network_costs", "_installation_fraction", b"_installation_fraction", "_period_months", b"_period_months", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "_residual_value_credit", b"_residual_value_credit", "allow_consumer_gpus", b"allow_consumer_gpus", "allowed_gpu_ids", b"allowed_gpu_ids", "allowed_modes", b"allowed_modes", "available_from_year", b"available_from_year", "capacity_quantile", b"capacity_quantile", "capex_budget", b"capex_budget", "capex_budget_includes_vat", b"capex_budget_includes_vat", "count_bounds", b"count_bounds", "currency_code", b"currency_code", "deployment_policy", b"deployment_policy", "discount_rate_annual", b"discount_rate_annual", "exclude_providers", b"exclude_providers", "exclude_regions", b"exclude_regions", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_network_costs", b"include_network_costs", "include_providers", b"include_providers", "include_regions", b"include_regions", "include_vat", b"include_vat", "installation_fraction", b"installation_fraction", "installation_per_server", b"installation_per_server", "monthly_opex_cap", b"monthly_opex_cap", "objective", b"objective", "offer_policy", b"offer_policy", "owned_gpus", b"owned_gpus", "period_months", b"period_months", "pinned_offer_ids", b"pinned_offer_ids", "power_cap_kw", b"power_cap_kw", "price_by_year", b"price_by_year", "rack_units_cap", b"rack_units_cap", "residual_value_credit", b"residual_value_credit", "site_model", b"site_model", "software_licences", b"software_licences", "storage", b"storage"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_discount_rate_annual", b"_discount_rate_annual", "_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_include_network_costs", b"_include_network_costs", "_installation_fraction", b"_installation_fraction", "_period_months", b"_period_months", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "_residual_value_credit", b"_residual_value_credit", "allow_consumer_gpus", b"allow_consumer_gpus", "allowed_gpu_ids", b"allowed_gpu_ids", "allowed_modes", b"allowed_modes", "available_from_year", b"available_from_year", "capacity_quantile", b"capacity_quantile", "capex_budget", b"capex_budget", "capex_budget_includes_vat", b"capex_budget_includes_vat", "count_bounds", b"count_bounds", "currency_code", b"currency_code", "deployment_policy", b"deployment_policy", "discount_rate_annual", b"discount_rate_annual", "exclude_providers", b"exclude_providers", "exclude_regions", b"exclude_regions", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_leases", b"include_leases", "include_network_costs", b"include_network_costs", "include_providers", b"include_providers", "include_regions", b"include_regions", "include_vat", b"include_vat", "installation_fraction", b"installation_fraction", "installation_per_server", b"installation_per_server", "monthly_opex_cap", b"monthly_opex_cap", "objective", b"objective", "offer_policy", b"offer_policy", "owned_gpus", b"owned_gpus", "period_months", b"period_months", "pinned_offer_ids", b"pinned_offer_ids", "power_cap_kw", b"power_cap_kw", "price_by_year", b"price_by_year", "rack_units_cap", b"rack_units_cap", "residual_value_credit", b"residual_value_credit", "site_model", b"site_model", "software_licences", b"software_licences", "storage", b"storage"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__discount_rate_annual: _TypeAlias = _typing.Literal["discount_rate_annual"]  # noqa: Y015
     _WhichOneofArgType__discount_rate_annual: _TypeAlias = _typing.Literal["_discount_rate_annual", b"_discount_rate_annual"]  # noqa: Y015

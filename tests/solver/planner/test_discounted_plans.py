@@ -88,3 +88,52 @@ def test_dearer_money_never_buys_more_up_front(book: Pricebook, low: float, high
     dear = _plan(book, discount_rate_annual=high, horizon_months=48)
     assert cheap.tco is not None and dear.tco is not None
     assert dear.tco.total.capex.amount <= cheap.tco.total.capex.amount
+
+
+def test_buying_leasing_and_renting_are_weighed_on_one_basis(book: Pricebook) -> None:
+    # The same rate for all: the plan that may lease never has a higher NPV than one that may only
+    # buy and rent, nor than renting alone; here leasing wins (no capex up front at 10 %).
+    rate = 0.10
+    buy_rent = _plan(book, discount_rate_annual=rate)
+    everything = _plan(book, discount_rate_annual=rate, include_leases=True)
+    rent = _plan(book, discount_rate_annual=rate, allowed_modes=(AcquisitionMode.ON_DEMAND,))
+    npvs = [p.cash_flows.npv.amount for p in (everything, buy_rent, rent)]  # type: ignore[union-attr]
+    assert npvs[0] <= npvs[1] and npvs[0] <= npvs[2]
+    leased = [line for line in everything.fleet if "lease" in line.offer_id]
+    assert leased, "expected the plan to lease at 10 %"
+    # One server model is leased or bought through one option, so its fabric is never split away.
+    models = [line.server_id for line in everything.fleet if line.server_id is not None]
+    assert len(models) == len(set(models))
+    if sum(line.servers for line in leased) >= 2:
+        assert everything.tco is not None and everything.tco.total.networking.amount > 0
+    assert everything.tco is not None
+    # The leases' yearly payments add up to the TCO's lease line, and the flows to the TCO.
+    assert sum(m.amount for m in everything.lease_by_year) == everything.tco.total.lease.amount
+    flows = everything.cash_flows
+    assert flows is not None
+    assert flows.nominal_total.amount == everything.tco.total.horizon_total.amount
+    assert [(n, d) for n, d in _by_hand_with_leases(everything, rate)] == [
+        (y.nominal.amount, y.discounted.amount) for y in flows.years
+    ]
+    assert not [w for w in everything.warnings if w.startswith("internal")]
+
+
+def _by_hand_with_leases(result: PlanResult, rate: float) -> list[tuple[Decimal, Decimal]]:
+    rows = _by_hand(result, rate)
+    one_plus = Decimal(1) + Decimal(repr(rate))
+    out = [rows[0]]
+    for y, ((nominal, _), lease) in enumerate(zip(rows[1:], result.lease_by_year, strict=True), start=1):
+        total = nominal + lease.amount
+        out.append((total, (total / one_plus**y).quantize(Decimal("0.01"), rounding=ROUND_HALF_EVEN)))
+    return out
+
+
+def test_leased_servers_of_one_model_share_their_fabric(book: Pricebook) -> None:
+    # Buy-only at 10 %: 16 H200 lease two HGX servers; through one option, so the two-server fabric
+    # is paid (splitting them over two options would price each as a lone node).
+    result = _plan(book, discount_rate_annual=0.10, include_leases=True, allowed_modes=(AcquisitionMode.BUY,))
+    assert result.tco is not None
+    servers = [line for line in result.fleet if line.server_id == "hgx-h200-8gpu"]
+    assert len(servers) == 1 and servers[0].servers >= 2
+    assert "lease" in servers[0].offer_id
+    assert result.tco.total.networking.amount > 0

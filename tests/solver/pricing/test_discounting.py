@@ -77,8 +77,9 @@ def test_lease_npv_equals_the_annuity() -> None:
     assert npv(flows) == pytest.approx(annuity)
 
 
-def test_lease_term_beyond_the_horizon_pays_no_buyout() -> None:
-    assert lease_payments_by_year(100.0, 60, 5_000.0, 24) == (1_200.0, 1_200.0)
+def test_a_lease_outlasting_the_horizon_is_settled_at_its_end() -> None:
+    # 24 of 60 instalments fall in the plan; the other 36 and the buy-out are due at its end.
+    assert lease_payments_by_year(100.0, 60, 5_000.0, 24) == (1_200.0, 1_200.0 + 3_600.0 + 5_000.0)
 
 
 def test_period_weights_sum_to_the_monthly_weight() -> None:
