@@ -188,13 +188,26 @@ def plan_staged(
         warnings.append(
             f"internal: the staged MIP's TCO {result.tco:.2f} differs from its priced plan's {cost.tco:.2f}"
         )
-    plan = assembled(resolved, last, solutions[-1], started)
+    plan = staged_answer(resolved, staged, solutions, cost, started)
+    return dataclasses.replace(plan, warnings=(*warnings, *plan.warnings))
+
+
+def staged_answer(
+    resolved: ResolvedRequest,
+    staged: StagedInstance,
+    solutions: tuple[FleetSolution, ...],
+    cost: StagedCost,
+    started: float,
+) -> PlanResult:
+    """The answer of a staged plan (or evaluated staged fleet): the final year's lines, and the
+    schedule, summary, yearly cash flows and VAT of the whole horizon."""
+    request, book = resolved.request, resolved.book
+    plan = assembled(resolved, staged.periods[-1], solutions[-1], started)
     sched = schedule(staged, solutions, cost, request.constraints.objective_discount_rate, plan.currency)
     return dataclasses.replace(
         plan,
         schedule=sched,
         summary=staged_summary(sched, plan.currency),
-        warnings=(*warnings, *plan.warnings),
         cash_flows=staged_cash_flows(request, cost, plan.currency),
         vat=staged_vat(cost, book.site.vat_rate, plan.currency) if plan.vat is not None else None,
         depreciation=(),  # the final year's book depreciation would be wrong; tranches carry theirs

@@ -13,7 +13,7 @@ import dataclasses
 import time
 from collections import defaultdict
 
-from pricebook.schema import Money
+from solver.analysis.tco import to_money
 from solver.domain import Fleet, FleetItem
 from solver.errors import FieldViolation, InvalidRequest
 from solver.optimizer.cancel import CancelToken
@@ -26,8 +26,8 @@ from solver.optimizer.stage_eval import check_staged, price_staged, staged_solut
 from solver.optimizer.stages import StagedInstance, solve_staged
 from solver.periods import period_months
 from solver.planner.results import EvaluationResult
-from solver.planner.schedule import StagedSchedule, schedule
-from solver.planner.staged import assembled, staged_instance
+from solver.planner.schedule import StagedSchedule
+from solver.planner.staged import assembled, staged_answer, staged_instance
 from solver.resolve import ResolvedRequest
 
 
@@ -133,8 +133,6 @@ def evaluate_staged(
         )
         return EvaluationResult(False, plan, (), None, None, None, tuple(messages))
     cost = price_staged(staged, solutions)
-    currency = request.constraints.currency
-    sched = schedule(staged, solutions, cost, request.constraints.objective_discount_rate, currency)
-    plan = dataclasses.replace(assembled(resolved, last, solutions[-1], started), schedule=sched)
-    tco: Money = sched.horizon_tco
+    plan = staged_answer(resolved, staged, solutions, cost, started)
+    tco = to_money(cost.tco, request.constraints.currency)  # the schedule's horizon TCO
     return EvaluationResult(True, plan, (), tco, None, None, ())
