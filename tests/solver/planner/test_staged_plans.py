@@ -170,3 +170,20 @@ def test_a_fleet_line_after_the_last_year_is_refused(book: Pricebook) -> None:
     with pytest.raises(InvalidRequest) as caught:
         evaluate(fleet, resolved, time_limit_s=10)
     assert [v.field for v in caught.value.violations] == ["fleet.items[0].from_year"]
+
+
+def test_a_staged_fleet_over_the_opex_cap_in_one_year_is_refused(book: Pricebook) -> None:
+    req = _grown(_request(), (1.0, 2.0, 3.0))
+    planned = plan(resolve(req, book), time_limit_s=30)
+    assert planned.schedule is not None
+    dearest = max((y.opex_monthly for y in planned.schedule.years), key=lambda m: m.amount)
+    capped = req.model_copy(
+        update={
+            "constraints": req.constraints.model_copy(
+                update={"monthly_opex_cap": dearest.model_copy(update={"amount": dearest.amount - 1})}
+            )
+        }
+    )
+    evaluated = evaluate(fleet_of_schedule(planned.schedule), resolve(capped, book), time_limit_s=30)
+    assert not evaluated.feasible
+    assert any("opex cap" in m for m in evaluated.messages), evaluated.messages
