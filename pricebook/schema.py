@@ -403,6 +403,16 @@ class NetworkFabric(Sourced):
     """One scale-out NIC (charged per NIC unless the server's host price includes them)."""
 
 
+class PriceTrend(Sourced):
+    """How a kind of price moves a year, for multi-year plans: the default path of every offer of
+    that kind (``multiplier_per_year`` compounded by a period's start month ÷ 12); a request's
+    ``constraints.price_by_year`` replaces it."""
+
+    applies_to: Literal["purchase", "rental"]
+    multiplier_per_year: PosFloat
+    label: PriceLabel
+
+
 class SiteAssumptions(Sourced):
     electricity_krw_per_kwh: PosFloat
     electricity_usd_per_kwh: PosFloat
@@ -429,6 +439,8 @@ class SiteAssumptions(Sourced):
     prices_include_vat: bool
     fx_rates: tuple[FxRate, ...]
     network_fabrics: tuple[NetworkFabric, ...] = ()
+    price_trends: tuple[PriceTrend, ...] = ()
+    """Default price paths of multi-year plans, per kind (a kind without one stays flat)."""
     """Scale-out networking prices per fabric kind (a kind without one is not priced)."""
     site_model: SiteModel = SiteModel.COLOCATION
     """Where bought servers run (a request's ``Constraints.site_model`` takes precedence)."""

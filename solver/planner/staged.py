@@ -19,7 +19,7 @@ from pricebook import catalog
 from pricebook.schema import Currency, Money, Pricebook
 from solver.analysis.cash_flows import CashFlows, yearly_flows
 from solver.analysis.tco import VatLines, to_money
-from solver.domain import AcquisitionMode, PlanRequest
+from solver.domain import PlanRequest
 from solver.optimizer.api import discarded
 from solver.optimizer.cancel import CancelToken
 from solver.optimizer.candidates import build_instance, perf_capacity_checker
@@ -36,7 +36,7 @@ from solver.planner.schedule import StagedSchedule, schedule
 from solver.pricing.costs import residual_value_credit
 from solver.pricing.discounting import discount_factor, residual_weight
 from solver.pricing.options import AcquisitionOption
-from solver.pricing.trends import PURCHASE_TREND, RENTAL_TREND
+from solver.pricing.trends import default_multiplier
 from solver.resolve import ResolvedRequest
 
 MONTHS_PER_YEAR = 12
@@ -52,17 +52,18 @@ def _starts(months: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(sum(months[:p]) for p in range(len(months)))
 
 
-def price_path(request: PlanRequest, o: AcquisitionOption, starts: tuple[int, ...]) -> tuple[float, ...]:
-    """μ_op: the request's path for the option's offer, else for its GPU class, else the default
-    trend (purchases fall, rentals flat: ``solver.pricing.trends``)."""
+def price_path(
+    request: PlanRequest, book: Pricebook, o: AcquisitionOption, starts: tuple[int, ...]
+) -> tuple[float, ...]:
+    """μ_op: the request's path for the option's offer, else for its GPU class, else the book's
+    default trend (``site.price_trends``: purchases fall, rentals flat; estimates)."""
     paths = request.constraints.price_by_year
     given = next((p for p in paths if p.offer == o.offer_id), None) or next(
         (p for p in paths if p.gpu == o.gpu), None
     )
     if given is not None:
         return given.multipliers
-    trend = PURCHASE_TREND if o.mode is AcquisitionMode.BUY else RENTAL_TREND
-    return tuple(trend.at_month(t) for t in starts)
+    return tuple(default_multiplier(book, o.mode, t) for t in starts)
 
 
 def discount_weights(rate: float, months: tuple[int, ...]) -> PeriodWeights:
@@ -96,7 +97,7 @@ def staged_instance(request: PlanRequest, book: Pricebook, bases: Sequence[Fleet
                 bases[p],
                 months=m,
                 demand_factor={w.name: w.demand_by_year[p] for w in request.inference if w.demand_by_year},
-                rental_multiplier={o.id: price_path(request, o, starts)[p] for o in bases[p].options},
+                rental_multiplier={o.id: price_path(request, book, o, starts)[p] for o in bases[p].options},
                 unavailable_gpus={a.gpu for a in later if a.from_year > p + 1},
             )
         )
@@ -113,7 +114,7 @@ def staged_instance(request: PlanRequest, book: Pricebook, bases: Sequence[Fleet
     rate = request.constraints.objective_discount_rate
     return StagedInstance(
         periods=tuple(periods),
-        purchase_multiplier={o.id: price_path(request, o, starts) for o in bought},
+        purchase_multiplier={o.id: price_path(request, book, o, starts) for o in bought},
         residual=residual,
         weights=discount_weights(rate, months) if rate > 0 else None,
     )
