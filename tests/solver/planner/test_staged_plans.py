@@ -5,12 +5,16 @@ adds up."""
 from __future__ import annotations
 
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from planner_factories import BARE, request
 
+from api.fleetplan.v1 import fleet_planner_pb2 as api
+from clients.scenario import load_scenario
 from pricebook.schema import Pricebook
 from service.convert.plan import plan_to_proto
+from service.convert.scenario import scenario_request
 from solver.domain import AcquisitionMode, Fleet, FleetItem, GpuAvailability, PlanRequest, PricePath
 from solver.errors import InvalidRequest
 from solver.planner import PlanResult, evaluate, plan
@@ -187,3 +191,40 @@ def test_a_staged_fleet_over_the_opex_cap_in_one_year_is_refused(book: Pricebook
     evaluated = evaluate(fleet_of_schedule(planned.schedule), resolve(capped, book), time_limit_s=30)
     assert not evaluated.feasible
     assert any("opex cap" in m for m in evaluated.messages), evaluated.messages
+
+
+GOLDEN_EXAMPLES = (
+    "100b_tp_serving",
+    "14b_finetune",
+    "500m_krw_portfolio",
+    "60m_krw_single_gpu",
+    "rtx5090_cluster",
+)
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", GOLDEN_EXAMPLES)
+def test_every_golden_example_as_one_flat_period_is_its_plan(book: Pricebook, name: str) -> None:
+    """Each golden example asked as a multi-year plan of one period with flat prices: the staged
+    model buys the same fleet at the same TCO (to the rounding of the answer's lines: the golden's
+    TCO adds rounded lines, the schedule rounds the total once)."""
+    resolved = scenario_request(load_scenario(EXAMPLES / f"{name}.yaml", api.PlanFleetRequest), book)
+    req = resolved.request
+    today = plan(resolved, time_limit_s=60)
+    flat = tuple(PricePath(gpu=g, multipliers=(1.0,)) for g in sorted({o.gpu for o in book.offers}))
+    constraints = req.constraints.model_copy(
+        update={"period_months": req.constraints.horizon_months, "price_by_year": flat}
+    )
+    staged = plan(resolved.with_request(req.model_copy(update={"constraints": constraints})), time_limit_s=60)
+    assert today.tco is not None and staged.schedule is not None
+    assert [(f.option_id, f.gpus, f.servers) for f in staged.fleet] == [
+        (f.option_id, f.gpus, f.servers) for f in today.fleet
+    ]
+    # the golden rounds each line's monthly amount once (half a minor unit, × the months): the most
+    # the two can differ is half a minor unit per line, fleet-wide line and month, and the total's
+    total = today.tco.total.horizon_total.amount
+    minor = Decimal("1") if today.currency == "KRW" else Decimal("0.01")
+    bound = minor / 2 * ((len(today.fleet) + 2) * req.constraints.horizon_months + 1)
+    assert abs(staged.schedule.horizon_tco.amount - total) <= bound
+    assert not [w for w in staged.warnings if w.startswith("internal")]
