@@ -57,19 +57,29 @@ Not modelled: selling hardware before the horizon's end; reserved terms longer t
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
-from ortools.linear_solver import pywraplp
+from ortools.linear_solver import linear_solver_pb2, pywraplp
 
 from solver.errors import SolveCancelled
 from solver.optimizer.cancel import CancelToken, interrupting
 from solver.optimizer.caps import Cap
-from solver.optimizer.driver import SCIP_PARAMETERS, create_solver
+from solver.optimizer.driver import (
+    LP_GUIDED_MIN_REPLICA_VARS,
+    SCIP_PARAMETERS,
+    SEARCH_MARGIN_S,
+    create_solver,
+    solve_beside_search,
+)
+from solver.optimizer.gpu_costs import cheapest_cost_per_gpu, cost_alone
 from solver.optimizer.instance import FleetInstance, is_on_site
+from solver.optimizer.lp_guided import LpGuidedSearch, RestrictedResult, SearchCandidate
 from solver.optimizer.model import NO_RELAXATION, TIE_BREAK_PER_GPU, MipValues, ModelBuilder, Relaxation
 from solver.optimizer.results import LimitFired, SolverStats, SolveStatus
 from solver.pricing.options import AcquisitionOption
@@ -303,7 +313,8 @@ def solve_staged(
     relax: Relaxation = NO_RELAXATION,
     cancel: CancelToken | None = None,
 ) -> StagedResult:
-    """Build and solve the staged MIP (1 thread, the single-period model's SCIP parameters);
+    """Build and solve the staged MIP (1 thread, the single-period model's SCIP parameters; large
+    models also run the single-period model's LP-guided search beside it, on the other core);
     ``cancel`` interrupts it (``SolveCancelled`` unless the plan was already proven)."""
     started = time.perf_counter()
     solver = create_solver(backend)
@@ -313,24 +324,78 @@ def solve_staged(
         solver.SetSolverSpecificParametersAsString(SCIP_PARAMETERS)
     model = StagedModel(staged, solver, relax)
     model.build()
-    remaining = max(0.01, time_limit_s - (time.perf_counter() - started))
+    search = _search(model, relative_gap) if backend == "scip" else None
+    margin = SEARCH_MARGIN_S if search is not None else 0.0
+    remaining = max(0.01, time_limit_s - (time.perf_counter() - started) - margin)
     solver.SetTimeLimit(max(1, int(remaining * 1000)))
     params = pywraplp.MPSolverParameters()
     params.SetDoubleParam(pywraplp.MPSolverParameters.RELATIVE_MIP_GAP, relative_gap)
-    with interrupting(cancel, solver.InterruptSolve):
+    restricted: RestrictedResult | None = None
+    with (
+        interrupting(cancel, solver.InterruptSolve),
+        interrupting(cancel, search.interrupt) if search is not None else nullcontext(),
+    ):
         if cancel is not None and cancel.cancelled:  # cancelled while the model was built
             raise SolveCancelled(f"staged solve cancelled after {time.perf_counter() - started:.2f} s")
-        code = solver.Solve(params)
+        if search is None:
+            code = solver.Solve(params)
+        else:
+            code, restricted = solve_beside_search(solver, params, search, remaining)
     if cancel is not None and cancel.cancelled and code != pywraplp.Solver.OPTIMAL:
         raise SolveCancelled(f"staged solve cancelled after {time.perf_counter() - started:.2f} s")
     seconds = time.perf_counter() - started
     stats = _stats(
         solver, model, code, backend=backend, seconds=seconds, limit=time_limit_s, gap_target=relative_gap
     )
+    if _search_is_better(stats, code, restricted, model.unit) and restricted is not None:
+        found = restricted.values
+        stats = _with_objective(stats, restricted.objective * model.unit, relative_gap)
+        values = tuple(b.values(lambda var: found[var.index()]) for b in model.periods)
+        return StagedResult(stats=stats, values=values)
     if stats.objective is None:
         return StagedResult(stats=stats, values=None)
     values = tuple(b.values() for b in model.periods)
     return StagedResult(stats=stats, values=values, tco=float(model.tco_expr.solution_value()))
+
+
+def _search(model: StagedModel, relative_gap: float) -> LpGuidedSearch | None:
+    """The LP-guided search (``solver.optimizer.lp_guided``) on the staged model when it is large:
+    every period's candidates, each with its cost alone in its period."""
+    if sum(len(vs) for b in model.periods for vs in b.r.values()) < LP_GUIDED_MIN_REPLICA_VARS:
+        return None
+    proto = linear_solver_pb2.MPModelProto()
+    model.solver.ExportModelToProto(proto)
+    candidates = []
+    for p, b in enumerate(model.periods):
+        per_gpu = cheapest_cost_per_gpu(b.inst)
+        candidates += [
+            SearchCandidate(
+                workload=f"{p}/{c.workload}",
+                replica_indices=tuple(var.index() for var in b.r[c.id]),
+                cost_alone=cost_alone(c, b.demand_of[c.workload], b.inst.buckets, per_gpu),
+            )
+            for c in b.cands
+        ]
+    return LpGuidedSearch(proto, candidates, relative_gap=relative_gap, solver_parameters=SCIP_PARAMETERS)
+
+
+def _search_is_better(
+    stats: SolverStats, code: int, restricted: RestrictedResult | None, unit: float
+) -> bool:
+    """The search's plan is returned when the full MIP did not prove its own and found a dearer one
+    or none (as the single-period driver does)."""
+    if restricted is None or code in (pywraplp.Solver.OPTIMAL, pywraplp.Solver.INFEASIBLE):
+        return False
+    return stats.objective is None or restricted.objective * unit < stats.objective
+
+
+def _with_objective(stats: SolverStats, objective: float, gap_target: float) -> SolverStats:
+    """``stats`` with the search's plan: its objective, the full MIP's bound, the gap between."""
+    bound = stats.best_bound
+    gap = (objective - bound) / abs(objective) if bound is not None and objective else None
+    status = SolveStatus.OPTIMAL if gap is not None and gap <= gap_target else SolveStatus.FEASIBLE
+    fired = LimitFired.NONE if status is SolveStatus.OPTIMAL else LimitFired.TIME
+    return dataclasses.replace(stats, objective=objective, gap=gap, status=status, limit_fired=fired)
 
 
 def _stats(

@@ -13,7 +13,7 @@ from opt_factories import ALL_DAY, candidate, flat_demand, option
 from test_model import random_instance
 
 from solver.errors import SolveCancelled
-from solver.optimizer import Caps, FleetInstance, SolveStatus
+from solver.optimizer import Caps, FleetInstance, SolveStatus, stages
 from solver.optimizer.cancel import CancelToken
 from solver.optimizer.driver import solve_mip
 from solver.optimizer.stage_eval import check_staged, price_staged, staged_solutions
@@ -157,3 +157,17 @@ def test_a_cancelled_staged_solve_stops() -> None:
     with pytest.raises(SolveCancelled):
         solve_staged(staged, time_limit_s=30, relative_gap=0.0, cancel=token)
     assert time.perf_counter() - started < 10
+
+
+def test_the_lp_guided_search_beside_the_staged_model_keeps_the_optimum(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The search runs on any model here (threshold 0): the plan is valid and as cheap as without."""
+    inst = random_instance(2)
+    staged = StagedInstance(periods=_three_years(inst, (0.5, 0.8, 1.0)))
+    alone = solve_staged(staged, time_limit_s=20, relative_gap=1e-9)
+    monkeypatch.setattr(stages, "LP_GUIDED_MIN_REPLICA_VARS", 0)
+    beside = solve_staged(staged, time_limit_s=20, relative_gap=1e-9)
+    assert alone.stats.objective is not None and beside.stats.objective is not None
+    assert beside.stats.objective == pytest.approx(alone.stats.objective, rel=1e-7)
+    assert check_staged(staged, staged_solutions(staged, beside)) == []
