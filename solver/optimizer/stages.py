@@ -51,6 +51,10 @@ min Σ_{o∈O_b} Σ_q [ κ_q (μ_oq (cg Δn^q + cs Δs^q) + ig Δn^q + is Δs^q)
 With one period, flat prices and nominal weights (m_0 = H, μ = κ = ω = 1, ρ_o0 = res_o) this is
 term for term the single-period objective: the same optimum (``test_stages.py``).
 
+Solve: SCIP on one thread; on large models (``driver.LP_GUIDED_MIN_REPLICA_VARS`` replica variables
+or more) the single-period model's LP-guided search runs beside it on the other core over every
+period's candidates, and its plan is kept when the full MIP proves nothing better.
+
 Not modelled: selling hardware before the horizon's end; reserved terms longer than a period
 (a reservation is held period by period at that period's price).
 """
