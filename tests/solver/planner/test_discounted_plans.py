@@ -137,6 +137,7 @@ def test_leased_servers_of_one_model_share_their_fabric(book: Pricebook) -> None
     assert len(servers) == 1 and servers[0].servers >= 2
     assert "lease" in servers[0].offer_id
     assert result.tco.total.networking.amount > 0
+    assert f"h200-sxm ×{servers[0].gpus} lease" in result.summary
 
 
 def test_under_npv_the_baselines_are_compared_on_npv(book: Pricebook) -> None:
