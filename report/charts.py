@@ -42,6 +42,7 @@ ROW_COLORS = {
     "storage": "#85929e",
     "reserved": "#ec7063",
     "on_demand": "#e67e22",
+    "lease": "#8e6c3a",
     "residual": "#27ae60",
 }
 """One colour per cash-flow row and TCO component (money back, the residual value, in green)."""
@@ -58,6 +59,7 @@ COMPONENT_COLORS = {
     "software": "#48c9b0",
     "reserved_rental": "#ec7063",
     "on_demand_rental": "#e67e22",
+    "lease": "#8e6c3a",
     "vat": "#c0392b",
 }
 HANGUL_PROBE = "견적서"

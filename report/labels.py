@@ -76,6 +76,7 @@ LABELS: dict[str, str] = {
     "mode.reserved": "reserved",
     "mode.on_demand": "on demand",
     "mode.lease": "lease (average a month, buy-out included)",
+    "fleet.lease": "lease",
     "no_api_price": "no per-token API price in the pricebook for these workloads",
     # BOM
     "item": "Item",

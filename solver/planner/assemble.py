@@ -254,7 +254,8 @@ def plan_fleet_lines(
                 gpus=chosen.peak_gpus,
                 servers=chosen.servers,
                 on_demand_gpus_by_hour=_on_demand_by_hour(solution, chosen),
-                price_per_gpu=to_money(opt.capex_per_gpu, currency) if on_site else None,
+                # A leased server has no price per GPU: its payments are the lease line.
+                price_per_gpu=to_money(opt.capex_per_gpu, currency) if on_site and not opt.leased else None,
                 price_per_gpu_hour=price_hour,
                 horizon_cost=option_tco.tco.horizon_total,
                 power_kw=(opt.power_kw_per_gpu * chosen.gpus + opt.power_kw_per_server * chosen.servers)

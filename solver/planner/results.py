@@ -217,6 +217,8 @@ class BaselineSaving:
     saving: Money
     saving_fraction: float
     """Saving ÷ the best baseline's TCO."""
+    in_npv: bool = False
+    """The saving (and each baseline's extra cost) is in net present value: the plan minimised it."""
 
 
 @dataclass(frozen=True, slots=True)

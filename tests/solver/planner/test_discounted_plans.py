@@ -137,3 +137,24 @@ def test_leased_servers_of_one_model_share_their_fabric(book: Pricebook) -> None
     assert len(servers) == 1 and servers[0].servers >= 2
     assert "lease" in servers[0].offer_id
     assert result.tco.total.networking.amount > 0
+    assert f"h200-sxm ×{servers[0].gpus} lease" in result.summary
+
+
+def test_under_npv_the_baselines_are_compared_on_npv(book: Pricebook) -> None:
+    base = request(compute_baselines=True, compute_sensitivity=False)
+    update = {
+        "allowed_gpus": ("h200-sxm", "l40s"),
+        "allowed_modes": (AcquisitionMode.BUY, AcquisitionMode.ON_DEMAND),
+        "discount_rate_annual": 0.25,
+        "horizon_months": 60,
+    }
+    req = base.model_copy(update={"constraints": base.constraints.model_copy(update=update)})
+    result = plan(resolve(req, book), time_limit_s=20)
+    saving = result.baseline_saving
+    assert saving is not None and saving.in_npv and result.cash_flows is not None
+    # Each baseline's extra cost is its NPV less the plan's; the plan minimised the NPV, so none is
+    # negative, and the saving is the best baseline's.
+    extras = [b.extra_cost.amount for b in result.baselines if b.extra_cost is not None]
+    assert extras and min(extras) >= 0
+    assert saving.saving.amount == min(extras)
+    assert "in net present value" in result.summary or saving.saving.amount == 0

@@ -12,8 +12,8 @@ from pricebook.schema import Offer, OfferKind, Pricebook
 from solver.domain import Constraints
 from solver.pricing.costs import acquisition_options, lease_option
 
-LEASE36 = "hgx-h200-8gpu.lease36.est-semianalysis-wacc"
-LEASE72 = "hgx-h200-8gpu.lease72.est-semianalysis-wacc"
+LEASE36 = "hgx-h200-8gpu.lease36.est-wacc"
+LEASE72 = "hgx-h200-8gpu.lease72.est-wacc"
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,7 @@ def _offer(book: Pricebook, offer_id: str) -> Offer:
 
 def test_the_estimates_are_the_annuities_they_claim(book: Pricebook) -> None:
     i = 0.1025 / 12
-    p = 258_001
+    p = 312_667
     assert float(_offer(book, LEASE72).price.amount) == pytest.approx(p * i / (1 - (1 + i) ** -72), abs=0.005)
     b = 0.30 * p
     monthly = (p - b * (1 + i) ** -36) * i / (1 - (1 + i) ** -36)
@@ -39,7 +39,7 @@ def test_the_estimates_are_the_annuities_they_claim(book: Pricebook) -> None:
 def test_a_36_month_lease_costs_the_hand_computed_annuity(book: Pricebook, rate: float) -> None:
     constraints = Constraints(currency="USD", horizon_months=36, include_leases=True)
     option = lease_option(catalogue_gpu(book, "h200-sxm"), _offer(book, LEASE36), book, constraints)
-    payment, buyout = 6_509.82, 77_400.30
+    payment, buyout = 7_889.15, 93_800.10
     assert option.lease_payments_per_server == pytest.approx(
         (12 * payment, 12 * payment, 12 * payment + buyout)
     )
@@ -50,14 +50,14 @@ def test_a_36_month_lease_costs_the_hand_computed_annuity(book: Pricebook, rate:
     assert option.lease_cost(2, rate) == pytest.approx(2 * expected)
     # Used as if bought: no capex, the financed price's market value at 36 months (30 %) is credited.
     assert (option.capex_per_gpu, option.capex_per_server) == (0.0, 0.0)
-    assert option.residual_value(8, 1) == pytest.approx(0.30 * 258_001)
+    assert option.residual_value(8, 1) == pytest.approx(0.30 * 312_667)
     assert option.monthly_per_server == pytest.approx(option.fixed_monthly_per_server + payment)
 
 
 def test_a_72_month_lease_in_a_36_month_plan_is_settled_at_its_end(book: Pricebook) -> None:
     constraints = Constraints(currency="USD", horizon_months=36, include_leases=True)
     option = lease_option(catalogue_gpu(book, "h200-sxm"), _offer(book, LEASE72), book, constraints)
-    payment = 4_812.27
+    payment = 5_831.91
     assert option.lease_payments_per_server == pytest.approx((12 * payment, 12 * payment, 48 * payment))
     assert option.lease_total(1) == pytest.approx(72 * payment)
 
@@ -70,11 +70,11 @@ def test_leases_are_options_only_when_asked(book: Pricebook) -> None:
 @pytest.mark.parametrize(
     ("rate", "months", "chosen"),
     [
-        # Nominal: 36 × 6,509.82 + 77,400.30 = 311,753.82 beats 72 × 4,812.27 = 346,483.44.
+        # Nominal: 36 × 7,889.15 + 93,800.10 = 377,809.50 beats 72 × 5,831.91 = 419,897.52.
         (None, 36, LEASE36),
         (None, 72, LEASE36),
-        # At 30 % over 72 months the later payments are worth less: 57,747.24 × annuity(30 %, 6)
-        # = 152,628 against 78,117.84 × annuity(30 %, 3) + 77,400.30 / 1.3³ = 177,100.
+        # At 30 % over 72 months the later payments are worth less: 69,982.92 × annuity(30 %, 6)
+        # = 184,947 against 94,669.80 × annuity(30 %, 3) + 93,800.10 / 1.3³ = 214,626.
         (0.30, 72, LEASE72),
     ],
 )
@@ -89,3 +89,25 @@ def test_one_lease_per_server_model_the_cheapest_today(
         discount_rate_annual=rate,
     )
     assert [o.offer_id for o in acquisition_options(book, asked) if o.leased] == [chosen]
+
+
+@pytest.mark.parametrize(("rate", "lease_cheaper"), [(0.085, False), (0.095, True)])
+def test_the_72_month_lease_ties_with_buying_near_9_percent(
+    book: Pricebook, rate: float, lease_cheaper: bool
+) -> None:
+    # Over 72 months both own the server at the end and pay the same running costs: the purchase
+    # is 312,667 today, the lease 12 × 5,831.91 a year in arrears for 6 years (tie ≈ 9.14 %).
+    constraints = Constraints(currency="USD", horizon_months=72, include_leases=True)
+    option = lease_option(catalogue_gpu(book, "h200-sxm"), _offer(book, LEASE72), book, constraints)
+    by_hand = 12 * 5_831.91 * (1 - (1 + rate) ** -6) / rate
+    assert option.lease_cost(1, rate) == pytest.approx(by_hand)
+    assert (by_hand < 312_667) is lease_cheaper
+    bought = next(
+        o
+        for o in acquisition_options(book, constraints.model_copy(update={"allowed_gpus": ("h200-sxm",)}))
+        if o.server_id == "hgx-h200-8gpu" and not o.leased
+    )
+    assert bought.capex(8, 1) == pytest.approx(312_667)
+    assert bought.fixed_monthly_per_server + 8 * bought.fixed_monthly_per_gpu == pytest.approx(
+        option.fixed_monthly_per_server + 8 * option.fixed_monthly_per_gpu
+    )
