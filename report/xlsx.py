@@ -21,7 +21,7 @@ from xlsxwriter.worksheet import Worksheet
 from pricebook.schema import Money
 from report import bid
 from report.cashflow import ROWS, cash_flow, money_sum
-from report.data import QuoteData
+from report.data import Discounting, QuoteData
 from report.formatting import mix_change, money_summary, signed_percent
 from report.html import outside_requirement, why_it_loses
 from report.labels import COLUMNS, Language, label
@@ -60,6 +60,7 @@ class _Formats:
         self.number = book.add_format({"num_format": "#,##0.0"})
         self.whole = book.add_format({"num_format": "#,##0"})
         self.hundredths = book.add_format({"num_format": "#,##0.00"})
+        self.number6 = book.add_format({"num_format": "0.000000"})
         self.bold = book.add_format({"bold": True})
         self.wrap = book.add_format({"text_wrap": True, "valign": "top"})
 
@@ -220,6 +221,8 @@ def _cash_flow(
         return {"tco": None, "opex": None, "tco_with_vat": None}
     flow = cash_flow(econ, quote.horizon_months)
     years = len(flow.years)
+    # Leased hardware's support and market value are on no BOM line: those rows are then amounts.
+    rates_bom = bom if not econ.lease_by_year else None
     _row(
         sheet,
         2,
@@ -244,12 +247,12 @@ def _cash_flow(
                 sheet.write_formula(r, col, f"=$B{r + 1}*{xl_rowcol_to_cell(3, col)}", f.money, value)
             elif row == "capex" and y == 0 and capex_cell is not None:
                 sheet.write_formula(r, col, f"={capex_cell}", f.money, value)
-            elif row == "residual" and y == years - 1 and bom is not None and value:
-                sheet.write_formula(r, col, f"=-ROUND({bom.residual},{digits})", f.money, value)
+            elif row == "residual" and y == years - 1 and rates_bom is not None and value:
+                sheet.write_formula(r, col, f"=-ROUND({rates_bom.residual},{digits})", f.money, value)
             else:
                 sheet.write_number(r, col, value, f.money)
-        if row == "support" and bom is not None and monthly[row].amount:
-            support = f"=ROUND({bom.support_per_year}/12,{digits})"
+        if row == "support" and rates_bom is not None and monthly[row].amount:
+            support = f"=ROUND({rates_bom.support_per_year}/12,{digits})"
             sheet.write_formula(r, 1, support, f.money, float(monthly[row].amount))
         elif row in monthly:
             sheet.write_number(r, 1, float(monthly[row].amount), f.money)
@@ -267,6 +270,9 @@ def _cash_flow(
     grand = xl_rowcol_to_cell(total_row, 2 + years)
     residual_total = xl_rowcol_to_cell(first + ROWS.index("residual"), 2 + years)
     end = _vat_block(sheet, total_row + 2, quote, (grand, residual_total), f=f, lang=lang)
+    if econ.discounting is not None:
+        capex_row = first + ROWS.index("capex")
+        end = _present_value_block(sheet, end + 2, econ.discounting, (capex_row, total_row), f=f, lang=lang)
     sheet.print_area(0, 0, end, 2 + years)
     sheet.set_landscape()
     sheet.fit_to_pages(1, 0)
@@ -281,6 +287,48 @@ def _cash_flow(
         "opex": f"SUM({monthly_column})",
         "tco_with_vat": ref(end - 1, 1) if econ.vat is not None else None,
     }
+
+
+def _present_value_block(
+    sheet: Worksheet, r: int, d: Discounting, rows: tuple[int, int], *, f: _Formats, lang: Language
+) -> int:
+    """Year 0 (the purchase) … year Y of the rows above as formulas (year 1 less the purchase),
+    each × (1 + rate)^−year from the rate cell, rounded to the minor unit; the NPV is their sum.
+    Returns the last row written."""
+    capex_row, total_row = rows
+    digits = MINOR_DIGITS[d.npv.currency]
+    sheet.write_string(r, 0, label("pv", lang).format(rate=f"{d.rate:.2%}"), f.bold)
+    sheet.write_string(r + 1, 0, label("discount_rate", lang))
+    sheet.write_number(r + 1, 1, d.rate, f.rate)
+    rate = xl_rowcol_to_cell(r + 1, 1, row_abs=True, col_abs=True)
+    heads = [
+        label("year", lang),
+        label("pv.nominal", lang),
+        label("pv.factor", lang),
+        label("pv.discounted", lang),
+    ]
+    _row(sheet, r + 2, heads, f.head)
+    first = r + 3
+    for i, y in enumerate(d.years):
+        at = first + i
+        column = 2 + max(0, y.year - 1)  # the cash-flow table's year columns start at C (year 1)
+        if y.year == 0:
+            nominal = f"={xl_rowcol_to_cell(capex_row, 2)}"
+        elif y.year == 1:
+            nominal = f"={xl_rowcol_to_cell(total_row, column)}-{xl_rowcol_to_cell(capex_row, column)}"
+        else:
+            nominal = f"={xl_rowcol_to_cell(total_row, column)}"
+        sheet.write_number(at, 0, y.year)
+        sheet.write_formula(at, 1, nominal, f.money, float(y.nominal.amount))
+        sheet.write_formula(at, 2, f"=POWER(1+{rate},-A{at + 1})", f.number6, (1.0 + d.rate) ** -y.year)
+        sheet.write_formula(
+            at, 3, f"=ROUND(B{at + 1}*C{at + 1},{digits})", f.money, float(y.discounted.amount)
+        )
+    last = first + len(d.years) - 1
+    npv_row = last + 1
+    sheet.write_string(npv_row, 0, label("npv", lang), f.bold)
+    sheet.write_formula(npv_row, 3, f"=SUM(D{first + 1}:D{last + 1})", f.total, float(d.npv.amount))
+    return npv_row
 
 
 def _vat_block(

@@ -244,7 +244,8 @@ def _add_sweep(sub: Subparsers[argparse.ArgumentParser]) -> None:
     sweep.add_argument(
         "--dimension",
         required=True,
-        help="capex_budget, demand_multiplier, tpot_p95_ms, ttft_p95_ms or min_per_user_tok_s",
+        help="capex_budget, demand_multiplier, tpot_p95_ms, ttft_p95_ms, min_per_user_tok_s or "
+        "discount_rate_annual",
     )
     sweep.add_argument("--values", help="comma-separated values")
     sweep.add_argument("--range", help="START:STOP:POINTS")

@@ -37,7 +37,8 @@ def sweep_request(args: argparse.Namespace) -> api.SweepPlansRequest:
         raise ScenarioError(
             "--dimension",
             args.dimension,
-            "unknown; use capex_budget, demand_multiplier, tpot_p95_ms, ttft_p95_ms or min_per_user_tok_s",
+            "unknown; use capex_budget, demand_multiplier, tpot_p95_ms, ttft_p95_ms, min_per_user_tok_s "
+            "or discount_rate_annual",
         )
     request.dimension = api.SweepDimension.Value(name)
     if args.values:

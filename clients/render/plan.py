@@ -5,10 +5,12 @@ plan has it)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from decimal import Decimal
 
 from api.fleetplan.v1 import common_pb2, plan_pb2
 from clients.render.break_even import render_break_even
 from clients.render.headroom import headroom_table
+from clients.render.schedule import schedule_section, schedule_tables
 from clients.render.tables import Cell, Table, heading, section
 from clients.render.values import enum_name, mode_name, money, precision_name, render_provenance, status_name
 from report.text import DASH, uses_text
@@ -46,6 +48,7 @@ SOLVER_HEADERS = ["status", "objective", "bound", "gap", "seconds", "limit", "ba
 
 def render_plan(plan: plan_pb2.Plan, provenance: common_pb2.Provenance, *, markdown: bool = False) -> str:
     out = [heading("Plan", markdown=markdown), f"status: {status_name(plan.status)}", plan.summary]
+    out += schedule_section(plan, markdown=markdown)
     out += _fleet(plan, markdown=markdown)
     out += _workloads(plan, markdown=markdown)
     out += _groups(plan, markdown=markdown)
@@ -83,7 +86,7 @@ def plan_tables(plan: plan_pb2.Plan) -> list[Table]:
         headroom_table(plan),
         _sensitivity_table(plan),
     )
-    return [t for t in tables if t is not None]
+    return [*schedule_tables(plan), *(t for t in tables if t is not None)]
 
 
 def _fleet(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
@@ -351,8 +354,34 @@ def _cost(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
             ],
             markdown=markdown,
         )
+    nominal = plan.schedule.nominal_tco if plan.HasField("schedule") else c.horizon_tco
+    out += _cash_flows(c, nominal, markdown=markdown)
     if c.fx_rate_note:
         out.append(f"FX rate: {c.fx_rate_note}")
+    return out
+
+
+def _cash_flows(c: plan_pb2.CostBreakdown, nominal: common_pb2.Money, *, markdown: bool) -> list[str]:
+    """The yearly cash flows and their NPV (only when the request gave a discount rate)."""
+    if not c.cash_flows_by_year:
+        return []
+    rate = f"{c.discount_rate_annual:.2%}"
+    cumulative = Decimal(0)
+    rows: list[list[Cell]] = []
+    for y in c.cash_flows_by_year:
+        cumulative += Decimal(y.discounted.amount)
+        total = common_pb2.Money(amount=str(cumulative), currency_code=y.discounted.currency_code)
+        rows.append([y.year, y.months, money(y.nominal), money(y.discounted), money(total)])
+    out = section(
+        f"Cash flow by year (year 0 = purchases; each year's opex at its end, discounted at {rate} a year)",
+        ["year", "months", "nominal", "discounted", "cumulative discounted"],
+        rows,
+        markdown=markdown,
+    )
+    out.append(
+        f"NPV at {rate} a year: {money(c.npv)} (nominal TCO {money(nominal)}; "
+        f"the plan minimised the {'NPV' if c.objective == 'npv' else 'nominal TCO'})"
+    )
     return out
 
 
@@ -368,6 +397,10 @@ def _cost_table(plan: plan_pb2.Plan) -> Table | None:
     ]
     rows += [[f"  {x.name}", money(x.horizon_amount), x.explanation] for x in c.components]
     title = f"Cost ({c.currency_code}, {c.horizon_months} months, ex-VAT)"
+    if plan.HasField("schedule"):  # a multi-year plan: these lines price the final year alone
+        rows[3][0] = f"TCO of these {c.horizon_months} months"
+        months = f"{c.horizon_months} months"
+        title = f"Final year's fleet alone ({c.currency_code}, {months}, ex-VAT; the horizon: the schedule)"
     return Table("cost", title, ["item", "amount", "how"], rows)
 
 

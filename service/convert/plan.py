@@ -15,7 +15,9 @@ from pricebook.schema import Pricebook
 from service.convert.enums import MODE_TO_PROTO, QUANTILE_TO_PROTO, by_name, precision_to_proto
 from service.convert.headroom import headroom_to_proto
 from service.convert.money import amount_to_proto, money_to_proto, set_money
+from service.convert.schedule import schedule_to_proto
 from solver import planner
+from solver.analysis.cash_flows import CashFlows
 from solver.analysis.tco import UnitCost
 from solver.budget import StageTime
 from solver.optimizer.instance import Bucket
@@ -337,12 +339,24 @@ def _cost(result: planner.PlanResult) -> plan_pb2.CostBreakdown | None:
         row = out.depreciation_schedule.add(year=year.year, months=year.months)
         set_money(row, "depreciation", year.depreciation)
         set_money(row, "book_value_end", year.book_value_end)
+    if result.cash_flows is not None:
+        _cash_flows(out, result.cash_flows)
     if result.vat is not None:
         out.vat.vat_rate = result.vat.rate
         for name in ("supply", "vat", "total", "capex_vat"):
             set_money(out.vat, name, getattr(result.vat, name))
         set_money(out.vat, "horizon_tco_with_vat", result.vat.horizon_total_with_vat)
     return out
+
+
+def _cash_flows(out: plan_pb2.CostBreakdown, flows: CashFlows) -> None:
+    out.discount_rate_annual = flows.rate
+    out.objective = flows.objective.value
+    set_money(out, "npv", flows.npv)
+    for year in flows.years:
+        row = out.cash_flows_by_year.add(year=year.year, months=year.months)
+        set_money(row, "nominal", year.nominal)
+        set_money(row, "discounted", year.discounted)
 
 
 def unit_cost_to_proto(u: UnitCost) -> plan_pb2.UnitCost:
@@ -484,6 +498,8 @@ def plan_to_proto(result: planner.PlanResult, book: Pricebook | None = None) -> 
     _pools_and_risk(plan, result)
     if result.headroom is not None:
         plan.headroom.CopyFrom(headroom_to_proto(result.headroom))
+    if result.schedule is not None:
+        plan.schedule.CopyFrom(schedule_to_proto(result.schedule))
     return plan
 
 

@@ -551,6 +551,7 @@ def build_instance(request: PlanRequest, book: Pricebook, *, fleet: Fleet | None
         extra_monthly=storage_monthly(constraints, book),
         # The request's policy, not the fleet's modes: a plan's own buy-only fleet is evaluated as planned.
         static_deployment=request.constraints.static_deployment,
+        discount_rate=constraints.objective_discount_rate,
     )
 
 

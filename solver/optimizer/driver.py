@@ -416,7 +416,7 @@ def _run(
         if search is None:
             code = solver.Solve(params)
         else:
-            code, restricted = _solve_beside_search(solver, params, search, remaining)
+            code, restricted = solve_beside_search(solver, params, search, remaining)
     return _Run(
         code=code,
         restricted=restricted,
@@ -580,7 +580,7 @@ def tie_break_stage(
     return builder.values()
 
 
-def _solve_beside_search(
+def solve_beside_search(
     solver: Any, params: Any, search: LpGuidedSearch, time_limit_s: float
 ) -> tuple[int, RestrictedResult | None]:
     """The full MIP on a worker thread (OR-Tools releases the GIL) and the LP-guided search on

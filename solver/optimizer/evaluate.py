@@ -368,7 +368,7 @@ def check_caps(instance: FleetInstance, solution: FleetSolution, fleet: _Fleet) 
         if o is None:
             continue
         used[Cap.CAPEX_BUDGET] += o.capex(c.gpus, c.servers)
-        used[Cap.MONTHLY_OPEX] += o.fixed_monthly_per_gpu * c.gpus + o.fixed_monthly_per_server * c.servers
+        used[Cap.MONTHLY_OPEX] += o.fixed_monthly_per_gpu * c.gpus + o.monthly_per_server * c.servers
         used[Cap.MONTHLY_OPEX] += o.busy_hourly_per_gpu * c.busy_gpu_hours_per_month
         if o.mode is AcquisitionMode.BUY or o.owned:
             used[Cap.POWER_KW] += o.power_kw_per_gpu * c.gpus + o.power_kw_per_server * c.servers

@@ -21,6 +21,7 @@ from pricebook.schema import GpuId
 from solver.domain import AcquisitionMode, Precision
 from solver.optimizer.caps import Cap
 from solver.perf import Bottleneck
+from solver.pricing import discounting
 from solver.pricing.options import AcquisitionOption
 from solver.units import HOURS_PER_DAY
 
@@ -289,6 +290,19 @@ class FleetInstance:
     """Monthly cost that does not depend on the fleet (the request's storage per TB-month)."""
     static_deployment: bool = False
     """Replicas on held GPUs stay the same all day (``solver.optimizer.static``)."""
+    discount_rate: float = 0.0
+    """Annual rate the objective discounts cash at (``objective: npv``; 0 = the nominal TCO)."""
+
+    @property
+    def opex_weight(self) -> float:
+        """What 1 a month over the horizon weighs in the objective (the horizon's months at rate 0;
+        ``solver.pricing.discounting.opex_month_weight``)."""
+        return discounting.opex_month_weight(self.discount_rate, self.horizon_months)
+
+    @property
+    def residual_weight(self) -> float:
+        """What 1 of market value credited at the horizon weighs in the objective (1 at rate 0)."""
+        return discounting.residual_weight(self.discount_rate, self.horizon_months)
 
     def fixed_count_of(self, option_id: str) -> int | None:
         """The fixed fleet's GPUs among the options of ``option_id``'s group (None = not fixed, or

@@ -69,6 +69,9 @@ Constraints (numbers match ``ModelBuilder`` method comments and the evaluator's 
    ub(s_o) ≥ 2: ``e_o ∈ {0,1}`` "o is a single node": e_o ≤ s_o, s_o ≤ 1 + (ub(s_o) − 1)(1 − e_o);
    the fabric costs NET_o = c_o (s_o − e_o), i.e. c_o s_o once s_o ≥ 2 and 0 for one server (the
    minimisation sets e_o = 1 whenever s_o = 1; ``AcquisitionOption.network_capex``).
+   A server model is leased or bought, not both (``_lease_or_buy``: one binary per model with a
+   lease option; s_o ≤ ub(s_o)·z for its lease, ≤ ub(s_o)·(1 − z) for its purchase), so each
+   option's fabric rule stays exact.
    Owned GPUs sit densely in owned hosts: n_o ≥ k_o · s_o − (k_o − 1). A bought option b of the
    same GPU and server model as an owned option o (b not a fixed board) shares o's free slots:
    n_b + n_o ≤ k (s_b + s_o) replaces n_b ≤ k · s_b (``instance.owned_host_of``).
@@ -117,6 +120,8 @@ TCO  = Σ_o (capex_gpu_o n_o + capex_srv_o s_o)(1 − res_o) + H (fix_gpu_o n_o 
        + Σ_o inst_gpu_o n_o + inst_srv_o s_o + NET_o + X + H · X_m   (X, X_m: storage, a constant)
        + H · DAYS Σ_b h_b (Σ busy_o u_ob + Σ busy_o d_ob) + H Σ_{t,o} busy_o G'_{to} f_to
 GPUS = Σ n_o + Σ s_o + Σ_b h_b/24 · d_ob           (ε ≪ any price difference)
+Under ``objective: npv`` at rate r, H becomes W = Σ_y months_y (1 + r)^−y and res_o becomes
+res_o (1 + r)^−Y (``solver.pricing.discounting``): the NPV, the same shape (W = H, 1 at r = 0).
 
 12. Tie-break stage (main plans, once proven optimal; ``driver.tie_break_stage``): with TCO* the
     optimum, binaries v_g ≥ n_o / ub(n_o), d_ob / ub(d_ob) for the options of GPU type g, and
@@ -141,7 +146,7 @@ from solver.optimizer.batch_window import add_window_demand
 from solver.optimizer.cancel import checkpoint
 from solver.optimizer.caps import Cap, CapKey, add_count_minimum, count_cap, counted_gpu
 from solver.optimizer.colocation import add_card_pairing
-from solver.optimizer.gpu_costs import horizon_cost_per_gpu, replicas_alone
+from solver.optimizer.gpu_costs import horizon_cost_per_gpu, lease_cost_per_server, replicas_alone
 from solver.optimizer.instance import (
     MIN_TRAINING_GPU_HOURS,
     Candidate,
@@ -275,6 +280,8 @@ class ModelBuilder:
         self.pool_y: dict[str, Any] = {}
         self.shared_pool_ids = frozenset(p.id for p in self.pools if p.shared)
         self.gpu_bound = self._gpu_upper_bounds()
+        self.chassis_reduction = True
+        """R3 (small chassis); exact for one fleet, not when purchases are staged over periods."""
 
     # -- bounds ------------------------------------------------------------------------------
     def _gpu_upper_bounds(self) -> dict[str, int]:
@@ -324,10 +331,20 @@ class ModelBuilder:
 
     # -- variables ---------------------------------------------------------------------------
     def build(self) -> None:
+        self.build_serving()
+        self._caps()  # after training: the opex cap counts training's busy hours
+        checkpoint()
+        self._objective()
+        self._branch_on_fleet_first()
+
+    def build_serving(self) -> None:
+        """Variables and the constraints that serve the instance's demand with its fleet (1–4,
+        9–11, 13, 14): all but the caps and the objective (a multi-period model,
+        ``solver.optimizer.stages``, builds one per period and adds its own)."""
         slv = self.solver
         inf = slv.infinity()
         unused = reserved_dominated_by_on_demand(self.inst, self.relax) if self.reduce else frozenset()
-        server_limit = small_server_limits(self.inst) if self.reduce else {}
+        server_limit = small_server_limits(self.inst) if self.reduce and self.chassis_reduction else {}
         for o in self.inst.options:
             ub = self.gpu_bound.get(o.gpu, 0)
             fixed = self.inst.fixed_count_of(o.id)
@@ -363,14 +380,11 @@ class ModelBuilder:
         checkpoint()
         self._servers()
         self._multi_node_fabric()
+        self._lease_or_buy()
         self._rental_instances()
         self._owned_and_counts()
         self._fixed_fleet()
         self._training()
-        self._caps()  # after training: the opex cap counts training's busy hours
-        checkpoint()
-        self._objective()
-        self._branch_on_fleet_first()
 
     def _branch_on_fleet_first(self) -> None:
         """Branch on the held fleet (servers and held GPU counts) before replicas: once it is
@@ -572,6 +586,22 @@ class ModelBuilder:
             slv.Add(s <= 1 + (servers_hi - 1) * (1 - single), f"single_node_hi[{o.id}]")
             self.single_node[o.id] = single
 
+    # 4c: a server model is bought or leased, not both (each option's fabric is its own)
+    def _lease_or_buy(self) -> None:
+        slv = self.solver
+        by_server: dict[str, list[AcquisitionOption]] = defaultdict(list)
+        for o in self.inst.options:
+            if o.server_id is not None and o.id in self.s and not o.owned:
+                by_server[o.server_id].append(o)
+        for server, options in by_server.items():
+            leased = [o for o in options if o.leased]
+            if not leased or len(options) < MULTI_NODE_SERVERS:
+                continue
+            choice = slv.BoolVar(f"leased[{server}]")
+            for o in options:
+                s = self.s[o.id]
+                slv.Add(s <= int(s.ub()) * (choice if o.leased else 1 - choice), f"lease_or_buy[{o.id}]")
+
     def network_expr(self, o: AcquisitionOption) -> Any:
         """NET_o: the fabric of option o's servers (constraint 4)."""
         if o.id not in self.single_node:
@@ -633,7 +663,7 @@ class ModelBuilder:
     def fixed_monthly_expr(self) -> Any:
         return self.inst.extra_monthly + sum(
             o.fixed_monthly_per_gpu * self.n[o.id]
-            + (o.fixed_monthly_per_server * self.s[o.id] if o.id in self.s else 0)
+            + (o.monthly_per_server * self.s[o.id] if o.id in self.s else 0)
             for o in self.inst.options
             if o.id in self.n
         )
@@ -765,11 +795,14 @@ class ModelBuilder:
             self.unit = limit if limit and limit > 0 else 1.0
             slv.Minimize(self.cap_usage_expr(self.relax.minimize) * (1.0 / self.unit))
             return
-        months = self.months
+        # Months and the residual credit as the objective weighs them: H and 1 for the nominal TCO,
+        # their discounted values under objective npv (``FleetInstance.opex_weight``).
+        months = self.inst.opex_weight
+        credit = self.inst.residual_weight
         tco: Any = self.inst.extra_capex + months * self.inst.extra_monthly
         gpus: Any = 0  # the tie-break measure: held GPUs, servers, on-demand GPUs × share of the day
         for o in self.inst.options:
-            keep = 1.0 - (0.0 if o.owned else o.residual_fraction)
+            keep = 1.0 - (0.0 if o.owned else o.residual_fraction * credit)
             if o.id in self.n:
                 per_gpu = (
                     o.capex_per_gpu * keep + o.installation_capex_per_gpu + months * o.fixed_monthly_per_gpu
@@ -781,6 +814,7 @@ class ModelBuilder:
                     o.capex_per_server * keep
                     + o.installation_capex_per_server
                     + months * o.fixed_monthly_per_server
+                    + lease_cost_per_server(o, self.inst)
                 )
                 tco += per_server * self.s[o.id] + self.network_expr(o)
                 gpus += self.s[o.id]  # no empty servers when hosts are free

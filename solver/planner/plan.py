@@ -27,6 +27,7 @@ from solver.optimizer.headroom import GROWTH_SEARCHED_TO, FleetCheck
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.results import FleetSolution, LimitFired, SolveStatus
 from solver.optimizer.risk import demand_probabilities
+from solver.periods import is_staged
 from solver.planner.assemble import Extras, assemble_result
 from solver.planner.baselines import price_baselines, solve_baselines
 from solver.planner.headroom import plan_headroom
@@ -34,6 +35,7 @@ from solver.planner.incumbent import cheaper_baseline_as_plan
 from solver.planner.notices import with_notices
 from solver.planner.results import Baseline, BaselineSaving, PlanResult, Sensitivity
 from solver.planner.sensitivity import cut_short, sensitivity_rows
+from solver.planner.staged import plan_staged
 from solver.resolve import ResolvedRequest
 
 log = structlog.get_logger(__name__)
@@ -70,6 +72,8 @@ def plan_request(
 ) -> PlanResult:
     """The instance built, then ``plan_instance``: all within ``time_limit_s``."""
     started = time.monotonic()
+    if is_staged(resolved.request):
+        return plan_staged(resolved, time_limit_s=time_limit_s, cancel=cancel, started=started)
     instance = build_instance(resolved.request, resolved.book)
     return plan_instance(
         resolved,

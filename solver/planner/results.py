@@ -12,6 +12,7 @@ from enum import StrEnum
 
 from pricebook.schema import Currency, GpuId, Money, PriceLabel
 from solver.analysis.breakeven import ApiBreakEven, BuyVsRent
+from solver.analysis.cash_flows import CashFlows
 from solver.analysis.headroom import Headroom
 from solver.analysis.tco import CostComponent, DepreciationYear, FleetTco, UnitCost, VatLines
 from solver.budget import StageTime
@@ -19,6 +20,7 @@ from solver.domain import AcquisitionMode, CapacityQuantile, Precision
 from solver.optimizer.instance import GUEST_SHARE_MAX, deployment_label
 from solver.optimizer.results import CapRelaxation, FleetSolution, SolveStatus, WorkloadFit
 from solver.planner.notices import Notice
+from solver.planner.schedule import StagedSchedule
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,6 +240,8 @@ class BaselineSaving:
     saving: Money
     saving_fraction: float
     """Saving ÷ the best baseline's TCO."""
+    in_npv: bool = False
+    """The saving (and each baseline's extra cost) is in net present value: the plan minimised it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,6 +315,12 @@ class PlanResult:
     """Supply / VAT / total of the plan's payments (only when the request includes VAT)."""
     depreciation: tuple[DepreciationYear, ...] = ()
     """Straight-line book depreciation of the purchases per year of the horizon (accounting only)."""
+    cash_flows: CashFlows | None = None
+    schedule: StagedSchedule | None = None
+    """A multi-year plan's acquisition schedule (``solver.planner.staged``); None for one period."""
+    """The cash per plan year, nominal and discounted, and the NPV (only with a discount rate)."""
+    lease_by_year: tuple[Money, ...] = ()
+    """The leases' payments per plan year (1 …); () without a lease."""
     deployment_lines: tuple[DeploymentLine, ...] = ()
     """The plan's deployment groups (``solver.planner.rows``): every consumer copies these."""
     workload_lines: tuple[WorkloadLine, ...] = ()
@@ -363,6 +373,7 @@ class SweepAxis(StrEnum):
     TPOT_P95_MS = "tpot_p95_ms"
     TTFT_P95_MS = "ttft_p95_ms"
     MIN_PER_USER_TOK_S = "min_per_user_tok_s"
+    DISCOUNT_RATE_ANNUAL = "discount_rate_annual"
 
 
 @dataclass(frozen=True, slots=True)
@@ -386,6 +397,8 @@ class FrontierPoint:
     fleet_summary: str
     """The fleet in words; without a plan, the plan's summary (why there is none)."""
     pareto_optimal: bool
+    npv: Money | None = None
+    """The plan's NPV when the point's request has a discount rate (``PlanResult.cash_flows``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -996,7 +996,7 @@ class CostComponent(_message.Message):
     name: _builtins.str
     """Component: "gpu_purchase", "host_purchase", "residual_value", "support", "power",
     "colocation", "reserved_rental", "on_demand_rental", "networking", "installation", "storage",
-    "software".
+    "software", "lease".
     """
     explanation: _builtins.str
     """Plain-language description of how it was computed."""
@@ -1041,6 +1041,10 @@ class CostBreakdown(_message.Message):
     FX_RATE_NOTE_FIELD_NUMBER: _builtins.int
     DEPRECIATION_SCHEDULE_FIELD_NUMBER: _builtins.int
     VAT_FIELD_NUMBER: _builtins.int
+    CASH_FLOWS_BY_YEAR_FIELD_NUMBER: _builtins.int
+    NPV_FIELD_NUMBER: _builtins.int
+    DISCOUNT_RATE_ANNUAL_FIELD_NUMBER: _builtins.int
+    OBJECTIVE_FIELD_NUMBER: _builtins.int
     currency_code: _builtins.str
     """ISO-4217 currency of every amount here."""
     horizon_months: _builtins.int
@@ -1049,6 +1053,10 @@ class CostBreakdown(_message.Message):
     """Whether the request asked for VAT: then `vat` holds the VAT line (amounts stay ex-VAT)."""
     fx_rate_note: _builtins.str
     """FX rate used (KRW per USD) and its date, e.g. "1 USD = 1,400 KRW (2026-11-01)"."""
+    discount_rate_annual: _builtins.float
+    """The rate discounted at (a year)."""
+    objective: _builtins.str
+    """What the plan minimised: "npv" or "nominal"."""
     @_builtins.property
     def capex(self) -> _common_pb2.Money:
         """Up-front purchases (GPUs, hosts, networking, installation, storage bought)."""
@@ -1077,6 +1085,17 @@ class CostBreakdown(_message.Message):
     def vat(self) -> Global___VatLine:
         """Supply / VAT / total (set when the request includes VAT; every other amount is ex-VAT)."""
 
+    @_builtins.property
+    def cash_flows_by_year(self) -> _containers.RepeatedCompositeFieldContainer[Global___CashFlowYear]:
+        """Set when the request gives constraints.discount_rate_annual: the cash of each plan year
+        (year 0 = purchases; year y = its months' opex, the last year less the residual value), nominal
+        and discounted at the rate; they add up to horizon_tco and npv exactly.
+        """
+
+    @_builtins.property
+    def npv(self) -> _common_pb2.Money:
+        """Net present value of the cash flows (the sum of their discounted amounts)."""
+
     def __init__(
         self,
         *,
@@ -1091,14 +1110,56 @@ class CostBreakdown(_message.Message):
         fx_rate_note: _builtins.str = ...,
         depreciation_schedule: _abc.Iterable[Global___DepreciationYear] | None = ...,
         vat: Global___VatLine | None = ...,
+        cash_flows_by_year: _abc.Iterable[Global___CashFlowYear] | None = ...,
+        npv: _common_pb2.Money | None = ...,
+        discount_rate_annual: _builtins.float = ...,
+        objective: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["capex", b"capex", "horizon_tco", b"horizon_tco", "opex_monthly", b"opex_monthly", "residual_value", b"residual_value", "vat", b"vat"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["capex", b"capex", "horizon_tco", b"horizon_tco", "npv", b"npv", "opex_monthly", b"opex_monthly", "residual_value", b"residual_value", "vat", b"vat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["capex", b"capex", "components", b"components", "currency_code", b"currency_code", "depreciation_schedule", b"depreciation_schedule", "fx_rate_note", b"fx_rate_note", "horizon_months", b"horizon_months", "horizon_tco", b"horizon_tco", "includes_vat", b"includes_vat", "opex_monthly", b"opex_monthly", "residual_value", b"residual_value", "vat", b"vat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["capex", b"capex", "cash_flows_by_year", b"cash_flows_by_year", "components", b"components", "currency_code", b"currency_code", "depreciation_schedule", b"depreciation_schedule", "discount_rate_annual", b"discount_rate_annual", "fx_rate_note", b"fx_rate_note", "horizon_months", b"horizon_months", "horizon_tco", b"horizon_tco", "includes_vat", b"includes_vat", "npv", b"npv", "objective", b"objective", "opex_monthly", b"opex_monthly", "residual_value", b"residual_value", "vat", b"vat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CostBreakdown: _TypeAlias = CostBreakdown  # noqa: Y015
+
+@_typing.final
+class CashFlowYear(_message.Message):
+    """One plan year of cash."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    YEAR_FIELD_NUMBER: _builtins.int
+    MONTHS_FIELD_NUMBER: _builtins.int
+    NOMINAL_FIELD_NUMBER: _builtins.int
+    DISCOUNTED_FIELD_NUMBER: _builtins.int
+    year: _builtins.int
+    """0 = the start (purchases); y = the end of the y-th twelve months of the horizon."""
+    months: _builtins.int
+    """Months of the horizon in the year (0 for year 0)."""
+    @_builtins.property
+    def nominal(self) -> _common_pb2.Money:
+        """Cash paid in the year (negative when the residual credit exceeds the year's opex)."""
+
+    @_builtins.property
+    def discounted(self) -> _common_pb2.Money:
+        """The same in today's money: nominal × (1 + rate)^−year, rounded once to the minor unit."""
+
+    def __init__(
+        self,
+        *,
+        year: _builtins.int = ...,
+        months: _builtins.int = ...,
+        nominal: _common_pb2.Money | None = ...,
+        discounted: _common_pb2.Money | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["discounted", b"discounted", "nominal", b"nominal"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["discounted", b"discounted", "months", b"months", "nominal", b"nominal", "year", b"year"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CashFlowYear: _TypeAlias = CashFlowYear  # noqa: Y015
 
 @_typing.final
 class DepreciationYear(_message.Message):
@@ -1785,6 +1846,7 @@ class Plan(_message.Message):
     HORIZON_TCO_AT_P50_FIELD_NUMBER: _builtins.int
     HEADROOM_FIELD_NUMBER: _builtins.int
     NOTICES_FIELD_NUMBER: _builtins.int
+    SCHEDULE_FIELD_NUMBER: _builtins.int
     status: Global___PlanStatus.ValueType
     """Outcome of the solve."""
     summary: _builtins.str
@@ -1882,6 +1944,13 @@ class Plan(_message.Message):
         worded in English and Korean; the English words are among warnings too.
         """
 
+    @_builtins.property
+    def schedule(self) -> Global___StagedSchedule:
+        """A multi-year plan (issue 32): per year what is bought, its capex, the fleet in service and the
+        deployments; per tranche its depreciation. Absent for a plan of one period. The fleet,
+        deployments and cost above are then the final year's.
+        """
+
     def __init__(
         self,
         *,
@@ -1909,10 +1978,11 @@ class Plan(_message.Message):
         horizon_tco_at_p50: _common_pb2.Money | None = ...,
         headroom: Global___Headroom | None = ...,
         notices: _abc.Iterable[Global___PlanNotice] | None = ...,
+        schedule: Global___StagedSchedule | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "break_even", b"break_even", "cost", b"cost", "diagnosis", b"diagnosis", "headroom", b"headroom", "horizon_tco_at_p50", b"horizon_tco_at_p50", "horizon_tco_at_quantile", b"horizon_tco_at_quantile", "solver_statistics", b"solver_statistics", "uncertainty", b"uncertainty"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "break_even", b"break_even", "cost", b"cost", "diagnosis", b"diagnosis", "headroom", b"headroom", "horizon_tco_at_p50", b"horizon_tco_at_p50", "horizon_tco_at_quantile", b"horizon_tco_at_quantile", "schedule", b"schedule", "solver_statistics", b"solver_statistics", "uncertainty", b"uncertainty"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "baselines", b"baselines", "break_even", b"break_even", "cap_usage", b"cap_usage", "capacity_quantile", b"capacity_quantile", "cost", b"cost", "deployment_groups", b"deployment_groups", "deployments", b"deployments", "diagnosis", b"diagnosis", "fleet", b"fleet", "headroom", b"headroom", "horizon_tco_at_p50", b"horizon_tco_at_p50", "horizon_tco_at_quantile", b"horizon_tco_at_quantile", "notices", b"notices", "pools", b"pools", "sensitivity", b"sensitivity", "solver_statistics", b"solver_statistics", "status", b"status", "summary", b"summary", "training", b"training", "uncertainty", b"uncertainty", "unit_costs", b"unit_costs", "warnings", b"warnings", "workload_rows", b"workload_rows"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "baselines", b"baselines", "break_even", b"break_even", "cap_usage", b"cap_usage", "capacity_quantile", b"capacity_quantile", "cost", b"cost", "deployment_groups", b"deployment_groups", "deployments", b"deployments", "diagnosis", b"diagnosis", "fleet", b"fleet", "headroom", b"headroom", "horizon_tco_at_p50", b"horizon_tco_at_p50", "horizon_tco_at_quantile", b"horizon_tco_at_quantile", "notices", b"notices", "pools", b"pools", "schedule", b"schedule", "sensitivity", b"sensitivity", "solver_statistics", b"solver_statistics", "status", b"status", "summary", b"summary", "training", b"training", "uncertainty", b"uncertainty", "unit_costs", b"unit_costs", "warnings", b"warnings", "workload_rows", b"workload_rows"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2010,3 +2080,245 @@ class WorkloadFit(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___WorkloadFit: _TypeAlias = WorkloadFit  # noqa: Y015
+
+@_typing.final
+class StagedSchedule(_message.Message):
+    """A multi-year plan's acquisition schedule."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    YEARS_FIELD_NUMBER: _builtins.int
+    TRANCHES_FIELD_NUMBER: _builtins.int
+    HORIZON_TCO_FIELD_NUMBER: _builtins.int
+    NOMINAL_TCO_FIELD_NUMBER: _builtins.int
+    DISCOUNT_RATE_ANNUAL_FIELD_NUMBER: _builtins.int
+    discount_rate_annual: _builtins.float
+    """The rate the objective discounted at (0 = nominal)."""
+    @_builtins.property
+    def years(self) -> _containers.RepeatedCompositeFieldContainer[Global___ScheduleYear]:
+        """One row per period, first to last."""
+
+    @_builtins.property
+    def tranches(self) -> _containers.RepeatedCompositeFieldContainer[Global___ScheduleTranche]:
+        """Every tranche bought, in year order."""
+
+    @_builtins.property
+    def horizon_tco(self) -> _common_pb2.Money:
+        """The plan's TCO over the horizon: the NPV when the plan minimised it, else nominal."""
+
+    @_builtins.property
+    def nominal_tco(self) -> _common_pb2.Money:
+        """The same plan's undiscounted TCO."""
+
+    def __init__(
+        self,
+        *,
+        years: _abc.Iterable[Global___ScheduleYear] | None = ...,
+        tranches: _abc.Iterable[Global___ScheduleTranche] | None = ...,
+        horizon_tco: _common_pb2.Money | None = ...,
+        nominal_tco: _common_pb2.Money | None = ...,
+        discount_rate_annual: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["horizon_tco", b"horizon_tco", "nominal_tco", b"nominal_tco"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["discount_rate_annual", b"discount_rate_annual", "horizon_tco", b"horizon_tco", "nominal_tco", b"nominal_tco", "tranches", b"tranches", "years", b"years"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StagedSchedule: _TypeAlias = StagedSchedule  # noqa: Y015
+
+@_typing.final
+class ScheduleYear(_message.Message):
+    """One period (year) of a staged plan."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    YEAR_FIELD_NUMBER: _builtins.int
+    MONTHS_FIELD_NUMBER: _builtins.int
+    ADDED_FIELD_NUMBER: _builtins.int
+    CAPEX_FIELD_NUMBER: _builtins.int
+    OPEX_MONTHLY_FIELD_NUMBER: _builtins.int
+    FLEET_FIELD_NUMBER: _builtins.int
+    DEPLOYMENTS_FIELD_NUMBER: _builtins.int
+    year: _builtins.int
+    """1 = the first period."""
+    months: _builtins.int
+    """Months of the period (the last one may be shorter)."""
+    @_builtins.property
+    def added(self) -> _containers.RepeatedCompositeFieldContainer[Global___ScheduleItem]:
+        """Bought at the start of the year."""
+
+    @_builtins.property
+    def capex(self) -> _common_pb2.Money:
+        """Paid at its start: the tranches, their fabric and installation (and the request's one-off
+        costs in year 1).
+        """
+
+    @_builtins.property
+    def opex_monthly(self) -> _common_pb2.Money:
+        """Paid every month of the year: tranches held, rentals at the year's prices, power."""
+
+    @_builtins.property
+    def fleet(self) -> _containers.RepeatedCompositeFieldContainer[Global___ScheduleItem]:
+        """In service during the year (on-demand GPUs at their peak)."""
+
+    @_builtins.property
+    def deployments(self) -> _containers.RepeatedCompositeFieldContainer[Global___ScheduleDeployment]:
+        """How each workload runs that year."""
+
+    def __init__(
+        self,
+        *,
+        year: _builtins.int = ...,
+        months: _builtins.int = ...,
+        added: _abc.Iterable[Global___ScheduleItem] | None = ...,
+        capex: _common_pb2.Money | None = ...,
+        opex_monthly: _common_pb2.Money | None = ...,
+        fleet: _abc.Iterable[Global___ScheduleItem] | None = ...,
+        deployments: _abc.Iterable[Global___ScheduleDeployment] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["capex", b"capex", "opex_monthly", b"opex_monthly"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["added", b"added", "capex", b"capex", "deployments", b"deployments", "fleet", b"fleet", "months", b"months", "opex_monthly", b"opex_monthly", "year", b"year"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ScheduleYear: _TypeAlias = ScheduleYear  # noqa: Y015
+
+@_typing.final
+class ScheduleItem(_message.Message):
+    """GPUs of one acquisition option in a schedule year."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GPU_ID_FIELD_NUMBER: _builtins.int
+    MODE_FIELD_NUMBER: _builtins.int
+    GPUS_FIELD_NUMBER: _builtins.int
+    SERVERS_FIELD_NUMBER: _builtins.int
+    OFFER_ID_FIELD_NUMBER: _builtins.int
+    SERVER_ID_FIELD_NUMBER: _builtins.int
+    CAPEX_FIELD_NUMBER: _builtins.int
+    gpu_id: _builtins.str
+    """Catalogue GPU id."""
+    mode: _common_pb2.AcquisitionMode.ValueType
+    """Bought, reserved or rented on demand."""
+    gpus: _builtins.int
+    """GPUs (on demand: at the busiest hour)."""
+    servers: _builtins.int
+    """Servers (bought hardware; 0 when the GPUs fill slots of servers bought before)."""
+    offer_id: _builtins.str
+    """The pricebook offer (empty for owned GPUs)."""
+    server_id: _builtins.str
+    """The server model (bought and owned hardware)."""
+    @_builtins.property
+    def capex(self) -> _common_pb2.Money:
+        """The tranche's capex (items added in the year only)."""
+
+    def __init__(
+        self,
+        *,
+        gpu_id: _builtins.str = ...,
+        mode: _common_pb2.AcquisitionMode.ValueType = ...,
+        gpus: _builtins.int = ...,
+        servers: _builtins.int = ...,
+        offer_id: _builtins.str = ...,
+        server_id: _builtins.str = ...,
+        capex: _common_pb2.Money | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["capex", b"capex"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["capex", b"capex", "gpu_id", b"gpu_id", "gpus", b"gpus", "mode", b"mode", "offer_id", b"offer_id", "server_id", b"server_id", "servers", b"servers"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ScheduleItem: _TypeAlias = ScheduleItem  # noqa: Y015
+
+@_typing.final
+class ScheduleDeployment(_message.Message):
+    """How a workload runs in a schedule year."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WORKLOAD_NAME_FIELD_NUMBER: _builtins.int
+    DEPLOYMENT_FIELD_NUMBER: _builtins.int
+    PEAK_REPLICAS_FIELD_NUMBER: _builtins.int
+    workload_name: _builtins.str
+    """The workload."""
+    deployment: _builtins.str
+    """e.g. "h200-sxm TP4 fp8"."""
+    peak_replicas: _builtins.int
+    """Replicas of its own at the busiest hour."""
+    def __init__(
+        self,
+        *,
+        workload_name: _builtins.str = ...,
+        deployment: _builtins.str = ...,
+        peak_replicas: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deployment", b"deployment", "peak_replicas", b"peak_replicas", "workload_name", b"workload_name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ScheduleDeployment: _TypeAlias = ScheduleDeployment  # noqa: Y015
+
+@_typing.final
+class ScheduleTranche(_message.Message):
+    """Hardware bought through one option at the start of one year, and its value at the horizon."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    YEAR_FIELD_NUMBER: _builtins.int
+    GPU_ID_FIELD_NUMBER: _builtins.int
+    OFFER_ID_FIELD_NUMBER: _builtins.int
+    SERVER_ID_FIELD_NUMBER: _builtins.int
+    GPUS_FIELD_NUMBER: _builtins.int
+    SERVERS_FIELD_NUMBER: _builtins.int
+    HARDWARE_FIELD_NUMBER: _builtins.int
+    RESIDUAL_VALUE_FIELD_NUMBER: _builtins.int
+    DEPRECIATION_FIELD_NUMBER: _builtins.int
+    year: _builtins.int
+    """The year it is bought at the start of (1 = the first)."""
+    gpu_id: _builtins.str
+    """Catalogue GPU id."""
+    offer_id: _builtins.str
+    """The purchase offer."""
+    server_id: _builtins.str
+    """The server model."""
+    gpus: _builtins.int
+    """GPUs bought."""
+    servers: _builtins.int
+    """Servers bought (0 when the GPUs fill slots of servers bought before)."""
+    @_builtins.property
+    def hardware(self) -> _common_pb2.Money:
+        """GPUs and hosts at the year's price."""
+
+    @_builtins.property
+    def residual_value(self) -> _common_pb2.Money:
+        """Market value at the end of the horizon (by the tranche's age)."""
+
+    @_builtins.property
+    def depreciation(self) -> _common_pb2.Money:
+        """hardware − residual_value."""
+
+    def __init__(
+        self,
+        *,
+        year: _builtins.int = ...,
+        gpu_id: _builtins.str = ...,
+        offer_id: _builtins.str = ...,
+        server_id: _builtins.str = ...,
+        gpus: _builtins.int = ...,
+        servers: _builtins.int = ...,
+        hardware: _common_pb2.Money | None = ...,
+        residual_value: _common_pb2.Money | None = ...,
+        depreciation: _common_pb2.Money | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["depreciation", b"depreciation", "hardware", b"hardware", "residual_value", b"residual_value"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["depreciation", b"depreciation", "gpu_id", b"gpu_id", "gpus", b"gpus", "hardware", b"hardware", "offer_id", b"offer_id", "residual_value", b"residual_value", "server_id", b"server_id", "servers", b"servers", "year", b"year"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ScheduleTranche: _TypeAlias = ScheduleTranche  # noqa: Y015
