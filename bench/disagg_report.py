@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from pricebook.loader import load_default
-from solver.perf.disagg import load_disagg_calibration
+from solver.perf.disagg import DISAGG_FACTOR_NAMES, load_disagg_calibration
 from tools.calibration.cv import loadavg
 from tools.calibration.disagg_fit import DISAGG_CV_PATH, METRICS, measured, predict, prepare
 from tools.calibration.disagg_points import load_disagg_points
@@ -52,7 +52,8 @@ def grouped(rows: Sequence[dict[str, Any]], key: Callable[[dict[str, Any]], str]
 def in_sample() -> dict[str, Any]:
     points, skipped = load_disagg_points(load_default())
     cal = load_disagg_calibration()
-    values = {"base": {n: getattr(cal.base, n) for n in cal.base.__dataclass_fields__}, "engine": cal.engine}
+    values = {"base": {n: getattr(cal.base, n) for n in DISAGG_FACTOR_NAMES}, "engine": cal.engine,
+              "precision": cal.precision}
     prepared = prepare(points)
     predicted, target = predict(prepared, values), measured(points)
     rows = [{"assumed_workers": p.assumed_workers,

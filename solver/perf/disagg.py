@@ -70,19 +70,25 @@ class DisaggFactors:
     independently; the earliest of c running requests ends after 1/(c + 1) of a decode)."""
 
 
+DISAGG_FACTOR_NAMES = tuple(f.name for f in fields(DisaggFactors))
+
+
 @dataclass(frozen=True)
 class DisaggCalibration:
     base: DisaggFactors
     engine: dict[str, dict[str, float]]
     """Multipliers on ``base`` per engine (``Engine`` value)."""
+    precision: dict[str, dict[str, float]]
+    """Multipliers per weight precision (``Precision`` value): FP4 and FP8 MoE kernels differ."""
     bands: dict[str, tuple[float, float]]
     """Central 90 % of measured/predicted out of fold, per metric (throughput, tpot, ttft)."""
 
-    def factors(self, engine: Engine) -> DisaggFactors:
-        multipliers = self.engine.get(engine.value, {})
-        return replace(
-            self.base, **{name: getattr(self.base, name) * m for name, m in multipliers.items()}
-        )
+    def factors(self, engine: Engine, precision: Precision) -> DisaggFactors:
+        values = {name: getattr(self.base, name) for name in DISAGG_FACTOR_NAMES}
+        for layer in (self.engine.get(engine.value, {}), self.precision.get(precision.value, {})):
+            for name, multiplier in layer.items():
+                values[name] *= multiplier
+        return replace(self.base, **values)
 
 
 def disagg_calibration_from_dict(data: dict[str, Any]) -> DisaggCalibration:
@@ -90,6 +96,7 @@ def disagg_calibration_from_dict(data: dict[str, Any]) -> DisaggCalibration:
     return DisaggCalibration(
         base=DisaggFactors(**{k: float(v) for k, v in data.get("base", {}).items() if k in names}),
         engine={e: {k: float(v) for k, v in m.items()} for e, m in data.get("engine", {}).items()},
+        precision={e: {k: float(v) for k, v in m.items()} for e, m in data.get("precision", {}).items()},
         bands={k: (float(v[0]), float(v[1])) for k, v in data.get("bands", {}).items()},
     )
 
@@ -97,7 +104,7 @@ def disagg_calibration_from_dict(data: dict[str, Any]) -> DisaggCalibration:
 @lru_cache(maxsize=1)
 def load_disagg_calibration() -> DisaggCalibration:
     if not DISAGG_CALIBRATION_PATH.exists():
-        return DisaggCalibration(DisaggFactors(), {}, {})
+        return DisaggCalibration(DisaggFactors(), {}, {}, {})
     data: dict[str, Any] = json.loads(DISAGG_CALIBRATION_PATH.read_text())
     return disagg_calibration_from_dict(data)
 
@@ -484,7 +491,7 @@ def estimate_disagg(
                              Transfer(0.0, "", 0.0))
         return DisaggEstimate(empty, 0.0, 0.0, deployment.gpus, False, reason, cal.bands)
     raw = raw_physics(model, deployment, shape, users, calibration)
-    f = cal.factors(deployment.engine)
+    f = cal.factors(deployment.engine, deployment.precision)
     solved = solve_steady([raw], factor_arrays([f]))
     rate = float(solved.req_s[0])
     bottleneck = ("decode_capacity" if solved.saturated[0] and solved.ttft_s[0] > solved.first_s[0]

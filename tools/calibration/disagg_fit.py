@@ -45,6 +45,9 @@ DISAGG_CV_PATH = Path(__file__).with_name("disagg_cv_predictions.json")
 ENGINE_FIELDS = ("prefill_scale", "decode_scale", "decode_batch_scale", "request_overhead_s", "queue_wait",
                  "slot_wait")
 """Fields fitted per engine on top of the base."""
+PRECISION_FIELDS = ("prefill_scale", "decode_scale", "decode_batch_scale")
+"""Fields fitted per weight precision (FP4 and FP8 MoE GEMMs are other kernels)."""
+PRECISION_SCOPE = "precision:"
 BASE_PRIOR_SD = 2.0
 ENGINE_PRIOR_SD = 0.5
 BOUNDS = (-6.0, 6.0)
@@ -67,30 +70,32 @@ def prepare(points: Sequence[DisaggPoint]) -> Prepared:
     return Prepared(list(points), [raw_physics(p.model, p.deployment, p.shape, p.users) for p in points])
 
 
-def _engines(points: Sequence[DisaggPoint]) -> list[str]:
-    return sorted({p.deployment.engine.value for p in points})
-
-
-def _param_names(engines: Sequence[str]) -> list[tuple[str, str]]:
+def _param_names(points: Sequence[DisaggPoint]) -> list[tuple[str, str]]:
+    engines = sorted({p.deployment.engine.value for p in points})
+    precisions = sorted({p.deployment.precision.value for p in points})
     base = [("base", f.name) for f in fields(DisaggFactors)]
-    return base + [(e, n) for e in engines for n in ENGINE_FIELDS]
+    return (base + [(e, n) for e in engines for n in ENGINE_FIELDS]
+            + [(PRECISION_SCOPE + q, n) for q in precisions for n in PRECISION_FIELDS])
 
 
 def values_of(x: np.ndarray, names: Sequence[tuple[str, str]]) -> dict[str, Any]:
     """The calibration file's ``base`` and ``engine`` sections from log multipliers ``x``."""
     defaults = DisaggFactors()
-    out: dict[str, Any] = {"base": {}, "engine": {}}
+    out: dict[str, Any] = {"base": {}, "engine": {}, "precision": {}}
     for (scope, name), value in zip(names, x, strict=True):
         if scope == "base":
             out["base"][name] = float(getattr(defaults, name) * np.exp(value))
+        elif scope.startswith(PRECISION_SCOPE):
+            out["precision"].setdefault(scope.removeprefix(PRECISION_SCOPE), {})[name] = float(np.exp(value))
         else:
             out["engine"].setdefault(scope, {})[name] = float(np.exp(value))
     return out
 
 
 def predict(prepared: Prepared, values: dict[str, Any]) -> dict[str, np.ndarray]:
-    base = values["base"]
-    arrays = {name: np.array([base[name] * values["engine"].get(p.deployment.engine.value, {}).get(name, 1.0)
+    base, engine, precision = values["base"], values["engine"], values.get("precision", {})
+    arrays = {name: np.array([base[name] * engine.get(p.deployment.engine.value, {}).get(name, 1.0)
+                              * precision.get(p.deployment.precision.value, {}).get(name, 1.0)
                               for p in prepared.points]) for name in base}
     solved = solve_steady(prepared.raws, arrays)
     out_tokens = np.array([p.shape.output_tokens for p in prepared.points], dtype=float)
@@ -107,8 +112,7 @@ def measured(points: Sequence[DisaggPoint]) -> dict[str, np.ndarray]:
 
 def fit_values(prepared: Prepared) -> dict[str, Any]:
     """A full fit from the defaults (the same start, priors and budget for every fold)."""
-    engines = _engines(prepared.points)
-    names = _param_names(engines)
+    names = _param_names(prepared.points)
     sizes: dict[str, int] = {}
     for p in prepared.points:
         sizes[p.group] = sizes.get(p.group, 0) + 1

@@ -5,9 +5,12 @@ and throughput per GPU (N·osl / (TTFT + (osl − 1)·TPOT) over both pools' GPU
 Reading of the columns (``../shared/calibration/README.md``): ``*_tp_size`` is the attention TP of
 one attention-DP rank, so an engine has ``tp × attention_dp`` GPUs (= MoE TP × EP in every row);
 ``*_num_workers`` is the number of engines of the role. Rows that do not state the worker counts
-(the older sweeps) are read as one engine per role (``assumed_workers``); rows whose stated layout
-cannot hold the model (e.g. DeepSeek-R1 on one GPU: the sweep left the layout columns at 1) are
-skipped with the reason. TensorRT-LLM rows name the Dynamo runtime release (0.5-0.8), which ships
+(the older sweeps, ``assumed_workers``) are read as one prefill engine and as many decode engines as
+the users' sequences need (KV cache and sequence cap: a sweep that raises the concurrency adds
+decode engines rather than queueing most users; one decode engine everywhere fits worse); rows
+whose stated layout cannot hold the model (e.g. DeepSeek-R1 on one GPU: the sweep left the layout
+columns at 1), or whose TP does not divide the attention heads (TP 72: the rack, not one engine),
+are skipped with the reason. TensorRT-LLM rows name the Dynamo runtime release (0.5-0.8), which ships
 TensorRT-LLM 1.x (the PyTorch backend): they run as TensorRT-LLM 1.x.
 """
 
@@ -16,14 +19,19 @@ from __future__ import annotations
 import csv
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pricebook import catalog
 from pricebook.errors import UnknownEntryError
 from pricebook.schema import GpuSpec, ModelArch, Pricebook
 from solver.domain import Engine, Precision
-from solver.perf.disagg import DEFAULT_SCALE_OUT_GBPS, DisaggDeployment, Pool, disagg_infeasibility
-from solver.perf.rack_gpus import rack_gpu, rack_scale_out_gbps
+from solver.perf.disagg import (
+    DisaggDeployment,
+    Pool,
+    disagg_infeasibility,
+    engine_replica,
+)
+from solver.perf.disagg_cases import resolve_gpu, scale_out_gbps
 from solver.perf.replica import WorkloadShape
 from tools.calibration.points import DATA_DIR, ENGINES, FP8_KV_QUANT, QUANT_PRECISION
 
@@ -58,27 +66,6 @@ class DisaggPoint:
 class SkippedDisaggRow:
     id: str
     reason: str
-
-
-def resolve_gpu(book: Pricebook, key: str) -> GpuSpec:
-    """A catalogue GPU, else a rack GPU (``solver/perf/rack_gpus.yaml``)."""
-    try:
-        return catalog.gpu(book, key)
-    except UnknownEntryError:
-        spec = rack_gpu(key)
-        if spec is None:
-            raise
-        return spec
-
-
-def scale_out_gbps(book: Pricebook, gpu: GpuSpec) -> float:
-    """The per-GPU NIC of the GPU's servers (or its rack), else the 400G norm."""
-    rack = rack_scale_out_gbps(gpu.id)
-    if rack is not None:
-        return rack
-    servers = catalog.servers_for(book, gpu.id) if gpu.servers else ()
-    nics = [n.gbps * n.per_gpu for s in servers for n in s.nics]
-    return max(nics) if nics else DEFAULT_SCALE_OUT_GBPS
 
 
 def _int(text: str, default: int = 1) -> int:
@@ -121,6 +108,9 @@ def _point(book: Pricebook, row: dict[str, str]) -> DisaggPoint:
     if found is None:
         msg = "no silicon_concurrency"
         raise ValueError(msg)
+    if not row["prefill_num_workers"].strip():
+        deployment = _sized_for(model, deployment, WorkloadShape(int(row["isl"]), int(row["osl"])),
+                                int(found.group(1)))
     return DisaggPoint(
         id=row["id"],
         group=f"{gpu.id}|{model.id}",
@@ -132,6 +122,19 @@ def _point(book: Pricebook, row: dict[str, str]) -> DisaggPoint:
         tpot_ms=float(row["silicon_tpot_ms"]),
         assumed_workers=not row["prefill_num_workers"].strip(),
     )
+
+
+def _sized_for(model: ModelArch, deployment: DisaggDeployment, shape: WorkloadShape,
+               users: int) -> DisaggDeployment:
+    """Unstated worker counts: as many decode engines as the users' sequences need (KV and sequence
+    cap), one prefill engine."""
+    if disagg_infeasibility(model, deployment, shape):
+        return deployment
+    decode = engine_replica(model, deployment, deployment.decode, None)
+    cap = min(decode.sequences_fitting(shape.input_tokens + shape.output_tokens),
+              decode.limits.max_num_seqs * deployment.decode.attention_dp)
+    workers = max(1, math.ceil(users / max(cap, 1)))
+    return replace(deployment, decode=replace(deployment.decode, workers=workers))
 
 
 def load_disagg_points(book: Pricebook) -> tuple[list[DisaggPoint], list[SkippedDisaggRow]]:

@@ -89,7 +89,7 @@ def test_the_closed_loop_matches_a_brute_force_solve(v3: ModelArch) -> None:
     gpu = _gb200().gpu
     deployment = _deployment(Pool(gpu, tp=4, workers=2), Pool(gpu, tp=8, workers=2))
     shape, users = WorkloadShape(4096, 512), 96
-    f = load_disagg_calibration().factors(Engine.TRTLLM)
+    f = load_disagg_calibration().factors(Engine.TRTLLM, Precision.FP8)
     raw = raw_physics(v3, deployment, shape, users)
     decode = engine_replica(v3, deployment, deployment.decode, None)
     context = shape.input_tokens + shape.output_tokens / 2
