@@ -46,6 +46,8 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def planned() -> dict[str, Any]:
     request = load_scenario(SCENARIO, api.PlanFleetRequest)
+    # Room for the pool-timing re-solves on a loaded machine (the scenario's own limit is 10 s).
+    request.solver_options.time_limit_s = 60
     resolved = scenario_request(request, load_default())
     result = plan_request(resolved, time_limit_s=60, cancel=None, with_extras=False)
     plan = plan_to_proto(result)
@@ -108,6 +110,10 @@ def test_a_tp_mix_names_each_deployment_at_peak(planned: dict[str, Any]) -> None
         at_peak = line.split("; other hours")[0]
         for use in w["uses"]:
             if round(use.get("replicas", 0.0), 2) > 0:
+                if use.get("card_share"):  # co-located: its part of a card, as the rows name it
+                    assert use["deployment"].startswith(use["gpu_id"] + " ")
+                    assert use["deployment"].rsplit(" ", 1)[0] in at_peak
+                    continue
                 size = f"MIG 1/{use['mig_slice']}" if use.get("mig_slice") else f"TP{use['tp']}"
                 assert f"{use['gpu_id']} {size}" in at_peak
 
