@@ -269,7 +269,7 @@ def _cash_flow(
     sheet.set_column(1, 2 + years, 16)
     grand = xl_rowcol_to_cell(total_row, 2 + years)
     residual_total = xl_rowcol_to_cell(first + ROWS.index("residual"), 2 + years)
-    end = _vat_block(sheet, total_row + 2, quote, (grand, residual_total), f=f, lang=lang)
+    end = vat_end = _vat_block(sheet, total_row + 2, quote, (grand, residual_total), f=f, lang=lang)
     if econ.discounting is not None:
         capex_row = first + ROWS.index("capex")
         end = _present_value_block(sheet, end + 2, econ.discounting, (capex_row, total_row), f=f, lang=lang)
@@ -285,7 +285,7 @@ def _cash_flow(
     return {
         "tco": ref(total_row, 2 + years),
         "opex": f"SUM({monthly_column})",
-        "tco_with_vat": ref(end - 1, 1) if econ.vat is not None else None,
+        "tco_with_vat": ref(vat_end - 1, 1) if econ.vat is not None else None,
     }
 
 
