@@ -69,9 +69,8 @@ Constraints (numbers match ``ModelBuilder`` method comments and the evaluator's 
    ub(s_o) ≥ 2: ``e_o ∈ {0,1}`` "o is a single node": e_o ≤ s_o, s_o ≤ 1 + (ub(s_o) − 1)(1 − e_o);
    the fabric costs NET_o = c_o (s_o − e_o), i.e. c_o s_o once s_o ≥ 2 and 0 for one server (the
    minimisation sets e_o = 1 whenever s_o = 1; ``AcquisitionOption.network_capex``).
-   A server model is leased or bought, not both (``_lease_or_buy``: one binary per model with a
-   lease option; s_o ≤ ub(s_o)·z for its lease, ≤ ub(s_o)·(1 − z) for its purchase), so each
-   option's fabric rule stays exact.
+   A server model is leased or bought, not both (``leases.add_lease_or_buy``: one binary per model
+   with a lease option), so each option's fabric rule stays exact.
    Owned GPUs sit densely in owned hosts: n_o ≥ k_o · s_o − (k_o − 1). A bought option b of the
    same GPU and server model as an owned option o (b not a fixed board) shares o's free slots:
    n_b + n_o ≤ k (s_b + s_o) replaces n_b ≤ k · s_b (``instance.owned_host_of``).
@@ -161,6 +160,7 @@ from solver.optimizer.instance import (
     replica_pools,
     tp_domain,
 )
+from solver.optimizer.leases import add_lease_or_buy
 from solver.optimizer.reductions import reserved_dominated_by_on_demand, small_server_limits
 from solver.optimizer.results import SolverStats
 from solver.optimizer.static import add_static_deployment, is_static
@@ -380,7 +380,7 @@ class ModelBuilder:
         checkpoint()
         self._servers()
         self._multi_node_fabric()
-        self._lease_or_buy()
+        add_lease_or_buy(self)  # 4c
         self._rental_instances()
         self._owned_and_counts()
         self._fixed_fleet()
@@ -585,22 +585,6 @@ class ModelBuilder:
             slv.Add(single <= s, f"single_node_lo[{o.id}]")
             slv.Add(s <= 1 + (servers_hi - 1) * (1 - single), f"single_node_hi[{o.id}]")
             self.single_node[o.id] = single
-
-    # 4c: a server model is bought or leased, not both (each option's fabric is its own)
-    def _lease_or_buy(self) -> None:
-        slv = self.solver
-        by_server: dict[str, list[AcquisitionOption]] = defaultdict(list)
-        for o in self.inst.options:
-            if o.server_id is not None and o.id in self.s and not o.owned:
-                by_server[o.server_id].append(o)
-        for server, options in by_server.items():
-            leased = [o for o in options if o.leased]
-            if not leased or len(options) < MULTI_NODE_SERVERS:
-                continue
-            choice = slv.BoolVar(f"leased[{server}]")
-            for o in options:
-                s = self.s[o.id]
-                slv.Add(s <= int(s.ub()) * (choice if o.leased else 1 - choice), f"lease_or_buy[{o.id}]")
 
     def network_expr(self, o: AcquisitionOption) -> Any:
         """NET_o: the fabric of option o's servers (constraint 4)."""
