@@ -11,6 +11,7 @@ import pytest
 
 from pricebook.loader import load_default
 from solver.perf.calibration import CALIBRATION_PATH
+from solver.perf.disagg import DISAGG_CALIBRATION_PATH
 from tools.calibration import disagg_fit
 from tools.calibration.disagg_fit import DISAGG_CV_PATH, METRICS
 from tools.calibration.disagg_points import load_disagg_points
@@ -37,6 +38,6 @@ def test_every_point_is_predicted_once_by_the_fold_of_its_pair() -> None:
 
 
 def test_the_disaggregated_fit_writes_its_own_file() -> None:
-    assert disagg_fit.DISAGG_CALIBRATION_PATH != CALIBRATION_PATH
+    assert DISAGG_CALIBRATION_PATH != CALIBRATION_PATH
     source = Path(disagg_fit.__file__).read_text()
     assert "CALIBRATION_PATH.write" not in source.replace("DISAGG_CALIBRATION_PATH", "")
