@@ -16,8 +16,9 @@ this module adds only what disaggregation changes:
 Under a steady closed loop of N users (the AIConfigurator benchmark's load) the decode batch b per
 engine solves N = (decode engines × b) + λ·(TTFT + admission wait), λ = decode engines × b /
 ((osl − 1)·TPOT(b)); the few fitted factors (``disagg_calibration.json``, written by
-``tools.calibration.disagg_fit``) scale prefill and decode times per engine, the fixed per-request
-cost, the prefill queue and the transfer's share of the link.
+``tools.calibration.disagg_fit``) scale prefill and decode times per engine and weight precision
+(each layer within ×2 of the physics), the fixed per-request cost, the prefill queue, the decode
+iterations a new request waits to join a busy decode batch, and the transfer's share of the link.
 """
 
 from __future__ import annotations
@@ -64,6 +65,9 @@ class DisaggFactors:
     """Mean wait of a prompt for a busy prefill engine, in prefill batches × ρ/(1 − ρ)."""
     transfer_efficiency: float = 0.5
     """Share of the link's per-GPU bandwidth the KV transfer reaches."""
+    admission_steps: float = 1.0
+    """Decode iterations a request waits to join a decode engine's batch after its KV arrives (the
+    engine admits new sequences between iterations; busy engines take longer to schedule them)."""
     slot_wait: float = 1.0
     """Wait for a decode slot when the router sends a request to a full decode engine: × u^c ×
     (osl − 1)·TPOT / (c + 1) for an engine of c slots of which a share u is busy (each slot busy
@@ -415,7 +419,8 @@ def solve_steady(raws: Sequence[RawPhysics], f: FactorArrays) -> SteadySolution:
         wait = fc["queue_wait"] * col["prefill_batch_s"] * fc["prefill_scale"] * busy / (1.0 - busy)
         wait = np.where(rho >= 1.0, np.inf, wait)
         first = (fc["request_overhead_s"] + wait + col["prefill_alone_s"] * fc["prefill_scale"]
-                 + col["transfer_s"] / fc["transfer_efficiency"] + slot_wait)
+                 + col["transfer_s"] / fc["transfer_efficiency"] + slot_wait
+                 + fc["admission_steps"] * tpot)
         return tpot, rate, rho, wait, first
 
     _, rate, _, _, first = at(grid, steps)

@@ -43,7 +43,7 @@ from tools.calibration.disagg_points import DisaggPoint, load_disagg_points
 
 DISAGG_CV_PATH = Path(__file__).with_name("disagg_cv_predictions.json")
 ENGINE_FIELDS = ("prefill_scale", "decode_scale", "decode_batch_scale", "request_overhead_s", "queue_wait",
-                 "slot_wait")
+                 "slot_wait", "admission_steps")
 """Fields fitted per engine on top of the base."""
 PRECISION_FIELDS = ("prefill_scale", "decode_scale", "decode_batch_scale")
 """Fields fitted per weight precision (FP4 and FP8 MoE GEMMs are other kernels)."""
@@ -52,6 +52,10 @@ BASE_PRIOR_SD = 2.0
 ENGINE_PRIOR_SD = 0.5
 BOUNDS = (-6.0, 6.0)
 """Log multipliers stay within a factor e^6 of the defaults."""
+STEP_SCALE_BOUND = float(np.log(2.0))
+"""The prefill and decode step scales stay physical: each layer (base, engine, precision) within ×2
+of the aggregated physics (×8 at most in all)."""
+STEP_SCALES = frozenset({"prefill_scale", "decode_scale", "decode_batch_scale"})
 ROBUST_SCALE = 0.3
 PAIR_WEIGHT_REFERENCE = 30.0
 MAX_NFEV = 300
@@ -130,7 +134,8 @@ def fit_values(prepared: Prepared) -> dict[str, Any]:
         return np.concatenate([*parts, ROBUST_SCALE * x / prior_sd])
 
     start = np.zeros(len(names))
-    result = least_squares(residuals, start, bounds=BOUNDS, loss="soft_l1", f_scale=ROBUST_SCALE,
+    bound = np.array([STEP_SCALE_BOUND if name in STEP_SCALES else BOUNDS[1] for _, name in names])
+    result = least_squares(residuals, start, bounds=(-bound, bound), loss="soft_l1", f_scale=ROBUST_SCALE,
                            max_nfev=MAX_NFEV, x_scale=1.0)
     values = values_of(result.x, names)
     values["fit"] = {"cost": float(result.cost), "nfev": int(result.nfev), "points": len(prepared.points)}

@@ -105,7 +105,7 @@ def test_the_closed_loop_matches_a_brute_force_solve(v3: ModelArch) -> None:
         busy = float(min(b / slots, 1.0) ** slots)
         slot = f.slot_wait * busy * (shape.output_tokens - 1) * tpot(b) / (slots + 1)
         return (f.request_overhead_s + wait + raw.prefill_alone_s * f.prefill_scale
-                + raw.transfer_s / f.transfer_efficiency + slot)
+                + raw.transfer_s / f.transfer_efficiency + slot + f.admission_steps * tpot(b))
 
     low, high = 1e-6, users / 2
     for _ in range(100):
