@@ -42,17 +42,11 @@ BACKENDS: Mapping[str, str] = {"scip": "SCIP", "highs": "HIGHS"}
 """The offered backends (docs/optimizer.md says why CP-SAT and CBC are not among them)."""
 DEFAULT_BACKEND = "scip"
 MAX_THREADS = 2
-SCIP_PARAMETERS = (
-    "randomization/randomseedshift = 0\npresolving/dualsparsify/maxrounds = 0\n"
-    "constraints/linear/dualpresolving = FALSE\n"
-)
+SCIP_PARAMETERS = "randomization/randomseedshift = 0\npresolving/dualsparsify/maxrounds = 0\n"
 """Fixed seed: the same request gives the same plan. SCIP 10.0.0's dual-sparsify presolver is off:
 with it SCIP proved wrong optima (0.15–1.4 % dearer than HiGHS's proven optimum, reported as
 OPTIMAL at gap 0) on 5 of 260 price/demand variants of the 500M KRW example; without it, none
-(``tests/solver/optimizer/test_driver.py::test_scip_agrees_with_highs_on_example_variants``).
-Its dual presolving of linear constraints is off too: with co-located candidates (constraint 15)
-it proved variant 31 of that test 0.19 % dearer than HiGHS's optimum (1,303,707,090 against
-1,301,258,194 KRW); without it SCIP agrees."""
+(``tests/solver/optimizer/test_driver.py::test_scip_agrees_with_highs_on_example_variants``)."""
 TIE_BREAK_TCO_TOLERANCE = 1e-7
 """Relative TCO slack the tie-break stage may use (numerical noise, far below the solver gap)."""
 MIN_TIE_BREAK_S = 0.05
