@@ -287,32 +287,56 @@ def colocated_candidates(
     book: Pricebook,
     gpus: Iterable[GpuSpec],
     max_tp: dict[str, int],
+    whole: Iterable[Candidate],
+    *,
     measured: MeasuredCorrections = NO_CORRECTIONS,
 ) -> list[Candidate]:
     """Guests (small one-size models on a share of a card) and hosts (one-size workloads on the
     rest of whole cards) on every GPU type where a small model fits (``solver.optimizer.colocation``):
     each sized at its own SLA on its part of the card, and kept only when it fits its share of the
-    memory by the model's own figures."""
+    memory by the model's own figures. A host is tried only beside another workload's guest, and
+    only for a deployment whose whole-card candidate (``whole``, after dominance) is kept."""
     own = [f for f in families(request) if not f.sizing.shared and not f.members[0].length_mix]
     if len(request.inference) < 2 or not own:
         return []
     models = {f.members[0].name: resolve_model(f.members[0].model, book) for f in own}
     guests = [f for f in own if small_model(models[f.members[0].name])]
+    kept: dict[str, set[tuple[str, int, Precision]]] = defaultdict(set)
+    for c in whole:
+        if not c.pool and not c.mig_slice:
+            kept[c.workload].add((c.gpu, c.tp, c.precision))
     found: list[Candidate] = []
     for gpu in gpus:
         placed = [(f, _guest_candidates(f, models[f.members[0].name], gpu, measured)) for f in guests]
         share = guest_share([min(s for s, _ in cands) for _, cands in placed if cands])
         if share is None:
             continue
-        for _, cands in placed:
-            found += [c for s, c in cands if s == share]
+        placed_guests = {f.members[0].name: [c for s, c in cands if s == share] for f, cands in placed}
+        for cands in placed_guests.values():
+            found += cands
         for family in own:
             w, model = family.members[0], models[family.members[0].name]
-            for dep, skip in _deployments(w, model, gpu, max_tp.get(gpu.id, 1)):
-                if not skip and not dep.mig_slice:
-                    host = replace(dep, card_share=1 - share)
-                    found += _fitting(family, model, gpu, host, measured)
+            if not any(cands for name, cands in placed_guests.items() if name != w.name):
+                continue
+            hosts = [
+                c
+                for dep, skip in _deployments(w, model, gpu, max_tp.get(gpu.id, 1))
+                if not skip and not dep.mig_slice and (gpu.id, dep.tp, dep.precision) in kept[w.name]
+                for c in _fitting(family, model, gpu, replace(dep, card_share=1 - share), measured)
+            ]
+            found += _fewest_hosts(hosts)
     return found
+
+
+def _fewest_hosts(hosts: list[Candidate]) -> list[Candidate]:
+    """At most two host deployments per workload and GPU type — the smallest TP group (a low load
+    beside a guest) and the most requests per card (a high one) — so co-location adds a few
+    options to the MIP, not one per TP degree and precision."""
+    if not hosts:
+        return []
+    smallest = min(hosts, key=lambda c: (c.tp, -c.capacity_req_s, c.id))
+    densest = min(hosts, key=lambda c: (-c.capacity_req_s / c.tp, c.tp, c.id))
+    return [smallest] if densest is smallest else [smallest, densest]
 
 
 def _guest_candidates(
@@ -527,8 +551,10 @@ def build_instance(request: PlanRequest, book: Pricebook, *, fleet: Fleet | None
         cands, rejected = family_candidates(family, model, gpus, max_tp, measured)
         found += cands
         rejections += rejected
-    found += colocated_candidates(request, book, gpus, max_tp, measured)
     candidates, dominated = drop_dominated(found)
+    co_located = colocated_candidates(request, book, gpus, max_tp, candidates, measured=measured)
+    shared_cards, _ = drop_dominated(co_located)
+    candidates = sorted([*candidates, *shared_cards], key=lambda c: c.id)
     rejections += dominated
     buckets, demands = _demands(request, len(candidates))
     _refuse_oversized(request, candidates, demands)

@@ -7,8 +7,11 @@ CUDA MPS with an SM share and a pinned-memory limit per process):
 
 - a *guest* replica of a small model w (``params_b ≤ GUEST_MAX_PARAMS_B``, one request size, TP 1)
   gets a share ``s_g`` of one card's time and memory;
-- a *host* replica of any one-size workload (TP t, whole cards) gets ``1 − s_g`` of each of its t
-  cards' time and memory, so each of its cards has room for one guest.
+- a *host* replica of another one-size workload (TP t, whole cards) gets ``1 − s_g`` of each of
+  its t cards' time and memory, so each of its cards has room for one guest. Host options are
+  pruned to keep the MIP small (``candidates.colocated_candidates``): only deployments whose
+  whole-card candidate survives dominance, at most two per workload and GPU type (the smallest
+  TP group and the most requests per card).
 
 Both are timed by the performance model as a smaller card (``solver.perf.physics.GpuPhysics
 .card_part``: compute, memory bandwidth, links and memory × their share; each step of either
