@@ -246,6 +246,8 @@ class WorkloadUseRow(_Quote):
     output_tok_s: float
     deployment: str = ""
     """The planner's name of a co-located group (``DeploymentLine.label``); "" = named from the fields."""
+    card_share: float = 1.0
+    """The share of each card the group runs on (co-location; 1 = whole cards)."""
 
 
 class GroupShareRow(_Quote):
@@ -273,6 +275,8 @@ class DeploymentGroupRow(_Quote):
     utilization: float
     deployment: str = ""
     """The planner's name of a co-located group (``DeploymentLine.label``); "" = named from the fields."""
+    card_share: float = 1.0
+    """The share of each card the group runs on (co-location; 1 = whole cards)."""
 
 
 class WorkloadRow(_Quote):

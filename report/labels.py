@@ -186,6 +186,8 @@ LABELS: dict[str, str] = {
     "shared_pool": "shared pool",
     "own_replicas": "own replicas",
     "co_located": "co-located (shares a card)",
+    "card_guest": "{fraction} of a card",
+    "card_host": "{fraction} of each card",
     "replicas_peak": "Replicas at peak",
     "replicas_off_peak": "Off-peak replicas",
     "gpus_peak": "GPUs at peak",

@@ -8,7 +8,23 @@ from report.data import DeploymentGroupRow, QuoteData, QuoteSite, WorkloadRow, W
 from report.formatting import number, percent
 from report.labels import Language, label
 from report.text import deployment, replicas, uses_text
+from solver.optimizer.instance import GUEST_SHARE_MAX, card_fraction
 from solver.planner import notices
+
+
+def deployment_name(
+    gpu_id: str, tp: int, mig_slice: int, precision: str, *, card_share: float, lang: Language
+) -> str:
+    """A deployment's name in ``lang``: ``h100-nvl TP2 fp8``, or co-located, the guest
+    ``l40s 1/16 of a card bf16`` and its host ``l40s TP2 fp8 15/16 of each card`` (the planner's
+    ``deployment_label`` in English)."""
+    if card_share >= 1:
+        return deployment(gpu_id, tp, mig_slice, precision)
+    fraction = card_fraction(card_share)
+    if card_share <= GUEST_SHARE_MAX:
+        return f"{gpu_id} {label('card_guest', lang).format(fraction=fraction)} {precision}"
+    host = label("card_host", lang).format(fraction=fraction)
+    return f"{deployment(gpu_id, tp, mig_slice, precision)} {host}"
 
 
 def workload_deployments(w: WorkloadRow, lang: Language) -> str:
@@ -16,7 +32,8 @@ def workload_deployments(w: WorkloadRow, lang: Language) -> str:
 
     def name(u: WorkloadUseRow) -> str:
         shared = f" {label('shared', lang)}" if u.shared else ""
-        return (u.deployment or deployment(u.gpu_id, u.tp, u.mig_slice, u.precision)) + shared
+        name = deployment_name(u.gpu_id, u.tp, u.mig_slice, u.precision, card_share=u.card_share, lang=lang)
+        return name + shared
 
     return uses_text([(u.replicas, u.replicas_max, name(u)) for u in w.uses], label("other_hours", lang))
 
@@ -24,8 +41,8 @@ def workload_deployments(w: WorkloadRow, lang: Language) -> str:
 def group_cells(g: DeploymentGroupRow, lang: Language) -> list[str]:
     """A deployment group's row as text, in ``COLUMNS.groups`` order."""
     return [
-        g.deployment or deployment(g.gpu_id, g.tp, g.mig_slice, g.precision),
-        label("shared_pool" if g.shared else "co_located" if g.deployment else "own_replicas", lang),
+        deployment_name(g.gpu_id, g.tp, g.mig_slice, g.precision, card_share=g.card_share, lang=lang),
+        label("shared_pool" if g.shared else "co_located" if g.card_share < 1 else "own_replicas", lang),
         str(g.replicas_peak),
         str(g.replicas_off_peak),
         replicas(g.gpus_peak),

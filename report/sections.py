@@ -53,6 +53,7 @@ def _served_row(line: WorkloadLine, w: InferenceWorkload | None) -> WorkloadRow:
                 share=u.share,
                 output_tok_s=u.output_tok_s,
                 deployment=u.label if u.card_share < 1 else "",
+                card_share=u.card_share,
             )
             for u in line.uses
         ),
@@ -114,6 +115,7 @@ def group_rows(result: PlanResult) -> tuple[DeploymentGroupRow, ...]:
             output_tok_s=g.output_tok_s,
             utilization=g.utilization,
             deployment=g.label if g.card_share < 1 else "",
+            card_share=g.card_share,
         )
         for g in result.deployment_lines
     )
