@@ -15,7 +15,6 @@ import argparse
 import json
 import logging
 import os
-import platform
 import time
 from functools import partial
 from pathlib import Path
@@ -24,7 +23,7 @@ from typing import Any
 import structlog
 
 from api.fleetplan.v1 import fleet_planner_pb2 as api
-from bench.whole_answer import TARGETS_S, _requests
+from bench.whole_answer import TARGETS_S, _requests, machine
 from pricebook import load_default
 from service.convert.scenario import scenario_request
 from solver.optimizer.candidates import build_instance
@@ -88,12 +87,7 @@ def main() -> None:
     chosen = {k: v for k, v in _requests().items() if not args.only or k in args.only}
     results = {name: measure(make()) for name, make in chosen.items()}
     out = {
-        "machine": {
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
-            "load_average_before": load_before,
-            "load_average": os.getloadavg(),
-        },
+        "machine": machine(load_before),
         "results": results,
     }
     args.out.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
