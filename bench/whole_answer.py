@@ -109,6 +109,16 @@ def _measure(client: FleetPlannerClient, request: api.PlanFleetRequest, repeat: 
     return {"median_seconds": statistics.median(times), "max_seconds": max(times), "runs": runs}
 
 
+def machine(load_before: tuple[float, float, float]) -> dict[str, Any]:
+    """The machine a benchmark ran on, with the load average before and after it."""
+    return {
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "load_average_before": load_before,
+        "load_average": os.getloadavg(),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
@@ -125,12 +135,7 @@ def main() -> None:
     finally:
         server.stop(grace_s=0.5)
     out = {
-        "machine": {
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
-            "load_average_before": load_before,
-            "load_average": os.getloadavg(),
-        },
+        "machine": machine(load_before),
         "targets_s": {name: TARGETS_S[name] for name in chosen},
         "results": results,
     }

@@ -8,9 +8,13 @@ Sensitivity is a bounded bisection on a multiplier ``m`` (1 = today's price or d
 
 1. solve at the far end of the range (e.g. ``m = 4``); if the mix is unchanged there, the answer
    is "not within the range";
-2. otherwise keep ``lo`` (mix unchanged) and ``hi`` (mix changed) and halve the interval until it
-   is narrower than ``tolerance``; the threshold reported is ``hi`` — the plan there *is*
+2. otherwise keep ``lo`` (mix unchanged) and ``hi`` (mix changed) and narrow the interval until
+   it is narrower than ``tolerance``; the threshold reported is ``hi`` — the plan there *is*
    different — and ``lo`` is the last multiplier checked with the same mix.
+
+For a price multiplier every plan's cost is linear in ``m``: the probes go either side of where
+known plans' costs cross, and each probe's solve admits only plans at most as dear as the cheapest
+known plan there (``find_threshold``), so a probe that keeps today's mix ends at a bound.
 
 The *mix* is the set of (GPU type, acquisition mode) the plan holds; counts are not part of it
 (demand moves counts at every step, which is not what a bid reviewer asks).

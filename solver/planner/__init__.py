@@ -20,9 +20,10 @@ resolves or applies overrides again.
 6. ``sensitivity``: how far each planned GPU type's price (and the strongest alternative's) must
    move before the mix changes (``solver.analysis.whatif``): price-flip thresholds, not headroom.
 
-Steps 4–6 re-solve the same instance with small changes, within the caller's time limit: the main
-solve gets up to ``plan.MAIN_SOLVE_SHARE`` of it, the rest is shared by baselines, headroom
-and sensitivity; what does not fit says so in the result.
+Steps 4–6 re-solve the same instance with small changes, within the caller's time limit, shared
+by ``solver.budget.DEFAULT_BUDGET`` (the main solve gets up to ``main_solve`` of it, the rest is
+shared by baselines, headroom and sensitivity); what does not fit says so in the result, and the
+result's ``stages`` say what each step used.
 
 Also: ``evaluate.evaluate`` (EvaluateFleet: a given fleet vs the optimum),
 ``break_even.analyze_break_even`` (AnalyzeBreakEven: the break-even section for one GPU type, a

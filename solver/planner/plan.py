@@ -142,7 +142,7 @@ def plan_instance(
     deadline_share = BUDGET.main_solve_share_of(remaining_s, with_extras=with_extras)
     main_limit = min(request.options.time_limit_s, deadline_share)
     with clock.timed("main_solve", main_limit):
-        solution = _solve_main(request, book, instance, main_limit, cancel)
+        solution = solve_main(request, book, instance, main_limit, cancel)
     extras: Extras = Extras()
     runs: tuple[BaselineRun, ...] = ()
     headroom: Headroom | None = None
@@ -304,7 +304,7 @@ def _headroom(
     return headroom
 
 
-def _solve_main(
+def solve_main(
     request: PlanRequest,
     book: Pricebook,
     instance: FleetInstance,
