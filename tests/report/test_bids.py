@@ -192,6 +192,14 @@ def _pdf_row(bid: Bid, name: str) -> str:
     return next(f"{line} " for line in lines if line.startswith(starts) and " × " in line)
 
 
+def _as_cli(shown: str) -> str:
+    """A deployment cell of a Korean quote as the (English) CLI words it: shared pools and
+    co-located parts of a card."""
+    shown = re.sub(r"카드 (\d+/\d+) 공유", r"\1 of a card", shown)
+    shown = re.sub(r"카드마다 (\d+/\d+)", r"\1 of each card", shown)
+    return shown.replace("공유", "shared")
+
+
 def _hundredths(value: float | str) -> Decimal:
     return Decimal(str(value).replace(",", "")).quantize(Decimal("0.01"))
 
@@ -211,7 +219,7 @@ def test_workload_rows_agree_everywhere_and_none_is_empty(bid: Bid) -> None:
         saved = answer[name]
         assert (cells[0], cells[1]) == (name, uses) and cli_cells[:2] == [
             name,
-            uses.replace("공유", "shared"),
+            _as_cli(uses),
         ]
         assert _hundredths(replicas) == _hundredths(saved["replicas"]) == _hundredths(cells[2])
         assert _hundredths(cli_cells[2]) == _hundredths(saved["replicas"])
@@ -245,7 +253,7 @@ def test_pool_rows_agree_everywhere_and_none_is_empty(bid: Bid) -> None:
         tok_s, utilization = f"{group['output_tok_s']:,.0f}", group["utilization"]
         assert shown[2:6] == [str(peak), str(off_peak), gpus, hour] == cli_cells[2:6]
         assert (cells[2], cells[3], f"{cells[4]:g}", cells[5]) == (peak, off_peak, gpus, hour)
-        assert shown[0].startswith(group["gpu_id"]) and cli_cells[0] == shown[0]
+        assert shown[0].startswith(group["gpu_id"]) and cli_cells[0] == _as_cli(shown[0])
         assert shown[7] == tok_s == f"{cells[7]:,.0f}" and tok_s in _whole_numbers(cli_cells[7])
         assert shown[8] == f"{utilization:.1%}" and cli_cells[8] == f"{utilization:.0%}"
         assert cells[8] == pytest.approx(utilization, rel=1e-9)

@@ -10,10 +10,13 @@ from typing import Any
 
 import openpyxl
 import pytest
-from report_support import amount, bid_example, example, expected_bom_lines
+from report_support import amount, example, expected_bom_lines, plan_and_quote, resolved_of
 
+from api.fleetplan.v1 import fleet_planner_pb2 as api
+from clients.scenario import load_scenario
 from report import Language
 from report.xlsx import render_xlsx
+from tests.regressions.round3.test_10_pooled_replicas_shown_zero import SCENARIO as REPRO_10
 
 SHEETS = ["Summary", "Alternatives", "BOM", "CashFlow", "Workloads", "Assumptions", "Sensitivity"]
 SHEETS_KO = ["요약", "대안 비교", "견적 내역", "현금 흐름", "워크로드", "가정", "민감도"]
@@ -112,7 +115,10 @@ def _shown_as_on_the_page(cell: Any) -> bool:
 
 
 def test_replicas_and_gpus_show_the_decimals_the_page_shows() -> None:
-    quote = bid_example("kr_public_rag_bid").quote  # pool shares (0.36, 0.64), a MIG quarter (0.25 GPU)
+    # Reproduction 10's RAG bid: workloads sharing a pool (1.91 and 1.09 replicas), a MIG quarter
+    request = load_scenario(REPRO_10, api.PlanFleetRequest)
+    request.solver_options.time_limit_s = 60  # room for the pool re-solves on a loaded machine
+    quote = plan_and_quote(resolved_of(request), "rp10").quote
     sheet = openpyxl.load_workbook(io.BytesIO(render_xlsx(quote, Language.KO)))["워크로드"]
     replicas = [sheet.cell(2 + i, 3) for i in range(len(quote.workloads))]
     groups_header = _row_of(sheet, "배포", 1)

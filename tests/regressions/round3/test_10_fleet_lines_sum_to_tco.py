@@ -16,7 +16,10 @@ pytestmark = pytest.mark.slow
 
 def test_the_bids_fleet_lines_add_up_to_its_tco(client: FleetPlannerClient) -> None:
     request = without_extras(scenario("10-pooled-replicas-shown-zero"))
-    request.solver_options.time_limit_s = 4  # any plan of several lines shows it
+    request.solver_options.time_limit_s = 20  # any plan of several lines shows it
+    # At most four H100 NVL: the bid then needs a second GPU type, so the fleet has several lines
+    # (all on one H100 NVL server since cards share: one line alone rounds to the TCO trivially).
+    request.constraints.count_bounds.add(gpu_id="h100-nvl", max_count=4)
     plan = client.plan_fleet(request).plan
     assert len(plan.fleet) >= 2  # several lines, each rounded on its own
     lines = sum((Decimal(f.horizon_cost.amount) for f in plan.fleet), Decimal(0))
