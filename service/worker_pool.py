@@ -102,12 +102,18 @@ def _start_worker(setup: _Setup, lanes: Any, outbox: Any) -> None:
     _worker_book, _lanes, _outbox = book, lanes, outbox
 
 
+PRELOAD = (__name__, "service.domain_calls")
+"""Imported once by the forkserver, before it forks any worker: this module and what the jobs call
+(the planner and the performance model). A worker that imported them at its first job would take
+seconds longer over it (a solve cut short at a shutdown then had no plan yet)."""
+
+
 def _worker_context() -> multiprocessing.context.BaseContext:
-    """``forkserver`` preloading this module; ``spawn`` where there is no forkserver (Windows)."""
+    """``forkserver`` preloading ``PRELOAD``; ``spawn`` where there is no forkserver (Windows)."""
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload([__name__])
+    context.set_forkserver_preload(list(PRELOAD))
     return context
 
 
