@@ -230,12 +230,18 @@ class WorkerPool:
             threading.Thread(target=self._start_and_wait, name="fleetplan-workers-start", daemon=True).start()
 
     def _start_and_wait(self) -> None:
-        """Start the workers, wait until they are up and say so (``worker_pool.ready``)."""
+        self.wait_ready(None)
+
+    def wait_ready(self, timeout_s: float | None) -> bool:
+        """Start the workers if need be and wait (at most ``timeout_s``) until they are up; says so
+        once (``worker_pool.ready``). False: none (off, failed, or still starting)."""
+        if self._processes < 1:
+            return False
         self.ready()
         with self._lock:
             warming = list(self._warming)
-        concurrent.futures.wait(warming)
-        self.ready()
+        concurrent.futures.wait(warming, timeout=timeout_s)
+        return self.ready() is not None
 
     def _start_locked(self) -> None:
         if self._processes < 1 or self._pool is not None:
