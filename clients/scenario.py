@@ -222,6 +222,12 @@ def load_scenario(path: Path, message_type: type[_M], echo: TextIO | None = None
 
 
 # Batch-file keys (issue #4 contract) → PerformanceCase proto fields.
+DISAGGREGATED_CASE_KEYS = tuple(
+    f"{role}_{name}"
+    for role in ("prefill", "decode")
+    for name in ("gpu", "tp", "workers", "ep", "attention_dp")
+)
+"""Batch-file keys of a disaggregated case's two roles (also ``fleetplan estimate`` flags)."""
 CASE_KEYS = {
     "mode",
     "gpu",
@@ -250,6 +256,7 @@ CASE_KEYS = {
     "sla_ttft_p95_ms",
     "sla_tpot_p95_ms",
     "sla_min_per_user_tok_s",
+    *DISAGGREGATED_CASE_KEYS,
 }
 
 

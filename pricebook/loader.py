@@ -418,8 +418,22 @@ def check_offer_references(
             raise error("server", f"server {off.server!r} holds {srv.gpu!r}, not {off.gpu!r}")
     if off.kind == OfferKind.RESERVED and off.term_months <= 0:
         raise error("term_months", "a reserved offer needs its commitment term (months > 0)")
+    if off.kind == OfferKind.LEASE:
+        _check_lease(off, error)
     if off.price.amount <= 0:
         raise error("price", f"price must be positive, got {off.price.amount}")
+
+
+def _check_lease(off: Offer, error: Callable[[str, str], Exception]) -> None:
+    """A lease names its server and term, and prices its buy-out and the hardware it finances."""
+    if off.server is None:
+        raise error("server", "a lease offer must name its server")
+    if off.term_months <= 0:
+        raise error("term_months", "a lease offer needs its term (months > 0)")
+    if off.buyout_price is None or off.buyout_price.amount < 0:
+        raise error("buyout_price", "a lease offer needs its buy-out price (0 or more)")
+    if off.financed_price is None or off.financed_price.amount <= 0:
+        raise error("financed_price", "a lease offer needs the cash price it finances (more than 0)")
 
 
 def _check_prices(entries: Mapping[str, Sequence[tuple[str, Sourced]]]) -> None:

@@ -221,6 +221,10 @@ class OfferKind(StrEnum):
     """Rent with a commitment of ``term_months``; price per GPU-hour, paid for every hour."""
     ON_DEMAND = "on_demand"
     """Rent by the hour; price per GPU-hour, paid only for hours used."""
+    LEASE = "lease"
+    """Lease or buy in instalments a whole server (``server`` set): ``price`` is the payment per
+    server and month for ``term_months`` months, then ``buyout_price``; the hardware is used as if
+    bought (``financed_price`` is its cash price: the basis of its support and market value)."""
 
 
 class PriceLabel(StrEnum):
@@ -268,6 +272,10 @@ class Offer(Sourced):
     ai_enterprise_included_months: Annotated[int, Field(ge=0)] = 0
     """Purchases: months of NVIDIA AI Enterprise subscription that come with the GPU (60 for the
     H100 PCIe, H100 NVL and H200 NVL SKUs; SXM parts list it as an "Add-on": 0)."""
+    buyout_price: Money | None = None
+    """Leases: paid per server at the end of the term to own the hardware (0 for a full-payout lease)."""
+    financed_price: Money | None = None
+    """Leases: the cash price per server of what the lease finances."""
 
 
 class ApiPrice(Sourced):
@@ -395,6 +403,16 @@ class NetworkFabric(Sourced):
     """One scale-out NIC (charged per NIC unless the server's host price includes them)."""
 
 
+class PriceTrend(Sourced):
+    """How a kind of price moves a year, for multi-year plans: the default path of every offer of
+    that kind (``multiplier_per_year`` compounded by a period's start month ÷ 12); a request's
+    ``constraints.price_by_year`` replaces it."""
+
+    applies_to: Literal["purchase", "rental"]
+    multiplier_per_year: PosFloat
+    label: PriceLabel
+
+
 class SiteAssumptions(Sourced):
     electricity_krw_per_kwh: PosFloat
     electricity_usd_per_kwh: PosFloat
@@ -421,6 +439,8 @@ class SiteAssumptions(Sourced):
     prices_include_vat: bool
     fx_rates: tuple[FxRate, ...]
     network_fabrics: tuple[NetworkFabric, ...] = ()
+    price_trends: tuple[PriceTrend, ...] = ()
+    """Default price paths of multi-year plans, per kind (a kind without one stays flat)."""
     """Scale-out networking prices per fabric kind (a kind without one is not priced)."""
     site_model: SiteModel = SiteModel.COLOCATION
     """Where bought servers run (a request's ``Constraints.site_model`` takes precedence)."""

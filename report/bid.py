@@ -120,14 +120,16 @@ def bom_remarks(line: BomLine, lang: Language) -> str:
     return ""
 
 
-MODE_WORD = re.compile(r"\b(buy|reserved|on_demand)\b")
+MODE_WORD = re.compile(r"\b(buy|reserved|on_demand|lease)\b")
 
 
 def fleet_text(summary: str, lang: Language) -> str:
     """A planner's fleet (``h100-nvl ×3 buy + l40s ×1 on_demand``) with its modes in ``lang``."""
     if lang is Language.EN:
         return summary
-    text = MODE_WORD.sub(lambda m: label(f"mode.{m.group(1)}", lang), summary)
+    text = MODE_WORD.sub(
+        lambda m: label("fleet.lease" if m.group(1) == "lease" else f"mode.{m.group(1)}", lang), summary
+    )
     return text.replace(" owned", " " + label("owned", lang)).replace(
         "GPU-h/month", label("gpu_h_month", lang)
     )

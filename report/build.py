@@ -27,6 +27,8 @@ from report.data import (
     BomLine,
     BookDepreciationYear,
     CostComponentRow,
+    DiscountedYear,
+    Discounting,
     Economics,
     Frontier,
     FrontierRow,
@@ -192,6 +194,23 @@ def _economics(result: PlanResult) -> Economics | None:
             )
             for d in result.depreciation
         ),
+        discounting=_discounting(result),
+        lease_by_year=result.lease_by_year,
+    )
+
+
+def _discounting(result: PlanResult) -> Discounting | None:
+    flows = result.cash_flows
+    if flows is None:
+        return None
+    return Discounting(
+        rate=flows.rate,
+        objective=flows.objective.value,
+        years=tuple(
+            DiscountedYear(year=y.year, months=y.months, nominal=y.nominal, discounted=y.discounted)
+            for y in flows.years
+        ),
+        npv=flows.npv,
     )
 
 
@@ -318,6 +337,24 @@ def _rounding_line(capex: Money, lines_sum: Money) -> BomLine | None:
     return _bom_line(BomKind.ROUNDING, "rounding", name, total=difference, quantity=1, origin=origin)
 
 
+def _lease_line(line: PlanFleetLine, tco: OptionTco) -> RentalLine:
+    """Leased servers: a monthly line (the lease's payments over the horizon ÷ its months, buy-out
+    included; the hardware's support and site costs are in the cost lines as for bought servers)."""
+    months = tco.tco.horizon_months
+    monthly = to_money(float(tco.tco.lease.amount) / months, tco.tco.currency)
+    return RentalLine(
+        gpu_id=line.gpu,
+        mode="lease",
+        offer_id=line.offer_id,
+        provider=line.provider,
+        price_label=line.price_label.value if line.price_label is not None else "",
+        gpus=line.gpus,
+        price_per_gpu_hour=None,
+        busy_gpu_hours_per_month=line.busy_gpu_hours_per_month,
+        monthly_amount=monthly,
+    )
+
+
 def _rental_line(line: PlanFleetLine, tco: OptionTco) -> RentalLine:
     monthly = tco.tco.reserved_monthly if line.mode is AcquisitionMode.RESERVED else tco.tco.on_demand_monthly
     return RentalLine(
@@ -340,18 +377,23 @@ def _bom(result: PlanResult, book: Pricebook, storage: Storage | None = None) ->
     by_option = {o.option_id: o for o in result.tco.by_option}
     lines: list[BomLine] = []
     rentals: list[RentalLine] = []
+    leased = {o.option_id for o in result.tco.by_option if o.tco.lease.amount}
     for line in result.fleet:
         tco = by_option[line.option_id]
         if line.mode in (AcquisitionMode.RESERVED, AcquisitionMode.ON_DEMAND):
             rentals.append(_rental_line(line, tco))
+        elif line.option_id in leased:
+            rentals.append(_lease_line(line, tco))
         else:
             lines.extend(_purchase_lines(line, tco, book))
     stored = _storage_line(storage, result.tco.total.storage)
     if stored is not None:
         lines.append(stored)
-    lines = _scaled_rates(
-        lines, result.tco.total.support_monthly.amount * 12, result.tco.total.residual_value.amount
-    )
+    # The purchases' own support and market value (leased hardware's are on no purchase line).
+    kept = [o.tco for o in result.tco.by_option if o.option_id not in leased]
+    support = sum((t.support_monthly.amount for t in kept), Decimal(0)) * 12
+    residual = sum((t.residual_value.amount for t in kept), Decimal(0))
+    lines = _scaled_rates(lines, support, residual)
     rounding = _rounding_line(result.tco.total.capex, add_money((b.amount for b in lines), currency))
     if rounding is not None:
         lines.append(rounding)

@@ -10,9 +10,20 @@ from decimal import Decimal
 
 from pricebook.schema import Money
 from report.data import Economics
+from solver.pricing.discounting import year_months
 
-MONTHS_PER_YEAR = 12
-ROWS = ("capex", "support", "power", "colocation", "software", "storage", "reserved", "on_demand", "residual")
+ROWS = (
+    "capex",
+    "support",
+    "power",
+    "colocation",
+    "software",
+    "storage",
+    "reserved",
+    "on_demand",
+    "lease",
+    "residual",
+)
 """Cash-flow rows in report order (label keys ``cf.<row>``)."""
 
 
@@ -35,8 +46,8 @@ def money_sum(amounts: Sequence[Money]) -> Money:
 
 def cash_flow(economics: Economics, horizon_months: int) -> CashFlow:
     currency = economics.capex.currency
-    years = (horizon_months + MONTHS_PER_YEAR - 1) // MONTHS_PER_YEAR
-    months = tuple(min(MONTHS_PER_YEAR, horizon_months - MONTHS_PER_YEAR * y) for y in range(years))
+    months = year_months(horizon_months)
+    years = len(months)
     monthly = economics.opex.by_row()
     zero = Decimal(0) * economics.capex.amount  # keeps the currency's minor-unit exponent
 
@@ -49,6 +60,9 @@ def cash_flow(economics: Economics, horizon_months: int) -> CashFlow:
             amounts = [economics.capex.amount if y == 0 else zero for y in range(years)]
         elif row == "residual":
             amounts = [-economics.residual_value.amount if y == years - 1 else zero for y in range(years)]
+        elif row == "lease":
+            leases = [m.amount for m in economics.lease_by_year]
+            amounts = [leases[y] if y < len(leases) else zero for y in range(years)]
         else:
             amounts = [monthly[row].amount * m for m in months]
         rows.append((row, tuple(money(a) for a in amounts)))

@@ -42,6 +42,7 @@ ROW_COLORS = {
     "storage": "#85929e",
     "reserved": "#ec7063",
     "on_demand": "#e67e22",
+    "lease": "#8e6c3a",
     "residual": "#27ae60",
 }
 """One colour per cash-flow row and TCO component (money back, the residual value, in green)."""
@@ -58,6 +59,7 @@ COMPONENT_COLORS = {
     "software": "#48c9b0",
     "reserved_rental": "#ec7063",
     "on_demand_rental": "#e67e22",
+    "lease": "#8e6c3a",
     "vat": "#c0392b",
 }
 HANGUL_PROBE = "견적서"
@@ -170,6 +172,41 @@ def cash_flow_chart(flow: CashFlow, site: QuoteSite, lang: Language) -> str:
         _money_axis(ax, flow.total.currency, lang)
         ax.legend(fontsize=7, ncols=4, loc="upper right", frameon=False)
         return _svg(fig, "cashflow")
+
+
+def present_value_chart(rows: Sequence[Any], lang: Language) -> str:
+    """Per plan year (0 = purchases): nominal and discounted cash side by side, and the running
+    total of the discounted cash (ending at the NPV) as a line. ``rows``: ``PresentValueRow``."""
+    with rc_context(_style()):
+        fig, ax = _figure()
+        x = list(range(len(rows)))
+        width = 0.4
+        ax.bar(
+            [i - width / 2 for i in x],
+            [float(r.nominal.amount) for r in rows],
+            width,
+            label=label("pv.nominal", lang),
+            color=COLORS[6],
+        )
+        ax.bar(
+            [i + width / 2 for i in x],
+            [float(r.discounted.amount) for r in rows],
+            width,
+            label=label("pv.discounted", lang),
+            color=COLORS[0],
+        )
+        ax.plot(
+            x,
+            [float(r.cumulative.amount) for r in rows],
+            marker="o",
+            color=COLORS[3],
+            label=label("pv.cumulative", lang),
+        )
+        ax.set_xticks(x, [label("year_n", lang).format(n=r.year) for r in rows])
+        ax.axhline(0, color="#333333", linewidth=0.6)
+        _money_axis(ax, rows[0].nominal.currency if rows else "USD", lang)
+        ax.legend(fontsize=7, ncols=3, loc="upper left", frameon=False)
+        return _svg(fig, "present-value")
 
 
 def tco_chart(components: Sequence[CostComponentRow], currency: str, site: QuoteSite, lang: Language) -> str:

@@ -193,6 +193,25 @@ class BookDepreciationYear(_Quote):
     book_value_end: Money
 
 
+class DiscountedYear(_Quote):
+    """One plan year of cash (the planner's ``CashFlowYear``): 0 = purchases at the start."""
+
+    year: int
+    months: int
+    nominal: Money
+    discounted: Money
+
+
+class Discounting(_Quote):
+    """The plan's cash in today's money at the request's discount rate (``PlanResult.cash_flows``)."""
+
+    rate: float
+    objective: str
+    """What the plan minimised: "npv" or "nominal"."""
+    years: tuple[DiscountedYear, ...]
+    npv: Money
+
+
 class Economics(_Quote):
     horizon_tco: Money
     capex: Money
@@ -203,6 +222,10 @@ class Economics(_Quote):
     vat: VatSummary | None = None
     book_depreciation: tuple[BookDepreciationYear, ...] = ()
     """Straight-line book depreciation per year (accounting only; the TCO uses market value)."""
+    discounting: Discounting | None = None
+    """Set when the request gives a discount rate."""
+    lease_by_year: tuple[Money, ...] = ()
+    """The leases' payments per plan year (1 …); () without a lease."""
 
 
 class WorkloadUseRow(_Quote):
@@ -221,6 +244,8 @@ class WorkloadUseRow(_Quote):
     share: float
     """The workload's share of the group's load over the day."""
     output_tok_s: float
+    deployment: str = ""
+    """The planner's name of a co-located group (``DeploymentLine.label``); "" = named from the fields."""
 
 
 class GroupShareRow(_Quote):
@@ -246,6 +271,8 @@ class DeploymentGroupRow(_Quote):
     shares: tuple[GroupShareRow, ...]
     output_tok_s: float
     utilization: float
+    deployment: str = ""
+    """The planner's name of a co-located group (``DeploymentLine.label``); "" = named from the fields."""
 
 
 class WorkloadRow(_Quote):

@@ -24,6 +24,7 @@ from report.html_bid import (
     sourcing_annex,
 )
 from report.labels import COLUMNS, Language, label
+from report.present_value import npv_summary_item, present_value_html
 from report.row_text import cost_label, group_cells, quote_warnings, shows_no_credit, workload_deployments
 from report.style import CSS
 from report.text import DASH, replicas
@@ -57,6 +58,7 @@ def _summary(quote: QuoteData, lang: Language) -> str:
                 if econ.vat is not None
                 else []
             ),
+            *([npv_summary_item(econ.discounting, lang)] if econ.discounting is not None else []),
             (L("horizon"), f"{quote.horizon_months} {L('months')}", ""),
         ]
         if quote.saving is not None:
@@ -193,6 +195,8 @@ def _cash_flow(quote: QuoteData, lang: Language) -> str:
     ]
     body = _table(headers, rows, "cashflow-table", foot)
     body += _chart("cashflow", charts.cash_flow_chart(flow, quote.site, lang), label("cashflow", lang))
+    if econ.discounting is not None:
+        body += present_value_html(econ.discounting, econ.horizon_tco, lang)
     # the planner's explanations are English: another language shows the amounts (the words are
     # in the internal annex)
     explain = lang is Language.EN

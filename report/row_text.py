@@ -16,7 +16,7 @@ def workload_deployments(w: WorkloadRow, lang: Language) -> str:
 
     def name(u: WorkloadUseRow) -> str:
         shared = f" {label('shared', lang)}" if u.shared else ""
-        return deployment(u.gpu_id, u.tp, u.mig_slice, u.precision) + shared
+        return (u.deployment or deployment(u.gpu_id, u.tp, u.mig_slice, u.precision)) + shared
 
     return uses_text([(u.replicas, u.replicas_max, name(u)) for u in w.uses], label("other_hours", lang))
 
@@ -24,8 +24,8 @@ def workload_deployments(w: WorkloadRow, lang: Language) -> str:
 def group_cells(g: DeploymentGroupRow, lang: Language) -> list[str]:
     """A deployment group's row as text, in ``COLUMNS.groups`` order."""
     return [
-        deployment(g.gpu_id, g.tp, g.mig_slice, g.precision),
-        label("shared_pool" if g.shared else "own_replicas", lang),
+        g.deployment or deployment(g.gpu_id, g.tp, g.mig_slice, g.precision),
+        label("shared_pool" if g.shared else "co_located" if g.deployment else "own_replicas", lang),
         str(g.replicas_peak),
         str(g.replicas_off_peak),
         replicas(g.gpus_peak),

@@ -52,6 +52,7 @@ def _served_row(line: WorkloadLine, w: InferenceWorkload | None) -> WorkloadRow:
                 replicas_max=u.replicas_max,
                 share=u.share,
                 output_tok_s=u.output_tok_s,
+                deployment=u.label if u.card_share < 1 else "",
             )
             for u in line.uses
         ),
@@ -112,6 +113,7 @@ def group_rows(result: PlanResult) -> tuple[DeploymentGroupRow, ...]:
             shares=tuple(GroupShareRow(workload=s.workload, share=s.share) for s in g.shares),
             output_tok_s=g.output_tok_s,
             utilization=g.utilization,
+            deployment=g.label if g.card_share < 1 else "",
         )
         for g in result.deployment_lines
     )

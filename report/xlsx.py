@@ -21,7 +21,7 @@ from xlsxwriter.worksheet import Worksheet
 from pricebook.schema import Money
 from report import bid
 from report.cashflow import ROWS, cash_flow, money_sum
-from report.data import QuoteData
+from report.data import Discounting, QuoteData
 from report.formatting import mix_change, money_summary, signed_percent
 from report.html import outside_requirement, why_it_loses
 from report.labels import COLUMNS, Language, label
@@ -38,6 +38,8 @@ def sheet_names(lang: Language, *, internal: bool = False) -> dict[str, str]:
 
 
 MINOR_DIGITS = {"KRW": 0, "USD": 2}
+A4 = 9
+"""XlsxWriter's paper index of A4."""
 
 
 class _Formats:
@@ -57,8 +59,16 @@ class _Formats:
         self.rate = book.add_format({"num_format": "0.000%"})
         self.number = book.add_format({"num_format": "#,##0.0"})
         self.whole = book.add_format({"num_format": "#,##0"})
+        self.hundredths = book.add_format({"num_format": "#,##0.00"})
+        self.number6 = book.add_format({"num_format": "0.000000"})
         self.bold = book.add_format({"bold": True})
         self.wrap = book.add_format({"text_wrap": True, "valign": "top"})
+
+    def share(self, value: float) -> Format:
+        """Replicas or GPUs as the page writes them (``report.text.replicas``): whole numbers as
+        such, a share of a pool to two decimals."""
+        rounded = round(value, 2)
+        return self.whole if rounded == int(rounded) else self.hundredths
 
 
 def _amount(value: Money | None) -> float | None:
@@ -196,20 +206,23 @@ def _sourcing(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) -
 
 def _cash_flow(
     sheet: Worksheet, quote: QuoteData, bom: BomCells | None, f: _Formats, lang: Language
-) -> str | None:
+) -> dict[str, str | None]:
     """Rows × years with formulas: the purchase is the BOM's supply amount, support per month
     and the residual value follow the BOM's lines (their rates), each monthly line × the months
-    of each year; then the VAT over the horizon when asked. Returns the grand-total cell (the
-    horizon TCO)."""
+    of each year; then the VAT over the horizon when asked. Returns where the summary's figures
+    are (absolute references): ``tco`` (the grand total), ``opex`` (Σ the monthly column) and
+    ``tco_with_vat`` (None without VAT)."""
     capex_cell = bom.supply if bom is not None else None
     digits = MINOR_DIGITS[quote.currency]
     sheet.write_string(0, 0, label("cashflow", lang), f.title)
     econ = quote.economics
     if econ is None:
         sheet.write_string(2, 0, label("no_bom", lang))
-        return None
+        return {"tco": None, "opex": None, "tco_with_vat": None}
     flow = cash_flow(econ, quote.horizon_months)
     years = len(flow.years)
+    # Leased hardware's support and market value are on no BOM line: those rows are then amounts.
+    rates_bom = bom if not econ.lease_by_year else None
     _row(
         sheet,
         2,
@@ -234,12 +247,12 @@ def _cash_flow(
                 sheet.write_formula(r, col, f"=$B{r + 1}*{xl_rowcol_to_cell(3, col)}", f.money, value)
             elif row == "capex" and y == 0 and capex_cell is not None:
                 sheet.write_formula(r, col, f"={capex_cell}", f.money, value)
-            elif row == "residual" and y == years - 1 and bom is not None and value:
-                sheet.write_formula(r, col, f"=-ROUND({bom.residual},{digits})", f.money, value)
+            elif row == "residual" and y == years - 1 and rates_bom is not None and value:
+                sheet.write_formula(r, col, f"=-ROUND({rates_bom.residual},{digits})", f.money, value)
             else:
                 sheet.write_number(r, col, value, f.money)
-        if row == "support" and bom is not None and monthly[row].amount:
-            support = f"=ROUND({bom.support_per_year}/12,{digits})"
+        if row == "support" and rates_bom is not None and monthly[row].amount:
+            support = f"=ROUND({rates_bom.support_per_year}/12,{digits})"
             sheet.write_formula(r, 1, support, f.money, float(monthly[row].amount))
         elif row in monthly:
             sheet.write_number(r, 1, float(monthly[row].amount), f.money)
@@ -256,12 +269,66 @@ def _cash_flow(
     sheet.set_column(1, 2 + years, 16)
     grand = xl_rowcol_to_cell(total_row, 2 + years)
     residual_total = xl_rowcol_to_cell(first + ROWS.index("residual"), 2 + years)
-    end = _vat_block(sheet, total_row + 2, quote, (grand, residual_total), f=f, lang=lang)
+    end = vat_end = _vat_block(sheet, total_row + 2, quote, (grand, residual_total), f=f, lang=lang)
+    if econ.discounting is not None:
+        capex_row = first + ROWS.index("capex")
+        end = _present_value_block(sheet, end + 2, econ.discounting, (capex_row, total_row), f=f, lang=lang)
     sheet.print_area(0, 0, end, 2 + years)
     sheet.set_landscape()
     sheet.fit_to_pages(1, 0)
-    cell: str = xl_rowcol_to_cell(total_row, 2 + years, row_abs=True, col_abs=True)
-    return _sheet_ref(sheet) + cell
+
+    def ref(row: int, col: int) -> str:
+        cell: str = xl_rowcol_to_cell(row, col, row_abs=True, col_abs=True)
+        return _sheet_ref(sheet) + cell
+
+    monthly_column = f"{ref(first, 1)}:{xl_rowcol_to_cell(last, 1, row_abs=True, col_abs=True)}"
+    return {
+        "tco": ref(total_row, 2 + years),
+        "opex": f"SUM({monthly_column})",
+        "tco_with_vat": ref(vat_end - 1, 1) if econ.vat is not None else None,
+    }
+
+
+def _present_value_block(
+    sheet: Worksheet, r: int, d: Discounting, rows: tuple[int, int], *, f: _Formats, lang: Language
+) -> int:
+    """Year 0 (the purchase) … year Y of the rows above as formulas (year 1 less the purchase),
+    each × (1 + rate)^−year from the rate cell, rounded to the minor unit; the NPV is their sum.
+    Returns the last row written."""
+    capex_row, total_row = rows
+    digits = MINOR_DIGITS[d.npv.currency]
+    sheet.write_string(r, 0, label("pv", lang).format(rate=f"{d.rate:.2%}"), f.bold)
+    sheet.write_string(r + 1, 0, label("discount_rate", lang))
+    sheet.write_number(r + 1, 1, d.rate, f.rate)
+    rate = xl_rowcol_to_cell(r + 1, 1, row_abs=True, col_abs=True)
+    heads = [
+        label("year", lang),
+        label("pv.nominal", lang),
+        label("pv.factor", lang),
+        label("pv.discounted", lang),
+    ]
+    _row(sheet, r + 2, heads, f.head)
+    first = r + 3
+    for i, y in enumerate(d.years):
+        at = first + i
+        column = 2 + max(0, y.year - 1)  # the cash-flow table's year columns start at C (year 1)
+        if y.year == 0:
+            nominal = f"={xl_rowcol_to_cell(capex_row, 2)}"
+        elif y.year == 1:
+            nominal = f"={xl_rowcol_to_cell(total_row, column)}-{xl_rowcol_to_cell(capex_row, column)}"
+        else:
+            nominal = f"={xl_rowcol_to_cell(total_row, column)}"
+        sheet.write_number(at, 0, y.year)
+        sheet.write_formula(at, 1, nominal, f.money, float(y.nominal.amount))
+        sheet.write_formula(at, 2, f"=POWER(1+{rate},-A{at + 1})", f.number6, (1.0 + d.rate) ** -y.year)
+        sheet.write_formula(
+            at, 3, f"=ROUND(B{at + 1}*C{at + 1},{digits})", f.money, float(y.discounted.amount)
+        )
+    last = first + len(d.years) - 1
+    npv_row = last + 1
+    sheet.write_string(npv_row, 0, label("npv", lang), f.bold)
+    sheet.write_formula(npv_row, 3, f"=SUM(D{first + 1}:D{last + 1})", f.total, float(d.npv.amount))
+    return npv_row
 
 
 def _vat_block(
@@ -319,9 +386,15 @@ def _summary(
         rows += [
             (label("horizon_tco", lang), (cells["tco"], econ.horizon_tco), f.total),
             (label("capex", lang), (cells["capex"], econ.capex), f.total),
-            (label("opex_monthly", lang), float(econ.opex.total.amount), f.money),
+            (label("opex_monthly", lang), (cells["opex"], econ.opex.total), f.money),
             *(
-                [(label("tco_with_vat", lang), float(econ.vat.horizon_tco_with_vat.amount), f.money)]
+                [
+                    (
+                        label("tco_with_vat", lang),
+                        (cells["tco_with_vat"], econ.vat.horizon_tco_with_vat),
+                        f.money,
+                    )
+                ]
                 if econ.vat is not None
                 else []
             ),
@@ -421,7 +494,7 @@ def _workloads(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) 
             values += [None, None, None, None]
         else:
             values += [w.tpot_p95_ms, w.tpot_target_ms, w.per_user_tok_s, w.aggregate_tok_s]
-        formats = [None, None, f.number, f.whole, f.whole, f.whole, f.whole, f.number, f.whole]
+        formats = [None, None, f.share(w.replicas), f.whole, f.whole, f.whole, f.whole, f.number, f.whole]
         for col, (value, fmt) in enumerate(zip(values, formats, strict=True)):
             _cell(sheet, (1 + i, col), value, fmt if value is not None else None)
         sheet.write(1 + i, 9, w.utilization, f.percent)
@@ -439,11 +512,9 @@ def _workloads(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) 
             lang,
         )
         for i, t in enumerate(quote.training):
-            _row(
-                sheet,
-                r + 2 + i,
-                [t.name, t.gpu_id, t.gpus, t.hours_per_run, t.runs_per_month, t.deadline_hours],
-            )
+            _row(sheet, r + 2 + i, [t.name, t.gpu_id, t.gpus])
+            for col, value in ((3, t.hours_per_run), (4, t.runs_per_month), (5, t.deadline_hours)):
+                _cell(sheet, (r + 2 + i, col), value, f.number if value is not None else None)
             sheet.write(r + 2 + i, 6, _amount(t.cost_per_run), f.money)
     groups_rows = len(quote.groups) + 3 if quote.groups else 0  # the deployment groups come first
     _embeddings(sheet, r + 4 + len(quote.training) + groups_rows, quote, f, lang)
@@ -462,8 +533,9 @@ def _groups(sheet: Worksheet, r: int, quote: QuoteData, f: _Formats, lang: Langu
         _row(
             sheet,
             r + 2 + i,
-            [*cells[:2], g.replicas_peak, g.replicas_off_peak, g.gpus_peak, cells[5], cells[6]],
+            [*cells[:2], g.replicas_peak, g.replicas_off_peak, None, cells[5], cells[6]],
         )
+        sheet.write(r + 2 + i, 4, g.gpus_peak, f.share(g.gpus_peak))
         sheet.write(r + 2 + i, 7, g.output_tok_s, f.number)
         sheet.write(r + 2 + i, 8, g.utilization, f.percent)
 
@@ -553,6 +625,14 @@ def _sensitivity(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language
     sheet.set_column(4, 4, 80)
 
 
+def _print_wide(sheet: Worksheet) -> None:
+    """A table sheet prints what it holds, landscape, one page wide, its header row on every page."""
+    sheet.print_area(0, 0, sheet.dim_rowmax or 0, sheet.dim_colmax or 0)
+    sheet.set_landscape()
+    sheet.fit_to_pages(1, 0)
+    sheet.repeat_rows(0)
+
+
 def render_xlsx(quote: QuoteData, lang: Language) -> bytes:
     buffer = io.BytesIO()
     book = xlsxwriter.Workbook(buffer, {"in_memory": True})
@@ -563,10 +643,10 @@ def render_xlsx(quote: QuoteData, lang: Language) -> bytes:
     sheets = {key: book.add_worksheet(name) for key, name in names.items()}
     bom = _bom(sheets["BOM"], quote, f, lang)
     capex = bom.supply if bom is not None else None
-    tco = _cash_flow(sheets["CashFlow"], quote, bom, f, lang)
+    flow = _cash_flow(sheets["CashFlow"], quote, bom, f, lang)
     cells = {
         "capex": capex,
-        "tco": tco,
+        **flow,
         "total": bom.total if bom is not None else None,
         "proposed": bom.total if bom is not None and quote.bom is not None and quote.bom.lines else None,
     }
@@ -577,5 +657,9 @@ def render_xlsx(quote: QuoteData, lang: Language) -> bytes:
     _sensitivity(sheets["Sensitivity"], quote, f, lang)
     if "Sourcing" in sheets:
         _sourcing(sheets["Sourcing"], quote, f, lang)
+    for key, sheet in sheets.items():
+        sheet.set_paper(A4)
+        if key not in ("Summary", "BOM", "CashFlow"):  # those set their own print areas
+            _print_wide(sheet)
     book.close()
     return buffer.getvalue()

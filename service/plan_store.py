@@ -13,6 +13,8 @@ import grpc
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import plan_store_pb2 as store_api
 from api.fleetplan.v1 import plan_store_pb2_grpc as store_rpc
+from pricebook.schema import Pricebook
+from service.convert.plan import notice_to_proto
 from service.convert.plan_diff import compare, reprice
 from service.convert.plan_store import (
     list_query,
@@ -23,6 +25,7 @@ from service.convert.plan_store import (
 )
 from service.errors import grpc_errors
 from service.plan_archive import PlanArchive
+from solver.planner.notices import offers_withdrawn
 
 Evaluate = Callable[
     [api.EvaluateFleetRequest, grpc.aio.ServicerContext], Awaitable[api.EvaluateFleetResponse]
@@ -31,9 +34,11 @@ Evaluate = Callable[
 
 
 class PlanStoreServicer(store_rpc.PlanStoreServicer):
-    def __init__(self, archive: PlanArchive, evaluate: Evaluate) -> None:
+    def __init__(self, archive: PlanArchive, evaluate: Evaluate, book: Callable[[], Pricebook]) -> None:
         self._archive = archive
         self._evaluate = evaluate
+        self._book = book
+        """Today's pricebook (the one EvaluateFleet prices with)."""
 
     @grpc_errors
     async def GetPlan(
@@ -77,7 +82,11 @@ class PlanStoreServicer(store_rpc.PlanStoreServicer):
         self, request: store_api.RepricePlanRequest, context: grpc.aio.ServicerContext
     ) -> store_api.RepricePlanResponse:
         stored = await self._archive.get(plan_id_from("plan_id", request.plan_id))
-        evaluation = await self._evaluate(reprice_request(stored), context)
+        call = reprice_request(stored, self._book())
+        evaluation = await self._evaluate(call.request, context)
         response = reprice(saved_response(stored), evaluation)
+        for notice in offers_withdrawn(call.withdrawn_offers, call.repriced_gpus):
+            response.notices.append(notice_to_proto(notice))
+            response.reasons.append(notice.text())
         response.saved.CopyFrom(saved_plan_to_proto(stored, with_bodies=False))
         return response

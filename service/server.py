@@ -102,9 +102,10 @@ async def build_server(settings: ServerSettings, book: Pricebook) -> BuiltServer
         maximum_concurrent_rpcs=settings.max_concurrent_rpcs,
     )
     store = open_store(settings.store, read_only=settings.store_read_only)
-    servicer = FleetPlannerServicer(ServiceState(book=book, settings=settings, store=store))
+    state = ServiceState(book=book, settings=settings, store=store)
+    servicer = FleetPlannerServicer(state)
     rpc.add_FleetPlannerServicer_to_server(servicer, server)
-    plan_store = PlanStoreServicer(servicer.archive, servicer.EvaluateFleet)
+    plan_store = PlanStoreServicer(servicer.archive, servicer.EvaluateFleet, lambda: state.book)
     store_rpc.add_PlanStoreServicer_to_server(plan_store, server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

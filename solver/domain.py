@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from pricebook.overrides import PricebookOverrides
 from pricebook.schema import Currency, GpuId, Money, SiteModel
+from solver.pricing.discounting import check_rate
 from solver.units import HOURS_PER_DAY, SECONDS_PER_DAY, SECONDS_PER_HOUR
 
 # Caps that keep one request's model bounded (reliability issue: refuse, naming the limit).
@@ -29,6 +30,9 @@ MAX_PLAN_GPUS = 10**7
 clusters built): past it, counts overflow the API's 32-bit fields and the MIP's tolerance is worth
 whole GPUs."""
 MAX_NAME_CHARS = 128
+MAX_PERIODS = MAX_HORIZON_MONTHS
+"""Most periods of a multi-year plan (one a month over the longest horizon)."""
+MAX_PRICE_PATHS = 256
 WorkloadName = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS, pattern=r"\S")]
 """A workload's name: 1–128 characters, not all blank (it names the workload in every answer)."""
 """Longest workload name (the service's request limits refuse longer ones before conversion)."""
@@ -100,6 +104,14 @@ MAX_BATCH_DEADLINE_HOURS = 168
 """Most request-length buckets one workload may give (an 8×8 input × output histogram)."""
 TP_CHOICES = (1, 2, 4, 8)
 """Tensor-parallel degrees a deployment may use (``allowed_tp`` values)."""
+
+
+class CostObjective(StrEnum):
+    """What the plan minimises: the net present value of its cash flows at the request's
+    ``discount_rate_annual`` (``solver.pricing.discounting``), or the undiscounted TCO."""
+
+    NPV = "npv"
+    NOMINAL = "nominal"
 
 
 class OfferPolicy(StrEnum):
@@ -191,6 +203,9 @@ class LengthBucket(_Frozen):
 
 
 MIN_PEAK_REQUEST_RATE = 1e-6
+MIN_DEMAND_MULTIPLIER = 1e-4
+"""Smallest non-zero ``demand_by_year`` multiplier: a vanishing one made the capacity rows'
+coefficients infinite, as a vanishing peak rate did."""
 """Fewest requests per second at peak (one every 11.6 days): a rate of 1e-300 made the capacity
 rows' coefficients infinite, and the solver gave up without a word."""
 
@@ -238,6 +253,11 @@ class InferenceWorkload(_Frozen):
     """Batch work only: every request is done within this many hours of arriving (24 = within the
     day), so the plan may serve it in idle hours instead of at its average rate in every hour;
     None = at the average rate in every hour (as 1 does)."""
+    demand_by_year: Annotated[
+        tuple[Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)], ...], Field(max_length=MAX_PERIODS)
+    ] = ()
+    """Multi-year plans: the stated demand × this multiplier in each period (one per period of
+    ``Constraints.periods``); empty = the stated demand in every period."""
 
     @model_validator(mode="before")
     @classmethod
@@ -257,6 +277,17 @@ class InferenceWorkload(_Frozen):
         if not filled.get("output_tokens"):
             filled["output_tokens"] = max(1, round(sum(b.output_tokens * b.share for b in buckets) / total))
         return filled
+
+    @field_validator("demand_by_year")
+    @classmethod
+    def _no_vanishing_demand(cls, values: tuple[float, ...]) -> tuple[float, ...]:
+        for v in values:
+            if 0 < v < MIN_DEMAND_MULTIPLIER:
+                msg = (
+                    f"a period's multiplier is 0 (no demand) or at least {MIN_DEMAND_MULTIPLIER:g}, got {v:g}"
+                )
+                raise ValueError(msg)
+        return values
 
     @model_validator(mode="after")
     def _batch_window(self) -> InferenceWorkload:
@@ -401,6 +432,33 @@ class CountBound(_Frozen):
         return self
 
 
+class PricePath(_Frozen):
+    """Price multipliers per period for one GPU class or one offer (multi-year plans): purchases
+    through it in period p cost its price × ``multipliers[p]``, rentals in period p likewise."""
+
+    gpu: GpuId | None = None
+    offer: str | None = Field(default=None, min_length=1, max_length=256)
+    multipliers: Annotated[
+        tuple[Annotated[float, Field(gt=0, le=1e3, allow_inf_nan=False)], ...],
+        Field(min_length=1, max_length=MAX_PERIODS),
+    ]
+
+    @model_validator(mode="after")
+    def _one_target(self) -> PricePath:
+        if (self.gpu is None) == (self.offer is None):
+            msg = "give exactly one of a GPU class and an offer id"
+            raise ValueError(msg)
+        return self
+
+
+class GpuAvailability(_Frozen):
+    """A GPU type that can only be bought or rented from a later period (e.g. a next generation)."""
+
+    gpu: GpuId
+    from_year: Annotated[int, Field(ge=1, le=MAX_PERIODS)]
+    """First period (1 = the first) in which the GPU may be acquired."""
+
+
 MAX_STORAGE_TB = 1_000_000
 """Most storage a request may add (an exabyte: beyond it the number is a typo, not a fleet)."""
 MAX_SOFTWARE_LICENCES = 16
@@ -491,10 +549,53 @@ class Constraints(_Frozen):
     residual_value_credit: bool | None = None
     """Credit the hardware's market value at the horizon in the TCO; None = the pricebook's
     ``site.residual_value_credit``. False for a buyer who cannot sell it (public sector: 불용 처리)."""
+    period_months: Annotated[int, Field(ge=1, le=MAX_HORIZON_MONTHS)] | None = None
+    """Multi-year plans: the horizon splits into periods of this many months (the last one may be
+    shorter); None = years when the request gives any per-year figure, else one period (a plan of
+    one fleet for the whole horizon)."""
+    price_by_year: Annotated[tuple[PricePath, ...], Field(max_length=MAX_PRICE_PATHS)] = ()
+    """Price multipliers per period per GPU class or offer (an offer's path wins over its GPU's);
+    unlisted ones follow the pricebook's default trend paths (estimates) in a multi-period plan."""
+    available_from_year: Annotated[tuple[GpuAvailability, ...], Field(max_length=MAX_PRICE_PATHS)] = ()
+    """GPU types that may only be acquired from a given period on."""
+    discount_rate_annual: float | None = None
+    """The buyer's cost of capital a year (0.1 = 10 %, e.g. a WACC): the answer shows the yearly cash
+    flows and their NPV (``solver.pricing.discounting``); None = no discounting shown."""
+    objective: CostObjective | None = None
+    """What the MIP minimises; None = NPV when a rate is given, else the nominal TCO."""
+    include_leases: bool = False
+    """Weigh the pricebook's lease / instalment offers as ways to buy servers (used as if bought,
+    paid monthly for the term, then the buy-out)."""
 
     _money = field_validator("capex_budget", "monthly_opex_cap", "installation_per_server")(
         _non_negative_money
     )
+
+    @field_validator("discount_rate_annual")
+    @classmethod
+    def _usable_rate(cls, rate: float | None) -> float | None:
+        return None if rate is None else check_rate(rate)
+
+    @model_validator(mode="after")
+    def _npv_needs_a_rate(self) -> Constraints:
+        if self.objective is CostObjective.NPV and self.discount_rate_annual is None:
+            msg = "objective npv needs constraints.discount_rate_annual (the rate to discount at)"
+            raise ValueError(msg)
+        return self
+
+    @property
+    def cost_objective(self) -> CostObjective:
+        """The objective in force (``objective``, else NPV when a rate is given)."""
+        if self.objective is not None:
+            return self.objective
+        return CostObjective.NOMINAL if self.discount_rate_annual is None else CostObjective.NPV
+
+    @property
+    def objective_discount_rate(self) -> float:
+        """The rate the MIP's cost coefficients are discounted at (0 for the nominal objective)."""
+        if self.cost_objective is CostObjective.NOMINAL or self.discount_rate_annual is None:
+            return 0.0
+        return self.discount_rate_annual
 
     @field_validator("allowed_modes")
     @classmethod
@@ -639,6 +740,20 @@ class FleetItem(_Frozen):
     offer: str | None = None
     """Pricebook offer the GPUs are bought or rented through (as a plan's fleet line names it);
     None = the cheapest valid mix of the eligible offers of the GPU and mode."""
+    from_year: Annotated[int, Field(ge=1, le=MAX_PERIODS)] = 1
+    """Multi-year fleets: the first period (1 = the first) the line is in service."""
+    until_year: Annotated[int, Field(ge=1, le=MAX_PERIODS)] | None = None
+    """Rented lines: the last period they are rented in (None = to the end); bought lines stay."""
+
+    @model_validator(mode="after")
+    def _years_in_order(self) -> FleetItem:
+        if self.until_year is not None and self.until_year < self.from_year:
+            msg = f"until_year {self.until_year} is before from_year {self.from_year}"
+            raise ValueError(msg)
+        if self.until_year is not None and (self.mode is AcquisitionMode.BUY or self.owned):
+            msg = "until_year is for rented lines: bought and owned hardware stays to the horizon"
+            raise ValueError(msg)
+        return self
 
     @model_validator(mode="after")
     def _owned_names_no_offer(self) -> FleetItem:

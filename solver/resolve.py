@@ -22,6 +22,7 @@ from pricebook.schema import GpuId, GpuSegment, Pricebook
 from solver.domain import Constraints, Fleet, MeasuredPoint, ModelRef, PlanRequest, TrainingWorkload
 from solver.errors import FieldViolation, InvalidRequest
 from solver.perf.measured import fit_corrections
+from solver.periods import check_periods
 
 __all__ = ["References", "ResolvedRequest", "resolve", "resolve_fleet", "unknown_entry_reason"]
 
@@ -141,7 +142,25 @@ def _constraints(c: Constraints, refs: References) -> Constraints:
         b.model_copy(update={"gpu": refs.gpu(b.gpu, f"constraints.count_bounds[{i}].gpu")})
         for i, b in enumerate(c.count_bounds)
     )
-    return c.model_copy(update={"allowed_gpus": allowed, "owned": owned, "count_bounds": bounds})
+    paths = tuple(
+        p
+        if p.gpu is None
+        else p.model_copy(update={"gpu": refs.gpu(p.gpu, f"constraints.price_by_year[{i}].gpu")})
+        for i, p in enumerate(c.price_by_year)
+    )
+    available = tuple(
+        a.model_copy(update={"gpu": refs.gpu(a.gpu, f"constraints.available_from_year[{i}].gpu")})
+        for i, a in enumerate(c.available_from_year)
+    )
+    return c.model_copy(
+        update={
+            "allowed_gpus": allowed,
+            "owned": owned,
+            "count_bounds": bounds,
+            "price_by_year": paths,
+            "available_from_year": available,
+        }
+    )
 
 
 def _with_ids(request: PlanRequest, refs: References) -> PlanRequest:
@@ -170,6 +189,7 @@ def resolve(request: PlanRequest, book: Pricebook) -> ResolvedRequest:
     new_book, applied = apply_overrides(book, resolved.overrides)
     _check_pinned_offers(resolved.constraints, new_book)
     check_measurements(resolved.measurements, new_book)
+    check_periods(resolved, new_book)
     return ResolvedRequest(resolved, new_book, tuple(applied), _allowed_ids(resolved.constraints, book))
 
 

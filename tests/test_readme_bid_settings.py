@@ -3,12 +3,14 @@ the table says (own site, no residual credit, 3억 as 300,000,000 KRW, the space
 
 from __future__ import annotations
 
+import shlex
 from decimal import Decimal
 from pathlib import Path
 
 import yaml
 
 from api.fleetplan.v1 import fleet_planner_pb2 as api
+from clients.cli.parser import build_parser
 from clients.scenario import parse_scenario
 from pricebook.loader import load_default
 from pricebook.schema import SiteModel
@@ -44,3 +46,26 @@ def test_the_bid_example_reads_as_the_table_says() -> None:
     assert c.capex_budget is not None and c.capex_budget.amount == Decimal(300_000_000)
     assert notes == ["README: constraints.capex_budget: read '3억' as '300000000 KRW'"]
     assert request.overrides.site == {"own_site_space_price_month": "30000 KRW"}
+
+
+def _bid_workflow() -> list[list[str]]:
+    """The README's bid-workflow commands, each as its words (continuations joined, comments cut)."""
+    text = README.read_text(encoding="utf-8")
+    start = text.index("**The bid workflow")
+    block = text[text.index("```sh\n", start) + 6 : text.index("```", text.index("```sh\n", start) + 6)]
+    joined = block.replace("\\\n", " ")
+    return [shlex.split(line, comments=True) for line in joined.splitlines() if line.strip()]
+
+
+def test_the_readme_bid_workflow_is_what_the_cli_accepts() -> None:
+    """Plan once and save, then one report of the saved plan writing PDF, HTML and XLSX: the
+    commands as written parse, with the header flags and three outputs."""
+    plan, report = _bid_workflow()
+    assert plan[:2] == ["fleetplan", "plan"] and "--save" in plan
+    planned = build_parser().parse_args(plan[1:])
+    assert (README.parent / planned.scenario).exists() and planned.save
+    reported = build_parser().parse_args(report[1:])
+    assert reported.command == "report" and reported.plan_id == "PLAN_ID" and reported.scenario is None
+    assert sorted(Path(o).suffix for o in reported.output) == [".html", ".pdf", ".xlsx"]
+    assert reported.lang == "ko" and (README.parent / reported.supplier_profile).exists()
+    assert reported.customer and reported.quote_number and reported.title

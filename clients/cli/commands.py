@@ -11,11 +11,11 @@ from typing import TextIO
 from api.fleetplan.v1 import catalog_pb2, common_pb2, scenario_pb2
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from clients import render
-from clients.cli.connection import connect
+from clients.cli.connection import connect, connect_for
 from clients.cli.exits import EXIT_NO_PLAN, EXIT_OK, plan_status_exit
 from clients.cli.measured import attach_measurements
 from clients.cli.output import emit
-from clients.cli.progress import progress
+from clients.cli.progress import planning_stage
 from clients.scenario import ScenarioError, load_scenario, load_yaml, parse_scenario
 
 
@@ -31,7 +31,7 @@ def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
         request.label = args.label or request.label
         request.tags.extend(args.tag or ())
         request.request_id = args.request_id or request.request_id
-    with connect(args) as client, progress("planning (solve, baselines, sensitivity)", sys.stderr):
+    with connect_for(args, planning_stage(request.solver_options)) as client:
         response = client.plan_fleet(request)
     text = render.render_plan(response.plan, response.provenance, markdown=args.markdown)
     if response.plan_id:
@@ -98,7 +98,7 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO) -> int:
         request.fleet.CopyFrom(parse_fleet(args.fleet))
     request.compare_with_optimal = not args.no_compare
     attach_measurements(args, request.measurements)
-    with connect(args) as client, progress("evaluating the fleet", sys.stderr):
+    with connect_for(args, "evaluating the fleet") as client:
         response = client.evaluate_fleet(request)
     emit(args, response, render.render_evaluation(response, markdown=args.markdown), out)
     return EXIT_OK if response.feasible else EXIT_NO_PLAN
@@ -115,7 +115,7 @@ def cmd_breakeven(args: argparse.Namespace, out: TextIO) -> int:
         request.gpu_id = args.gpu
     if args.utilization is not None:
         request.utilization = args.utilization
-    with connect(args) as client, progress("analysing buy vs rent", sys.stderr):
+    with connect_for(args, "analysing buy vs rent") as client:
         response = client.analyze_break_even(request)
     text = render.render_break_even_answer(response, markdown=args.markdown)
     emit(args, response, text + render.render_provenance(response.provenance), out)

@@ -29,7 +29,7 @@ from clients.cli.exits import EXIT_OK
 from clients.cli.measured import attach_measurements
 from clients.cli.output import emit
 from clients.client import FleetPlannerClient
-from clients.scenario import ScenarioError, case_from_json
+from clients.scenario import DISAGGREGATED_CASE_KEYS, ScenarioError, case_from_json
 
 CASE_FLAGS = (
     "gpu",
@@ -53,6 +53,7 @@ CASE_FLAGS = (
     "sla_ttft_p95_ms",
     "sla_tpot_p95_ms",
     "sla_min_per_user_tok_s",
+    *DISAGGREGATED_CASE_KEYS,
 )
 """Flags that are batch-file fields of the same name."""
 

@@ -185,9 +185,22 @@ def _add_estimate(sub: Subparsers[argparse.ArgumentParser]) -> None:
     )
     estimate.add_argument("--sla-tpot-p95-ms", type=float, help="… at this p95 TPOT")
     estimate.add_argument("--sla-min-per-user-tok-s", type=float, help="… at this per-user decode speed")
+    _add_disaggregated_flags(estimate)
     add_measurement_flags(estimate)
     _client_options(estimate)
     estimate.set_defaults(func=cmd_estimate)
+
+
+def _add_disaggregated_flags(estimate: argparse.ArgumentParser) -> None:
+    """Disaggregated serving: any of these makes the case a prefill pool and a decode pool."""
+    for role in ("prefill", "decode"):
+        estimate.add_argument(f"--{role}-gpu", help=f"disaggregated: the {role} role's GPU (default --gpu)")
+        estimate.add_argument(f"--{role}-tp", type=int, help=f"disaggregated: {role} attention TP per rank")
+        estimate.add_argument(f"--{role}-workers", type=int, help=f"disaggregated: {role} engines")
+        estimate.add_argument(f"--{role}-ep", type=int, help=f"disaggregated: {role} expert parallelism")
+        estimate.add_argument(
+            f"--{role}-attention-dp", type=int, help=f"disaggregated: {role} attention data-parallel ranks"
+        )
 
 
 def _add_breakeven(sub: Subparsers[argparse.ArgumentParser]) -> None:
@@ -244,7 +257,8 @@ def _add_sweep(sub: Subparsers[argparse.ArgumentParser]) -> None:
     sweep.add_argument(
         "--dimension",
         required=True,
-        help="capex_budget, demand_multiplier, tpot_p95_ms, ttft_p95_ms or min_per_user_tok_s",
+        help="capex_budget, demand_multiplier, tpot_p95_ms, ttft_p95_ms, min_per_user_tok_s or "
+        "discount_rate_annual",
     )
     sweep.add_argument("--values", help="comma-separated values")
     sweep.add_argument("--range", help="START:STOP:POINTS")

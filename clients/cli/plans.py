@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from datetime import UTC, datetime
 from typing import TextIO
 
 from google.protobuf import timestamp_pb2
 
 from api.fleetplan.v1 import plan_store_pb2 as store_api
-from clients.cli.connection import connect
+from clients.cli.connection import connect, connect_for
 from clients.cli.exits import EXIT_NO_PLAN, EXIT_OK
 from clients.cli.output import emit
-from clients.cli.progress import progress
 from clients.render.plans import (
     render_comparison,
     render_plan_list,
@@ -70,7 +68,7 @@ def cmd_plans_diff(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_plans_reprice(args: argparse.Namespace, out: TextIO) -> int:
-    with connect(args) as client, progress("re-pricing the saved fleet", sys.stderr):
+    with connect_for(args, "re-pricing the saved fleet") as client:
         response = client.reprice_plan(args.plan_id)
     emit(args, response, render_repricing(response, markdown=args.markdown), out)
     return EXIT_OK if response.still_feasible else EXIT_NO_PLAN

@@ -6,16 +6,15 @@ plan, so the files show the same numbers."""
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
 from api.fleetplan.v1 import fleet_planner_pb2 as api
-from clients.cli.connection import connect
+from clients.cli.connection import connect_for
 from clients.cli.exits import EXIT_OK
 from clients.cli.measured import add_measurement_flags, attach_measurements
-from clients.cli.progress import progress
+from clients.cli.progress import planning_stage
 from clients.scenario import ScenarioError, load_scenario
 
 FORMATS = {
@@ -98,8 +97,10 @@ def quote_header(args: argparse.Namespace) -> api.QuoteHeader:
 def cmd_report(args: argparse.Namespace, out: TextIO) -> int:
     outputs = [Path(output) for output in args.output]
     request = export_request(args, report_formats(outputs))
-    doing = "rendering the saved plan's quote" if args.plan_id else "planning and rendering the quote"
-    with connect(args) as client, progress(doing, sys.stderr):
+    rendering = f"rendering the quote ({', '.join(o.suffix.lstrip('.').upper() for o in outputs)})"
+    if request.HasField("request"):
+        rendering = f"{planning_stage(request.request.solver_options)}, then {rendering}"
+    with connect_for(args, rendering) as client:
         response = client.export_plan(request)
     for output, document in zip(outputs, response.documents, strict=True):
         output.write_bytes(document.content)

@@ -4,6 +4,7 @@ the frontier as a table (or every streamed message as JSON lines) and optionally
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ from clients.cli.connection import connect
 from clients.cli.exits import EXIT_OK
 from clients.cli.measured import attach_measurements
 from clients.cli.output import to_json
+from clients.cli.progress import status_line
 from clients.client import FleetPlanError
 from clients.scenario import ScenarioError, load_scenario
 
@@ -35,7 +37,8 @@ def sweep_request(args: argparse.Namespace) -> api.SweepPlansRequest:
         raise ScenarioError(
             "--dimension",
             args.dimension,
-            "unknown; use capex_budget, demand_multiplier, tpot_p95_ms, ttft_p95_ms or min_per_user_tok_s",
+            "unknown; use capex_budget, demand_multiplier, tpot_p95_ms, ttft_p95_ms, min_per_user_tok_s "
+            "or discount_rate_annual",
         )
     request.dimension = api.SweepDimension.Value(name)
     if args.values:
@@ -53,23 +56,27 @@ def sweep_request(args: argparse.Namespace) -> api.SweepPlansRequest:
     return request
 
 
-def _show_progress(progress: api.SweepProgress) -> None:
+def sweep_stage(progress: api.SweepProgress) -> str:
+    """The sweep's progress as the server streams it: a bar and the points solved."""
     done, total = progress.points_done, max(1, progress.points_total)
     bar = "#" * int(PROGRESS_BAR_WIDTH * done / total)
-    sys.stderr.write(f"\r[{bar:<{PROGRESS_BAR_WIDTH}}] {done}/{total} points")
-    sys.stderr.flush()
+    return f"[{bar:<{PROGRESS_BAR_WIDTH}}] {done}/{total} points"
 
 
 def _stream(args: argparse.Namespace, request: api.SweepPlansRequest) -> list[api.SweepPlansResponse]:
-    """Every streamed message (the progress bar drawn on the way, unless the output is JSON)."""
+    """Every streamed message (the progress shown on the way, unless the output is JSON: a terminal
+    sees one bar redrawn, a file or pipe one line per solved point)."""
     messages: list[api.SweepPlansResponse] = []
-    with connect(args) as client:
+    showing = (
+        contextlib.nullcontext(None)
+        if args.json
+        else status_line(sys.stderr, after_s=0.0, lines=bool(getattr(args, "verbose", False)))
+    )
+    with showing as status, connect(args, status=status) as client:
         for message in client.sweep_plans(request):
             messages.append(message)
-            if message.WhichOneof("event") == "progress" and not args.json:
-                _show_progress(message.progress)
-    if not args.json:
-        sys.stderr.write("\n")
+            if status is not None and message.WhichOneof("event") == "progress":
+                status.show(sweep_stage(message.progress))
     return messages
 
 

@@ -51,6 +51,11 @@ def render_estimates(r: api.EstimatePerformanceResponse, *, markdown: bool = Fal
         if res.WhichOneof("outcome") == "inference" and res.inference.HasField("capacity_at_sla")
     ]
     out += [
+        _disaggregated(res)
+        for res in r.results
+        if res.WhichOneof("outcome") == "inference" and res.inference.HasField("disaggregated")
+    ]
+    out += [
         f"case {res.case_index}: {res.inference.measured_note}"
         for res in r.results
         if res.WhichOneof("outcome") == "inference" and res.inference.measured_note
@@ -77,6 +82,19 @@ def _at_sla(res: performance_pb2.PerformanceResult) -> str:
     )
 
 
+def _disaggregated(res: performance_pb2.PerformanceResult) -> str:
+    """The two roles of a disaggregated case and what passes between them, in words."""
+    d = res.inference.disaggregated
+    return (
+        f"case {res.case_index} disaggregated: prefill {d.prefill} ({d.prefill_gpus} GPUs, "
+        f"{d.prefill_utilization:.0%} busy, {d.prefill_ms:,.0f} ms a prompt + "
+        f"{d.prefill_wait_ms:,.0f} ms waiting); decode {d.decode} ({d.decode_gpus} GPUs, "
+        f"{d.decode_batch_per_worker:,.0f} sequences each); KV {d.kv_bytes_per_request / 1e6:,.0f} MB "
+        f"a request over {d.kv_link} in {d.kv_transfer_ms:,.1f} ms; "
+        f"{d.output_tok_s_per_gpu:,.0f} output tok/s per GPU"
+    )
+
+
 def _model(case: performance_pb2.PerformanceCase) -> str:
     return case.model.model_id or f"{case.model.spec.params_b:g}B spec"
 
@@ -85,7 +103,7 @@ def _inference_row(res: performance_pb2.PerformanceResult) -> list[Cell]:
     c, e = res.case, res.inference
     return [
         res.case_index,
-        c.gpu_id,
+        c.gpu_id or f"{c.prefill_gpu or c.gpu_id}→{c.decode_gpu or c.gpu_id}",
         _model(c),
         e.tp,
         precision_name(c.precision),

@@ -5,10 +5,12 @@ plan has it)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from decimal import Decimal
 
 from api.fleetplan.v1 import common_pb2, plan_pb2
 from clients.render.break_even import render_break_even
 from clients.render.headroom import headroom_table
+from clients.render.schedule import schedule_section, schedule_tables
 from clients.render.tables import Cell, Table, heading, section
 from clients.render.values import enum_name, mode_name, money, precision_name, render_provenance, status_name
 from report.text import DASH, uses_text
@@ -46,6 +48,7 @@ SOLVER_HEADERS = ["status", "objective", "bound", "gap", "seconds", "limit", "ba
 
 def render_plan(plan: plan_pb2.Plan, provenance: common_pb2.Provenance, *, markdown: bool = False) -> str:
     out = [heading("Plan", markdown=markdown), f"status: {status_name(plan.status)}", plan.summary]
+    out += schedule_section(plan, markdown=markdown)
     out += _fleet(plan, markdown=markdown)
     out += _workloads(plan, markdown=markdown)
     out += _groups(plan, markdown=markdown)
@@ -83,12 +86,21 @@ def plan_tables(plan: plan_pb2.Plan) -> list[Table]:
         headroom_table(plan),
         _sensitivity_table(plan),
     )
-    return [t for t in tables if t is not None]
+    return [*schedule_tables(plan), *(t for t in tables if t is not None)]
 
 
 def _fleet(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
     table = _fleet_table(plan)
-    return table.section(markdown=markdown) if table is not None else []
+    return [*table.section(markdown=markdown), *_footprint(plan)] if table is not None else []
+
+
+def _footprint(plan: plan_pb2.Plan) -> list[str]:
+    """The bought (and owned) hardware's power and rack space, as the quote states them."""
+    on_site = [f for f in plan.fleet if f.mode == common_pb2.ACQUISITION_MODE_BUY]
+    power_kw, rack_units = sum(f.power_kw for f in on_site), sum(f.rack_units for f in on_site)
+    if not power_kw and not rack_units:
+        return []
+    return [f"on site: {power_kw:,.1f} kW at full load (incl. PUE), {rack_units:,.0f} RU"]
 
 
 def _fleet_table(plan: plan_pb2.Plan) -> Table | None:
@@ -232,7 +244,8 @@ def workload_uses(w: plan_pb2.WorkloadRow) -> str:
         (
             u.replicas,
             u.replicas_max,
-            deployment_name(u.gpu_id, u.tp, u.mig_slice, u.precision) + (" shared" if u.shared else ""),
+            (u.deployment or deployment_name(u.gpu_id, u.tp, u.mig_slice, u.precision))
+            + (" shared" if u.shared else ""),
         )
         for u in w.uses
     ]
@@ -253,8 +266,8 @@ def _groups_table(plan: plan_pb2.Plan) -> Table | None:
         GROUP_HEADERS,
         [
             [
-                deployment_name(g.gpu_id, g.tp, g.mig_slice, g.precision),
-                "shared pool" if g.shared else "own",
+                g.deployment or deployment_name(g.gpu_id, g.tp, g.mig_slice, g.precision),
+                "shared pool" if g.shared else "co-located" if g.deployment else "own",
                 g.replicas_peak,
                 g.replicas_off_peak,
                 replicas_text(g.gpus_peak),
@@ -341,8 +354,34 @@ def _cost(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
             ],
             markdown=markdown,
         )
+    nominal = plan.schedule.nominal_tco if plan.HasField("schedule") else c.horizon_tco
+    out += _cash_flows(c, nominal, markdown=markdown)
     if c.fx_rate_note:
         out.append(f"FX rate: {c.fx_rate_note}")
+    return out
+
+
+def _cash_flows(c: plan_pb2.CostBreakdown, nominal: common_pb2.Money, *, markdown: bool) -> list[str]:
+    """The yearly cash flows and their NPV (only when the request gave a discount rate)."""
+    if not c.cash_flows_by_year:
+        return []
+    rate = f"{c.discount_rate_annual:.2%}"
+    cumulative = Decimal(0)
+    rows: list[list[Cell]] = []
+    for y in c.cash_flows_by_year:
+        cumulative += Decimal(y.discounted.amount)
+        total = common_pb2.Money(amount=str(cumulative), currency_code=y.discounted.currency_code)
+        rows.append([y.year, y.months, money(y.nominal), money(y.discounted), money(total)])
+    out = section(
+        f"Cash flow by year (year 0 = purchases; each year's opex at its end, discounted at {rate} a year)",
+        ["year", "months", "nominal", "discounted", "cumulative discounted"],
+        rows,
+        markdown=markdown,
+    )
+    out.append(
+        f"NPV at {rate} a year: {money(c.npv)} (nominal TCO {money(nominal)}; "
+        f"the plan minimised the {'NPV' if c.objective == 'npv' else 'nominal TCO'})"
+    )
     return out
 
 
@@ -358,6 +397,10 @@ def _cost_table(plan: plan_pb2.Plan) -> Table | None:
     ]
     rows += [[f"  {x.name}", money(x.horizon_amount), x.explanation] for x in c.components]
     title = f"Cost ({c.currency_code}, {c.horizon_months} months, ex-VAT)"
+    if plan.HasField("schedule"):  # a multi-year plan: these lines price the final year alone
+        rows[3][0] = f"TCO of these {c.horizon_months} months"
+        months = f"{c.horizon_months} months"
+        title = f"Final year's fleet alone ({c.currency_code}, {months}, ex-VAT; the horizon: the schedule)"
     return Table("cost", title, ["item", "amount", "how"], rows)
 
 

@@ -15,16 +15,19 @@ def swept_value(value: float) -> str:
 
 
 def render_frontier(frontier: api.SweepFrontier, dimension: str, *, markdown: bool = False) -> str:
+    with_npv = any(p.HasField("npv") for p in frontier.points)
+    header = [dimension, "status", "horizon TCO", *(["NPV"] if with_npv else []), "fleet", "pareto"]
     return "\n".join(
         [
             heading(f"Frontier ({dimension})", markdown=markdown),
             table(
-                [dimension, "status", "horizon TCO", "fleet", "pareto"],
+                header,
                 [
                     [
                         swept_value(p.value),
                         status_name(p.status),
                         money(p.horizon_tco),
+                        *([money(p.npv)] if with_npv else []),
                         p.fleet_summary,
                         "yes" if p.pareto_optimal else "",
                     ]

@@ -20,7 +20,7 @@ from pricebook.schema import (
     Sourced,
 )
 from service.convert.enums import CATALOG_KIND_FROM_PROTO
-from service.convert.money import money_to_proto
+from service.convert.money import money_to_proto, set_money
 from service.convert.paths import join_path
 from service.convert.violations import Collector, raise_if
 
@@ -93,7 +93,7 @@ def _server(s: ServerSpec) -> catalog_pb2.ServerEntry:
 
 
 def _offer(o: Offer) -> catalog_pb2.OfferEntry:
-    return catalog_pb2.OfferEntry(
+    out = catalog_pb2.OfferEntry(
         id=o.id,
         kind=o.kind.value,
         gpu_id=o.gpu,
@@ -107,6 +107,9 @@ def _offer(o: Offer) -> catalog_pb2.OfferEntry:
         source=_source(o),
         gpus_per_instance=o.gpus_per_instance,
     )
+    set_money(out, "buyout_price", o.buyout_price)
+    set_money(out, "financed_price", o.financed_price)
+    return out
 
 
 def _api_price(p: ApiPrice) -> catalog_pb2.ApiPriceEntry:

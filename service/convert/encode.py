@@ -15,6 +15,7 @@ from api.fleetplan.v1 import fleet_planner_pb2 as api
 from pricebook.overrides import OfferOverride, PricebookOverrides
 from service.convert.enums import (
     BACKEND_TO_PROTO,
+    COST_OBJECTIVE_TO_PROTO,
     DEPLOYMENT_POLICY_TO_PROTO,
     ENGINE_TO_PROTO,
     ISOLATION_TO_PROTO,
@@ -120,6 +121,7 @@ def _constraints(c: domain.Constraints) -> scenario_pb2.Constraints:
         "include_regions": c.include_regions,
         "exclude_regions": c.exclude_regions,
         "allow_consumer_gpus": c.allow_consumer_gpus,
+        "include_leases": c.include_leases,
     }
     put(fields, "capex_budget", money_to_proto(c.capex_budget))
     put(fields, "monthly_opex_cap", money_to_proto(c.monthly_opex_cap))
@@ -130,6 +132,9 @@ def _constraints(c: domain.Constraints) -> scenario_pb2.Constraints:
     if c.site_model is not None:
         fields["site_model"] = SITE_MODEL_TO_PROTO[c.site_model]
     put(fields, "residual_value_credit", c.residual_value_credit)
+    put(fields, "discount_rate_annual", c.discount_rate_annual)
+    if c.objective is not None:
+        fields["objective"] = COST_OBJECTIVE_TO_PROTO[c.objective]
     return scenario_pb2.Constraints(**fields)
 
 

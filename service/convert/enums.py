@@ -79,6 +79,12 @@ SITE_MODEL_FROM_PROTO: dict[scenario_pb2.SiteModel.ValueType, SiteModel] = by_na
     scenario_pb2.SiteModel, "SITE_MODEL", SiteModel
 )
 SITE_MODEL_TO_PROTO: dict[SiteModel, scenario_pb2.SiteModel.ValueType] = inverted(SITE_MODEL_FROM_PROTO)
+COST_OBJECTIVE_FROM_PROTO: dict[scenario_pb2.CostObjective.ValueType, domain.CostObjective] = by_name(
+    scenario_pb2.CostObjective, "COST_OBJECTIVE", domain.CostObjective
+)
+COST_OBJECTIVE_TO_PROTO: dict[domain.CostObjective, scenario_pb2.CostObjective.ValueType] = inverted(
+    COST_OBJECTIVE_FROM_PROTO
+)
 BACKEND_FROM_PROTO: dict[scenario_pb2.SolverBackend.ValueType, str] = {
     scenario_pb2.SOLVER_BACKEND_UNSPECIFIED: "auto",
     **by_name(scenario_pb2.SolverBackend, "SOLVER_BACKEND", (b for b in SOLVER_BACKENDS if b != "auto")),

@@ -101,6 +101,21 @@ def _inference_fields(
                 out[f"sla_{name}"] = col.number(value, join_path(path, "sla", name))
 
 
+def _disaggregated_fields(
+    case: performance_pb2.PerformanceCase, col: Collector, path: str, out: dict[str, Any]
+) -> None:
+    """The prefill/decode roles (``solver.perf.disagg_cases``); their GPUs are checked there (rack
+    GPUs are not in the catalogue)."""
+    for role in ("prefill", "decode"):
+        if getattr(case, f"{role}_gpu"):
+            out[f"{role}_gpu"] = getattr(case, f"{role}_gpu")
+        for name in ("tp", "workers", "ep", "attention_dp"):
+            value = optional(case, f"{role}_{name}")
+            if value is not None and value < 1:
+                col.add(join_path(path, f"{role}_{name}"), f"must be at least 1 (got {value})")
+            put(out, f"{role}_{name}", value)
+
+
 def _training_fields(
     case: performance_pb2.PerformanceCase, col: Collector, path: str, out: dict[str, Any]
 ) -> None:
@@ -122,9 +137,11 @@ def _case_dict(case: performance_pb2.PerformanceCase, col: Collector, path: str)
         col.add(join_path(path, "mode"), f"unknown value {case.mode}")
         mode = "infer"
     out: dict[str, Any] = {"mode": mode}
-    if not case.gpu_id:
+    _disaggregated_fields(case, col, path, out)
+    if case.gpu_id:
+        out["gpu"] = case.gpu_id
+    elif not (out.get("prefill_gpu") and out.get("decode_gpu")):
         col.add(join_path(path, "gpu_id"), "is required (a catalogue GPU id)")
-    out["gpu"] = case.gpu_id
     put(out, "num_gpus", optional(case, "num_gpus"))
     put(out, "tp", optional(case, "tp"))
     _model(case, col, path, out)
@@ -272,6 +289,29 @@ def _inference_estimate(row: Mapping[str, Any]) -> performance_pb2.InferenceEsti
         capacity_at_sla=_capacity_at_sla(row),
         measured_by=[str(label) for label in row.get("measured_by") or ()],
         measured_note=str(row.get("measured_note") or ""),
+        disaggregated=_disaggregated(row),
+    )
+
+
+def _disaggregated(row: Mapping[str, Any]) -> performance_pb2.DisaggregatedEstimate | None:
+    roles = row.get("disaggregated")
+    if not isinstance(roles, Mapping):
+        return None
+    return performance_pb2.DisaggregatedEstimate(
+        prefill=str(roles.get("prefill") or ""),
+        prefill_gpus=int(_num(roles, "prefill_gpus")),
+        decode=str(roles.get("decode") or ""),
+        decode_gpus=int(_num(roles, "decode_gpus")),
+        output_tok_s_per_gpu=_num(row, "output_tok_s_per_gpu"),
+        prefill_ms=_num(roles, "prefill_ms"),
+        prefill_wait_ms=_num(roles, "prefill_wait_ms"),
+        kv_transfer_ms=_num(roles, "kv_transfer_ms"),
+        kv_bytes_per_request=_num(roles, "kv_bytes_per_request"),
+        kv_link=str(roles.get("kv_link") or ""),
+        prefill_utilization=_num(roles, "prefill_utilization"),
+        decode_batch_per_worker=_num(roles, "decode_batch_per_worker"),
+        tpot_band=[float(x) for x in roles.get("tpot_band") or ()],
+        ttft_band=[float(x) for x in roles.get("ttft_band") or ()],
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
 from api.fleetplan.v1 import common_pb2, plan_pb2
 from pricebook import catalog as pb_catalog
@@ -14,8 +15,11 @@ from pricebook.schema import Pricebook
 from service.convert.enums import MODE_TO_PROTO, QUANTILE_TO_PROTO, by_name, precision_to_proto
 from service.convert.headroom import headroom_to_proto
 from service.convert.money import amount_to_proto, money_to_proto, set_money
+from service.convert.schedule import schedule_to_proto
 from solver import planner
+from solver.analysis.cash_flows import CashFlows
 from solver.analysis.tco import UnitCost
+from solver.budget import StageTime
 from solver.optimizer.instance import Bucket
 from solver.optimizer.results import (
     Assignment,
@@ -71,8 +75,19 @@ UNKNOWN_RELATIVE_GAP = 1.0
 (``gap_unknown`` says it is not a solver's bound)."""
 
 
-def solver_stats_to_proto(stats: SolverStats, candidates: int = 0) -> plan_pb2.SolverStatistics:
+def solver_stats_to_proto(
+    stats: SolverStats, candidates: int = 0, stages: Sequence[StageTime] = ()
+) -> plan_pb2.SolverStatistics:
     return plan_pb2.SolverStatistics(
+        stages=[
+            plan_pb2.StageTime(
+                stage=s.stage,
+                wall_seconds=finite(s.wall_s),
+                cpu_seconds=finite(s.cpu_s),
+                allotted_seconds=finite(s.budget_s),
+            )
+            for s in stages
+        ],
         status=status_to_proto(stats.status),
         objective=finite(stats.objective),
         best_bound=finite(stats.best_bound),
@@ -193,7 +208,7 @@ def _deployment(
 
 
 def deployment_group_to_proto(line: planner.DeploymentLine) -> plan_pb2.DeploymentGroup:
-    return plan_pb2.DeploymentGroup(
+    group = plan_pb2.DeploymentGroup(
         group_id=line.id,
         gpu_id=line.gpu,
         tp=line.tp,
@@ -219,6 +234,20 @@ def deployment_group_to_proto(line: planner.DeploymentLine) -> plan_pb2.Deployme
         output_tok_s=finite(line.output_tok_s),
         utilization=finite(line.utilization),
     )
+    return _co_located(group, line)
+
+
+Located = TypeVar("Located", plan_pb2.DeploymentGroup, plan_pb2.WorkloadGroupUse)
+
+
+def _co_located(message: Located, line: planner.DeploymentLine | planner.WorkloadGroupUse) -> Located:
+    """``message`` with the co-location fields of its group, set only on shared cards (whole-card
+    groups keep the wire as it was; their deployment is named from gpu_id, tp, mig_slice, precision)."""
+    if line.card_share < 1:
+        message.card_share = line.card_share
+        message.co_located_with.extend(line.co_located_with)
+        message.deployment = line.label
+    return message
 
 
 def workload_row_to_proto(line: planner.WorkloadLine) -> plan_pb2.WorkloadRow:
@@ -230,20 +259,23 @@ def workload_row_to_proto(line: planner.WorkloadLine) -> plan_pb2.WorkloadRow:
         capacity_req_s=finite(line.capacity_req_s),
         utilization=finite(line.utilization),
         uses=[
-            plan_pb2.WorkloadGroupUse(
-                group_id=u.group_id,
-                gpu_id=u.gpu,
-                tp=u.tp,
-                mig_slice=u.mig_slice,
-                precision=precision_to_proto(u.precision),
-                shared=u.shared,
-                replicas=finite(u.replicas),
-                replicas_max=finite(u.replicas_max),
-                share=finite(u.share),
-                output_tok_s=finite(u.output_tok_s),
-                ttft_p95_ms=finite(u.ttft_p95_ms),
-                tpot_ms=finite(u.tpot_ms),
-                per_user_tok_s=finite(u.per_user_tok_s),
+            _co_located(
+                plan_pb2.WorkloadGroupUse(
+                    group_id=u.group_id,
+                    gpu_id=u.gpu,
+                    tp=u.tp,
+                    mig_slice=u.mig_slice,
+                    precision=precision_to_proto(u.precision),
+                    shared=u.shared,
+                    replicas=finite(u.replicas),
+                    replicas_max=finite(u.replicas_max),
+                    share=finite(u.share),
+                    output_tok_s=finite(u.output_tok_s),
+                    ttft_p95_ms=finite(u.ttft_p95_ms),
+                    tpot_ms=finite(u.tpot_ms),
+                    per_user_tok_s=finite(u.per_user_tok_s),
+                ),
+                u,
             )
             for u in line.uses
         ],
@@ -307,12 +339,24 @@ def _cost(result: planner.PlanResult) -> plan_pb2.CostBreakdown | None:
         row = out.depreciation_schedule.add(year=year.year, months=year.months)
         set_money(row, "depreciation", year.depreciation)
         set_money(row, "book_value_end", year.book_value_end)
+    if result.cash_flows is not None:
+        _cash_flows(out, result.cash_flows)
     if result.vat is not None:
         out.vat.vat_rate = result.vat.rate
         for name in ("supply", "vat", "total", "capex_vat"):
             set_money(out.vat, name, getattr(result.vat, name))
         set_money(out.vat, "horizon_tco_with_vat", result.vat.horizon_total_with_vat)
     return out
+
+
+def _cash_flows(out: plan_pb2.CostBreakdown, flows: CashFlows) -> None:
+    out.discount_rate_annual = flows.rate
+    out.objective = flows.objective.value
+    set_money(out, "npv", flows.npv)
+    for year in flows.years:
+        row = out.cash_flows_by_year.add(year=year.year, months=year.months)
+        set_money(row, "nominal", year.nominal)
+        set_money(row, "discounted", year.discounted)
 
 
 def unit_cost_to_proto(u: UnitCost) -> plan_pb2.UnitCost:
@@ -432,7 +476,7 @@ def plan_to_proto(result: planner.PlanResult, book: Pricebook | None = None) -> 
         break_even=break_even_to_proto(result.break_even),
         baselines=[_baseline(b, book) for b in result.baselines],
         sensitivity=[_sensitivity(s) for s in result.sensitivity],
-        solver_statistics=solver_stats_to_proto(solution.stats, result.candidates_considered),
+        solver_statistics=solver_stats_to_proto(solution.stats, result.candidates_considered, result.stages),
         uncertainty=common_pb2.UncertaintyBand(
             low_factor=result.uncertainty.low_factor,
             high_factor=result.uncertainty.high_factor,
@@ -454,6 +498,8 @@ def plan_to_proto(result: planner.PlanResult, book: Pricebook | None = None) -> 
     _pools_and_risk(plan, result)
     if result.headroom is not None:
         plan.headroom.CopyFrom(headroom_to_proto(result.headroom))
+    if result.schedule is not None:
+        plan.schedule.CopyFrom(schedule_to_proto(result.schedule))
     return plan
 
 

@@ -8,11 +8,15 @@ from datetime import UTC, datetime
 
 from google.protobuf import timestamp_pb2
 
+from api.fleetplan.v1 import common_pb2, scenario_pb2
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import plan_store_pb2 as store_api
-from api.fleetplan.v1 import scenario_pb2
+from pricebook.schema import Offer, Pricebook
+from service.convert.enums import MODE_FROM_PROTO
+from service.convert.scenario import scenario_request
 from service.convert.violations import raise_if
 from solver.errors import FieldViolation
+from solver.pricing.costs import offer_mode
 from store import ulid
 from store.records import (
     DEFAULT_PAGE_SIZE,
@@ -139,15 +143,40 @@ def saved_response(stored: StoredPlan) -> api.PlanFleetResponse:
     return api.PlanFleetResponse.FromString(stored.response)
 
 
-def reprice_request(stored: StoredPlan) -> api.EvaluateFleetRequest:
-    """The saved plan's fleet and scenario as an EvaluateFleet request (INVALID_ARGUMENT on
-    ``plan_id`` when the saved plan has no fleet to reprice)."""
+@dataclass(frozen=True, slots=True)
+class RepriceCall:
+    """The EvaluateFleet request of a re-pricing, and the saved offers today's pricebook no longer
+    has (their lines are priced at today's cheapest valid mix)."""
+
+    request: api.EvaluateFleetRequest
+    withdrawn_offers: tuple[str, ...]
+    repriced_gpus: tuple[str, ...]
+    """GPU types whose lines lost their offer."""
+
+
+def reprice_request(stored: StoredPlan, book: Pricebook) -> RepriceCall:
+    """The saved plan's fleet and scenario as an EvaluateFleet request, each line on the offer it
+    was saved with (INVALID_ARGUMENT on ``plan_id`` when the saved plan has no fleet to reprice).
+
+    A line keeps its offer when today's pricebook (``book`` with the saved request's overrides)
+    still has it for the line's GPU and mode. Otherwise every line of that GPU type and mode goes
+    without an offer (EvaluateFleet takes offers on all lines of a type and mode or on none), so
+    they are priced with today's cheapest valid mix, and the offer is reported as withdrawn."""
     request = api.PlanFleetRequest.FromString(stored.request)
     plan = saved_response(stored).plan
     if not plan.fleet:
         raise_if(
             [FieldViolation("plan_id", "the saved plan has no fleet (no plan was found); nothing to reprice")]
         )
+    today = {o.id: o for o in scenario_request(request, book).book.offers}
+    withdrawn = sorted(
+        {
+            line.offer_id
+            for line in plan.fleet
+            if line.offer_id and not _offered_today(line.offer_id, line.gpu_id, line.mode, today)
+        }
+    )
+    unpinned = {(line.gpu_id, line.mode) for line in plan.fleet if line.offer_id in withdrawn}
     fleet = scenario_pb2.Fleet(
         items=[
             scenario_pb2.FleetItem(
@@ -156,11 +185,12 @@ def reprice_request(stored: StoredPlan) -> api.EvaluateFleetRequest:
                 count=line.gpu_count,
                 owned=line.owned,
                 server_id=line.server_id,
+                offer_id="" if (line.gpu_id, line.mode) in unpinned else line.offer_id,
             )
             for line in plan.fleet
         ]
     )
-    return api.EvaluateFleetRequest(
+    evaluate = api.EvaluateFleetRequest(
         fleet=fleet,
         workloads=request.workloads,
         constraints=request.constraints,
@@ -168,3 +198,11 @@ def reprice_request(stored: StoredPlan) -> api.EvaluateFleetRequest:
         solver_options=request.solver_options,
         compare_with_optimal=False,
     )
+    return RepriceCall(evaluate, tuple(withdrawn), tuple(sorted({gpu for gpu, _ in unpinned})))
+
+
+def _offered_today(
+    offer_id: str, gpu_id: str, mode: common_pb2.AcquisitionMode.ValueType, today: dict[str, Offer]
+) -> bool:
+    offer = today.get(offer_id)
+    return offer is not None and offer.gpu == gpu_id and offer_mode(offer) is MODE_FROM_PROTO.get(mode)

@@ -20,6 +20,7 @@ from api.fleetplan.v1 import fleet_planner_pb2 as api
 from pricebook.schema import Pricebook
 from service.convert.enums import (
     BACKEND_FROM_PROTO,
+    COST_OBJECTIVE_FROM_PROTO,
     DEPLOYMENT_POLICY_FROM_PROTO,
     ENGINE_FROM_PROTO,
     ISOLATION_FROM_PROTO,
@@ -161,6 +162,10 @@ def _sharing_and_restrictions(
         None if target is None else col.number(target, join_path(path, "target_utilization")),
     )
     put(out, "batch_deadline_hours", optional(msg, "batch_deadline_hours"))
+    if msg.demand_by_year:
+        out["demand_by_year"] = tuple(
+            col.number(v, join_path(path, "demand_by_year", i)) for i, v in enumerate(msg.demand_by_year)
+        )
 
 
 def _training(msg: scenario_pb2.TrainingWorkload, col: Collector, path: str) -> dict[str, Any]:
@@ -228,6 +233,9 @@ def _constraints(msg: scenario_pb2.Constraints, col: Collector, path: str) -> di
     put(out, "deployment_policy", deployment)
     put(out, "site_model", col.enum(SITE_MODEL_FROM_PROTO, msg.site_model, join_path(path, "site_model")))
     put(out, "residual_value_credit", optional(msg, "residual_value_credit"))
+    put(out, "discount_rate_annual", optional(msg, "discount_rate_annual"))
+    out["include_leases"] = msg.include_leases
+    put(out, "objective", col.enum(COST_OBJECTIVE_FROM_PROTO, msg.objective, join_path(path, "objective")))
     out["include_providers"] = tuple(msg.include_providers)
     out["exclude_providers"] = tuple(msg.exclude_providers)
     out["pinned_offers"] = tuple(msg.pinned_offer_ids)
@@ -235,7 +243,30 @@ def _constraints(msg: scenario_pb2.Constraints, col: Collector, path: str) -> di
     out["exclude_regions"] = tuple(msg.exclude_regions)
     out["allow_consumer_gpus"] = msg.allow_consumer_gpus
     _whole_system(msg, out)
+    _periods(msg, col, path, out)
     return out
+
+
+def _periods(msg: scenario_pb2.Constraints, col: Collector, path: str, out: dict[str, Any]) -> None:
+    """Multi-year plan fields (issue 32)."""
+    put(out, "period_months", optional(msg, "period_months"))
+    paths = []
+    for i, p in enumerate(msg.price_by_year):
+        at = join_path(path, "price_by_year", i)
+        entry: dict[str, Any] = {
+            "multipliers": tuple(
+                col.number(v, join_path(at, "multipliers", j)) for j, v in enumerate(p.multipliers)
+            )
+        }
+        put(entry, "gpu", p.gpu_id or None)
+        put(entry, "offer", p.offer_id or None)
+        paths.append(entry)
+    if paths:
+        out["price_by_year"] = tuple(paths)
+    if msg.available_from_year:
+        out["available_from_year"] = tuple(
+            {"gpu": a.gpu_id, "from_year": a.from_year} for a in msg.available_from_year
+        )
 
 
 def _whole_system(msg: scenario_pb2.Constraints, out: dict[str, Any]) -> None:
@@ -429,6 +460,8 @@ def fleet_from_proto(message: scenario_pb2.Fleet, book: Pricebook, path: str = "
                 refs.server(item.server_id, gpu, join_path(path, "items", i, "server_id"))
         if item.offer_id:
             entry["offer"] = item.offer_id
+        put(entry, "from_year", optional(item, "from_year"))
+        put(entry, "until_year", optional(item, "until_year"))
         mode = col.enum(MODE_FROM_PROTO, item.mode, join_path(path, "items", i, "mode"), required=True)
         put(entry, "mode", mode)
         items.append(entry)

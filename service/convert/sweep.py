@@ -34,8 +34,9 @@ def _range_values(r: api.SweepRange, violations: list[FieldViolation]) -> list[f
     if r.points < 2:
         violations.append(FieldViolation("range.points", f"must be at least 2 (got {r.points})"))
         return []
-    if not (math.isfinite(r.start) and math.isfinite(r.stop)) or r.start <= 0 or r.stop <= 0:
-        violations.append(FieldViolation("range", "start and stop must be positive numbers"))
+    if not (math.isfinite(r.start) and math.isfinite(r.stop)) or r.start < 0 or r.stop < 0:
+        # 0 is left to the axis (a discount rate may be 0; a budget may not: values[i]).
+        violations.append(FieldViolation("range", "start and stop must be non-negative numbers"))
         return []
     step = (r.stop - r.start) / (r.points - 1)
     return [r.start + step * i for i in range(r.points)]
@@ -81,13 +82,15 @@ def sweep_request_from_proto(message: api.SweepPlansRequest, book: Pricebook) ->
         violations.append(
             FieldViolation(
                 "dimension",
-                "choose what to sweep: capex budget, demand multiplier, TPOT, TTFT or per-user tok/s",
+                "choose what to sweep: capex budget, demand multiplier, TPOT, TTFT, per-user tok/s or "
+                "discount rate",
             )
         )
     values = _sweep_values(message, violations)
     if base is None or axis is None or violations:
         # Bad values are still reported with the other problems, though the sweep is not prepared.
-        raise_if([*violations, *planner.value_violations(values)])
+        zero_allowed = axis is planner.SweepAxis.DISCOUNT_RATE_ANNUAL
+        raise_if([*violations, *planner.value_violations(values, zero_allowed=zero_allowed)])
     assert base is not None and axis is not None
     return planner.prepare_sweep(base, axis, values, message.workload_name or None)
 
@@ -108,5 +111,6 @@ def frontier_to_proto(frontier: planner.SweepFrontier) -> api.SweepFrontier:
             pareto_optimal=p.pareto_optimal,
         )
         set_money(point, "horizon_tco", p.horizon_tco)
+        set_money(point, "npv", p.npv)
         out.points.append(point)
     return out

@@ -25,6 +25,13 @@ horizon H months, market value v(m) (the GPU class's residual curve)::
                               At u = u* the payback is exactly H (both sides cost the same over the
                               horizon), above u* shorter, below it longer: one verdict throughout.
 
+With a discount rate r (``constraints.discount_rate_annual``; ``solver.pricing.discounting``) every
+amount is today's value: the horizon's months H become W = Σ_y months_y (1 + r)^−y (a month's cost
+paid at its year's end) and the market value v(H) becomes v(H) (1 + r)^−⌈H/12⌉, so F is the level
+monthly cost whose value today equals owning's (an equivalent annual cost ÷ 12) and u* compares like
+with like. The payback is discounted: the months of saving whose value today repays
+P · (1 − v(H) (1 + r)^−⌈H/12⌉) + I (``months_to_repay``); at u* it is again exactly H.
+
 Self-host vs API (per inference workload)::
 
     api price per token  p = (input_tokens · in_price + output_tokens · out_price) / (input + output)
@@ -50,6 +57,7 @@ from pricebook.schema import ApiPrice, Currency, GpuId, ModelArch, Money, Priceb
 from solver.analysis.tco import daily_requests, to_money, to_unit_price
 from solver.domain import AcquisitionMode, Constraints, InferenceWorkload
 from solver.perf.models import model_from_spec
+from solver.pricing import discounting
 from solver.pricing.costs import priced
 from solver.pricing.options import AcquisitionOption
 from solver.units import (
@@ -133,6 +141,8 @@ class OwningCost:
     installation: float = 0.0
     """One-off installation per GPU (its share of the server's): no market value at the horizon.
     The multi-node fabric is left out: one more GPU in a single server needs none."""
+    discount_rate: float = 0.0
+    """Annual rate cash is discounted at (0: nominal)."""
 
     def monthly_at(self, utilization: float) -> float:
         """Owning cost per month at ``utilization`` (F + p · 730 · u)."""
@@ -141,26 +151,44 @@ class OwningCost:
     @property
     def capital_consumed(self) -> float:
         """Purchase less its market value at the end of the horizon, plus installation:
-        P · (1 − v(H)) + I."""
-        return self.purchase * (1.0 - self.option.residual_fraction) + self.installation
+        P · (1 − v(H)) + I (the market value in today's money with a discount rate)."""
+        return _capital_consumed(
+            self.option, self.purchase, self.installation, self.horizon_months, self.discount_rate
+        )
+
+
+def _capital_consumed(
+    opt: AcquisitionOption, purchase: float, installation: float, horizon_months: int, rate: float
+) -> float:
+    keep = 1.0 - opt.residual_fraction * discounting.residual_weight(rate, horizon_months)
+    return purchase * keep + installation
 
 
 def owning_cost(
-    opt: AcquisitionOption, horizon_months: int, gpus_per_server: float | None = None
+    opt: AcquisitionOption,
+    horizon_months: int,
+    gpus_per_server: float | None = None,
+    discount_rate: float = 0.0,
 ) -> OwningCost:
     """``OwningCost`` of one GPU of ``opt`` with ``gpus_per_server`` GPUs sharing each host (None =
-    a full server)."""
+    a full server), cash discounted at ``discount_rate`` a year."""
     k = gpus_per_server if gpus_per_server is not None and gpus_per_server > 0 else float(opt.gpus_per_server)
     purchase = opt.capex_per_gpu + opt.capex_per_server / k
     installation = opt.installation_capex_per_gpu + opt.installation_capex_per_server / k
     running = opt.fixed_monthly_per_gpu + opt.fixed_monthly_per_server / k
-    # (P · (1 − v(H)) + I) / H + R
-    fixed = (purchase * (1.0 - opt.residual_fraction) + installation) / horizon_months + running
-    return OwningCost(opt, horizon_months, k, purchase, running, fixed, opt.busy_hourly_per_gpu, installation)
+    # (P · (1 − v(H)) + I) / H + R; discounted: (P · (1 − v(H) · d) + I) / W + R
+    capital = _capital_consumed(opt, purchase, installation, horizon_months, discount_rate)
+    fixed = capital / discounting.opex_month_weight(discount_rate, horizon_months) + running
+    return OwningCost(
+        opt, horizon_months, k, purchase, running, fixed, opt.busy_hourly_per_gpu, installation, discount_rate
+    )
 
 
 def gpu_day_cost(
-    option: AcquisitionOption, horizon_months: int, gpus_per_server: float | None = None
+    option: AcquisitionOption,
+    horizon_months: int,
+    gpus_per_server: float | None = None,
+    discount_rate: float = 0.0,
 ) -> float:
     """One GPU of ``option`` held and busy for a whole day (``OwningCost`` at full utilisation; on
     demand: 24 rented hours): the ``C / gpus per replica`` of the self-host vs API comparison."""
@@ -168,7 +196,8 @@ def gpu_day_cost(
         return option.busy_hourly_per_gpu * HOURS_PER_DAY
     if option.mode is AcquisitionMode.RESERVED:
         return option.fixed_monthly_per_gpu / DAYS_PER_MONTH
-    return owning_cost(option, horizon_months, gpus_per_server).monthly_at(1.0) / DAYS_PER_MONTH
+    owning = owning_cost(option, horizon_months, gpus_per_server, discount_rate)
+    return owning.monthly_at(1.0) / DAYS_PER_MONTH
 
 
 def buy_vs_rent(
@@ -179,11 +208,13 @@ def buy_vs_rent(
     currency: Currency,
     plan_utilization: float | None,
     plan_packing: tuple[str, float] | None = None,
+    discount_rate: float = 0.0,
 ) -> BuyVsRent:
     """Buy vs on-demand and reserved for one GPU type (cheapest option of each rental mode).
 
     ``plan_packing`` = (BUY option id, GPUs per server) the plan uses for this GPU: owning is then
-    priced on that option at that packing; otherwise on the cheapest BUY option, full servers."""
+    priced on that option at that packing; otherwise on the cheapest BUY option, full servers.
+    ``discount_rate`` > 0 compares today's values (module docstring)."""
     mine = [o for o in options if o.gpu == gpu and not o.owned]
     buys = [o for o in mine if o.mode is AcquisitionMode.BUY]
     on_demand = min(
@@ -209,7 +240,7 @@ def buy_vs_rent(
             plan_utilization=plan_utilization, payback_months=None,
             verdict=f"{gpu}: no purchase offer in the pricebook, so no buy-vs-rent comparison",
         )  # fmt: skip
-    owning = _owning_of(buys, horizon_months, plan_packing)
+    owning = _owning_of(buys, horizon_months, plan_packing, discount_rate)
     fixed, power = owning.fixed_monthly, owning.busy_hourly
     u_od = _tie_on_demand(fixed, power, od_hourly)
     u_res = _tie_reserved(fixed, power, res_hourly)
@@ -239,18 +270,25 @@ def buy_vs_rent(
             horizon_months=horizon_months,
         )
         + _reserved_verdict(fixed, power, res_hourly, u_res)
-        + _packing_note(owning, planned=plan_packing is not None),
+        + _packing_note(owning, planned=plan_packing is not None)
+        + (f" (cash discounted at {discount_rate:.2%} a year)" if discount_rate > 0 else ""),
     )
 
 
 def _owning_of(
-    buys: Sequence[AcquisitionOption], horizon_months: int, plan_packing: tuple[str, float] | None
+    buys: Sequence[AcquisitionOption],
+    horizon_months: int,
+    plan_packing: tuple[str, float] | None,
+    discount_rate: float,
 ) -> OwningCost:
     if plan_packing is not None:
         planned = next((o for o in buys if o.id == plan_packing[0]), None)
         if planned is not None:
-            return owning_cost(planned, horizon_months, plan_packing[1])
-    return min((owning_cost(o, horizon_months) for o in buys), key=lambda c: (c.fixed_monthly, c.option.id))
+            return owning_cost(planned, horizon_months, plan_packing[1], discount_rate)
+    return min(
+        (owning_cost(o, horizon_months, discount_rate=discount_rate) for o in buys),
+        key=lambda c: (c.fixed_monthly, c.option.id),
+    )
 
 
 def _packing_note(owning: OwningCost, *, planned: bool) -> str:
@@ -285,9 +323,7 @@ def payback_months(owning: OwningCost, od_hourly: float, utilization: float) -> 
     the horizon (purchase less its market value at the end: module docstring); None if owning never
     saves anything per month."""
     monthly_saving = (od_hourly - owning.busy_hourly) * HOURS_PER_MONTH * utilization - owning.running_monthly
-    if monthly_saving <= 0:
-        return None
-    return owning.capital_consumed / monthly_saving
+    return discounting.months_to_repay(owning.capital_consumed, monthly_saving, owning.discount_rate)
 
 
 def _reserved_verdict(

@@ -59,6 +59,11 @@ def _rounded(amount: float, quantum: Decimal, currency: Currency) -> Money:
     )
 
 
+def minor_unit(currency: Currency) -> Decimal:
+    """The currency's smallest amount (cent, whole won): every amount of the answer is rounded to it."""
+    return _MINOR_UNIT[currency]
+
+
 def to_money(amount: float, currency: Currency) -> Money:
     """A float amount as Decimal ``Money`` rounded to the currency's minor unit (banker's rounding)."""
     return _rounded(amount, _MINOR_UNIT[currency], currency)
@@ -108,6 +113,8 @@ class CostLines:
     storage: float = 0.0
     software_monthly: float = 0.0
     storage_monthly: float = 0.0
+    lease: float = 0.0
+    """Lease payments over the horizon (instalments and buy-out): neither capex nor a monthly line."""
 
     @property
     def capex(self) -> float:
@@ -126,7 +133,7 @@ class CostLines:
         )
 
     def horizon_total(self, horizon_months: int) -> float:
-        return self.capex - self.residual_value + self.opex_monthly * horizon_months
+        return self.capex - self.residual_value + self.opex_monthly * horizon_months + self.lease
 
     def __add__(self, other: CostLines) -> CostLines:
         return CostLines(
@@ -175,6 +182,7 @@ def cost_lines(line: FleetLine) -> CostLines:
         networking=opt.network_capex(line.servers),
         installation=opt.installation_capex(line.gpus, line.servers),
         software_monthly=opt.software_monthly_per_gpu * line.gpus,
+        lease=opt.lease_total(line.servers),
     )
 
 
@@ -209,6 +217,8 @@ class TcoReport:
     software_monthly: Money
     storage_monthly: Money
     """Storage rented per TB-month."""
+    lease: Money
+    """Lease payments over the horizon (instalments and buy-outs; not capex)."""
 
     @property
     def currency(self) -> Currency:
@@ -251,7 +261,10 @@ def report(lines: CostLines | Sequence[CostLines], horizon_months: int, currency
     monthly = {name: m(name) for name in _MONTHLY_LINES}
     opex_monthly = add_money(monthly.values(), currency)
     opex_horizon = Money(amount=opex_monthly.amount * horizon_months, currency=currency)
-    horizon_total = Money(amount=depreciation.amount + opex_horizon.amount, currency=currency)
+    lease = m("lease")
+    horizon_total = Money(
+        amount=depreciation.amount + opex_horizon.amount + lease.amount, currency=currency
+    )
     return TcoReport(
         **once,
         **monthly,
@@ -264,6 +277,7 @@ def report(lines: CostLines | Sequence[CostLines], horizon_months: int, currency
         total_monthly=to_money(float(horizon_total.amount) / horizon_months, currency),
         horizon_total=horizon_total,
         horizon_months=horizon_months,
+        lease=lease,
     )
 
 
@@ -358,7 +372,7 @@ class VatLines:
 def vat_lines(tco: TcoReport, rate: float) -> VatLines:
     """The VAT line of ``tco`` at ``rate`` (0.10 = 10 %)."""
     currency = tco.currency
-    supply = add_money((tco.capex, tco.opex_horizon), currency)
+    supply = add_money((tco.capex, tco.opex_horizon, tco.lease), currency)  # every payment, leases too
     vat = to_money(float(supply.amount) * rate, currency)
     return VatLines(
         rate=rate,
@@ -559,6 +573,7 @@ class CostComponentName(StrEnum):
     INSTALLATION = "installation"
     STORAGE = "storage"
     SOFTWARE = "software"
+    LEASE = "lease"
 
 
 @dataclass(frozen=True, slots=True)
@@ -667,6 +682,12 @@ def cost_components(tco: TcoReport, terms: SiteTerms = SiteTerms()) -> tuple[Cos
             monthly(tco.software_monthly),
             "licence price per GPU-year ÷ 12 × GPUs held (on demand: ÷ 8,760 × GPU-hours used); NVIDIA AI "
             "Enterprise on a SKU that includes it: only the months beyond the included ones",
+        ),
+        (
+            CostComponentName.LEASE,
+            once(tco.lease),
+            "leased servers × (instalment × months of the term + buy-out); a term beyond the horizon "
+            "is settled at its end (the hardware is then owned: its market value is in the residual)",
         ),
     )
     # Colocated hardware whose colocation price includes power has no power cost of its own: the

@@ -20,13 +20,17 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from functools import partial
 
 from pricebook.schema import GpuId
+from solver.budget import DEFAULT_BUDGET as BUDGET
 from solver.domain import AcquisitionMode
 from solver.errors import SolveCancelled
 from solver.optimizer.caps import Cap, counted_gpu
+from solver.optimizer.concurrency import run_side_by_side
+from solver.optimizer.evaluate import caps_hold
 from solver.optimizer.explain import NEEDED_TOLERANCE
 from solver.optimizer.instance import Caps, FleetInstance, TrainingChoice
 from solver.optimizer.results import CapRelaxation, FleetSolution, SolveStatus
@@ -41,7 +45,6 @@ from solver.optimizer.variants import (
 from solver.pricing.options import AcquisitionOption
 
 __all__ = [
-    "MIN_SOLVE_SECONDS",
     "PRICE_DOWN_MIN",
     "PRICE_UP_MAX",
     "PROVEN",
@@ -50,6 +53,7 @@ __all__ = [
     "Mix",
     "SearchOutcome",
     "Solve",
+    "SolveBelow",
     "Threshold",
     "describe_fleet",
     "find_threshold",
@@ -66,6 +70,12 @@ __all__ = [
 
 Solve = Callable[[FleetInstance, float], FleetSolution]
 """Solve an instance within a time limit (seconds); the planner binds backend, gap and cancel."""
+SolveBelow = Callable[[FleetInstance, float, float], FleetSolution]
+"""The same with an objective cutoff (request currency): only plans with a TCO at most it, so
+INFEASIBLE proves that none is that cheap."""
+
+CUTOFF_MARGIN = 1e-9
+"""A probe's cutoff is this far (relative) below the reference plan's cost: "strictly cheaper"."""
 
 Mix = frozenset[tuple[GpuId, AcquisitionMode]]
 
@@ -75,7 +85,6 @@ PRICE_DOWN_MIN = 0.25
 """... and down to a quarter (−75 %)."""
 TOLERANCE = 0.02
 """Bisection stops when the multiplier interval is narrower than 2 percentage points."""
-MIN_SOLVE_SECONDS = 0.2
 PROVEN = frozenset({SolveStatus.OPTIMAL, SolveStatus.INFEASIBLE})
 """Solve outcomes that decide a probe on their own (no plan at all is a change of plan too)."""
 
@@ -189,39 +198,47 @@ def run_baselines(
 ) -> tuple[BaselineRun, ...]:
     """For each GPU type, the cheapest fleet using only it (or why none exists), within ``deadline``
     (a ``time.monotonic()`` instant); types left when time runs out say so. ``diagnose`` (a solve
-    that explains an infeasible instance) names the caps a type's fleet cannot meet."""
+    that explains an infeasible instance) names the caps a type's fleet cannot meet. A type that
+    cannot serve some workload is answered without a solve; the others are solved side by side
+    (``solver.optimizer.concurrency``: OR-Tools releases the GIL, so two solves use both cores),
+    each with an equal share of the time left per wave when it starts."""
+    singles = [(gpu, *restrict_to_gpu(instance, gpu)) for gpu in gpus]
+    jobs = [
+        partial(_baseline, gpu, single, solve, diagnose) for gpu, single, _ in singles if single is not None
+    ]
+    outcomes = iter(run_side_by_side(jobs, deadline=deadline))
     runs: list[BaselineRun] = []
-    pending = list(gpus)
-    while pending:
-        gpu = pending.pop(0)
-        single, reason = restrict_to_gpu(instance, gpu)
+    for gpu, single, reason in singles:
         if single is None:
             runs.append(BaselineRun(gpu, None, None, reason))
             continue
-        remaining = deadline - time.monotonic()
-        if remaining < MIN_SOLVE_SECONDS:
-            runs.append(BaselineRun(gpu, None, single, "not computed: the time budget ran out"))
-            continue
-        # Share what is left fairly among the types still to solve.
-        solution = solve(single, remaining / (len(pending) + 1))
-        if solution.status is SolveStatus.CANCELLED:
-            raise SolveCancelled("baselines cancelled")
-        if solution.has_plan:
-            note = (
-                ""
-                if solution.status is SolveStatus.OPTIMAL
-                else "time limit: best plan found, not proven optimal"
-            )
-            runs.append(BaselineRun(gpu, solution, single, note))
-        elif solution.status is SolveStatus.INFEASIBLE:
-            left = (deadline - time.monotonic()) / (len(pending) + 1)
-            explained = diagnose(single, left) if diagnose is not None and left >= MIN_SOLVE_SECONDS else None
-            runs.append(_infeasible_run(gpu, explained or solution, single))
-        else:
-            runs.append(
-                BaselineRun(gpu, solution, single, f"no plan found in time ({solution.status.value})")
-            )
+        outcome = next(outcomes)
+        if isinstance(outcome, BaseException):
+            raise outcome  # a cancelled call (SolveCancelled) or a bug
+        runs.append(outcome)
     return tuple(runs)
+
+
+def _baseline(
+    gpu: GpuId, single: FleetInstance, solve: Solve, diagnose: Solve | None, deadline: float
+) -> BaselineRun:
+    """The cheapest fleet of ``single`` (one GPU type's instance) by ``deadline``, or why none."""
+    remaining = deadline - time.monotonic()
+    if remaining < BUDGET.min_probe_s:
+        return BaselineRun(gpu, None, single, "not computed: the time budget ran out")
+    solution = solve(single, remaining)
+    if solution.status is SolveStatus.CANCELLED:
+        raise SolveCancelled("baselines cancelled")
+    if solution.has_plan:
+        proven = solution.status is SolveStatus.OPTIMAL
+        return BaselineRun(
+            gpu, solution, single, "" if proven else "time limit: best plan found, not proven optimal"
+        )
+    if solution.status is SolveStatus.INFEASIBLE:
+        left = deadline - time.monotonic()
+        explained = diagnose(single, left) if diagnose is not None and left >= BUDGET.min_probe_s else None
+        return _infeasible_run(gpu, explained or solution, single)
+    return BaselineRun(gpu, solution, single, f"no plan found in time ({solution.status.value})")
 
 
 def _infeasible_run(gpu: GpuId, solution: FleetSolution, single: FleetInstance) -> BaselineRun:
@@ -289,6 +306,8 @@ def find_threshold(
     tolerance: float = TOLERANCE,
     solves_left: int = 1_000,
     base: FleetSolution | None = None,
+    solve_below: SolveBelow | None = None,
+    known: Sequence[FleetSolution] = (),
 ) -> SearchOutcome:
     """The multiplier between 1 and ``far`` where the mix first changes, to ``tolerance``.
 
@@ -298,25 +317,31 @@ def find_threshold(
     change of plan in between, two probes settle it where bisection needs about eight solves.
 
     Only proven optima decide a probe; a plan the time limit stopped counts only as a change of
-    mix that is cheaper than today's plan there, else the search ends incomplete."""
+    mix that is cheaper than today's plan there, else the search ends incomplete.
+
+    With ``solve_below`` each probe is parametric: the plans already known (``base``, ``known``
+    such as the baselines' fleets, and those the search found) are priced at the probe, and the
+    solve admits only plans at most as dear as the cheapest of them that keeps the caps there: a
+    bound reaching a known cost ends the search without finding that plan again. When that plan
+    holds today's mix the cutoff is strictly below it, so INFEASIBLE proves the mix unchanged
+    there; otherwise INFEASIBLE (or no plan in time) leaves that plan as the one that beats
+    today's. A plan found is the optimum there, as without the cutoff."""
     solves = 0
+    plans = _KnownPlans(base_mix)
+    for plan in (base, *known):
+        plans.add(plan)
 
     def mix_at(m: float) -> tuple[Mix, FleetSolution] | None:
         nonlocal solves
         remaining = deadline - time.monotonic()
-        if remaining < MIN_SOLVE_SECONDS or solves >= solves_left:
+        if remaining < BUDGET.min_probe_s or solves >= solves_left:
             return None
         solves += 1
         instance = make(m)
-        solution = solve(instance, remaining)
-        if solution.status is SolveStatus.CANCELLED:
-            raise SolveCancelled("sensitivity search cancelled")
-        if solution.status is SolveStatus.NO_SOLUTION:
-            return None  # no answer in time: unknown, not a change of plan
-        mix = mix_of(solution)
-        if solution.status not in PROVEN and not _beats(instance, solution, mix, base):
-            return None  # a plan the time limit stopped proves neither "unchanged" nor a change
-        return mix, solution
+        decided = _decided(instance, _probe(instance, remaining, solve, solve_below, plans), base)
+        if decided is not None:
+            plans.add(decided[1])
+        return decided
 
     at_far = mix_at(far)
     if at_far is None:
@@ -341,6 +366,77 @@ def find_threshold(
             hi, past = probe, result[1]
             pending = []  # the far-side probe is moot once the near one changed the mix
     return SearchOutcome(Threshold(hi, lo, past), far, complete=complete, solves=solves)
+
+
+def _decided(
+    instance: FleetInstance, probed: FleetSolution | tuple[FleetSolution], base: FleetSolution | None
+) -> tuple[Mix, FleetSolution] | None:
+    """(the mix, the plan) a probe decides (``_probe``), None when it decides nothing."""
+    if isinstance(probed, tuple):
+        return mix_of(probed[0]), probed[0]
+    solution = probed
+    if solution.status is SolveStatus.CANCELLED:
+        raise SolveCancelled("sensitivity search cancelled")
+    if solution.status is SolveStatus.NO_SOLUTION:
+        return None  # no answer in time: unknown, not a change of plan
+    mix = mix_of(solution)
+    if solution.status not in PROVEN and not _beats(instance, solution, mix, base):
+        return None  # a plan the time limit stopped proves neither "unchanged" nor a change
+    return mix, solution
+
+
+@dataclass(slots=True)
+class _KnownPlans:
+    """Verified plans of the request found at other prices, by whether they hold today's mix."""
+
+    mix: Mix
+    same: list[FleetSolution] = field(default_factory=list)
+    other: list[FleetSolution] = field(default_factory=list)
+
+    def add(self, plan: FleetSolution | None) -> None:
+        if plan is None or not plan.has_plan:
+            return
+        into = self.same if mix_of(plan) == self.mix else self.other
+        if all(p is not plan for p in into):
+            into.append(plan)
+
+
+def _probe(
+    instance: FleetInstance,
+    time_limit_s: float,
+    solve: Solve,
+    solve_below: SolveBelow | None,
+    plans: _KnownPlans,
+) -> FleetSolution | tuple[FleetSolution]:
+    """The optimum at ``instance``'s prices, or ``(plan,)``: a known ``plan`` nothing is cheaper
+    than there (or, of another mix, one that beats every known plan of today's mix there when the
+    solve found nothing in time)."""
+    same = _cheapest_keeping_caps(instance, plans.same) if solve_below is not None else None
+    other = _cheapest_keeping_caps(instance, plans.other) if solve_below is not None else None
+    if solve_below is None or (same is None and other is None):
+        return solve(instance, time_limit_s)
+    if same is not None and (other is None or same[1] <= other[1]):
+        plan, cost = same
+        solution = solve_below(instance, time_limit_s, cost * (1 - CUTOFF_MARGIN))
+        return (plan,) if solution.status is SolveStatus.INFEASIBLE else solution
+    assert other is not None
+    plan, cost = other
+    solution = solve_below(instance, time_limit_s, cost * (1 + CUTOFF_MARGIN))
+    beats_today = same is not None and solution.status is not SolveStatus.CANCELLED
+    if solution.status is SolveStatus.INFEASIBLE or (beats_today and not solution.has_plan):
+        return (plan,)
+    return solution
+
+
+def _cheapest_keeping_caps(
+    instance: FleetInstance, plans: list[FleetSolution]
+) -> tuple[FleetSolution, float] | None:
+    """The cheapest of ``plans`` at ``instance``'s prices among those within its caps, with its cost."""
+    priced = [(plan_cost(instance, p), i) for i, p in enumerate(plans) if caps_hold(instance, p)]
+    if not priced:
+        return None
+    cost, i = min(priced)
+    return plans[i], cost
 
 
 def _beats(instance: FleetInstance, solution: FleetSolution, mix: Mix, base: FleetSolution | None) -> bool:

@@ -22,7 +22,7 @@ from pricebook.schema import Pricebook
 from solver.domain import Fleet, PlanRequest, SolverOptions
 from solver.optimizer.cancel import CancelToken, polls_cancel
 from solver.optimizer.candidates import build_instance, perf_capacity_checker
-from solver.optimizer.driver import DEFAULT_BACKEND, relaxation_bound, solve_mip
+from solver.optimizer.driver import DEFAULT_BACKEND, OwnPlans, relaxation_bound, solve_mip
 from solver.optimizer.evaluate import CapacityOf, check_solution
 from solver.optimizer.explain import diagnose_infeasible, explain_local_runner_ups, explain_runner_ups
 from solver.optimizer.fleet_eval import evaluate_fixed_fleet
@@ -58,12 +58,16 @@ def solve(
     explain: bool = True,
     request_summary: str = "",
     lp_guided: bool = True,
+    objective_cutoff: float | None = None,
 ) -> FleetSolution:
     """Solve, verify and (optionally) explain one instance within ``time_limit_s`` seconds.
 
-    ``lp_guided=False`` solves the full MIP alone (benchmarks measure what the search adds)."""
+    ``lp_guided=False`` solves the full MIP alone (benchmarks measure what the search adds).
+    ``objective_cutoff``: only plans with a TCO at most this (request currency); INFEASIBLE then
+    means none is that cheap."""
     started = time.perf_counter()
     backend = DEFAULT_BACKEND if backend == "auto" else backend
+    own_plans = OwnPlans()
 
     def planned(inst: FleetInstance, limit: float, *, plain: bool = False) -> FleetSolution:
         # plain: without the exact reductions, the LP-guided search and the tie-break stage.
@@ -76,11 +80,15 @@ def solve(
             lp_guided=lp_guided and not plain,
             exact_reductions=not plain,
             tie_break=explain and not plain,
+            objective_cutoff=objective_cutoff,
+            own_plans=None if plain else own_plans,
         )
         return with_tco_objective(build_solution(inst, mip))
 
     budget = time_limit_s * (1 - LOCAL_RUNNER_UP_SHARE) if explain else time_limit_s
-    instance, solution = solve_pools_by_timing(instance, planned, budget, capacity_of, lambda _, s: s)
+    instance, solution = solve_pools_by_timing(
+        instance, planned, budget, capacity_of, lambda _, s: s, carry=with_earlier_bound
+    )
     if solution.has_plan and instance.hours_clustered:
         bound_limit = max(0.5, CLUSTERED_BOUND_SHARE * time_limit_s)
         solution = with_clustered_hours_bound(instance, solution, relative_gap, bound_limit)
@@ -112,6 +120,22 @@ def solve(
     return explain_local_runner_ups(
         instance, solution, time_limit_s=remaining, cancel=cancel, backend=backend
     )
+
+
+def with_earlier_bound(earlier: FleetSolution, later: FleetSolution) -> FleetSolution:
+    """``later`` (a re-solve of an instance with fewer plans: pools derated or dropped) with the
+    larger of the two proven bounds: a bound of the earlier instance bounds every plan of the
+    later one. Its gap is recomputed against that bound, and it is ``OPTIMAL`` when that gap is
+    within the requested one."""
+    carried, own = earlier.stats.best_bound, later.stats.best_bound
+    tco = later.stats.objective
+    if carried is None or tco is None or not later.has_plan or (own is not None and own >= carried):
+        return later
+    bound = min(carried, tco)
+    gap = abs(tco - bound) / abs(tco) if tco else 0.0
+    status = SolveStatus.OPTIMAL if gap <= later.stats.relative_gap_target else later.status
+    stats = dataclasses.replace(later.stats, status=status, best_bound=bound, gap=gap)
+    return dataclasses.replace(later, status=status, stats=stats)
 
 
 MIN_REPAIR_SOLVE_S = 0.5

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pricebook import catalog
 from pricebook.schema import GpuId, GpuSpec, ModelArch, Pricebook
@@ -36,6 +36,7 @@ from solver.domain import (
 )
 from solver.errors import FieldViolation, InvalidRequest
 from solver.optimizer.cancel import checkpoint
+from solver.optimizer.colocation import GUEST_SHARES, guest_share, memory_fits, small_model
 from solver.optimizer.evaluate import perf_capacity_checker
 from solver.optimizer.fleet_lines import fixed_fleet
 from solver.optimizer.instance import (
@@ -260,6 +261,7 @@ def _candidate(
         precision=dep.precision,
         kv_precision=dep.effective_kv_precision,
         mig_slice=dep.mig_slice,
+        card_share=dep.card_share,
         capacity_req_s=cap.max_request_rate_per_s * factor,
         max_output_tok_s=cap.max_output_tok_s * factor,
         ttft_p95_ms=cap.ttft_p95_ms,
@@ -280,6 +282,93 @@ def _candidate(
     )
 
 
+def colocated_candidates(
+    request: PlanRequest,
+    book: Pricebook,
+    gpus: Iterable[GpuSpec],
+    max_tp: dict[str, int],
+    whole: Iterable[Candidate],
+    *,
+    measured: MeasuredCorrections = NO_CORRECTIONS,
+) -> list[Candidate]:
+    """Guests (small one-size models on a share of a card) and hosts (one-size workloads on the
+    rest of whole cards) on every GPU type where a small model fits (``solver.optimizer.colocation``):
+    each sized at its own SLA on its part of the card, and kept only when it fits its share of the
+    memory by the model's own figures. A host is tried only beside another workload's guest, and
+    only for a deployment whose whole-card candidate (``whole``, after dominance) is kept."""
+    own = [f for f in families(request) if not f.sizing.shared and not f.members[0].length_mix]
+    if len(request.inference) < 2 or not own:
+        return []
+    models = {f.members[0].name: resolve_model(f.members[0].model, book) for f in own}
+    guests = [f for f in own if small_model(models[f.members[0].name])]
+    kept: dict[str, set[tuple[str, int, Precision]]] = defaultdict(set)
+    for c in whole:
+        if not c.pool and not c.mig_slice:
+            kept[c.workload].add((c.gpu, c.tp, c.precision))
+    found: list[Candidate] = []
+    for gpu in gpus:
+        placed = [(f, _guest_candidates(f, models[f.members[0].name], gpu, measured)) for f in guests]
+        share = guest_share([min(s for s, _ in cands) for _, cands in placed if cands])
+        if share is None:
+            continue
+        placed_guests = {f.members[0].name: [c for s, c in cands if s == share] for f, cands in placed}
+        for cands in placed_guests.values():
+            found += cands
+        for family in own:
+            w, model = family.members[0], models[family.members[0].name]
+            if not any(cands for name, cands in placed_guests.items() if name != w.name):
+                continue
+            hosts = [
+                c
+                for dep, skip in _deployments(w, model, gpu, max_tp.get(gpu.id, 1))
+                if not skip and not dep.mig_slice and (gpu.id, dep.tp, dep.precision) in kept[w.name]
+                for c in _fitting(family, model, gpu, replace(dep, card_share=1 - share), measured)
+            ]
+            found += _fewest_hosts(hosts)
+    return found
+
+
+def _fewest_hosts(hosts: list[Candidate]) -> list[Candidate]:
+    """At most two host deployments per workload and GPU type — the smallest TP group (a low load
+    beside a guest) and the most requests per card (a high one) — so co-location adds a few
+    options to the MIP, not one per TP degree and precision."""
+    if not hosts:
+        return []
+    smallest = min(hosts, key=lambda c: (c.tp, -c.capacity_req_s, c.id))
+    densest = min(hosts, key=lambda c: (-c.capacity_req_s / c.tp, c.tp, c.id))
+    return [smallest] if densest is smallest else [smallest, densest]
+
+
+def _guest_candidates(
+    family: Family, model: ModelArch, gpu: GpuSpec, measured: MeasuredCorrections
+) -> list[tuple[float, Candidate]]:
+    """(share, candidate) of a small model on each share of a card it fits, at each precision."""
+    w = family.members[0]
+    out = []
+    for share in GUEST_SHARES:
+        for precision in precisions_to_try(w, model, gpu):
+            dep = Deployment(
+                gpu=gpu, precision=precision, kv_precision=w.kv_precision, engine=w.engine, card_share=share
+            )
+            out += [(share, c) for c in _fitting(family, model, gpu, dep, measured)]
+    return out
+
+
+def _fitting(
+    family: Family, model: ModelArch, gpu: GpuSpec, dep: Deployment, measured: MeasuredCorrections
+) -> list[Candidate]:
+    """The own candidate of a one-size workload on ``dep`` when it serves and fits its memory share."""
+    w = family.members[0]
+    size, _ = w.length_shares()[0]
+    shape = WorkloadShape(size.input_tokens, size.output_tokens, w.prefix_cache_hit_rate)
+    cap = corrected_capacity(model, dep, shape, family.sizing.sla, measured)
+    if not _serves(cap):
+        return []
+    cid = candidate_id(w.name, dep, None, family.sizing)
+    c = _candidate(cid, w.name, dep, cap, load=0, sizing=family.sizing, pool=("", (shape,)), size=shape)
+    return [c] if memory_fits(model, c, gpu) else []
+
+
 @dataclass(frozen=True, slots=True)
 class _Unit:
     """The candidates that share one pool's replicas (one candidate when it has no pool)."""
@@ -287,15 +376,16 @@ class _Unit:
     members: tuple[Candidate, ...]
 
     @property
-    def family(self) -> tuple[str, str]:
-        """Units comparable for dominance: the same GPU, the same family of loads."""
+    def family(self) -> tuple[str, str, float]:
+        """Units comparable for dominance: the same GPU, the same family of loads, the same share
+        of their cards (co-located guests and hosts compete only among themselves)."""
         first = self.members[0]
         family = first.pool.rsplit("/", 3)[0] if first.pool else first.workload
-        return first.gpu, family
+        return first.gpu, family, first.card_share
 
     @property
     def gpus(self) -> float:
-        return self.members[0].gpus_per_replica
+        return self.members[0].gpu_equivalents
 
     def capacities(self) -> dict[tuple[str, int], float]:
         return {(c.workload, c.load): c.capacity_req_s for c in self.members}
@@ -309,7 +399,7 @@ def drop_dominated(cands: list[Candidate]) -> tuple[list[Candidate], list[Candid
     units: dict[str, list[Candidate]] = defaultdict(list)
     for c in cands:
         units[c.pool or c.id].append(c)
-    by_family: dict[tuple[str, str], list[_Unit]] = defaultdict(list)
+    by_family: dict[tuple[str, str, float], list[_Unit]] = defaultdict(list)
     for members in units.values():
         unit = _Unit(tuple(members))
         by_family[unit.family].append(unit)
@@ -410,7 +500,7 @@ def _refuse_oversized(
     fewest: dict[tuple[str, int], float] = {}
     for c in candidates:
         key = (c.workload, c.load)
-        per_request = c.gpus_per_replica / c.capacity_req_s if c.capacity_req_s > 0 else float("inf")
+        per_request = c.gpu_equivalents / c.capacity_req_s if c.capacity_req_s > 0 else float("inf")
         fewest[key] = min(fewest.get(key, float("inf")), per_request)
     problems = []
     total = 0.0
@@ -462,6 +552,9 @@ def build_instance(request: PlanRequest, book: Pricebook, *, fleet: Fleet | None
         found += cands
         rejections += rejected
     candidates, dominated = drop_dominated(found)
+    co_located = colocated_candidates(request, book, gpus, max_tp, candidates, measured=measured)
+    shared_cards, _ = drop_dominated(co_located)
+    candidates = sorted([*candidates, *shared_cards], key=lambda c: c.id)
     rejections += dominated
     buckets, demands = _demands(request, len(candidates))
     _refuse_oversized(request, candidates, demands)
@@ -484,6 +577,7 @@ def build_instance(request: PlanRequest, book: Pricebook, *, fleet: Fleet | None
         extra_monthly=storage_monthly(constraints, book),
         # The request's policy, not the fleet's modes: a plan's own buy-only fleet is evaluated as planned.
         static_deployment=request.constraints.static_deployment,
+        discount_rate=constraints.objective_discount_rate,
     )
 
 

@@ -14,7 +14,7 @@ import functools
 import math
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +24,7 @@ from ortools.linear_solver import linear_solver_pb2, pywraplp
 
 from solver.errors import SolveCancelled
 from solver.optimizer.cancel import CancelToken, checkpoint, current_cancel, interrupting, polls_cancel
+from solver.optimizer.concurrency import run_side_by_side
 from solver.optimizer.gpu_costs import cheapest_cost_per_gpu, cost_alone
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.lp_guided import LpGuidedSearch, RestrictedResult, SearchCandidate
@@ -139,11 +140,16 @@ def solve_mip(
     lp_guided: bool = True,
     tie_break: bool = False,
     replica_hint: tuple[tuple[str, tuple[int, ...]], ...] = (),
+    objective_cutoff: float | None = None,
+    own_plans: OwnPlans | None = None,
 ) -> MipResult:
     """``solve_one`` (below); with shared pools (model constraint 13) in a cost-minimising solve,
-    first the plan without them (every load on replicas of its own, ``WARM_START_SHARE`` of the
-    time), kept when the full solve ends with nothing better: pooling never returns a dearer plan
-    than replicas of their own, even when the limit fires."""
+    also the plan without them (every load on replicas of its own; side by side with the full
+    model, or first with ``LARGE_WARM_START_SHARE`` of the time for large models), kept when the
+    full solve ends with nothing better: pooling never returns a dearer plan
+    than replicas of their own, even when the limit fires. ``own_plans`` keeps that first plan,
+    once proven, for the next call on the same instance without pools (the next pool-timing
+    round, or the last one, which drops the pools that keep missing)."""
     run = functools.partial(
         solve_one,
         cancel=cancel,
@@ -153,13 +159,29 @@ def solve_mip(
         threads=threads,
         exact_reductions=exact_reductions,
         lp_guided=lp_guided,
+        objective_cutoff=objective_cutoff,
     )
     if replica_hint or not _warm_start_applies(instance, relax):
+        kept = own_plans.get(instance) if own_plans is not None and not tie_break else None
+        if kept is not None:
+            return kept
         return run(instance, time_limit_s=time_limit_s, tie_break=tie_break, replica_hint=replica_hint)
     started = time.perf_counter()
     own = dataclasses.replace(instance, candidates=tuple(c for c in instance.candidates if not c.pool))
     large = len(own.candidates) * len(own.buckets) >= LP_GUIDED_MIN_REPLICA_VARS
-    first = run(own, time_limit_s=time_limit_s * (LARGE_WARM_START_SHARE if large else WARM_START_SHARE))
+    first = own_plans.get(own) if own_plans is not None else None
+    if first is None and not large:
+        # Neither solve uses the other's result: side by side, one per core.
+        first, main = _side_by_side(
+            functools.partial(run, own), functools.partial(run, instance, tie_break=tie_break), time_limit_s
+        )
+        if own_plans is not None:
+            own_plans.put(own, first)
+        return _better_plan(main, first, relative_gap)
+    if first is None:
+        first = run(own, time_limit_s=time_limit_s * LARGE_WARM_START_SHARE)
+        if own_plans is not None:
+            own_plans.put(own, first)
     # Not a hint for the full model: SCIP completing that partial start took 10-20 s on the 8×8
     # length-mix benchmark that solves in ~1 s without it (bench/pooling.py).
     left = max(MIN_TIE_BREAK_S, time_limit_s - (time.perf_counter() - started))
@@ -167,12 +189,49 @@ def solve_mip(
     return _better_plan(main, first, relative_gap)
 
 
-WARM_START_SHARE = 0.6
-"""Share of the time limit the plan without shared pools may take before the full model."""
+def _side_by_side(
+    own: Callable[..., MipResult], full: Callable[..., MipResult], time_limit_s: float
+) -> tuple[MipResult, MipResult]:
+    """The plan without pools and the full model solved at once (OR-Tools releases the GIL), each
+    within ``time_limit_s``; a cancelled solve (or a bug) raises here."""
+    deadline = time.monotonic() + time_limit_s
+    jobs = [
+        lambda until: own(time_limit_s=until - time.monotonic()),
+        lambda until: full(time_limit_s=until - time.monotonic()),
+    ]
+    first, main = run_side_by_side(jobs, deadline=deadline)
+    for outcome in (first, main):
+        if isinstance(outcome, BaseException):
+            raise outcome
+    assert isinstance(first, MipResult) and isinstance(main, MipResult)
+    return first, main
+
+
+class OwnPlans:
+    """The proven plan without shared pools of one ``solver.optimizer.api.solve`` call. Derating a
+    pool (``solver.optimizer.pool_timing``) changes pooled candidates only, so each round's model
+    without pools is the same model: solved once (SCIP's fixed seed gives the same plan again)."""
+
+    def __init__(self) -> None:
+        self._instance: FleetInstance | None = None
+        self._result: MipResult | None = None
+
+    def get(self, own: FleetInstance) -> MipResult | None:
+        """The plan kept for ``own`` (an instance without pools), None when it is another one."""
+        return self._result if self._instance is not None and self._instance == own else None
+
+    def put(self, own: FleetInstance, result: MipResult) -> None:
+        """Keep ``result`` as ``own``'s plan when it is proven (a time-limited one may differ)."""
+        if result.stats.status in (SolveStatus.OPTIMAL, SolveStatus.INFEASIBLE):
+            self._instance, self._result = own, result
+
+
 LARGE_WARM_START_SHARE = 0.85
-"""The same for models the LP-guided search runs on: the full model with pools (2-3× the
-variables) found no plan in 6 s on the 20-workload benchmark portfolio, whose plan without them
-takes ~4 s (load 8), so that one gets the time and pooling what is left."""
+"""Share of the time limit the plan without shared pools may take before the full model, for
+models the LP-guided search runs on (beside the full MIP: a thread already): the full model with
+pools (2-3× the variables) found no plan in 6 s on the 20-workload benchmark portfolio, whose plan
+without them takes ~4 s (load 8), so that one gets the time and pooling what is left. Smaller
+models solve both side by side."""
 
 
 def _warm_start_applies(instance: FleetInstance, relax: Relaxation) -> bool:
@@ -221,6 +280,7 @@ def solve_one(
     lp_guided: bool = True,
     tie_break: bool = False,
     replica_hint: tuple[tuple[str, tuple[int, ...]], ...] = (),
+    objective_cutoff: float | None = None,
 ) -> MipResult:
     """Build and solve the MIP; never prints (solver output suppressed, stats to structlog).
 
@@ -232,11 +292,16 @@ def solve_one(
     ``exact_reductions=False`` builds the model without the replica bounds and option
     reductions (same optimum, slower; for tests that check the reductions are exact).
     ``replica_hint`` (candidate id, replicas per bucket) is a partial start for SCIP, which
-    completes the fleet around it (local runner-ups: a first plan at once, measured 23 % faster)."""
+    completes the fleet around it (local runner-ups: a first plan at once, measured 23 % faster).
+    ``objective_cutoff`` (request currency) admits only plans whose TCO is at most it: INFEASIBLE
+    then proves that no plan is that cheap (parametric sensitivity: today's fleet stays optimal).
+    """
     if cancel is not None and cancel.cancelled:
         raise SolveCancelled("cancelled before the solve started")
     started = time.perf_counter()
     builder = build_model(instance, backend, relax, reduce=exact_reductions)
+    if objective_cutoff is not None and not isinstance(builder.tco_expr, int):
+        builder.solver.Add(builder.tco_expr <= objective_cutoff, "cutoff[tco]")
     _set_parameters(builder, backend, threads, replica_hint)
     params = pywraplp.MPSolverParameters()
     params.SetDoubleParam(pywraplp.MPSolverParameters.RELATIVE_MIP_GAP, relative_gap)
@@ -351,7 +416,7 @@ def _run(
         if search is None:
             code = solver.Solve(params)
         else:
-            code, restricted = _solve_beside_search(solver, params, search, remaining)
+            code, restricted = solve_beside_search(solver, params, search, remaining)
     return _Run(
         code=code,
         restricted=restricted,
@@ -515,7 +580,7 @@ def tie_break_stage(
     return builder.values()
 
 
-def _solve_beside_search(
+def solve_beside_search(
     solver: Any, params: Any, search: LpGuidedSearch, time_limit_s: float
 ) -> tuple[int, RestrictedResult | None]:
     """The full MIP on a worker thread (OR-Tools releases the GIL) and the LP-guided search on

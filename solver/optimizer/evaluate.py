@@ -21,6 +21,7 @@ from solver.domain import AcquisitionMode, PlanRequest
 from solver.optimizer.batch_window import hour_buckets, hourly_arrivals, window_misses
 from solver.optimizer.cancel import checkpoint
 from solver.optimizer.caps import Cap
+from solver.optimizer.colocation import check_shared_cards
 from solver.optimizer.instance import Candidate, FleetInstance, InferenceDemand, owned_host_of
 from solver.optimizer.pool_timing import PerfCapacity, pool_loads, pool_verdicts
 from solver.optimizer.results import (
@@ -75,6 +76,8 @@ def _fleet(instance: FleetInstance, solution: FleetSolution) -> _Fleet:
         if a.workload not in demands:
             continue
         for use in a.uses:
+            if use.candidate.guest:
+                continue  # on a host's card (``colocation.check_shared_cards``)
             for b in range(nb):
                 if use.replicas[b]:
                     replica_gpus[use.candidate.gpu][b][use.candidate.gpus_per_replica] += use.replicas[b]
@@ -105,6 +108,9 @@ def check_solution(
         *check_counts(instance, solution, fleet),
         *check_training(instance, solution, fleet),
         *check_static(instance, solution, fleet),
+        *check_shared_cards(
+            instance, solution, capacity_of.specs if isinstance(capacity_of, PerfCapacity) else None
+        ),
     ]
 
 
@@ -362,7 +368,7 @@ def check_caps(instance: FleetInstance, solution: FleetSolution, fleet: _Fleet) 
         if o is None:
             continue
         used[Cap.CAPEX_BUDGET] += o.capex(c.gpus, c.servers)
-        used[Cap.MONTHLY_OPEX] += o.fixed_monthly_per_gpu * c.gpus + o.fixed_monthly_per_server * c.servers
+        used[Cap.MONTHLY_OPEX] += o.fixed_monthly_per_gpu * c.gpus + o.monthly_per_server * c.servers
         used[Cap.MONTHLY_OPEX] += o.busy_hourly_per_gpu * c.busy_gpu_hours_per_month
         if o.mode is AcquisitionMode.BUY or o.owned:
             used[Cap.POWER_KW] += o.power_kw_per_gpu * c.gpus + o.power_kw_per_server * c.servers
@@ -373,6 +379,12 @@ def check_caps(instance: FleetInstance, solution: FleetSolution, fleet: _Fleet) 
         if limit is not None and used[cap] > limit * (1 + REL_TOL) + 1e-9:
             out.append(Violation(ViolationKind.CAP, cap.words, f"uses {used[cap]:.6g} > cap {limit:.6g}"))
     return out
+
+
+def caps_hold(instance: FleetInstance, solution: FleetSolution) -> bool:
+    """Whether ``solution``'s fleet keeps the caps of ``instance`` (a plan of another instance of
+    the same request, e.g. at other prices)."""
+    return not check_caps(instance, solution, _fleet(instance, solution))
 
 
 # 9: owned GPUs, count bounds, fixed fleets
@@ -538,6 +550,8 @@ def check_static(instance: FleetInstance, solution: FleetSolution, fleet: _Fleet
             out.append(
                 Violation(ViolationKind.STATIC, key, f"{fixed} static replicas, {min(replicas)} in some hour")
             )
+        if c.guest:
+            continue  # on a host's card (``colocation.check_shared_cards``)
         static[c.gpu][c.gpus_per_replica] += fixed
         for b, count in enumerate(replicas):
             hourly[c.gpu][b][c.gpus_per_replica] += max(0, count - fixed)

@@ -411,7 +411,7 @@ def _cheapest_alone(instance: FleetInstance, workload: str) -> tuple[tuple[str, 
     usable = [c for c in usable_candidates(instance) if c.workload == workload and c.gpu in per_gpu]
     if w is None or not usable:
         return ()
-    best = min(usable, key=lambda c: (per_gpu[c.gpu] * c.gpus_per_replica / c.capacity_req_s, c.id))
+    best = min(usable, key=lambda c: (per_gpu[c.gpu] * c.gpu_equivalents / c.capacity_req_s, c.id))
     return ((best.id, tuple(replicas_alone(lam, best.capacity_req_s, w.redundancy) for lam in w.rate_req_s)),)
 
 

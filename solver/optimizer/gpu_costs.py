@@ -10,7 +10,13 @@ from solver.optimizer.instance import Bucket, Candidate, FleetInstance, Inferenc
 from solver.pricing.options import AcquisitionOption
 from solver.units import DAYS_PER_MONTH
 
-__all__ = ["cheapest_cost_per_gpu", "cost_alone", "horizon_cost_per_gpu", "replicas_alone"]
+__all__ = [
+    "cheapest_cost_per_gpu",
+    "cost_alone",
+    "horizon_cost_per_gpu",
+    "lease_cost_per_server",
+    "replicas_alone",
+]
 
 
 def horizon_cost_per_gpu(option: AcquisitionOption, months: int) -> float:
@@ -22,7 +28,18 @@ def horizon_cost_per_gpu(option: AcquisitionOption, months: int) -> float:
         + option.network_capex_per_server / slots
         + months * (option.fixed_monthly_per_gpu + option.fixed_monthly_per_server / slots)
         + months * DAYS_PER_MONTH * 24 * option.busy_hourly_per_gpu
+        + option.lease_total(1) / slots
     )
+
+
+def lease_cost_per_server(option: AcquisitionOption, instance: FleetInstance) -> float:
+    """What one leased server's lease adds to the objective: its payments less the market value of
+    the hardware it leaves at the horizon, both weighed as the objective weighs cash (today's money
+    under objective npv); 0 for any other option."""
+    if not option.leased:
+        return 0.0
+    credit = option.lease_value_per_server * option.residual_fraction * instance.residual_weight
+    return option.lease_cost(1, instance.discount_rate) - credit
 
 
 def replicas_alone(rate_req_s: float, capacity_req_s: float, spares: int) -> int:
@@ -53,4 +70,4 @@ def cost_alone(
         len(bucket.hours) / 24 * replicas_alone(rate, candidate.capacity_req_s, demand.redundancy)
         for bucket, rate in zip(buckets, demand.rate_req_s, strict=True)
     )
-    return gpu_days * candidate.gpus_per_replica * per_gpu.get(candidate.gpu, math.inf)
+    return gpu_days * candidate.gpu_equivalents * per_gpu.get(candidate.gpu, math.inf)

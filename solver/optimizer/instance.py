@@ -21,6 +21,7 @@ from pricebook.schema import GpuId
 from solver.domain import AcquisitionMode, Precision
 from solver.optimizer.caps import Cap
 from solver.perf import Bottleneck
+from solver.pricing import discounting
 from solver.pricing.options import AcquisitionOption
 from solver.units import HOURS_PER_DAY
 
@@ -77,15 +78,38 @@ class Candidate:
     measured_by: tuple[str, ...] = ()
     """The user's measured points that corrected its capacity (``solver.perf.measured``)."""
     measured_note: str = ""
+    card_share: float = 1.0
+    """< 1: co-located (``solver.optimizer.colocation``): a guest (share ≤ 1/2) gets this share of
+    one card beside a host; a host (share > 1/2) gets it of each of its cards, beside a guest."""
+
+    @property
+    def guest(self) -> bool:
+        """A co-located replica on a share of a host's card."""
+        return self.card_share <= GUEST_SHARE_MAX
+
+    @property
+    def host(self) -> bool:
+        """Whole cards, each giving a co-located guest its share."""
+        return GUEST_SHARE_MAX < self.card_share < 1
 
     @property
     def gpus_per_replica(self) -> float:
-        """GPUs one replica occupies (a fraction for a MIG slice)."""
+        """GPUs one replica occupies (a fraction for a MIG slice; none for a guest, which sits on a
+        host's card)."""
+        if self.guest:
+            return 0.0
         return 1.0 / self.mig_slice if self.mig_slice else float(self.tp)
 
     @property
+    def gpu_equivalents(self) -> float:
+        """GPUs' worth one replica uses (costs, bounds, GPU-hours): its GPUs times its share of
+        them — a guest's share of one card, a host's share of each of its cards."""
+        whole = 1.0 / self.mig_slice if self.mig_slice else float(self.tp)
+        return whole * self.card_share
+
+    @property
     def label(self) -> str:
-        return deployment_label(self.gpu, self.tp, self.precision, self.mig_slice)
+        return deployment_label(self.gpu, self.tp, self.precision, self.mig_slice, self.card_share)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,10 +135,28 @@ class CandidateRejection:
         return deployment_label(self.gpu, self.tp, self.precision, self.mig_slice)
 
 
-def deployment_label(gpu: GpuId, tp: int, precision: Precision, mig_slice: int = 0) -> str:
-    """A deployment in words, e.g. "h200-sxm TP2 fp8" or "h200-sxm MIG 1/7 bf16"."""
+GUEST_SHARE_MAX = 0.5
+"""A co-located replica with at most this share of a card is the guest; above it, the host."""
+
+
+def deployment_label(
+    gpu: GpuId, tp: int, precision: Precision, mig_slice: int = 0, card_share: float = 1.0
+) -> str:
+    """A deployment in words, e.g. "h200-sxm TP2 fp8", "h200-sxm MIG 1/7 bf16", or co-located:
+    "l40s 1/16 of a card bf16" (a guest) and "l40s TP2 fp8 15/16 of each card" (its host)."""
+    if card_share <= GUEST_SHARE_MAX:
+        return f"{gpu} {card_fraction(card_share)} of a card {precision.value}"
     where = f"MIG 1/{mig_slice}" if mig_slice else f"TP{tp}"
-    return f"{gpu} {where} {precision.value}"
+    shared = f" {card_fraction(card_share)} of each card" if card_share < 1 else ""
+    return f"{gpu} {where} {precision.value}{shared}"
+
+
+def card_fraction(share: float) -> str:
+    """A share of a card as a fraction with a power-of-two denominator ("1/16", "15/16")."""
+    denominator = 1
+    while abs(share * denominator - round(share * denominator)) > 1e-9 and denominator < 1024:
+        denominator *= 2
+    return f"{round(share * denominator)}/{denominator}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,6 +290,19 @@ class FleetInstance:
     """Monthly cost that does not depend on the fleet (the request's storage per TB-month)."""
     static_deployment: bool = False
     """Replicas on held GPUs stay the same all day (``solver.optimizer.static``)."""
+    discount_rate: float = 0.0
+    """Annual rate the objective discounts cash at (``objective: npv``; 0 = the nominal TCO)."""
+
+    @property
+    def opex_weight(self) -> float:
+        """What 1 a month over the horizon weighs in the objective (the horizon's months at rate 0;
+        ``solver.pricing.discounting.opex_month_weight``)."""
+        return discounting.opex_month_weight(self.discount_rate, self.horizon_months)
+
+    @property
+    def residual_weight(self) -> float:
+        """What 1 of market value credited at the horizon weighs in the objective (1 at rate 0)."""
+        return discounting.residual_weight(self.discount_rate, self.horizon_months)
 
     def fixed_count_of(self, option_id: str) -> int | None:
         """The fixed fleet's GPUs among the options of ``option_id``'s group (None = not fixed, or

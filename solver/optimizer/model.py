@@ -69,6 +69,8 @@ Constraints (numbers match ``ModelBuilder`` method comments and the evaluator's 
    ub(s_o) ≥ 2: ``e_o ∈ {0,1}`` "o is a single node": e_o ≤ s_o, s_o ≤ 1 + (ub(s_o) − 1)(1 − e_o);
    the fabric costs NET_o = c_o (s_o − e_o), i.e. c_o s_o once s_o ≥ 2 and 0 for one server (the
    minimisation sets e_o = 1 whenever s_o = 1; ``AcquisitionOption.network_capex``).
+   A server model is leased or bought, not both (``leases.add_lease_or_buy``: one binary per model
+   with a lease option), so each option's fabric rule stays exact.
    Owned GPUs sit densely in owned hosts: n_o ≥ k_o · s_o − (k_o − 1). A bought option b of the
    same GPU and server model as an owned option o (b not a fixed board) shares o's free slots:
    n_b + n_o ≤ k (s_b + s_o) replaces n_b ≤ k · s_b (``instance.owned_host_of``).
@@ -98,6 +100,8 @@ Constraints (numbers match ``ModelBuilder`` method comments and the evaluator's 
     pool by the sharing rule instead: the mixed batch on R − S_P replicas meets the SLA by the
     performance model's timing (``evaluate.check_pools``, ``pool_timing``).
 14. Static deployments (``solver.optimizer.static``): one set of replicas on held GPUs all day.
+15. Shared cards (``solver.optimizer.colocation``): a small model's guest replica takes a share of
+    a host replica's card (``a_c = 0`` in 2), ∀g, b: Σ guests r_cb ≤ Σ hosts t_c r_cb.
 
 Exact reductions (``ModelBuilder(reduce=True)``; ``test_model.py``: same optimum on random instances)
 ------------------------------------------------------------------------------------------
@@ -115,6 +119,8 @@ TCO  = Σ_o (capex_gpu_o n_o + capex_srv_o s_o)(1 − res_o) + H (fix_gpu_o n_o 
        + Σ_o inst_gpu_o n_o + inst_srv_o s_o + NET_o + X + H · X_m   (X, X_m: storage, a constant)
        + H · DAYS Σ_b h_b (Σ busy_o u_ob + Σ busy_o d_ob) + H Σ_{t,o} busy_o G'_{to} f_to
 GPUS = Σ n_o + Σ s_o + Σ_b h_b/24 · d_ob           (ε ≪ any price difference)
+Under ``objective: npv`` at rate r, H becomes W = Σ_y months_y (1 + r)^−y and res_o becomes
+res_o (1 + r)^−Y (``solver.pricing.discounting``): the NPV, the same shape (W = H, 1 at r = 0).
 
 12. Tie-break stage (main plans, once proven optimal; ``driver.tie_break_stage``): with TCO* the
     optimum, binaries v_g ≥ n_o / ub(n_o), d_ob / ub(d_ob) for the options of GPU type g, and
@@ -138,7 +144,8 @@ from typing import Any
 from solver.optimizer.batch_window import add_window_demand
 from solver.optimizer.cancel import checkpoint
 from solver.optimizer.caps import Cap, CapKey, add_count_minimum, count_cap, counted_gpu
-from solver.optimizer.gpu_costs import horizon_cost_per_gpu, replicas_alone
+from solver.optimizer.colocation import add_card_pairing
+from solver.optimizer.gpu_costs import horizon_cost_per_gpu, lease_cost_per_server, replicas_alone
 from solver.optimizer.instance import (
     MIN_TRAINING_GPU_HOURS,
     Candidate,
@@ -153,6 +160,7 @@ from solver.optimizer.instance import (
     replica_pools,
     tp_domain,
 )
+from solver.optimizer.leases import add_lease_or_buy
 from solver.optimizer.reductions import reserved_dominated_by_on_demand, small_server_limits
 from solver.optimizer.results import SolverStats
 from solver.optimizer.static import add_static_deployment, is_static
@@ -272,6 +280,8 @@ class ModelBuilder:
         self.pool_y: dict[str, Any] = {}
         self.shared_pool_ids = frozenset(p.id for p in self.pools if p.shared)
         self.gpu_bound = self._gpu_upper_bounds()
+        self.chassis_reduction = True
+        """R3 (small chassis); exact for one fleet, not when purchases are staged over periods."""
 
     # -- bounds ------------------------------------------------------------------------------
     def _gpu_upper_bounds(self) -> dict[str, int]:
@@ -321,10 +331,20 @@ class ModelBuilder:
 
     # -- variables ---------------------------------------------------------------------------
     def build(self) -> None:
+        self.build_serving()
+        self._caps()  # after training: the opex cap counts training's busy hours
+        checkpoint()
+        self._objective()
+        self._branch_on_fleet_first()
+
+    def build_serving(self) -> None:
+        """Variables and the constraints that serve the instance's demand with its fleet (1–4,
+        9–11, 13, 14): all but the caps and the objective (a multi-period model,
+        ``solver.optimizer.stages``, builds one per period and adds its own)."""
         slv = self.solver
         inf = slv.infinity()
         unused = reserved_dominated_by_on_demand(self.inst, self.relax) if self.reduce else frozenset()
-        server_limit = small_server_limits(self.inst) if self.reduce else {}
+        server_limit = small_server_limits(self.inst) if self.reduce and self.chassis_reduction else {}
         for o in self.inst.options:
             ub = self.gpu_bound.get(o.gpu, 0)
             fixed = self.inst.fixed_count_of(o.id)
@@ -356,17 +376,15 @@ class ModelBuilder:
         self._shared_pools()
         self._gpus_and_domains()
         self.static = add_static_deployment(self)
+        add_card_pairing(self)
         checkpoint()
         self._servers()
         self._multi_node_fabric()
+        add_lease_or_buy(self)  # 4c
         self._rental_instances()
         self._owned_and_counts()
         self._fixed_fleet()
         self._training()
-        self._caps()  # after training: the opex cap counts training's busy hours
-        checkpoint()
-        self._objective()
-        self._branch_on_fleet_first()
 
     def _branch_on_fleet_first(self) -> None:
         """Branch on the held fleet (servers and held GPU counts) before replicas: once it is
@@ -629,7 +647,7 @@ class ModelBuilder:
     def fixed_monthly_expr(self) -> Any:
         return self.inst.extra_monthly + sum(
             o.fixed_monthly_per_gpu * self.n[o.id]
-            + (o.fixed_monthly_per_server * self.s[o.id] if o.id in self.s else 0)
+            + (o.monthly_per_server * self.s[o.id] if o.id in self.s else 0)
             for o in self.inst.options
             if o.id in self.n
         )
@@ -761,11 +779,14 @@ class ModelBuilder:
             self.unit = limit if limit and limit > 0 else 1.0
             slv.Minimize(self.cap_usage_expr(self.relax.minimize) * (1.0 / self.unit))
             return
-        months = self.months
+        # Months and the residual credit as the objective weighs them: H and 1 for the nominal TCO,
+        # their discounted values under objective npv (``FleetInstance.opex_weight``).
+        months = self.inst.opex_weight
+        credit = self.inst.residual_weight
         tco: Any = self.inst.extra_capex + months * self.inst.extra_monthly
         gpus: Any = 0  # the tie-break measure: held GPUs, servers, on-demand GPUs × share of the day
         for o in self.inst.options:
-            keep = 1.0 - (0.0 if o.owned else o.residual_fraction)
+            keep = 1.0 - (0.0 if o.owned else o.residual_fraction * credit)
             if o.id in self.n:
                 per_gpu = (
                     o.capex_per_gpu * keep + o.installation_capex_per_gpu + months * o.fixed_monthly_per_gpu
@@ -777,6 +798,7 @@ class ModelBuilder:
                     o.capex_per_server * keep
                     + o.installation_capex_per_server
                     + months * o.fixed_monthly_per_server
+                    + lease_cost_per_server(o, self.inst)
                 )
                 tco += per_server * self.s[o.id] + self.network_expr(o)
                 gpus += self.s[o.id]  # no empty servers when hosts are free

@@ -29,7 +29,7 @@ from typing import TypeVar
 import structlog
 
 from pricebook import catalog
-from pricebook.schema import ModelArch, Pricebook
+from pricebook.schema import GpuSpec, ModelArch, Pricebook
 from solver.domain import PlanRequest
 from solver.optimizer.instance import Candidate, FleetInstance
 from solver.optimizer.pooling import Sizing, families, sizing_of, strictest_sla
@@ -75,6 +75,12 @@ class PerfCapacity:
         self._known: dict[tuple[object, ...], _Deployed] = {}
         self._measured = fit_corrections(request.measurements, book)
 
+    def specs(self, workload: str, gpu: str) -> tuple[ModelArch, GpuSpec]:
+        """The model ``workload`` serves and the card ``gpu``, as the pricebook states them."""
+        if workload not in self._models:
+            self._models[workload] = resolve_model(self._workloads[workload].model, self._book)
+        return self._models[workload], catalog.gpu(self._book, gpu)
+
     def __call__(self, candidate: Candidate) -> float:
         deployed = self._deployed(candidate)
         if deployed is None or not deployed.capacity.feasible:
@@ -88,7 +94,16 @@ class PerfCapacity:
         if candidate.pool_shapes and own not in candidate.pool_shapes:
             return None
         gpu, tp, precision = candidate.gpu, candidate.tp, candidate.precision
-        key = (gpu, tp, precision.value, candidate.mig_slice, candidate.pool, w.name, own)
+        key = (
+            gpu,
+            tp,
+            precision.value,
+            candidate.mig_slice,
+            candidate.card_share,
+            candidate.pool,
+            w.name,
+            own,
+        )
         if key not in self._known:
             if w.name not in self._models:
                 self._models[w.name] = resolve_model(w.model, self._book)
@@ -100,6 +115,7 @@ class PerfCapacity:
                 kv_precision=w.kv_precision,
                 engine=w.engine,
                 mig_slice=candidate.mig_slice,
+                card_share=candidate.card_share,
             )
             sizing = sizing_of(self._families, w.name, candidate.pool)
             shape = WorkloadShape(*own)
@@ -222,6 +238,8 @@ def solve_pools_by_timing(
     time_limit_s: float,
     capacity_of: object,
     solution_of: Callable[[FleetInstance, T], FleetSolution | None],
+    *,
+    carry: Callable[[T, T], T] = lambda _, later: later,
 ) -> tuple[FleetInstance, T]:
     """``plan(instance, limit)`` until every pool of its solution (``solution_of``; None = no plan)
     meets the sharing rule: a pool whose planned mix misses the SLA by its timing is derated
@@ -230,7 +248,9 @@ def solve_pools_by_timing(
     capacity sizes exactly). A re-solve without a plan is returned as it is: derating keeps every
     load's own replicas, so it is no plan in time, or none at all. Returns the instance the last
     plan was solved on, and that plan. Without the performance model (``capacity_of`` not a
-    ``PerfCapacity``) pools are the linear rule's, solved once."""
+    ``PerfCapacity``) pools are the linear rule's, solved once. ``carry(earlier, later)`` hands an
+    earlier round's result to the next one's: derating and dropping pools only remove plans, so an
+    earlier round's proven bound still bounds the later rounds (``api.with_earlier_bound``)."""
     if not isinstance(capacity_of, PerfCapacity) or not _mixing_pools(instance):
         return instance, plan(instance, time_limit_s)
     started = time.perf_counter()
@@ -247,13 +267,13 @@ def solve_pools_by_timing(
             break
         instance = derated(instance, misses)
         left = time_limit_s - (time.perf_counter() - started)
-        result = plan(instance, max(MIN_RESOLVE_S, left / (POOL_ROUNDS - attempt + 1)))
+        result = carry(result, plan(instance, max(MIN_RESOLVE_S, left / (POOL_ROUNDS - attempt + 1))))
     mixing = _mixing_pools(instance)
     instance = dataclasses.replace(
         instance, candidates=tuple(c for c in instance.candidates if c.pool not in mixing)
     )
     left = time_limit_s - (time.perf_counter() - started)
-    return instance, plan(instance, max(MIN_RESOLVE_S, left))
+    return instance, carry(result, plan(instance, max(MIN_RESOLVE_S, left)))
 
 
 MIN_RESOLVE_S = 0.5

@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from solver.domain import CapacityQuantile, InferenceWorkload, Isolation, PlanRequest, Sla
+from solver.optimizer.instance import card_fraction
 from solver.perf import Deployment
 
 SHARED = "shared:"
@@ -126,9 +127,11 @@ def sizing_of(request: PlanRequest | tuple[Family, ...], workload: str, pool: st
 
 
 def deployment_key(dep: Deployment) -> str:
-    """A deployment in an id: ``<gpu>/tp2/fp8`` or ``<gpu>/mig7/bf16``."""
+    """A deployment in an id: ``<gpu>/tp2/fp8``, ``<gpu>/mig7/bf16``, or co-located
+    ``<gpu>/tp1/bf16/card1of16`` (a guest) and ``<gpu>/tp2/fp8/card15of16`` (a host)."""
     where = f"mig{dep.mig_slice}" if dep.mig_slice else f"tp{dep.tp}"
-    return f"{dep.gpu.id}/{where}/{dep.precision.value}"
+    shared = "/card" + card_fraction(dep.card_share).replace("/", "of") if dep.card_share < 1 else ""
+    return f"{dep.gpu.id}/{where}/{dep.precision.value}{shared}"
 
 
 def candidate_id(

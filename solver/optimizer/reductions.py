@@ -66,7 +66,8 @@ def small_server_limits(instance: FleetInstance) -> dict[str, int]:
     """
     if instance.fixed_fleet is not None:
         return {}
-    bought = [o for o in instance.options if o.mode is AcquisitionMode.BUY and not o.owned]
+    # Leases are left out: their payments are in none of the compared prices.
+    bought = [o for o in instance.options if o.mode is AcquisitionMode.BUY and not o.owned and not o.leased]
     limits: dict[str, int] = {}
     for a in bought:
         for b in bought:

@@ -183,10 +183,29 @@ class CostSplit:
     fixed_monthly: float
     busy_monthly: float
     horizon_months: int
+    opex_weight: float | None = None
+    """What 1 a month weighs in the objective (``FleetInstance.opex_weight``); None = the months."""
+    residual_weight: float = 1.0
+    """What the residual credit weighs in the objective (``FleetInstance.residual_weight``)."""
+    lease: float = 0.0
+    """Leases' payments over the horizon (instalments and buy-outs), undiscounted."""
+    lease_objective: float = 0.0
+    """The same as the objective weighs them (today's money under objective npv)."""
 
     @property
     def total(self) -> float:
-        return self.capex - self.residual + (self.fixed_monthly + self.busy_monthly) * self.horizon_months
+        total = self.capex - self.residual + (self.fixed_monthly + self.busy_monthly) * self.horizon_months
+        return total + self.lease if self.lease else total
+
+    @property
+    def objective_total(self) -> float:
+        """The cost as the MIP's objective weighs it: ``total`` for the nominal TCO, the NPV under
+        objective npv."""
+        if self.opex_weight is None:
+            return self.total
+        monthly = self.fixed_monthly + self.busy_monthly
+        total = self.capex - self.residual * self.residual_weight + monthly * self.opex_weight
+        return total + self.lease_objective
 
 
 @dataclass(frozen=True, slots=True)

@@ -65,10 +65,14 @@ def build_solution(instance: FleetInstance, mip: MipResult) -> FleetSolution:
             fixed_monthly=totals.fixed,
             busy_monthly=totals.busy,
             horizon_months=months,
+            opex_weight=instance.opex_weight if instance.discount_rate else None,
+            residual_weight=instance.residual_weight,
+            lease=totals.lease,
+            lease_objective=totals.lease_objective,
         ),
         usage={
             Cap.CAPEX_BUDGET.usage_key: totals.capex,
-            Cap.MONTHLY_OPEX.usage_key: totals.fixed + totals.busy,
+            Cap.MONTHLY_OPEX.usage_key: totals.fixed + totals.busy + totals.lease_monthly,
             Cap.POWER_KW.usage_key: totals.power,
             Cap.RACK_UNITS.usage_key: totals.racks,
         },
@@ -85,6 +89,12 @@ class _Totals:
     busy: float = 0.0
     power: float = 0.0
     racks: float = 0.0
+    lease: float = 0.0
+    """Leases' payments over the horizon (undiscounted), net of nothing: the market value of leased
+    hardware is in ``residual``."""
+    lease_objective: float = 0.0
+    """The same payments as the objective weighs them (``FleetInstance.discount_rate``)."""
+    lease_monthly: float = 0.0
 
 
 def option_costs(
@@ -105,11 +115,17 @@ def horizon_cost(capex: float, residual: float, fixed: float, busy: float, month
 
 def plan_cost(instance: FleetInstance, solution: FleetSolution) -> float:
     """What ``solution``'s GPUs and their use cost at ``instance``'s prices (the same counts and
-    busy hours priced anew: e.g. a plan at a changed GPU price)."""
-    total = instance.extra_capex + instance.extra_monthly * instance.horizon_months
+    busy hours priced anew: e.g. a plan at a changed GPU price), as the objective weighs cost (the
+    TCO, or its NPV under objective npv)."""
+    # At rate 0 the weights are H and 1.0: exactly the nominal horizon cost.
+    months, credit = instance.opex_weight, instance.residual_weight
+    total = instance.extra_capex + instance.extra_monthly * months
     for c in solution.options:
-        parts = option_costs(instance.option(c.option_id), c.gpus, c.servers, c.busy_gpu_hours_per_month)
-        total += horizon_cost(*parts, instance.horizon_months)
+        capex, residual, fixed, busy = option_costs(
+            instance.option(c.option_id), c.gpus, c.servers, c.busy_gpu_hours_per_month
+        )
+        total += capex - residual * credit + (fixed + busy) * months
+        total += instance.option(c.option_id).lease_cost(c.servers, instance.discount_rate)
     return total
 
 
@@ -138,6 +154,10 @@ def _chosen_options(instance: FleetInstance, values: MipValues, totals: _Totals)
         if gpus == 0 and servers == 0 and not any(on_demand) and busy_hours <= 1e-9:
             continue
         o_capex, o_residual, o_fixed, o_busy = option_costs(o, gpus, servers, busy_hours)
+        o_lease = o.lease_total(servers)
+        totals.lease += o_lease
+        totals.lease_objective += o.lease_cost(servers, instance.discount_rate)
+        totals.lease_monthly += o.lease_monthly_per_server * servers
         totals.capex += o_capex
         totals.residual += o_residual
         totals.fixed += o_fixed
@@ -158,7 +178,7 @@ def _chosen_options(instance: FleetInstance, values: MipValues, totals: _Totals)
                 on_demand_gpus=tuple(on_demand),
                 training_gpus=rented_for_training.get(o.id, 0),
                 busy_gpu_hours_per_month=busy_hours,
-                horizon_cost=horizon_cost(o_capex, o_residual, o_fixed, o_busy, months),
+                horizon_cost=horizon_cost(o_capex, o_residual, o_fixed, o_busy, months) + o_lease,
             )
         )
     return chosen
@@ -274,7 +294,7 @@ def with_tco_objective(solution: FleetSolution) -> FleetSolution:
     stats = solution.stats
     if solution.cost is None or stats.objective is None:
         return solution
-    tco = solution.cost.total
+    tco = solution.cost.objective_total
     shift = stats.objective - tco
     bound = None if stats.best_bound is None else min(stats.best_bound - shift, tco)
     gap = stats.gap

@@ -62,10 +62,12 @@ def describe_fleet(solution: FleetSolution) -> str:
     shared = {(o.gpu, o.mode) for o in used if sum(1 for p in used if (p.gpu, p.mode) == (o.gpu, o.mode)) > 1}
     for o in sorted(used, key=lambda o: (o.gpu, o.mode.value, o.option_id)):
         owned = " owned" if o.owned else ""
+        # A leased server is a BUY option without capex (``costs.lease_option``): say so.
+        mode = "lease" if o.option_id.split("/")[1:2] == ["lease"] else o.mode.value
         # Two options of one GPU and mode (e.g. 4- and 8-slot servers): name the option.
         which = f" ({o.option_id.rsplit('/', 1)[-1]})" if (o.gpu, o.mode) in shared else ""
         if o.peak_gpus > 0:
-            parts.append(f"{o.gpu} ×{o.peak_gpus} {o.mode.value}{owned}{which}")
+            parts.append(f"{o.gpu} ×{o.peak_gpus} {mode}{owned}{which}")
         else:
             parts.append(f"{o.gpu} {o.mode.value} {o.busy_gpu_hours_per_month:,.0f} GPU-h/month")
     return " + ".join(parts) if parts else "no GPUs"

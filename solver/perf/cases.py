@@ -31,6 +31,7 @@ from solver.domain import (
 )
 from solver.perf.batch import estimate_inference_cached
 from solver.perf.capacity import SEARCH_RELATIVE_TOLERANCE, Capacity
+from solver.perf.disagg_cases import DISAGG_FIELDS, DisaggCase, FieldError, infer_disaggregated
 from solver.perf.inference import (
     ClosedLoop,
     Deployment,
@@ -59,13 +60,18 @@ MAX_CASE_ID_CHARS = 256
 MAX_ENGINE_VERSION_CHARS = 64
 
 
+PoolDegree = Annotated[int, Field(ge=1, le=1024)]
+PoolWorkers = Annotated[int, Field(ge=1, le=100_000)]
+
+
 class EstimateCase(BaseModel):
     """One what-if. Inference cases need lengths and a load; training cases a method and tokens."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     mode: Literal["infer", "train"] = "infer"
-    gpu: str = Field(min_length=1, description="catalogue GPU id or alias")
+    gpu: str | None = Field(default=None, min_length=1, description="catalogue GPU id or alias")
+    """Required, except in a disaggregated case that names both roles' GPUs."""
     num_gpus: Annotated[int, Field(ge=1, le=100_000)] = 1
     """Total GPUs; inference runs num_gpus / tp identical replicas and reports their sum."""
     tp: Annotated[int, Field(ge=1, le=72)] | None = None
@@ -103,6 +109,17 @@ class EstimateCase(BaseModel):
     method: TrainingMethod | None = None
     tokens: Annotated[float, Field(gt=0, le=1e15)] | None = None
     seq_len: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+    prefill_gpu: str | None = Field(default=None, min_length=1)
+    """Disaggregated serving (``solver.perf.disagg_cases``): the prefill role's GPU (default: gpu)."""
+    prefill_tp: PoolDegree | None = None
+    prefill_workers: PoolWorkers | None = None
+    prefill_ep: PoolDegree | None = None
+    prefill_attention_dp: PoolDegree | None = None
+    decode_gpu: str | None = Field(default=None, min_length=1)
+    decode_tp: PoolDegree | None = None
+    decode_workers: PoolWorkers | None = None
+    decode_ep: PoolDegree | None = None
+    decode_attention_dp: PoolDegree | None = None
     measurements: Annotated[tuple[MeasuredPoint, ...], Field(max_length=MAX_MEASUREMENTS)] = ()
     """The user's benchmark runs (``solver.perf.measured``): they correct the case on a deployment
     they measured. Not echoed in the result."""
@@ -111,6 +128,11 @@ class EstimateCase(BaseModel):
         """Cross-field rules; raises ``CaseError`` naming the field to fix."""
         if (self.model is None) == (self.model_spec is None):
             raise CaseError("model", "give exactly one of model and model_spec")
+        if self.gpu is None and not self.disaggregated:
+            raise CaseError("gpu", "is required (a catalogue GPU id)")
+        if self.disaggregated and self.mode == "train":
+            raise CaseError(next(n for n in DISAGG_FIELDS if getattr(self, n) is not None),
+                            "prefill/decode roles are for inference cases")
         if self.mode == "infer":
             for name in ("input_len", "output_len"):
                 if getattr(self, name) is None:
@@ -127,6 +149,11 @@ class EstimateCase(BaseModel):
                     raise CaseError(name, "training cases need method, tokens and seq_len")
         if self.tp is not None and self.num_gpus % self.tp:
             raise CaseError("tp", f"num_gpus {self.num_gpus} is not a multiple of tp {self.tp}")
+
+    @property
+    def disaggregated(self) -> bool:
+        """Any ``prefill_*`` / ``decode_*`` field makes the case a disaggregated deployment."""
+        return any(getattr(self, name) is not None for name in DISAGG_FIELDS)
 
     @property
     def sla(self) -> Sla | None:
@@ -338,17 +365,36 @@ def estimate_case(case: EstimateCase, book: Pricebook) -> dict[str, Any]:
     """The case's fields plus its estimate; raises ``CaseError`` naming the bad field."""
     case.check()
     try:
-        gpu = catalog.gpu(book, case.gpu)
-    except UnknownEntryError as exc:
-        raise CaseError("gpu", str(exc)) from exc
-    try:
         model = resolve_model(ModelRef(model_id=case.model, spec=case.model_spec), book)
     except UnknownEntryError as exc:
         raise CaseError("model", str(exc)) from exc
     result = case.model_dump(mode="json", exclude_none=True, exclude={"measurements"})
     result["model_id"] = model.id
+    if case.disaggregated:
+        if case.sla is not None or case.measurements:
+            field = "measurements" if case.measurements else "sla_ttft_p95_ms"
+            raise CaseError(field, "not available for disaggregated cases yet")
+        try:
+            return result | infer_disaggregated(_disagg_case(case), book, model)
+        except FieldError as exc:
+            raise CaseError(exc.field, exc.reason) from exc
+    assert case.gpu is not None
+    try:
+        gpu = catalog.gpu(book, case.gpu)
+    except UnknownEntryError as exc:
+        raise CaseError("gpu", str(exc)) from exc
     result.update(_train(case, gpu, model) if case.mode == "train" else _infer(case, book, gpu, model))
     return result
+
+
+def _disagg_case(case: EstimateCase) -> DisaggCase:
+    assert case.input_len is not None and case.output_len is not None
+    return DisaggCase(
+        roles={name: getattr(case, name) for name in DISAGG_FIELDS}, gpu=case.gpu, precision=case.precision,
+        kv_precision=case.kv_precision, engine=case.engine, engine_version=case.engine_version,
+        input_len=case.input_len, output_len=case.output_len, concurrency=case.concurrency,
+        arrival=case.arrival, request_rate=case.request_rate, prefix_hit_rate=case.prefix_hit_rate,
+    )
 
 
 def _error(line: int, field: str, reason: str) -> dict[str, Any]:

@@ -157,6 +157,29 @@ class GpuPhysics:
             tdp_w=whole.tdp_w / slices,
         )
 
+    @classmethod
+    def card_part(cls, gpu: GpuSpec, share: float) -> GpuPhysics:
+        """``share`` of one card's time and memory, for a model co-located with another on the card
+        (time-sliced: each step of either runs on the whole card, so over time each gets ``share``
+        of its compute, memory bandwidth and links; memory is split by the same share)."""
+        whole = cls.of(gpu)
+        return cls(
+            gpu_id=f"{gpu.id}/share{share:.4g}",
+            architecture=whole.architecture,
+            memory_bytes=whole.memory_bytes * share,
+            bandwidth_bytes_s=whole.bandwidth_bytes_s * share,
+            bf16_flops=whole.bf16_flops * share,
+            fp8_flops=whole.fp8_flops * share,
+            fp4_flops=whole.fp4_flops * share,
+            int8_ops=whole.int8_ops * share,
+            link=whole.link,
+            link_bandwidth_bytes_s=whole.link_bandwidth_bytes_s * share,
+            domain_size=whole.domain_size,
+            pcie_bandwidth_bytes_s=whole.pcie_bandwidth_bytes_s * share,
+            p2p_over_pcie=whole.p2p_over_pcie,
+            tdp_w=whole.tdp_w * share,
+        )
+
     def peak_flops(self, precision: Precision) -> float:
         """Dense tensor FLOP/s for GEMMs whose weights are stored at ``precision``.
 
@@ -374,11 +397,32 @@ _MODEL_CACHE_LIMIT = 4096
 
 # Every architecture field the physics reads (inline specs share ids, so the id is not enough).
 _PHYSICS_FIELDS = (
-    "id", "params_b", "active_params_b", "layers", "hidden", "intermediate", "moe_intermediate", "heads",
-    "kv_heads", "head_dim", "vocab", "max_context", "experts", "experts_per_token", "attention",
-    "kv_lora_rank", "qk_rope_head_dim", "sliding_window", "full_attention_layers", "assumed",
-    "linear_attention_layers", "kv_bytes_per_token_bf16_full_layers", "kv_bytes_per_token_bf16_window_layers",
-    "four_bit_experts_only", "sparse_attention_topk", "sparse_attention_index_dim",
+    "id",
+    "params_b",
+    "active_params_b",
+    "layers",
+    "hidden",
+    "intermediate",
+    "moe_intermediate",
+    "heads",
+    "kv_heads",
+    "head_dim",
+    "vocab",
+    "max_context",
+    "experts",
+    "experts_per_token",
+    "attention",
+    "kv_lora_rank",
+    "qk_rope_head_dim",
+    "sliding_window",
+    "full_attention_layers",
+    "assumed",
+    "linear_attention_layers",
+    "kv_bytes_per_token_bf16_full_layers",
+    "kv_bytes_per_token_bf16_window_layers",
+    "four_bit_experts_only",
+    "sparse_attention_topk",
+    "sparse_attention_index_dim",
 )
 
 

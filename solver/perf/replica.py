@@ -63,6 +63,9 @@ class Deployment:
     engine: Engine = Engine.VLLM
     mig_slice: int = 0
     """n > 0: the replica runs on a 1/n MIG slice of one GPU (tp must be 1)."""
+    card_share: float = 1.0
+    """< 1: the replica shares its card(s) with another model and gets this share of each card's
+    time and memory (co-location, ``solver.optimizer.colocation``); not with a MIG slice."""
     max_num_seqs: int | None = None
     """Override of the engine's cap on concurrent sequences."""
     max_batched_tokens: int | None = None
@@ -78,6 +81,9 @@ class Deployment:
             raise ValueError(msg)
         if self.mig_slice < 0 or (self.mig_slice > 0 and self.tp != 1):
             msg = "a MIG slice runs one replica on part of one GPU (tp must be 1)"
+            raise ValueError(msg)
+        if not 0 < self.card_share <= 1 or (self.card_share < 1 and self.mig_slice):
+            msg = "card_share is a share of whole cards in (0, 1]"
             raise ValueError(msg)
 
     def __hash__(self) -> int:
@@ -98,7 +104,8 @@ class Deployment:
             if self.mig_slice
             else f"{self.gpu.id} × TP {self.tp}"
         )
-        return f"{where} at {self.precision.value}"
+        shared = f" ({self.card_share:.3g} of each card, co-located)" if self.card_share < 1 else ""
+        return f"{where}{shared} at {self.precision.value}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,6 +316,8 @@ def build_replica(model: ModelArch, deployment: Deployment, calibration: Calibra
     gpu = (
         GpuPhysics.mig_instance(deployment.gpu, deployment.mig_slice)
         if deployment.mig_slice
+        else GpuPhysics.card_part(deployment.gpu, deployment.card_share)
+        if deployment.card_share < 1
         else GpuPhysics.of(deployment.gpu)
     )
     limits = engine_limits(

@@ -10,7 +10,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from pricebook.schema import Currency, GpuId, Pricebook
+from pricebook.schema import Currency, GpuId, Money, Pricebook
+from solver.analysis.cash_flows import CashFlows, cash_flows, lease_by_year
 from solver.analysis.tco import (
     CostComponent,
     DepreciationYear,
@@ -78,6 +79,8 @@ class _Economics:
     costs: tuple[UnitCost, ...] = ()
     vat: VatLines | None = None
     depreciation: tuple[DepreciationYear, ...] = ()
+    cash_flows: CashFlows | None = None
+    leases: tuple[Money, ...] = ()
 
 
 def assemble_result(
@@ -129,6 +132,8 @@ def assemble_result(
         includes_vat=request.constraints.include_vat,
         vat=economics.vat,
         depreciation=economics.depreciation,
+        cash_flows=economics.cash_flows,
+        lease_by_year=economics.leases,
         fx_rate_note=fx_note(book),
         unit_costs=economics.costs,
         break_even=break_even,
@@ -160,6 +165,7 @@ def _economics(
     months = instance.horizon_months
     lines = fleet_lines(solution, instance)
     tco = solution_tco(solution, instance, currency)
+    leases = lease_by_year(lines, currency)
     costs = unit_costs(
         lines,
         workload_usages(solution, instance),
@@ -176,7 +182,17 @@ def _economics(
         costs=costs,
         vat=vat_lines(tco.total, book.site.vat_rate) if request.constraints.include_vat else None,
         depreciation=depreciation_schedule(tco.total.capex, months, book.site.depreciation_months),
+        cash_flows=_cash_flows(request, tco, leases),
+        leases=leases,
     )
+
+
+def _cash_flows(request: PlanRequest, tco: FleetTco, leases: tuple[Money, ...]) -> CashFlows | None:
+    """The yearly cash flows and NPV when the request gives a discount rate."""
+    constraints = request.constraints
+    if constraints.discount_rate_annual is None:
+        return None
+    return cash_flows(tco.total, constraints.discount_rate_annual, constraints.cost_objective, leases)
 
 
 def rejected_deployments(instance: FleetInstance) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -238,7 +254,8 @@ def plan_fleet_lines(
                 gpus=chosen.peak_gpus,
                 servers=chosen.servers,
                 on_demand_gpus_by_hour=_on_demand_by_hour(solution, chosen),
-                price_per_gpu=to_money(opt.capex_per_gpu, currency) if on_site else None,
+                # A leased server has no price per GPU: its payments are the lease line.
+                price_per_gpu=to_money(opt.capex_per_gpu, currency) if on_site and not opt.leased else None,
                 price_per_gpu_hour=price_hour,
                 horizon_cost=option_tco.tco.horizon_total,
                 power_kw=(opt.power_kw_per_gpu * chosen.gpus + opt.power_kw_per_server * chosen.servers)
@@ -265,14 +282,15 @@ def _on_demand_by_hour(solution: FleetSolution, chosen: ChosenOption) -> tuple[i
 
 
 def workload_usages(solution: FleetSolution, instance: FleetInstance) -> list[WorkloadUsage]:
-    """GPU-hours per month each workload occupies per GPU type (replicas × GPUs × hours)."""
+    """GPU-hours per month each workload occupies per GPU type (replicas × GPUs × hours; on a
+    shared card, each model its share of it)."""
     hours = {b.index: b.hours_per_day for b in instance.buckets}
     usages: list[WorkloadUsage] = []
     for assignment in solution.assignments:
         per_gpu: dict[GpuId, float] = {}
         for use in assignment.uses:
             gpu_hours = sum(
-                r * use.candidate.gpus_per_replica * hours[b] * DAYS_PER_MONTH
+                r * use.candidate.gpu_equivalents * hours[b] * DAYS_PER_MONTH
                 for b, r in enumerate(use.replicas)
             )
             per_gpu[use.candidate.gpu] = per_gpu.get(use.candidate.gpu, 0.0) + gpu_hours

@@ -16,9 +16,11 @@ from solver.optimizer.api import evaluate_fleet
 from solver.optimizer.cancel import CancelToken
 from solver.optimizer.candidates import build_instance
 from solver.optimizer.results import FleetEvaluation, FleetSolution, SolveStatus
+from solver.periods import is_staged
 from solver.planner.assemble import Extras, assemble_result, solution_tco
 from solver.planner.notices import with_notices
 from solver.planner.results import EvaluationResult
+from solver.planner.staged_evaluate import evaluate_staged, is_staged_fleet
 from solver.resolve import ResolvedRequest
 
 
@@ -34,6 +36,8 @@ def evaluate(
     started = time.monotonic()
     request, book = resolved.request, resolved.book
     limit = time_limit_s if time_limit_s is not None else request.options.time_limit_s
+    if is_staged(request) or is_staged_fleet(fleet):
+        return evaluate_staged(fleet, resolved, time_limit_s=limit, cancel=cancel)
     evaluation = evaluate_fleet(
         fleet, request, book, time_limit_s=limit, cancel=cancel, compare_optimal=compare_with_optimal
     )

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from pricebook.schema import Currency, Money
 from solver.analysis.headroom import Headroom, WorkloadHeadroom, cheapest_addition, next_step
 from solver.analysis.whatif import Solve, scale_demand
+from solver.budget import DEFAULT_BUDGET as BUDGET
 from solver.domain import AcquisitionMode, FleetItem
 from solver.errors import SolveCancelled
 from solver.optimizer.concurrency import run_side_by_side
@@ -21,11 +22,6 @@ from solver.optimizer.headroom import FleetCheck, GrowthFound, largest_served, p
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.results import FleetSolution
 from solver.planner.assemble import solution_tco
-
-HINT_SHARE = 0.15
-"""Share of the headroom time the evaluator's maximise-α solve (first probes) may use."""
-OVERALL_SHARE = 0.35
-"""Share of what is left that the search over every workload's demand together may use."""
 
 
 def plan_headroom(
@@ -41,9 +37,9 @@ def plan_headroom(
     if not instance.inference or not solution.has_plan:
         return None
     pinned = pin_fleet(instance, solution)
-    hints = check.demand_scale_hints(pinned, max(0.1, (deadline - time.monotonic()) * HINT_SHARE))
+    hints = check.demand_scale_hints(pinned, max(0.1, (deadline - time.monotonic()) * BUDGET.headroom_hints))
     overall_hint = min(hints.values()) if len(hints) == len(instance.inference) else None
-    overall_deadline = time.monotonic() + max(0.0, deadline - time.monotonic()) * OVERALL_SHARE
+    overall_deadline = time.monotonic() + max(0.0, deadline - time.monotonic()) * BUDGET.headroom_overall
     overall = largest_served(
         partial(scale_demand, pinned), check, start=1.0, hint=overall_hint, deadline=overall_deadline
     )

@@ -8,6 +8,8 @@ the reader's language. A plan's English texts also join its ``warnings``.
   refusing would break requests that were valid; the notice makes the choice visible.
 - ``consumer_gpus``: the plan uses consumer (GeForce) cards, which the request allowed
   (``constraints.allow_consumer_gpus``).
+- ``offers_withdrawn``: a re-priced saved plan named offers today's pricebook no longer has; those
+  lines are priced at today's cheapest valid offer mix instead (``fleetplan plans reprice``).
 """
 
 from __future__ import annotations
@@ -47,6 +49,12 @@ CATALOGUE: dict[str, tuple[str, str]] = {
         "요청에서 허용(allow_consumer_gpus)하여 소비자용 GPU({gpus})가 포함되었습니다. NVIDIA "
         "GeForce 드라이버 라이선스는 데이터센터 배치를 허용하지 않으며, 이 카드들은 ECC "
         "메모리와 기업용 벤더 지원이 없습니다",
+    ),
+    "offers_withdrawn": (
+        "the saved plan's offers {offers} are no longer in today's pricebook: the {gpus} lines are "
+        "priced at today's cheapest valid offer mix instead",
+        "저장된 계획의 공급 조건({offers})이 현재 가격표에 더 이상 없어, {gpus} 항목은 현재 "
+        "유효한 가장 저렴한 공급 조건 조합으로 다시 산정되었습니다",
     ),
 }
 """Every notice's words: (English, Korean), with ``{name}`` parameters."""
@@ -92,3 +100,10 @@ def with_notices(result: PlanResult, request: PlanRequest, book: Pricebook) -> P
         return result
     warnings = tuple(dict.fromkeys([*result.warnings, *(n.text() for n in notices)]))
     return dataclasses.replace(result, notices=notices, warnings=warnings)
+
+
+def offers_withdrawn(offers: tuple[str, ...], gpus: tuple[str, ...]) -> list[Notice]:
+    """A notice when a re-priced saved plan's offers are gone from today's pricebook."""
+    if not offers:
+        return []
+    return [Notice("offers_withdrawn", (("offers", ", ".join(offers)), ("gpus", ", ".join(gpus))))]

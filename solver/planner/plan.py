@@ -1,9 +1,8 @@
 """PlanFleet: the cheapest verified fleet for a request, with its economics, baselines and
 sensitivity (``plan``), and the steps the other pipelines share with it.
 
-``plan_instance`` solves one built instance within the caller's time limit: the main solve gets up
-to ``MAIN_SOLVE_SHARE`` of it; with extras, baselines get ``BASELINE_SHARE`` of what is left and
-sensitivity the rest, all ending by ``EXTRAS_DEADLINE_SHARE`` (95 %) of the limit.
+``plan_instance`` solves one built instance within the caller's time limit, shared among the
+stages by ``solver.budget.DEFAULT_BUDGET``; the answer's ``stages`` say what each one used.
 """
 
 from __future__ import annotations
@@ -17,6 +16,8 @@ import structlog
 from pricebook.schema import Pricebook
 from solver.analysis.headroom import Headroom
 from solver.analysis.whatif import BaselineRun
+from solver.budget import DEFAULT_BUDGET as BUDGET
+from solver.budget import StageClock
 from solver.domain import CapacityQuantile, PlanRequest
 from solver.errors import SolveCancelled
 from solver.optimizer.api import request_summary, solve
@@ -26,25 +27,18 @@ from solver.optimizer.headroom import GROWTH_SEARCHED_TO, FleetCheck
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.results import FleetSolution, LimitFired, SolveStatus
 from solver.optimizer.risk import demand_probabilities
+from solver.periods import is_staged
 from solver.planner.assemble import Extras, assemble_result
 from solver.planner.baselines import price_baselines, solve_baselines
 from solver.planner.headroom import plan_headroom
+from solver.planner.incumbent import cheaper_baseline_as_plan
 from solver.planner.notices import with_notices
 from solver.planner.results import Baseline, BaselineSaving, PlanResult, Sensitivity
 from solver.planner.sensitivity import cut_short, sensitivity_rows
+from solver.planner.staged import plan_staged
 from solver.resolve import ResolvedRequest
 
 log = structlog.get_logger(__name__)
-
-MAIN_SOLVE_SHARE = 0.7
-"""Share of the caller's time limit the main solve may use; the rest goes to baselines/sensitivity."""
-BASELINE_SHARE = 0.4
-"""Share of the time left after the main solve that baselines may use (sensitivity gets the rest)."""
-EXTRAS_DEADLINE_SHARE = 0.95
-"""Baselines and sensitivity end by this share of the caller's time limit (time to assemble)."""
-MIN_SOLVE_LIMIT_S = 0.05
-"""No solve is started with less time than this."""
-
 
 def plan(
     resolved: ResolvedRequest,
@@ -78,6 +72,8 @@ def plan_request(
 ) -> PlanResult:
     """The instance built, then ``plan_instance``: all within ``time_limit_s``."""
     started = time.monotonic()
+    if is_staged(resolved.request):
+        return plan_staged(resolved, time_limit_s=time_limit_s, cancel=cancel, started=started)
     instance = build_instance(resolved.request, resolved.book)
     return plan_instance(
         resolved,
@@ -102,18 +98,28 @@ class ReSolver:
         self.capacity_of = perf_capacity_checker(request, book)
 
     def __call__(
-        self, instance: FleetInstance, time_limit_s: float, *, explain: bool = False
+        self,
+        instance: FleetInstance,
+        time_limit_s: float,
+        *,
+        explain: bool = False,
+        objective_cutoff: float | None = None,
     ) -> FleetSolution:
         opts = self.request.options
         return solve(
             instance,
-            time_limit_s=max(MIN_SOLVE_LIMIT_S, time_limit_s),
+            time_limit_s=max(BUDGET.min_solve_s, time_limit_s),
             cancel=self.cancel,
             backend=opts.backend,
             relative_gap=opts.relative_gap,
             capacity_of=self.capacity_of,
             explain=explain,
+            objective_cutoff=objective_cutoff,
         )
+
+    def below(self, instance: FleetInstance, time_limit_s: float, cutoff: float) -> FleetSolution:
+        """A re-solve admitting only plans with a TCO at most ``cutoff`` (``whatif.SolveBelow``)."""
+        return self(instance, time_limit_s, objective_cutoff=cutoff)
 
 
 @polls_cancel
@@ -131,16 +137,20 @@ def plan_instance(
     sensitivity) and assemble the answer; ``started`` (``time.monotonic()``) is when the call
     began: building the instance already used part of ``time_limit_s``."""
     request, book = resolved.request, resolved.book
-    remaining_s = max(MIN_SOLVE_LIMIT_S, time_limit_s - (time.monotonic() - started))
-    deadline_share = remaining_s * (MAIN_SOLVE_SHARE if with_extras else 1.0)
+    clock = StageClock()
+    remaining_s = max(BUDGET.min_solve_s, time_limit_s - (time.monotonic() - started))
+    deadline_share = BUDGET.main_solve_share_of(remaining_s, with_extras=with_extras)
     main_limit = min(request.options.time_limit_s, deadline_share)
-    solution = _solve_main(request, book, instance, main_limit, cancel)
+    with clock.timed("main_solve", main_limit):
+        solution = _solve_main(request, book, instance, main_limit, cancel)
     extras: Extras = Extras()
     runs: tuple[BaselineRun, ...] = ()
     headroom: Headroom | None = None
     if with_extras and solution.has_plan:
-        deadline = started + time_limit_s * EXTRAS_DEADLINE_SHARE
-        extras, runs, headroom = _extras(resolved, instance, solution, cancel=cancel, deadline=deadline)
+        deadline = BUDGET.extras_deadline(started, time_limit_s)
+        extras, runs, headroom, solution = _extras(
+            resolved, instance, solution, cancel=cancel, deadline=deadline, clock=clock
+        )
     complete = (
         solution.stats.status is SolveStatus.OPTIMAL
         and solution.stats.limit_fired is LimitFired.NONE
@@ -163,11 +173,10 @@ def plan_instance(
     if headroom is not None:
         result = dataclasses.replace(result, headroom=headroom)
     result = with_notices(result, resolved.request, resolved.book)
-    return _with_risk(result, resolved, instance, cancel, max(0.0, started + time_limit_s - time.monotonic()))
-
-
-P50_RESOLVE_SHARE = 0.5
-"""Share of the time left that the p50 re-solve (a plan sized at another quantile) may use."""
+    time_left_s = max(0.0, started + time_limit_s - time.monotonic())
+    with clock.timed("p50_resolve", BUDGET.p50_limit(time_left_s)):
+        result = _with_risk(result, resolved, instance, cancel, time_left_s)
+    return dataclasses.replace(result, stages=tuple(clock.stages))
 
 
 def _with_risk(
@@ -195,7 +204,7 @@ def _with_risk(
             }
         )
         re_solve = ReSolver(p50, resolved.book, cancel)
-        median = re_solve(build_instance(p50, resolved.book), time_left_s * P50_RESOLVE_SHARE)
+        median = re_solve(build_instance(p50, resolved.book), BUDGET.p50_limit(time_left_s))
         at_p50 = median.cost.total if median.has_plan and median.cost is not None else None
     return dataclasses.replace(
         result,
@@ -213,15 +222,17 @@ def _extras(
     *,
     cancel: CancelToken | None,
     deadline: float,
-) -> tuple[Extras, tuple[BaselineRun, ...], Headroom | None]:
+    clock: StageClock,
+) -> tuple[Extras, tuple[BaselineRun, ...], Headroom | None, FleetSolution]:
     """Baselines, then headroom and sensitivity (both with ``compute_sensitivity``), until
     ``deadline``, as the request's options ask; skipped when the call's deadline or a shutdown
-    already ended the main solve early."""
+    already ended the main solve early. A verified baseline cheaper than ``solution`` becomes the
+    plan (returned last; ``solver.planner.incumbent``) before headroom and sensitivity look at it."""
     if cancel is not None and cancel.expired:
         warning = "baselines and sensitivity skipped: the deadline or a shutdown ended the solve early"
-        return Extras(warnings=(warning,)), (), None
+        return Extras(warnings=(warning,)), (), None, solution
     if _cancelled(cancel):
-        return Extras(), (), None
+        return Extras(), (), None, solution
     request = resolved.request
     re_solve = ReSolver(request, resolved.book, cancel)
     options = request.options
@@ -230,28 +241,37 @@ def _extras(
     baselines: tuple[Baseline, ...] = ()
     saving: BaselineSaving | None = None
     if options.compute_baselines:
-        extras_left = deadline - time.monotonic()
-        share = BASELINE_SHARE if options.compute_sensitivity else 1.0
-        baselines_deadline = time.monotonic() + extras_left * share
+        baselines_deadline = BUDGET.baselines_deadline(deadline, with_sensitivity=options.compute_sensitivity)
         diagnose = partial(re_solve, explain=True)
-        runs = solve_baselines(
-            instance, resolved.allowed_gpus, re_solve, baselines_deadline, warnings, diagnose=diagnose
-        )
-        baselines, saving = price_baselines(runs, solution, request, instance)
+        with clock.timed("baselines", baselines_deadline - time.monotonic()):
+            runs = solve_baselines(
+                instance, resolved.allowed_gpus, re_solve, baselines_deadline, warnings, diagnose=diagnose
+            )
+            solution = cheaper_baseline_as_plan(
+                instance, solution, runs, re_solve.capacity_of, request.constraints.currency
+            )
+            baselines, saving = price_baselines(runs, solution, request, instance)
     sensitivity: tuple[Sensitivity, ...] = ()
     headroom: Headroom | None = None
     if options.compute_sensitivity and not _cancelled(cancel):
-        headroom = _headroom(
-            resolved, instance, solution, re_solve, cancel=cancel, warnings=warnings, deadline=deadline
-        )
-        sensitivity = sensitivity_rows(instance, solution, runs, re_solve, deadline)
+        headroom_deadline = BUDGET.headroom_deadline(deadline)
+        with clock.timed("headroom", headroom_deadline - time.monotonic()):
+            headroom = _headroom(
+                resolved,
+                instance,
+                solution,
+                re_solve,
+                cancel=cancel,
+                warnings=warnings,
+                deadline=headroom_deadline,
+            )
+        with clock.timed("sensitivity", deadline - time.monotonic()):
+            sensitivity = sensitivity_rows(
+                instance, solution, runs, re_solve, deadline, solve_below=re_solve.below
+            )
         if cut_short(sensitivity):
             warnings.append("sensitivity search was cut short by the time limit (see each explanation)")
-    return Extras(baselines, saving, sensitivity, tuple(warnings)), runs, headroom
-
-
-HEADROOM_SHARE = 0.4
-"""Share of the time left before sensitivity that the headroom searches may use."""
+    return Extras(baselines, saving, sensitivity, tuple(warnings)), runs, headroom, solution
 
 
 def _headroom(
@@ -272,10 +292,9 @@ def _headroom(
         backend=request.options.backend,
         capacity_of=perf_capacity_checker(request, resolved.book),
     )
-    share = time.monotonic() + max(0.0, deadline - time.monotonic()) * HEADROOM_SHARE
     try:
         headroom = plan_headroom(
-            instance, solution, check, re_solve, request.constraints.currency, deadline=share
+            instance, solution, check, re_solve, request.constraints.currency, deadline=deadline
         )
     except SolveCancelled:
         warnings.append("headroom not computed: the call was cancelled")

@@ -88,6 +88,7 @@ def buy_vs_rent_rows(
             currency=constraints.currency,
             plan_utilization=utilization_of(gpu),
             plan_packing=(packings or {}).get(gpu),
+            discount_rate=constraints.discount_rate_annual or 0.0,
         )
         for gpu in gpus
     )
@@ -120,7 +121,8 @@ def _api_row(
     own_per_token = None
     if cost is not None and cost.total_tokens_per_month > 0:
         own_per_token = float(cost.monthly_cost.amount) / cost.total_tokens_per_month
-    replica_cost, replica_tokens = _replica_day(solution, instance, workload, comparison)
+    rate = constraints.discount_rate_annual or 0.0
+    replica_cost, replica_tokens = _replica_day(solution, instance, workload, comparison, rate)
     return api_break_even(
         workload,
         model_id=model_id,
@@ -151,6 +153,7 @@ def _replica_day(
     instance: FleetInstance,
     workload: InferenceWorkload,
     comparison: Sequence[AcquisitionOption],
+    rate: float,
 ) -> tuple[float | None, float | None]:
     """(cost per day, tokens per day at the SLA) of one replica of the workload's main deployment."""
     assignment = next((a for a in solution.assignments if a.workload == workload.name), None)
@@ -161,8 +164,9 @@ def _replica_day(
     pool = [o for o in used if not o.owned] or [o for o in comparison if o.gpu == candidate.gpu]
     if not pool:
         return None, None
-    option = min(pool, key=lambda o: gpu_day_cost(o, instance.horizon_months))
-    replica_cost = gpu_day_cost(option, instance.horizon_months) * candidate.gpus_per_replica
+    months = instance.horizon_months
+    option = min(pool, key=lambda o: gpu_day_cost(o, months, discount_rate=rate))
+    replica_cost = gpu_day_cost(option, months, discount_rate=rate) * candidate.gpu_equivalents
     full_day_tokens = candidate.capacity_req_s * workload.tokens_per_request * SECONDS_PER_DAY
     if option.mode is AcquisitionMode.ON_DEMAND:
         # Rented by the hour to follow demand: no idle hours to pay for.

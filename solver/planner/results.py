@@ -12,11 +12,15 @@ from enum import StrEnum
 
 from pricebook.schema import Currency, GpuId, Money, PriceLabel
 from solver.analysis.breakeven import ApiBreakEven, BuyVsRent
+from solver.analysis.cash_flows import CashFlows
 from solver.analysis.headroom import Headroom
 from solver.analysis.tco import CostComponent, DepreciationYear, FleetTco, UnitCost, VatLines
+from solver.budget import StageTime
 from solver.domain import AcquisitionMode, CapacityQuantile, Precision
+from solver.optimizer.instance import GUEST_SHARE_MAX, deployment_label
 from solver.optimizer.results import CapRelaxation, FleetSolution, SolveStatus, WorkloadFit
 from solver.planner.notices import Notice
+from solver.planner.schedule import StagedSchedule
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +98,17 @@ class DeploymentLine:
     """Output tokens per second the group delivers at the SLA in its peak hour (all shares)."""
     utilization: float
     """Demand carried ÷ capacity of the replicas in the peak hour (spares count as capacity)."""
+    card_share: float = 1.0
+    """< 1: co-located (``solver.optimizer.colocation``): a guest's share of one host card (≤ 1/2),
+    or a host's share of each of its cards."""
+    co_located_with: tuple[str, ...] = ()
+    """The groups on the other side of the shared cards of this GPU type (a guest's hosts, a
+    host's guests)."""
+
+    @property
+    def label(self) -> str:
+        """The deployment in words, e.g. "l40s TP2 fp8" or "l40s 1/16 of a card bf16"."""
+        return deployment_label(self.gpu, self.tp, self.precision, self.mig_slice, self.card_share)
 
     @property
     def replicas_peak(self) -> int:
@@ -106,11 +121,15 @@ class DeploymentLine:
 
     @property
     def gpus_per_replica(self) -> float:
+        """GPUs a replica occupies (a fraction for a MIG slice; none for a co-located guest)."""
+        if self.card_share <= GUEST_SHARE_MAX:
+            return 0.0
         return 1.0 / self.mig_slice if self.mig_slice else float(self.tp)
 
     @property
     def gpus_peak(self) -> float:
-        """GPUs the group occupies in its peak hour (a fraction of one for MIG slices)."""
+        """GPUs the group occupies in its peak hour (a fraction of one for MIG slices; 0 for a guest
+        on its hosts' cards)."""
         return self.replicas_peak * self.gpus_per_replica
 
     @property
@@ -139,6 +158,12 @@ class WorkloadGroupUse:
     ttft_p95_ms: float
     tpot_ms: float
     per_user_tok_s: float
+    card_share: float = 1.0
+    """The group's ``DeploymentLine.card_share``."""
+    co_located_with: tuple[str, ...] = ()
+    """The group's ``DeploymentLine.co_located_with``."""
+    label: str = ""
+    """The group's ``DeploymentLine.label``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +240,8 @@ class BaselineSaving:
     saving: Money
     saving_fraction: float
     """Saving ÷ the best baseline's TCO."""
+    in_npv: bool = False
+    """The saving (and each baseline's extra cost) is in net present value: the plan minimised it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,6 +315,12 @@ class PlanResult:
     """Supply / VAT / total of the plan's payments (only when the request includes VAT)."""
     depreciation: tuple[DepreciationYear, ...] = ()
     """Straight-line book depreciation of the purchases per year of the horizon (accounting only)."""
+    cash_flows: CashFlows | None = None
+    schedule: StagedSchedule | None = None
+    """A multi-year plan's acquisition schedule (``solver.planner.staged``); None for one period."""
+    """The cash per plan year, nominal and discounted, and the NPV (only with a discount rate)."""
+    lease_by_year: tuple[Money, ...] = ()
+    """The leases' payments per plan year (1 …); () without a lease."""
     deployment_lines: tuple[DeploymentLine, ...] = ()
     """The plan's deployment groups (``solver.planner.rows``): every consumer copies these."""
     workload_lines: tuple[WorkloadLine, ...] = ()
@@ -299,6 +332,9 @@ class PlanResult:
     headroom: Headroom | None = None
     """How much more demand the plan's fleet carries at the SLA (the evaluator on the fixed fleet),
     and what to add beyond it; None when not computed (no sensitivity asked, or no plan)."""
+    stages: tuple[StageTime, ...] = ()
+    """What each stage of the call used (main solve, baselines, headroom, sensitivity, p50
+    re-solve), in the order they ran, against what the time budget gave it."""
 
     @property
     def horizon_tco(self) -> Money | None:
@@ -337,6 +373,7 @@ class SweepAxis(StrEnum):
     TPOT_P95_MS = "tpot_p95_ms"
     TTFT_P95_MS = "ttft_p95_ms"
     MIN_PER_USER_TOK_S = "min_per_user_tok_s"
+    DISCOUNT_RATE_ANNUAL = "discount_rate_annual"
 
 
 @dataclass(frozen=True, slots=True)
@@ -360,6 +397,8 @@ class FrontierPoint:
     fleet_summary: str
     """The fleet in words; without a plan, the plan's summary (why there is none)."""
     pareto_optimal: bool
+    npv: Money | None = None
+    """The plan's NPV when the point's request has a discount rate (``PlanResult.cash_flows``)."""
 
 
 @dataclass(frozen=True, slots=True)

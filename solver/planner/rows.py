@@ -146,12 +146,27 @@ def _line(solution: FleetSolution, gid: str, parts: list[_Part]) -> DeploymentLi
         shares=shares,
         output_tok_s=sum(s.output_tok_s for s in shares),
         utilization=carried[peak] / replicas[peak] if replicas[peak] > 0 else 0.0,
+        card_share=c.card_share,
     )
 
 
 def deployment_lines(solution: FleetSolution, instance: FleetInstance) -> tuple[DeploymentLine, ...]:
-    """One line per deployment group with replicas in some hour, in order of first use."""
-    return tuple(_line(solution, gid, parts) for gid, parts in _parts(solution, instance).items())
+    """One line per deployment group with replicas in some hour, in order of first use; co-located
+    groups name the groups on the other side of their GPU type's shared cards."""
+    lines = [_line(solution, gid, parts) for gid, parts in _parts(solution, instance).items()]
+    return tuple(dataclasses.replace(line, co_located_with=_partners(line, lines)) for line in lines)
+
+
+def _partners(line: DeploymentLine, lines: Sequence[DeploymentLine]) -> tuple[str, ...]:
+    """A guest's hosts, or a host's guests, on the same GPU type (the MIP pairs them by type)."""
+    if line.card_share >= 1:
+        return ()
+    guest = line.gpus_per_replica == 0
+    return tuple(
+        other.id
+        for other in lines
+        if other.gpu == line.gpu and other.card_share < 1 and (other.gpus_per_replica == 0) != guest
+    )
 
 
 def _use(a: Assignment, line: DeploymentLine, uses: list[DeploymentUse], peak: int) -> WorkloadGroupUse:
@@ -171,6 +186,9 @@ def _use(a: Assignment, line: DeploymentLine, uses: list[DeploymentUse], peak: i
         ttft_p95_ms=max(c.ttft_p95_ms for c in candidates),
         tpot_ms=max(c.tpot_ms for c in candidates),
         per_user_tok_s=min(c.per_user_tok_s for c in candidates),
+        card_share=line.card_share,
+        co_located_with=line.co_located_with,
+        label=line.label,
     )
 
 

@@ -1,5 +1,8 @@
 """Sensitivity of a plan: how far each planned GPU type's price (and the strongest alternative's)
-must move before the optimal mix changes (``solver.analysis.whatif.find_threshold``). These are
+must move before the optimal mix changes (``solver.analysis.whatif.find_threshold``, parametric:
+each probe admits only plans at most as dear as the cheapest known there — today's, the
+baselines' fleets, those found — so "unchanged" is a bound reaching a known cost rather than a full
+re-solve). These are
 mix-change thresholds of re-planning, not the headroom of the quoted fleet: how much more demand
 that fleet carries is the plan's ``headroom`` (``solver.planner.headroom``, the evaluator on the
 fixed fleet).
@@ -21,6 +24,7 @@ from solver.analysis.whatif import (
     Mix,
     SearchOutcome,
     Solve,
+    SolveBelow,
     describe_fleet,
     find_threshold,
     mix_of,
@@ -42,6 +46,8 @@ def sensitivity_rows(
     runs: Sequence[BaselineRun],
     solve: Solve,
     deadline: float,
+    *,
+    solve_below: SolveBelow | None = None,
 ) -> tuple[Sensitivity, ...]:
     """One row per planned GPU type's price and one for the strongest alternative's; a cancelled
     call ends the rows with a ``(cancelled)`` one. Each direction of each row is its
@@ -53,11 +59,15 @@ def sensitivity_rows(
     subjects: list[tuple[str, bool]] = [(g, True) for g in planned]
     if alternative is not None:
         subjects.append((alternative, False))
+    known = tuple(r.solution for r in runs if r.feasible and r.solution is not None)
     searches: list[tuple[int, Callable[[float], SearchOutcome]]] = []
     for row, (gpu, in_plan) in enumerate(subjects):
         priced = partial(scale_gpu_price, instance, gpu)
         for far in (PRICE_DOWN_MIN, PRICE_UP_MAX) if in_plan else (PRICE_DOWN_MIN,):
-            searches.append((row, partial(_search, priced, base_mix, far, solve, base=solution)))
+            search = partial(
+                _search, priced, base_mix, far, solve, base=solution, solve_below=solve_below, known=known
+            )
+            searches.append((row, search))
     outcomes: dict[int, list[SearchOutcome]] = {row: [] for row in range(len(subjects))}
     cancelled: set[int] = set()
     for (row, _), outcome in zip(
@@ -83,8 +93,12 @@ def _search(
     deadline: float,
     *,
     base: FleetSolution | None,
+    solve_below: SolveBelow | None,
+    known: Sequence[FleetSolution],
 ) -> SearchOutcome:
-    return find_threshold(make, base_mix, far, solve, deadline=deadline, base=base)
+    return find_threshold(
+        make, base_mix, far, solve, deadline=deadline, base=base, solve_below=solve_below, known=known
+    )
 
 
 def _rows(

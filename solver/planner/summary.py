@@ -42,14 +42,15 @@ def summary_text(solution: FleetSolution, tco: FleetTco | None, saving: Baseline
 
 def _saving_sentence(solution: FleetSolution, saving: BaselineSaving) -> str:
     best = saving.best_baseline_gpu
+    npv = " in net present value" if saving.in_npv else ""
     if saving.saving.amount > 0:
         return (
-            f" Saves {_fmt(saving.saving)} ({saving.saving_fraction:.1%}) over the best single-GPU fleet "
-            f"({best})."
+            f" Saves {_fmt(saving.saving)} ({saving.saving_fraction:.1%}){npv} over the best single-GPU "
+            f"fleet ({best})."
         )
     if saving.saving.amount < 0:  # only a plan stopped by its time limit can cost more
         cheaper = Money(amount=-saving.saving.amount, currency=saving.saving.currency)
-        return f" The best single-GPU fleet ({best}) costs {_fmt(cheaper)} less."
+        return f" The best single-GPU fleet ({best}) costs {_fmt(cheaper)} less{npv}."
     if set(solution.gpu_counts()) == {best}:
         return " It is also the best single-GPU fleet."
     return f" It costs the same as the best single-GPU fleet ({best})."

@@ -1,16 +1,18 @@
-"""SweepPlans: one plan per value of a capex budget, demand multiplier or SLA target, at most
+"""SweepPlans: one plan per value of a capex budget, demand multiplier, SLA target or discount rate, at most
 ``MAX_SWEEP_THREADS`` solved at once, streamed with progress as they complete, then the Pareto
 frontier.
 
 ``prepare_sweep`` checks the sweep and builds every point's request once, before any solve (the
 service calls it before a solve slot is taken); ``sweep`` solves what it prepared.
 
-The capex and demand axes change only caps or demand, so every point re-solves the request's one
-built instance; the SLA axes change which deployments qualify, so each point builds its own.
+The capex, demand and discount-rate axes change only caps, demand or the objective's weights, so
+every point re-solves the request's one built instance; the SLA axes change which deployments
+qualify, so each point builds its own.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 import time
@@ -38,8 +40,9 @@ MAX_SWEEP_THREADS = 2
 POLL_S = 0.1
 """How often the stream looks at the cancel token while points are being solved."""
 
-_INSTANCE_AXES = (SweepAxis.CAPEX_BUDGET, SweepAxis.DEMAND_MULTIPLIER)
-"""Axes that change only caps or demand: the base instance is reused (no performance re-run)."""
+_INSTANCE_AXES = (SweepAxis.CAPEX_BUDGET, SweepAxis.DEMAND_MULTIPLIER, SweepAxis.DISCOUNT_RATE_ANNUAL)
+"""Axes that change only caps, demand or the objective's discounting: the base instance is reused
+(no performance re-run)."""
 _SLA_AXES = (SweepAxis.TPOT_P95_MS, SweepAxis.TTFT_P95_MS, SweepAxis.MIN_PER_USER_TOK_S)
 """Axes that change the inference workloads' SLA."""
 
@@ -51,7 +54,7 @@ _MINIMISE = {
     SweepAxis.MIN_PER_USER_TOK_S: False,
 }
 """Whether a smaller swept value is better (less capital, stricter latency) or a larger one (more
-demand served, faster per-user speed)."""
+demand served, faster per-user speed). A discount rate is neither: its points are not ranked."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +75,7 @@ def prepare_sweep(
 ) -> PreparedSweep:
     """Check a sweep and build the request of every point, before any solve: raises
     ``InvalidRequest`` naming ``values[i]``, ``workload_name`` or ``dimension``."""
-    problems = value_violations(values)
+    problems = value_violations(values, zero_allowed=axis is SweepAxis.DISCOUNT_RATE_ANNUAL)
     points: list[ResolvedRequest] = []
     for i, value in enumerate(values):
         if any(v.field == f"values[{i}]" for v in problems):
@@ -91,12 +94,14 @@ def prepare_sweep(
     return PreparedSweep(base, axis, tuple(float(v) for v in values), workload, tuple(points))
 
 
-def value_violations(values: Sequence[float]) -> list[FieldViolation]:
-    """Swept values that are not positive finite numbers (``values[i]``)."""
+def value_violations(values: Sequence[float], *, zero_allowed: bool = False) -> list[FieldViolation]:
+    """Swept values that are not positive (or, ``zero_allowed``, non-negative) finite numbers
+    (``values[i]``)."""
+    kind = "a non-negative" if zero_allowed else "a positive"
     return [
-        FieldViolation(f"values[{i}]", f"must be a positive number (got {value})")
+        FieldViolation(f"values[{i}]", f"must be {kind} number (got {value})")
         for i, value in enumerate(values)
-        if not math.isfinite(value) or value <= 0
+        if not math.isfinite(value) or value < 0 or (value == 0 and not zero_allowed)
     ]
 
 
@@ -178,6 +183,9 @@ class _PointSolver:
                 return with_capex_budget(
                     self.base_instance, capex_budget_ex_vat(point.request.constraints, point.book)
                 )
+            if self.prepared.axis is SweepAxis.DISCOUNT_RATE_ANNUAL:
+                rate = point.request.constraints.objective_discount_rate
+                return dataclasses.replace(self.base_instance, discount_rate=rate)
             return scale_inference_demand(self.base_instance, value)
         with self._build_lock:  # the perf model's caches are shared; build one instance at a time
             return build_instance(point.request, point.book)
@@ -236,6 +244,8 @@ def sweep_request(
         }
     elif axis is SweepAxis.DEMAND_MULTIPLIER:
         _scale_demand_fields(data, value)
+    elif axis is SweepAxis.DISCOUNT_RATE_ANNUAL:
+        data["constraints"]["discount_rate_annual"] = value
     else:
         for w in data["inference"]:
             if workload in (None, w["name"]):
@@ -262,7 +272,7 @@ def _scaled_count(count: int, factor: float) -> int | float:
 def frontier(axis: SweepAxis, points: Sequence[tuple[float, PlanResult]]) -> SweepFrontier:
     """All points sorted by value, Pareto-optimal ones marked: no other point is at least as good
     on the swept quantity and strictly cheaper, or strictly better and no dearer."""
-    minimise = _MINIMISE[axis]
+    minimise = _MINIMISE.get(axis)
 
     def better_or_equal(a: float, b: float) -> bool:
         return a <= b if minimise else a >= b
@@ -271,7 +281,7 @@ def frontier(axis: SweepAxis, points: Sequence[tuple[float, PlanResult]]) -> Swe
     marked = []
     for value, result, cost in rows:
         pareto = False
-        if cost is not None:
+        if cost is not None and minimise is not None:
             pareto = not any(
                 other_cost is not None
                 and better_or_equal(other_value, value)
@@ -287,6 +297,7 @@ def frontier(axis: SweepAxis, points: Sequence[tuple[float, PlanResult]]) -> Swe
                 # Without a plan, the summary says why (e.g. which cap is short, by how much).
                 fleet_summary=describe_fleet(result.solution) if result.solution.has_plan else result.summary,
                 pareto_optimal=pareto,
+                npv=None if result.cash_flows is None else result.cash_flows.npv,
             )
         )
     return SweepFrontier(axis, tuple(marked))

@@ -83,6 +83,7 @@ from pricebook.schema import (
     label_rank,
 )
 from solver.domain import AcquisitionMode, Constraints, OfferPolicy
+from solver.pricing.discounting import lease_payments_by_year
 from solver.pricing.options import AcquisitionOption
 from solver.units import HOURS_PER_MONTH, MONTHS_PER_YEAR, WATTS_PER_KW
 
@@ -92,7 +93,7 @@ _RENTAL_KIND = {AcquisitionMode.RESERVED: OfferKind.RESERVED, AcquisitionMode.ON
 
 def offer_mode(offer: Offer) -> AcquisitionMode:
     """How GPUs of ``offer`` are acquired: bought, reserved or rented on demand."""
-    if offer.kind in _PURCHASE_KINDS:
+    if offer.kind in _PURCHASE_KINDS or offer.kind is OfferKind.LEASE:
         return AcquisitionMode.BUY
     return next(m for m, kind in _RENTAL_KIND.items() if kind is offer.kind)
 
@@ -295,6 +296,8 @@ def offer_options(offer: Offer, book: Pricebook, constraints: Constraints) -> li
     a rental, or a purchase in each server model that holds the GPU (a whole-server offer: its
     own). Ids end in ``@offer`` when the offer is not the policy's choice for that id."""
     gpu = catalogue_gpu(book, offer.gpu)
+    if offer.kind is OfferKind.LEASE:
+        return [lease_option(gpu, offer, book, constraints)]
     if offer.kind in _PURCHASE_KINDS:
         options = []
         servers: Sequence[ServerSpec | None] = servers_for(gpu, book) or [None]
@@ -377,7 +380,53 @@ def _buy_options(gpu: GpuSpec, book: Pricebook, constraints: Constraints) -> lis
         if purchase is None:
             continue
         options.append(_owned_hardware_option(gpu, server, purchase, book, constraints, owned=False))
+    if constraints.include_leases and constraints.include_host_costs:
+        options.extend(_lease_options(gpu, book, constraints))
     return options
+
+
+def _lease_options(gpu: GpuSpec, book: Pricebook, constraints: Constraints) -> list[AcquisitionOption]:
+    """Per server model, the eligible lease whose payments are worth least at the objective's rate
+    (then the id): one lease option per model, as one purchase (a model's fabric is its option's)."""
+    rate = constraints.objective_discount_rate
+    best: dict[str, AcquisitionOption] = {}
+    for offer in eligible_offers(_offers(book, gpu.id, OfferKind.LEASE), constraints):
+        option = lease_option(gpu, offer, book, constraints)
+        key = option.server_id or ""
+        kept = best.get(key)
+        if kept is None or (option.lease_cost(1, rate), option.id) < (kept.lease_cost(1, rate), kept.id):
+            best[key] = option
+    return [best[key] for key in sorted(best)]
+
+
+_MINOR_DIGITS = {"USD": 2, "KRW": 0}
+
+
+def lease_option(gpu: GpuSpec, offer: Offer, book: Pricebook, constraints: Constraints) -> AcquisitionOption:
+    """Servers leased through ``offer``: used as if bought from its financed price (support, site,
+    installation, fabric, market value at the horizon), with no capex; the lease's payments per
+    plan year instead (``discounting.lease_payments_by_year``, each to the minor unit)."""
+    server = next(s for s in book.servers if s.id == offer.server)
+    assert offer.financed_price is not None and offer.buyout_price is not None  # checked on load
+    financed = priced(offer.financed_price, offer.includes_vat, constraints, book)
+    host = min(site_price(server.host_cost, constraints, book), financed)
+    purchase = _Purchase(
+        offer.id, (financed - host) / server.gpus_per_server, host, offer.provider, offer.label
+    )
+    option = _owned_hardware_option(gpu, server, purchase, book, constraints, owned=False)
+    monthly = offer_price(offer, constraints, book)
+    buyout = priced(offer.buyout_price, offer.includes_vat, constraints, book)
+    digits = _MINOR_DIGITS[constraints.currency]
+    by_year = lease_payments_by_year(monthly, offer.term_months, buyout, constraints.horizon_months)
+    return replace(
+        option,
+        id=f"{gpu.id}/lease/{offer.id}",
+        capex_per_gpu=0.0,
+        capex_per_server=0.0,
+        lease_payments_per_server=tuple(round(amount, digits) for amount in by_year),
+        lease_monthly_per_server=monthly,
+        lease_value_per_server=financed,
+    )
 
 
 def _owned_options(gpu: GpuSpec, book: Pricebook, constraints: Constraints) -> list[AcquisitionOption]:

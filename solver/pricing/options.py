@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from pricebook.schema import GpuId, OfferId, PriceLabel, ServerId
 from solver.domain import AcquisitionMode
+from solver.pricing.discounting import discount_factor
 
 OptionId = str
 
@@ -82,6 +83,36 @@ class AcquisitionOption:
     """Part of ``fixed_monthly_per_gpu`` that is software licences (per GPU-year ÷ 12)."""
     software_hourly_per_gpu: float = 0.0
     """Part of ``busy_hourly_per_gpu`` that is software licences (on-demand: per GPU-year ÷ 8,760 h)."""
+    lease_payments_per_server: tuple[float, ...] = ()
+    """A lease (a BUY option without capex): what one server's lease pays in each plan year of the
+    horizon (``solver.pricing.discounting.lease_payments_by_year``), each to the minor unit."""
+    lease_monthly_per_server: float = 0.0
+    """A lease's instalment per server and month (counted in the monthly opex cap)."""
+    lease_value_per_server: float = 0.0
+    """A lease's cash price per server: the hardware's market value at the horizon is this ×
+    ``residual_fraction`` (it is owned after the buy-out)."""
+
+    @property
+    def monthly_per_server(self) -> float:
+        """Paid every month per server, lease instalments included (the monthly opex cap's share)."""
+        return self.fixed_monthly_per_server + self.lease_monthly_per_server
+
+    @property
+    def leased(self) -> bool:
+        return bool(self.lease_payments_per_server)
+
+    def lease_total(self, servers: int) -> float:
+        """Every payment of ``servers`` servers' leases (instalments and buy-out), undiscounted."""
+        return sum(self.lease_payments_per_server) * servers
+
+    def lease_cost(self, servers: int, rate: float) -> float:
+        """The leases' payments in today's money at ``rate`` a year (each plan year's at its end)."""
+        if rate == 0:
+            return self.lease_total(servers)
+        return servers * sum(
+            amount * discount_factor(rate, year)
+            for year, amount in enumerate(self.lease_payments_per_server, start=1)
+        )
 
     @property
     def support_monthly_per_gpu(self) -> float:
@@ -118,8 +149,12 @@ class AcquisitionOption:
         )
 
     def residual_value(self, gpus: int, servers: int) -> float:
-        """Market value at the horizon: hardware only (fabric and installation resell for nothing)."""
-        return 0.0 if self.owned else self.hardware_capex(gpus, servers) * self.residual_fraction
+        """Market value at the horizon: hardware only (fabric and installation resell for nothing),
+        bought or leased (a lease is bought out by then)."""
+        if self.owned:
+            return 0.0
+        hardware = self.hardware_capex(gpus, servers) + self.lease_value_per_server * servers
+        return hardware * self.residual_fraction
 
     @property
     def capex_per_gpu_with_host(self) -> float:
@@ -136,6 +171,7 @@ class AcquisitionOption:
         fixed = (self.fixed_monthly_per_gpu * gpus + self.fixed_monthly_per_server * servers) * horizon_months
         return (
             self.capex(gpus, servers)
+            + self.lease_total(servers)
             - self.residual_value(gpus, servers)
             + fixed
             + self.busy_hourly_per_gpu * busy_gpu_hours

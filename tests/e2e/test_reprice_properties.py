@@ -14,9 +14,8 @@ from hypothesis import strategies as st
 
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from clients import FleetPlannerClient
-from clients.scenario import load_scenario
 from tests.e2e.pricebook_copies import with_offer_price
-from tests.e2e.servers import fleet_of, store_server
+from tests.e2e.servers import fleet_of, plan_and_save, store_server
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "60m_krw_single_gpu.yaml"
 pytestmark = pytest.mark.slow
@@ -29,13 +28,7 @@ def saved(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[str, api.PlanFleetRequest, api.PlanFleetResponse]]:
     store = str(tmp_path_factory.mktemp("store") / "plans.db")
-    request = load_scenario(EXAMPLE, api.PlanFleetRequest)
-    request.solver_options.compute_baselines = False
-    request.solver_options.compute_sensitivity = False
-    request.save = True
-    with store_server(store) as server, FleetPlannerClient(server.address, timeout_s=120) as client:
-        planned = client.plan_fleet(request)
-    assert planned.plan_id and planned.plan.fleet
+    request, planned = plan_and_save(store, EXAMPLE)
     yield store, request, planned
 
 
@@ -52,7 +45,7 @@ def test_reprice_is_evaluate_fleet_at_todays_prices(
     offer = next(line.offer_id for line in planned.plan.fleet if line.offer_id)
     book, _ = with_offer_price(tmp_path_factory.mktemp("book"), offer, factor)
     evaluate = api.EvaluateFleetRequest(
-        fleet=fleet_of(planned.plan),
+        fleet=fleet_of(planned.plan, with_offers=True),
         workloads=request.workloads,
         constraints=request.constraints,
         pricebook_overrides=request.pricebook_overrides,

@@ -13,6 +13,7 @@ from pathlib import Path
 import grpc
 import pytest
 
+from api.fleetplan.v1 import common_pb2
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import plan_pb2
 from api.fleetplan.v1 import plan_store_pb2 as store_api
@@ -75,29 +76,29 @@ def _fleet_by_key(plan: plan_pb2.Plan) -> dict[tuple[str, int, str, bool], int]:
 
 
 @pytest.mark.slow
-def test_compare_the_500m_example_with_its_h200_only_variant(tmp_path: Path) -> None:
+def test_compare_the_500m_example_with_its_buy_only_variant(tmp_path: Path) -> None:
     mixed = _request("500m_krw_portfolio.yaml", save=True, label="mixed")
-    h200 = _request("500m_krw_portfolio.yaml", save=True, label="h200-only")
-    del h200.constraints.allowed_gpu_ids[:]
-    h200.constraints.allowed_gpu_ids.append("H200")
-    # Within 500M KRW an H200-only fleet cannot serve the portfolio (seed 000's lesson): the variant
-    # is the H200-only fleet that can, without the budget cap.
-    h200.constraints.ClearField("capex_budget")
+    variant = _request("500m_krw_portfolio.yaml", save=True, label="buy-only")
+    del variant.constraints.allowed_modes[:]
+    variant.constraints.allowed_modes.append(common_pb2.ACQUISITION_MODE_BUY)
+    # The example rents on demand at its peak hours: the variant buys everything, without the
+    # budget cap (which a bought peak would break).
+    variant.constraints.ClearField("capex_budget")
     with store_server(str(tmp_path / "plans.db")) as server, FleetPlannerClient(server.address) as client:
-        base, other = client.plan_fleet(mixed), client.plan_fleet(h200)
+        base, other = client.plan_fleet(mixed), client.plan_fleet(variant)
         diff = client.compare_plans(base.plan_id, other.plan_id)
     assert base.plan.status == other.plan.status == plan_pb2.PLAN_STATUS_OPTIMAL
 
     before, after = _fleet_by_key(base.plan), _fleet_by_key(other.plan)
     expected_lines = {k: (before.get(k, 0), after.get(k, 0)) for k in before.keys() | after.keys()}
     expected_lines = {k: v for k, v in expected_lines.items() if v[0] != v[1]}
-    assert expected_lines, "the H200-only variant must buy a different fleet"
+    assert expected_lines, "the buy-only variant must hold a different fleet"
     got = {
         (c.gpu_id, c.mode, c.server_id, c.owned): (c.base_gpu_count, c.other_gpu_count)
         for c in diff.fleet_changes
     }
     assert {k: v for k, v in got.items() if v[0] != v[1]} == expected_lines
-    assert all(gpu == "h200-sxm" for (gpu, *_), (_, count) in expected_lines.items() if count)
+    assert all(mode == common_pb2.ACQUISITION_MODE_BUY for (_, mode, *_), (_, count) in expected_lines.items() if count)
 
     totals = {c.name: c for c in diff.total_changes}
     tco_change = Decimal(other.plan.cost.horizon_tco.amount) - Decimal(base.plan.cost.horizon_tco.amount)
@@ -125,7 +126,7 @@ def test_compare_the_500m_example_with_its_h200_only_variant(tmp_path: Path) -> 
         if d.gpu_id != next(o.gpu_id for o in other.plan.deployments if o.workload_name == d.workload_name)
     }
     assert moved <= {c.workload_name for c in diff.deployment_changes}
-    assert diff.base.label == "mixed" and diff.other.label == "h200-only"
+    assert diff.base.label == "mixed" and diff.other.label == "buy-only"
 
 
 def test_store_errors_are_statuses(tmp_path: Path) -> None:

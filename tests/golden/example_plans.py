@@ -32,6 +32,7 @@ RECORDED = Path(__file__).resolve().parent / "plans"
 VOLATILE_KEYS = frozenset(
     {
         "solve_seconds",  # wall-clock time of a solve
+        "stages",  # wall-clock and CPU time of each stage of the call
         "time_limit_s",  # what was left of the caller's budget when the solve started
         "seconds",
         "elapsed_seconds",
@@ -54,14 +55,19 @@ def example_names() -> list[str]:
     return sorted(p.stem for p in EXAMPLES.glob("*.yaml"))
 
 
-def plans_json(target_utilization: float | None = None) -> Iterator[tuple[str, str]]:
+def plans_json(
+    target_utilization: float | None = None, discount_rate: float | None = None
+) -> Iterator[tuple[str, str]]:
     """(example name, canonical JSON of its PlanFleet response) for each example; with
-    ``target_utilization``, every inference workload's is set to it first."""
+    ``target_utilization``, every inference workload's is set to it first; with ``discount_rate``,
+    the request's ``constraints.discount_rate_annual``."""
     server = start_in_thread(ServerSettings(address="127.0.0.1:0", grace_period_s=1.0, plan_cache_entries=0))
     try:
         with FleetPlannerClient(server.address, timeout_s=120) as client:
             for name in example_names():
                 request = load_scenario(EXAMPLES / f"{name}.yaml", api.PlanFleetRequest)
+                if discount_rate is not None:
+                    request.constraints.discount_rate_annual = discount_rate
                 if target_utilization is not None:
                     for w in request.workloads:
                         if w.HasField("inference"):

@@ -20,8 +20,8 @@ from report.data import QuoteCap
 from report.html import render_html
 
 BUDGET = Decimal(140_000_000)
-"""Above the plan's capex (rtx-pro-6000-server ×5, about 126 million won) and below any fleet of
-h100-nvl or l40s alone (about 157 and 285 million won with their hosts)."""
+"""Above the plan's capex (h100-nvl ×2 with a co-located embedding model, about 121 million won)
+and below any fleet of l40s alone (about 242 million won with their hosts)."""
 
 
 @functools.cache

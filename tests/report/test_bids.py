@@ -5,11 +5,13 @@ files, the CLI table and the JSON answer (issue 30). Slow: two plans and a PDF e
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import json
 import re
 from dataclasses import dataclass
 from decimal import Decimal
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,9 @@ from report_support import BIDS, amount, exact_amount
 from clients.cli.app import main
 
 pytestmark = pytest.mark.slow
+
+CUSTOMER = "경기도 정보화정책관"
+QUOTE_NUMBER = "제2026-1206호"
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,10 @@ class Bid:
     html: str
     pdf: str
     xlsx: Any
+    scenario: dict[str, Any]
+    """The scenario file as written."""
+    quoted_on: str
+    """The day the report was run (the quote's date)."""
 
     def money(self, value: Decimal) -> str:
         """An amount as the quote writes it in a table (independently of ``report``)."""
@@ -60,17 +69,24 @@ def _bid(tmp_path: Path, name: str, lang: str) -> Bid:
         "--supplier-profile",
         str(BIDS / "supplier_profile.yaml"),
         "--customer",
-        "수신처",
+        CUSTOMER,
+        "--quote-number",
+        QUOTE_NUMBER,
         "--title",
         "bid",
     ]
     for output in outputs:
         argv += ["--output", str(output)]
     written = _run(*argv)
+    quoted_on = dt.date.today().isoformat()
     assert all(f"wrote {o}" in written for o in outputs)
     pdf, html, xlsx = (o.read_bytes() for o in outputs)
     currency = answer["plan"]["cost"]["horizon_tco"]["currency_code"]
-    return Bid(name, lang, currency, answer["plan"], table, html.decode(), pdf_text(pdf), xlsx_values(xlsx))
+    written_scenario = yaml.safe_load((BIDS / f"{name}.yaml").read_text(encoding="utf-8"))
+    plan, text = answer["plan"], html.decode()
+    return Bid(
+        name, lang, currency, plan, table, text, pdf_text(pdf), xlsx_values(xlsx), written_scenario, quoted_on
+    )
 
 
 @pytest.fixture(scope="module", params=[("kr_public_rag_bid", "ko"), ("usd_startup_rent_or_buy", "en")])
@@ -102,6 +118,20 @@ def _shown_everywhere(bid: Bid, field: str, expected: Decimal, sheet_index: int)
     assert expected.quantize(Decimal("0.01")) in _sheet_numbers(bid, sheet_index), field
 
 
+def test_the_header_block_is_the_profiles_and_the_flags_in_every_file(bid: Bid) -> None:
+    """수신, 견적번호, 견적일 (the day it was run), 유효기간, 납기, 결제조건 and the supplier's 상호,
+    사업자등록번호, 대표자, 주소, 담당자: from ``--customer``, ``--quote-number`` and the supplier
+    profile, in the page, the PDF and the workbook's first sheet."""
+    profile = yaml.safe_load((BIDS / "supplier_profile.yaml").read_text(encoding="utf-8"))
+    expected = [CUSTOMER, QUOTE_NUMBER, bid.quoted_on, *profile.values()]
+    assert len(expected) == 11
+    pdf = _flat(bid.pdf)
+    summary = {row[1] for row in bid.xlsx.worksheets[0].iter_rows(max_col=2, values_only=True)}
+    for value in expected:
+        assert f"<dd>{escape(value)}</dd>" in bid.html, value
+        assert _flat(value) in pdf and value in summary, value
+
+
 def test_totals_are_the_same_in_every_file_the_table_and_the_json(bid: Bid) -> None:
     cost = bid.plan["cost"]
     tco, capex = amount(cost["horizon_tco"]), amount(cost["capex"])
@@ -124,8 +154,7 @@ def test_totals_are_the_same_in_every_file_the_table_and_the_json(bid: Bid) -> N
 
 
 def test_budget_spend_and_remaining_are_the_same_everywhere(bid: Bid) -> None:
-    scenario = yaml.safe_load((BIDS / f"{bid.name}.yaml").read_text(encoding="utf-8"))
-    budget = Decimal(scenario["constraints"]["capex_budget"].split()[0])
+    budget = Decimal(bid.scenario["constraints"]["capex_budget"].split()[0])
     capex = amount(bid.plan["cost"]["capex"])
     _shown_everywhere(bid, "budget", budget, 0)
     _shown_everywhere(bid, "spend", capex, 0)
@@ -135,38 +164,113 @@ def test_budget_spend_and_remaining_are_the_same_everywhere(bid: Bid) -> None:
 def test_power_and_rack_units_are_the_plans(bid: Bid) -> None:
     bought = [line for line in bid.plan["fleet"] if line.get("mode") == "ACQUISITION_MODE_BUY"]
     fields = html_fields(bid.html)
-    kw = sum(Decimal(str(line["power_kw"])) for line in bought)
-    ru = sum(Decimal(str(line["rack_units"])) for line in bought)
+    kw = sum((Decimal(str(line["power_kw"])) for line in bought), Decimal(0))
+    ru = sum((Decimal(str(line["rack_units"])) for line in bought), Decimal(0))
     assert Decimal(fields["power-kw"][0].replace(",", "")) == kw.quantize(Decimal("0.1"))
     assert Decimal(fields["rack-units"][0].replace(",", "")) == ru.quantize(Decimal(1))
     numbers = _sheet_numbers(bid, 0)
     assert kw.quantize(Decimal("0.01")) in numbers and ru.quantize(Decimal("0.01")) in numbers
+    pdf = _flat(bid.pdf)  # the labels: 최대 소비전력(kW…) / Power at full load (kW…), 랙 공간(U) / Rack units
+    assert re.search(rf"\(kW[^0-9]*{re.escape(str(kw.quantize(Decimal('0.1'))))} ", pdf)
+    assert re.search(rf"(\(U\)|Rack units) {ru.quantize(Decimal(1))} ", pdf)
+    assert f"on site: {kw:,.1f} kW at full load (incl. PUE), {ru:,.0f} RU" in bid.table
 
 
-def test_workload_rows_agree_and_every_bought_gpu_serves_a_workload(bid: Bid) -> None:
+def _cli_rows(bid: Bid, heading: str, count: int) -> list[list[str]]:
+    """The first ``count`` rows of the CLI table under ``heading`` (its header and rule skipped),
+    split into cells at runs of two or more spaces."""
+    lines = bid.table.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(heading))
+    return [re.split(r"\s{2,}", line.strip()) for line in lines[start + 4 : start + 4 + count]]
+
+
+def _pdf_row(bid: Bid, name: str) -> str:
+    """The PDF's workload-table line of ``name``: the first laid-out line that starts with the name
+    (or its part up to a hyphen, where the cell wraps) and shows a deployment (``N × GPU …``)."""
+    starts = (name, name[: name.index("-") + 1]) if "-" in name else (name,)
+    lines = (line.strip() for line in bid.pdf.splitlines())
+    return next(f"{line} " for line in lines if line.startswith(starts) and " × " in line)
+
+
+def _hundredths(value: float | str) -> Decimal:
+    return Decimal(str(value).replace(",", "")).quantize(Decimal("0.01"))
+
+
+def test_workload_rows_agree_everywhere_and_none_is_empty(bid: Bid) -> None:
+    answer = {row["workload_name"]: row for row in bid.plan["workload_rows"]}
     page = html_tables(bid.html)["workloads-table"]
+    assert [row[0] for row in page] == list(answer)
     sheet = [row for row in bid.xlsx.worksheets[4].iter_rows(min_row=2, values_only=True) if row[0]][
         : len(page)
     ]
+    cli = _cli_rows(bid, "Workloads", len(page))
     pdf = _flat(bid.pdf)
     embeddings = {row[0]: row for row in html_tables(bid.html).get("embeddings-table", [])}
-    for shown, cells in zip(page, sheet, strict=True):
+    for shown, cells, cli_cells in zip(page, sheet, cli, strict=True):
         name, uses, replicas, aggregate = shown[0], shown[1], shown[2], shown[6]
-        assert (cells[0], cells[1]) == (name, uses)
-        assert Decimal(str(cells[2])).quantize(Decimal("0.01")) == Decimal(replicas)
-        assert Decimal(replicas) > 0  # serving demand
-        assert name in pdf
+        saved = answer[name]
+        assert (cells[0], cells[1]) == (name, uses) and cli_cells[:2] == [
+            name,
+            uses.replace("공유", "shared"),
+        ]
+        assert _hundredths(replicas) == _hundredths(saved["replicas"]) == _hundredths(cells[2])
+        assert _hundredths(cli_cells[2]) == _hundredths(saved["replicas"])
+        assert Decimal(replicas) > 0 and saved["served"]  # serving demand, never 0 replicas
+        row_in_pdf = _pdf_row(bid, name)
+        assert " × " in row_in_pdf and f" {replicas} " in row_in_pdf, row_in_pdf
         if name in embeddings:  # in embeddings/s and input tok/s instead of output speed
             assert aggregate == "–" and cells[8] is None
-            assert Decimal(embeddings[name][1].replace(",", "")) > 0 and embeddings[name][2] in pdf
+            per_s, input_tok_s = embeddings[name][1], embeddings[name][2]
+            inputs = next(
+                w["inference"]["input_tokens"] for w in bid.scenario["workloads"] if w["name"] == name
+            )
+            assert per_s == f"{saved['capacity_req_s']:,.1f}" and Decimal(per_s.replace(",", "")) > 0
+            assert input_tok_s == f"{saved['capacity_req_s'] * inputs:,.0f}" and input_tok_s in pdf
             continue
-        assert f"{cells[8]:,.0f}" == aggregate
-        assert Decimal(aggregate.replace(",", "")) > 0 and aggregate in pdf
-        cli = next(line for line in bid.table.splitlines() if line.startswith(name + " "))
-        assert aggregate in _whole_numbers(cli)  # the CLI's agg tok/s column (it shows decimals below 100)
-    gpus_serving = {word for row in page for word in row[1].split()}
-    bought = {line["gpu_id"] for line in bid.plan["fleet"] if line.get("mode") == "ACQUISITION_MODE_BUY"}
-    assert bought <= gpus_serving
+        assert aggregate == f"{saved['output_tok_s']:,.0f}" == f"{cells[8]:,.0f}"
+        assert Decimal(aggregate.replace(",", "")) > 0 and f" {aggregate} " in row_in_pdf
+        assert aggregate in _whole_numbers(" ".join(cli_cells))  # the CLI shows decimals below 100
+
+
+def test_pool_rows_agree_everywhere_and_none_is_empty(bid: Bid) -> None:
+    groups = bid.plan["deployment_groups"]
+    page = html_tables(bid.html)["groups-table"]
+    names = {(row[0], row[1]) for row in page}
+    sheet = [row for row in bid.xlsx.worksheets[4].iter_rows(values_only=True) if (row[0], row[1]) in names]
+    cli = _cli_rows(bid, "Deployment groups", len(groups))
+    pdf = _flat(bid.pdf)
+    for group, shown, cells, cli_cells in zip(groups, page, sheet, cli, strict=True):
+        peak, off_peak = group["replicas_peak"], group.get("replicas_off_peak", 0)
+        gpus, hour = f"{group['gpus_peak']:g}", f"{group.get('peak_hour', 0):02d}:00"
+        tok_s, utilization = f"{group['output_tok_s']:,.0f}", group["utilization"]
+        assert shown[2:6] == [str(peak), str(off_peak), gpus, hour] == cli_cells[2:6]
+        assert (cells[2], cells[3], f"{cells[4]:g}", cells[5]) == (peak, off_peak, gpus, hour)
+        assert shown[0].startswith(group["gpu_id"]) and cli_cells[0] == shown[0]
+        assert shown[7] == tok_s == f"{cells[7]:,.0f}" and tok_s in _whole_numbers(cli_cells[7])
+        assert shown[8] == f"{utilization:.1%}" and cli_cells[8] == f"{utilization:.0%}"
+        assert cells[8] == pytest.approx(utilization, rel=1e-9)
+        assert f"{peak} {off_peak} {gpus} {hour}" in pdf and tok_s in pdf and shown[8] in pdf
+        served = [share["workload_name"] for share in group["shares"] if share.get("output_tok_s", 0) > 0]
+        assert served and peak > 0  # a pool serving demand never shows 0 replicas
+        assert all(name in shown[6] and name in cli_cells[6] for name in served)
+
+
+def test_every_bom_gpu_serves_a_workload(bid: Bid) -> None:
+    """Each GPU line of the customer's BOM (named by its product name) is a fleet line of the plan
+    whose GPU the workload rows use, in every file and in the answer."""
+    fleet = {
+        line["gpu_name"]: line for line in bid.plan["fleet"] if line.get("mode") == "ACQUISITION_MODE_BUY"
+    }
+    bom = [row for row in html_tables(bid.html)["bom-table"] if row[1] in fleet]
+    assert sorted(row[1] for row in bom) == sorted(fleet)
+    page = html_tables(bid.html)["workloads-table"]
+    used_on_page = {word for row in page for word in row[1].split()}
+    used_in_answer = {use["gpu_id"] for row in bid.plan["workload_rows"] for use in row["uses"]}
+    for row in bom:
+        line = fleet[row[1]]
+        assert int(row[3]) == line["gpu_count"]
+        assert line["gpu_id"] in used_on_page and line["gpu_id"] in used_in_answer
+        assert set(line["workload_names"]) <= {w["workload_name"] for w in bid.plan["workload_rows"]}
 
 
 def _whole_numbers(line: str) -> set[str]:
@@ -190,9 +294,13 @@ def test_sensitivity_is_the_saved_plans_in_every_file(bid: Bid) -> None:
     assert len(rows) == len(answer) > 0
     sheet = list(bid.xlsx.worksheets[6].iter_rows(min_row=2, max_row=1 + len(rows), values_only=True))
     pdf = _flat(bid.pdf)
-    for shown, cells, saved in zip(rows, sheet, answer, strict=True):
+    cli = _cli_rows(bid, "Price sensitivity", len(rows))
+    for shown, cells, saved, cli_cells in zip(rows, sheet, answer, cli, strict=True):
+        assert cli_cells[0] == shown[0] == saved["subject"]
         for column, key in ((2, "change_down_fraction"), (3, "change_up_fraction")):
             expected = _percent(saved.get(key))
+            in_cli = "-" if saved.get(key) is None else f"{saved[key]:+.0%}"
+            assert cli_cells[column] == in_cli, (cli_cells, saved)
             if expected is None:
                 assert cells[column] is None
                 continue

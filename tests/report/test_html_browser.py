@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 from browser import chromium
 from PIL import Image
-from report_support import amount, exact_amount, example, expected_bom_lines
+from report_support import amount, bid_example, exact_amount, example, expected_bom_lines
 from selenium import webdriver
 from selenium.webdriver.common.by import By
 
 from report import Language
 from report.html import render_html
+from report.presentation import Audience
 
 MIN_INK_FRACTION = 0.01
 """Share of a chart's pixels that must differ from the white page (a blank or missing chart has 0)."""
@@ -88,6 +89,27 @@ def test_korean_page_reads_won_with_separators_and_eok_man(driver: webdriver.Chr
     assert f"({int(tco):,}원)" in text
     assert driver.find_element(By.CSS_SELECTOR, "html").get_attribute("lang") == "ko"
     assert "견적 내역" in driver.find_element(By.ID, "bom").text
+
+
+def test_the_korean_customer_bid_loads_and_every_chart_is_drawn(
+    driver: webdriver.Chrome, tmp_path: Path
+) -> None:
+    """The public bid's Korean customer quote (issue 30): no console error, nothing fetched, the
+    budget gauge and the hourly demand-vs-capacity chart drawn beside the others, and the headline
+    제안 금액 the plan's capex with its VAT."""
+    planned = bid_example("kr_public_rag_bid")
+    quote = planned.quote.model_copy(update={"audience": Audience.CUSTOMER})
+    _open(driver, render_html(quote, Language.KO), tmp_path / "bid-ko.html")
+    assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
+    assert driver.execute_script("return performance.getEntriesByType('resource').length") == 0
+    charts = {c.get_attribute("id"): c for c in driver.find_elements(By.CSS_SELECTOR, "figure.chart")}
+    assert {"chart-budget", "chart-hourly", "chart-cashflow", "chart-tco", "chart-latency"} <= set(charts)
+    for name, chart in charts.items():
+        ink, colours = _ink(chart.screenshot_as_png)
+        assert ink > MIN_INK_FRACTION and colours > 3, name
+    cost = planned.plan_json["cost"]
+    headline = amount(cost["capex"]) + amount(cost["vat"]["capex_vat"])
+    assert [exact_amount(t) for t in _field(driver, "proposed-amount")] == [headline]
 
 
 def test_the_blank_chart_check_can_fail(driver: webdriver.Chrome, tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 from hangul import count_words, visible_words
 from quote_files import html_fields, html_tables
-from report_support import amount, bid_example
+from report_support import amount, bid_example, example
 
 from pricebook import load_default
 from report import Language
@@ -128,3 +128,23 @@ def test_the_sensitivity_rows_parameters_read_in_korean() -> None:
     assert any(": where the optimal mix changes" in s.parameter for s in quote.sensitivity)
     rows = html_tables(render_html(quote, Language.KO))["sensitivity-table"]
     assert rows and all("최적 구성이 바뀌는 지점" in row[1] and "where" not in row[1] for row in rows)
+
+
+def test_korean_terms_and_whole_won_lines_that_add_up_to_the_capex() -> None:
+    """1차년도 …, 견적 내역, 가능/불가; every BOM amount in whole won, with a 단수 조정 line where the
+    rounded unit prices leave a difference, and the lines adding up to the plan's capex."""
+    page = render_html(_quote(Audience.INTERNAL), Language.KO)
+    assert "<th>1차년도 (12 개월)</th>" in page and "<h2>2. 견적 내역</h2>" in page
+    assert {row[1] for row in html_tables(page)["alternatives-table"]} <= {
+        "가능",
+        "불가",
+        "실현 가능 (시간 제한)",
+    }
+    planned = example("500m_krw_portfolio")  # its unit prices round to a 1원 difference
+    rows = html_tables(render_html(planned.quote, Language.KO))["bom-table"]
+    lines = [row for row in rows if row[0]]
+    rounding = [row for row in lines if row[0] == "단수 조정"]
+    assert len(rounding) == 1 and rounding[0][6] == "합계를 초기 투자비와 일치"
+    amounts = [Decimal(row[5].removesuffix("원").replace(",", "")) for row in lines]
+    assert all(a == a.to_integral_value() for a in amounts) and all(row[5].endswith("원") for row in lines)
+    assert sum(amounts) == amount(planned.plan_json["cost"]["capex"]) and amounts[-1] != 0

@@ -10,7 +10,7 @@ from typing import Any
 
 import openpyxl
 import pytest
-from report_support import amount, example, expected_bom_lines
+from report_support import amount, bid_example, example, expected_bom_lines
 
 from report import Language
 from report.xlsx import render_xlsx
@@ -88,3 +88,36 @@ def test_every_sheet_has_content() -> None:
     workloads = values["Workloads"]
     names = [workloads.cell(r, 1).value for r in range(2, 5)]
     assert names == ["rag-70b", "bulk-14b", "embeddings"]
+
+
+@pytest.mark.parametrize(
+    ("name", "lang"), [("500m_krw_portfolio", Language.KO), ("14b_finetune", Language.EN)]
+)
+def test_every_sheet_prints_on_a4_and_no_fraction_is_unformatted(name: str, lang: Language) -> None:
+    values, _ = _books(name, lang)
+    for sheet in values.worksheets:
+        assert sheet.print_area, sheet.title  # what prints is the sheet's content, not a guess
+        assert str(sheet.page_setup.paperSize) == sheet.PAPERSIZE_A4, sheet.title
+        assert sheet.sheet_properties.pageSetUpPr.fitToPage, sheet.title  # one page wide
+        for row in sheet.iter_rows():
+            for cell in row:
+                if isinstance(cell.value, float) and cell.value != int(cell.value):
+                    assert cell.number_format != "General", (sheet.title, cell.coordinate, cell.value)
+
+
+def _shown_as_on_the_page(cell: Any) -> bool:
+    """Replicas or GPUs to two decimals when a share (0.36), as a whole number when whole (1)."""
+    rounded = round(cell.value, 2)
+    return bool(cell.number_format == ("#,##0" if rounded == int(rounded) else "#,##0.00"))
+
+
+def test_replicas_and_gpus_show_the_decimals_the_page_shows() -> None:
+    quote = bid_example("kr_public_rag_bid").quote  # pool shares (0.36, 0.64), a MIG quarter (0.25 GPU)
+    sheet = openpyxl.load_workbook(io.BytesIO(render_xlsx(quote, Language.KO)))["워크로드"]
+    replicas = [sheet.cell(2 + i, 3) for i in range(len(quote.workloads))]
+    groups_header = _row_of(sheet, "배포", 1)
+    gpus = [sheet.cell(groups_header + 1 + i, 5) for i in range(len(quote.groups))]
+    assert [c.value for c in replicas] == pytest.approx([w.replicas for w in quote.workloads])
+    assert [c.value for c in gpus] == pytest.approx([g.gpus_peak for g in quote.groups])
+    assert any(c.value != int(c.value) for c in replicas + gpus)
+    assert all(_shown_as_on_the_page(c) for c in replicas + gpus)

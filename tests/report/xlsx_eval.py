@@ -1,5 +1,5 @@
 """A small evaluator of the workbook's formulas (cell references across sheets, ranges, SUM,
-SUMPRODUCT, ROUND, + − × ÷), so a test can edit a cell and see what follows — what Excel or
+SUMPRODUCT, ROUND, POWER, + − × ÷), so a test can edit a cell and see what follows — what Excel or
 LibreOffice would compute, without either."""
 
 from __future__ import annotations
@@ -73,5 +73,6 @@ class Evaluator:
             "SUM": lambda *xs: sum(sum(x) if isinstance(x, list) else x for x in xs),
             "SUMPRODUCT": lambda a, b: sum(x * y for x, y in zip(a, b, strict=True)),
             "ROUND": _round,
+            "POWER": lambda base, exponent: base**exponent,
         }
         return float(eval(expression, {"__builtins__": {}}, {"_R": ranges, "_C": cells, **functions}))

@@ -370,6 +370,8 @@ class OfferEntry(_message.Message):
     INCLUDES_VAT_FIELD_NUMBER: _builtins.int
     SOURCE_FIELD_NUMBER: _builtins.int
     GPUS_PER_INSTANCE_FIELD_NUMBER: _builtins.int
+    BUYOUT_PRICE_FIELD_NUMBER: _builtins.int
+    FINANCED_PRICE_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Stable id."""
     kind: _builtins.str
@@ -398,6 +400,14 @@ class OfferEntry(_message.Message):
     def source(self) -> Global___Source:
         """Provenance."""
 
+    @_builtins.property
+    def buyout_price(self) -> _common_pb2.Money:
+        """Leases: paid per server at the end of the term to own the hardware."""
+
+    @_builtins.property
+    def financed_price(self) -> _common_pb2.Money:
+        """Leases: the cash price per server the lease finances."""
+
     def __init__(
         self,
         *,
@@ -413,10 +423,12 @@ class OfferEntry(_message.Message):
         includes_vat: _builtins.bool = ...,
         source: Global___Source | None = ...,
         gpus_per_instance: _builtins.int = ...,
+        buyout_price: _common_pb2.Money | None = ...,
+        financed_price: _common_pb2.Money | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["price", b"price", "source", b"source"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["buyout_price", b"buyout_price", "financed_price", b"financed_price", "price", b"price", "source", b"source"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["gpu_id", b"gpu_id", "gpus_per_instance", b"gpus_per_instance", "id", b"id", "includes_vat", b"includes_vat", "kind", b"kind", "label", b"label", "price", b"price", "provider", b"provider", "region", b"region", "server_id", b"server_id", "source", b"source", "term_months", b"term_months"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["buyout_price", b"buyout_price", "financed_price", b"financed_price", "gpu_id", b"gpu_id", "gpus_per_instance", b"gpus_per_instance", "id", b"id", "includes_vat", b"includes_vat", "kind", b"kind", "label", b"label", "price", b"price", "provider", b"provider", "region", b"region", "server_id", b"server_id", "source", b"source", "term_months", b"term_months"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -49,6 +49,10 @@ class _SweepDimensionEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SweepD
     """p95 TTFT target in milliseconds."""
     SWEEP_DIMENSION_MIN_PER_USER_TOK_S: _SweepDimension.ValueType  # 5
     """Minimum per-user decode speed in tokens per second."""
+    SWEEP_DIMENSION_DISCOUNT_RATE_ANNUAL: _SweepDimension.ValueType  # 6
+    """constraints.discount_rate_annual (0 ≤ value < 1; 0.1 = 10 % a year). Its points are not
+    ranked against each other: none is marked Pareto-optimal.
+    """
 
 class SweepDimension(_SweepDimension, metaclass=_SweepDimensionEnumTypeWrapper):
     """What a sweep varies."""
@@ -65,6 +69,10 @@ SWEEP_DIMENSION_TTFT_P95_MS: SweepDimension.ValueType  # 4
 """p95 TTFT target in milliseconds."""
 SWEEP_DIMENSION_MIN_PER_USER_TOK_S: SweepDimension.ValueType  # 5
 """Minimum per-user decode speed in tokens per second."""
+SWEEP_DIMENSION_DISCOUNT_RATE_ANNUAL: SweepDimension.ValueType  # 6
+"""constraints.discount_rate_annual (0 ≤ value < 1; 0.1 = 10 % a year). Its points are not
+ranked against each other: none is marked Pareto-optimal.
+"""
 Global___SweepDimension: _TypeAlias = SweepDimension  # noqa: Y015
 
 class _ReportFormat:
@@ -767,6 +775,7 @@ class FrontierPoint(_message.Message):
     HORIZON_TCO_FIELD_NUMBER: _builtins.int
     FLEET_SUMMARY_FIELD_NUMBER: _builtins.int
     PARETO_OPTIMAL_FIELD_NUMBER: _builtins.int
+    NPV_FIELD_NUMBER: _builtins.int
     value: _builtins.float
     """The swept value."""
     status: _plan_pb2.PlanStatus.ValueType
@@ -781,6 +790,10 @@ class FrontierPoint(_message.Message):
     def horizon_tco(self) -> _common_pb2.Money:
         """Plan TCO over the horizon."""
 
+    @_builtins.property
+    def npv(self) -> _common_pb2.Money:
+        """The plan's NPV, when the point's request has a discount rate."""
+
     def __init__(
         self,
         *,
@@ -789,10 +802,11 @@ class FrontierPoint(_message.Message):
         horizon_tco: _common_pb2.Money | None = ...,
         fleet_summary: _builtins.str = ...,
         pareto_optimal: _builtins.bool = ...,
+        npv: _common_pb2.Money | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["horizon_tco", b"horizon_tco"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["horizon_tco", b"horizon_tco", "npv", b"npv"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["fleet_summary", b"fleet_summary", "horizon_tco", b"horizon_tco", "pareto_optimal", b"pareto_optimal", "status", b"status", "value", b"value"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["fleet_summary", b"fleet_summary", "horizon_tco", b"horizon_tco", "npv", b"npv", "pareto_optimal", b"pareto_optimal", "status", b"status", "value", b"value"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

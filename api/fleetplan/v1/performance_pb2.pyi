@@ -127,10 +127,20 @@ class PerformanceCase(_message.Message):
     ENGINE_VERSION_FIELD_NUMBER: _builtins.int
     ID_FIELD_NUMBER: _builtins.int
     NUM_SCHEDULER_STEPS_FIELD_NUMBER: _builtins.int
+    PREFILL_GPU_FIELD_NUMBER: _builtins.int
+    PREFILL_TP_FIELD_NUMBER: _builtins.int
+    PREFILL_WORKERS_FIELD_NUMBER: _builtins.int
+    PREFILL_EP_FIELD_NUMBER: _builtins.int
+    PREFILL_ATTENTION_DP_FIELD_NUMBER: _builtins.int
+    DECODE_GPU_FIELD_NUMBER: _builtins.int
+    DECODE_TP_FIELD_NUMBER: _builtins.int
+    DECODE_WORKERS_FIELD_NUMBER: _builtins.int
+    DECODE_EP_FIELD_NUMBER: _builtins.int
+    DECODE_ATTENTION_DP_FIELD_NUMBER: _builtins.int
     mode: Global___EstimateMode.ValueType
     """Inference (default) or training."""
     gpu_id: _builtins.str
-    """Catalogue GPU id or alias."""
+    """Catalogue GPU id or alias (required unless a disaggregated case names both roles' GPUs)."""
     num_gpus: _builtins.int
     """Total GPUs; they run num_gpus / tp identical replicas and outputs are their sum. Absent = tp (or 1)."""
     tp: _builtins.int
@@ -173,6 +183,29 @@ class PerformanceCase(_message.Message):
     """The caller's name for this case (at most 256 characters), echoed in the result's `case`."""
     num_scheduler_steps: _builtins.int
     """Engine decode iterations per scheduler pass (vLLM 0.6 --num-scheduler-steps); absent = 1."""
+    prefill_gpu: _builtins.str
+    """Disaggregated serving: any prefill_* or decode_* field makes the case a prefill pool and a decode
+    pool with the KV cache moved between them (inference, steady closed-loop concurrency). The
+    prefill role's GPU: catalogue id or alias, or an NVL72 rack GPU (gb200, gb300); empty = gpu_id.
+    """
+    prefill_tp: _builtins.int
+    """Attention tensor parallelism of one prefill attention-DP rank; absent = 1."""
+    prefill_workers: _builtins.int
+    """Prefill engines; absent = 1."""
+    prefill_ep: _builtins.int
+    """Expert parallelism of a prefill engine (divides its tp × attention_dp GPUs); absent = 1."""
+    prefill_attention_dp: _builtins.int
+    """Attention data-parallel ranks of a prefill engine; absent = 1."""
+    decode_gpu: _builtins.str
+    """The decode role's GPU (as prefill_gpu); empty = gpu_id."""
+    decode_tp: _builtins.int
+    """Attention tensor parallelism of one decode attention-DP rank; absent = 1."""
+    decode_workers: _builtins.int
+    """Decode engines; absent = 1."""
+    decode_ep: _builtins.int
+    """Expert parallelism of a decode engine; absent = 1."""
+    decode_attention_dp: _builtins.int
+    """Attention data-parallel ranks of a decode engine; absent = 1."""
     @_builtins.property
     def model(self) -> _common_pb2.ModelRef:
         """The model."""
@@ -210,11 +243,29 @@ class PerformanceCase(_message.Message):
         engine_version: _builtins.str = ...,
         id: _builtins.str = ...,
         num_scheduler_steps: _builtins.int | None = ...,
+        prefill_gpu: _builtins.str = ...,
+        prefill_tp: _builtins.int | None = ...,
+        prefill_workers: _builtins.int | None = ...,
+        prefill_ep: _builtins.int | None = ...,
+        prefill_attention_dp: _builtins.int | None = ...,
+        decode_gpu: _builtins.str = ...,
+        decode_tp: _builtins.int | None = ...,
+        decode_workers: _builtins.int | None = ...,
+        decode_ep: _builtins.int | None = ...,
+        decode_attention_dp: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_max_batched_tokens", b"_max_batched_tokens", "_max_num_seqs", b"_max_num_seqs", "_num_gpus", b"_num_gpus", "_num_scheduler_steps", b"_num_scheduler_steps", "_seq_len", b"_seq_len", "_tp", b"_tp", "concurrency", b"concurrency", "load", b"load", "max_batched_tokens", b"max_batched_tokens", "max_concurrency", b"max_concurrency", "max_num_seqs", b"max_num_seqs", "model", b"model", "num_gpus", b"num_gpus", "num_scheduler_steps", b"num_scheduler_steps", "request_rate_per_s", b"request_rate_per_s", "seq_len", b"seq_len", "sla", b"sla", "tp", b"tp"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_decode_attention_dp", b"_decode_attention_dp", "_decode_ep", b"_decode_ep", "_decode_tp", b"_decode_tp", "_decode_workers", b"_decode_workers", "_max_batched_tokens", b"_max_batched_tokens", "_max_num_seqs", b"_max_num_seqs", "_num_gpus", b"_num_gpus", "_num_scheduler_steps", b"_num_scheduler_steps", "_prefill_attention_dp", b"_prefill_attention_dp", "_prefill_ep", b"_prefill_ep", "_prefill_tp", b"_prefill_tp", "_prefill_workers", b"_prefill_workers", "_seq_len", b"_seq_len", "_tp", b"_tp", "concurrency", b"concurrency", "decode_attention_dp", b"decode_attention_dp", "decode_ep", b"decode_ep", "decode_tp", b"decode_tp", "decode_workers", b"decode_workers", "load", b"load", "max_batched_tokens", b"max_batched_tokens", "max_concurrency", b"max_concurrency", "max_num_seqs", b"max_num_seqs", "model", b"model", "num_gpus", b"num_gpus", "num_scheduler_steps", b"num_scheduler_steps", "prefill_attention_dp", b"prefill_attention_dp", "prefill_ep", b"prefill_ep", "prefill_tp", b"prefill_tp", "prefill_workers", b"prefill_workers", "request_rate_per_s", b"request_rate_per_s", "seq_len", b"seq_len", "sla", b"sla", "tp", b"tp"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_batched_tokens", b"_max_batched_tokens", "_max_num_seqs", b"_max_num_seqs", "_num_gpus", b"_num_gpus", "_num_scheduler_steps", b"_num_scheduler_steps", "_seq_len", b"_seq_len", "_tp", b"_tp", "arrival", b"arrival", "concurrency", b"concurrency", "engine", b"engine", "engine_version", b"engine_version", "gpu_id", b"gpu_id", "id", b"id", "input_len", b"input_len", "kv_precision", b"kv_precision", "load", b"load", "max_batched_tokens", b"max_batched_tokens", "max_concurrency", b"max_concurrency", "max_num_seqs", b"max_num_seqs", "method", b"method", "mode", b"mode", "model", b"model", "num_gpus", b"num_gpus", "num_scheduler_steps", b"num_scheduler_steps", "output_len", b"output_len", "precision", b"precision", "prefix_hit_rate", b"prefix_hit_rate", "request_rate_per_s", b"request_rate_per_s", "seq_len", b"seq_len", "sla", b"sla", "tokens", b"tokens", "tp", b"tp"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_decode_attention_dp", b"_decode_attention_dp", "_decode_ep", b"_decode_ep", "_decode_tp", b"_decode_tp", "_decode_workers", b"_decode_workers", "_max_batched_tokens", b"_max_batched_tokens", "_max_num_seqs", b"_max_num_seqs", "_num_gpus", b"_num_gpus", "_num_scheduler_steps", b"_num_scheduler_steps", "_prefill_attention_dp", b"_prefill_attention_dp", "_prefill_ep", b"_prefill_ep", "_prefill_tp", b"_prefill_tp", "_prefill_workers", b"_prefill_workers", "_seq_len", b"_seq_len", "_tp", b"_tp", "arrival", b"arrival", "concurrency", b"concurrency", "decode_attention_dp", b"decode_attention_dp", "decode_ep", b"decode_ep", "decode_gpu", b"decode_gpu", "decode_tp", b"decode_tp", "decode_workers", b"decode_workers", "engine", b"engine", "engine_version", b"engine_version", "gpu_id", b"gpu_id", "id", b"id", "input_len", b"input_len", "kv_precision", b"kv_precision", "load", b"load", "max_batched_tokens", b"max_batched_tokens", "max_concurrency", b"max_concurrency", "max_num_seqs", b"max_num_seqs", "method", b"method", "mode", b"mode", "model", b"model", "num_gpus", b"num_gpus", "num_scheduler_steps", b"num_scheduler_steps", "output_len", b"output_len", "precision", b"precision", "prefill_attention_dp", b"prefill_attention_dp", "prefill_ep", b"prefill_ep", "prefill_gpu", b"prefill_gpu", "prefill_tp", b"prefill_tp", "prefill_workers", b"prefill_workers", "prefix_hit_rate", b"prefix_hit_rate", "request_rate_per_s", b"request_rate_per_s", "seq_len", b"seq_len", "sla", b"sla", "tokens", b"tokens", "tp", b"tp"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__decode_attention_dp: _TypeAlias = _typing.Literal["decode_attention_dp"]  # noqa: Y015
+    _WhichOneofArgType__decode_attention_dp: _TypeAlias = _typing.Literal["_decode_attention_dp", b"_decode_attention_dp"]  # noqa: Y015
+    _WhichOneofReturnType__decode_ep: _TypeAlias = _typing.Literal["decode_ep"]  # noqa: Y015
+    _WhichOneofArgType__decode_ep: _TypeAlias = _typing.Literal["_decode_ep", b"_decode_ep"]  # noqa: Y015
+    _WhichOneofReturnType__decode_tp: _TypeAlias = _typing.Literal["decode_tp"]  # noqa: Y015
+    _WhichOneofArgType__decode_tp: _TypeAlias = _typing.Literal["_decode_tp", b"_decode_tp"]  # noqa: Y015
+    _WhichOneofReturnType__decode_workers: _TypeAlias = _typing.Literal["decode_workers"]  # noqa: Y015
+    _WhichOneofArgType__decode_workers: _TypeAlias = _typing.Literal["_decode_workers", b"_decode_workers"]  # noqa: Y015
     _WhichOneofReturnType__max_batched_tokens: _TypeAlias = _typing.Literal["max_batched_tokens"]  # noqa: Y015
     _WhichOneofArgType__max_batched_tokens: _TypeAlias = _typing.Literal["_max_batched_tokens", b"_max_batched_tokens"]  # noqa: Y015
     _WhichOneofReturnType__max_num_seqs: _TypeAlias = _typing.Literal["max_num_seqs"]  # noqa: Y015
@@ -223,12 +274,28 @@ class PerformanceCase(_message.Message):
     _WhichOneofArgType__num_gpus: _TypeAlias = _typing.Literal["_num_gpus", b"_num_gpus"]  # noqa: Y015
     _WhichOneofReturnType__num_scheduler_steps: _TypeAlias = _typing.Literal["num_scheduler_steps"]  # noqa: Y015
     _WhichOneofArgType__num_scheduler_steps: _TypeAlias = _typing.Literal["_num_scheduler_steps", b"_num_scheduler_steps"]  # noqa: Y015
+    _WhichOneofReturnType__prefill_attention_dp: _TypeAlias = _typing.Literal["prefill_attention_dp"]  # noqa: Y015
+    _WhichOneofArgType__prefill_attention_dp: _TypeAlias = _typing.Literal["_prefill_attention_dp", b"_prefill_attention_dp"]  # noqa: Y015
+    _WhichOneofReturnType__prefill_ep: _TypeAlias = _typing.Literal["prefill_ep"]  # noqa: Y015
+    _WhichOneofArgType__prefill_ep: _TypeAlias = _typing.Literal["_prefill_ep", b"_prefill_ep"]  # noqa: Y015
+    _WhichOneofReturnType__prefill_tp: _TypeAlias = _typing.Literal["prefill_tp"]  # noqa: Y015
+    _WhichOneofArgType__prefill_tp: _TypeAlias = _typing.Literal["_prefill_tp", b"_prefill_tp"]  # noqa: Y015
+    _WhichOneofReturnType__prefill_workers: _TypeAlias = _typing.Literal["prefill_workers"]  # noqa: Y015
+    _WhichOneofArgType__prefill_workers: _TypeAlias = _typing.Literal["_prefill_workers", b"_prefill_workers"]  # noqa: Y015
     _WhichOneofReturnType__seq_len: _TypeAlias = _typing.Literal["seq_len"]  # noqa: Y015
     _WhichOneofArgType__seq_len: _TypeAlias = _typing.Literal["_seq_len", b"_seq_len"]  # noqa: Y015
     _WhichOneofReturnType__tp: _TypeAlias = _typing.Literal["tp"]  # noqa: Y015
     _WhichOneofArgType__tp: _TypeAlias = _typing.Literal["_tp", b"_tp"]  # noqa: Y015
     _WhichOneofReturnType_load: _TypeAlias = _typing.Literal["concurrency", "max_concurrency", "request_rate_per_s"]  # noqa: Y015
     _WhichOneofArgType_load: _TypeAlias = _typing.Literal["load", b"load"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__decode_attention_dp) -> _WhichOneofReturnType__decode_attention_dp | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__decode_ep) -> _WhichOneofReturnType__decode_ep | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__decode_tp) -> _WhichOneofReturnType__decode_tp | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__decode_workers) -> _WhichOneofReturnType__decode_workers | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__max_batched_tokens) -> _WhichOneofReturnType__max_batched_tokens | None: ...
     @_typing.overload
@@ -238,6 +305,14 @@ class PerformanceCase(_message.Message):
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__num_scheduler_steps) -> _WhichOneofReturnType__num_scheduler_steps | None: ...
     @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__prefill_attention_dp) -> _WhichOneofReturnType__prefill_attention_dp | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__prefill_ep) -> _WhichOneofReturnType__prefill_ep | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__prefill_tp) -> _WhichOneofReturnType__prefill_tp | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__prefill_workers) -> _WhichOneofReturnType__prefill_workers | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__seq_len) -> _WhichOneofReturnType__seq_len | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__tp) -> _WhichOneofReturnType__tp | None: ...
@@ -245,6 +320,86 @@ class PerformanceCase(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType_load) -> _WhichOneofReturnType_load | None: ...
 
 Global___PerformanceCase: _TypeAlias = PerformanceCase  # noqa: Y015
+
+@_typing.final
+class DisaggregatedEstimate(_message.Message):
+    """The two roles of a disaggregated case and what happens between them."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PREFILL_FIELD_NUMBER: _builtins.int
+    PREFILL_GPUS_FIELD_NUMBER: _builtins.int
+    DECODE_FIELD_NUMBER: _builtins.int
+    DECODE_GPUS_FIELD_NUMBER: _builtins.int
+    OUTPUT_TOK_S_PER_GPU_FIELD_NUMBER: _builtins.int
+    PREFILL_MS_FIELD_NUMBER: _builtins.int
+    PREFILL_WAIT_MS_FIELD_NUMBER: _builtins.int
+    KV_TRANSFER_MS_FIELD_NUMBER: _builtins.int
+    KV_BYTES_PER_REQUEST_FIELD_NUMBER: _builtins.int
+    KV_LINK_FIELD_NUMBER: _builtins.int
+    PREFILL_UTILIZATION_FIELD_NUMBER: _builtins.int
+    DECODE_BATCH_PER_WORKER_FIELD_NUMBER: _builtins.int
+    TPOT_BAND_FIELD_NUMBER: _builtins.int
+    TTFT_BAND_FIELD_NUMBER: _builtins.int
+    prefill: _builtins.str
+    """The prefill pool in words (engines × GPU, TP, attention DP, EP)."""
+    prefill_gpus: _builtins.int
+    """GPUs of the prefill pool."""
+    decode: _builtins.str
+    """The decode pool in words."""
+    decode_gpus: _builtins.int
+    """GPUs of the decode pool."""
+    output_tok_s_per_gpu: _builtins.float
+    """Output tokens per second per GPU of both pools."""
+    prefill_ms: _builtins.float
+    """Prefill of one prompt on an idle prefill engine, in milliseconds."""
+    prefill_wait_ms: _builtins.float
+    """Mean wait for a prefill engine (and for a decode slot), in milliseconds."""
+    kv_transfer_ms: _builtins.float
+    """KV-cache transfer of one request from prefill to decode, in milliseconds."""
+    kv_bytes_per_request: _builtins.float
+    """KV-cache bytes one request moves."""
+    kv_link: _builtins.str
+    """The link the KV cache crosses: "nvlink" (one NVLink domain), "network" (InfiniBand/RoCE NICs)
+    or "pcie".
+    """
+    prefill_utilization: _builtins.float
+    """Share of the prefill pool's capacity in use."""
+    decode_batch_per_worker: _builtins.float
+    """Sequences each decode engine runs."""
+    @_builtins.property
+    def tpot_band(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
+        """Central 90 % of measured/predicted TPOT out of fold on the disaggregated runs (low, high)."""
+
+    @_builtins.property
+    def ttft_band(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
+        """The same for TTFT."""
+
+    def __init__(
+        self,
+        *,
+        prefill: _builtins.str = ...,
+        prefill_gpus: _builtins.int = ...,
+        decode: _builtins.str = ...,
+        decode_gpus: _builtins.int = ...,
+        output_tok_s_per_gpu: _builtins.float = ...,
+        prefill_ms: _builtins.float = ...,
+        prefill_wait_ms: _builtins.float = ...,
+        kv_transfer_ms: _builtins.float = ...,
+        kv_bytes_per_request: _builtins.float = ...,
+        kv_link: _builtins.str = ...,
+        prefill_utilization: _builtins.float = ...,
+        decode_batch_per_worker: _builtins.float = ...,
+        tpot_band: _abc.Iterable[_builtins.float] | None = ...,
+        ttft_band: _abc.Iterable[_builtins.float] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["decode", b"decode", "decode_batch_per_worker", b"decode_batch_per_worker", "decode_gpus", b"decode_gpus", "kv_bytes_per_request", b"kv_bytes_per_request", "kv_link", b"kv_link", "kv_transfer_ms", b"kv_transfer_ms", "output_tok_s_per_gpu", b"output_tok_s_per_gpu", "prefill", b"prefill", "prefill_gpus", b"prefill_gpus", "prefill_ms", b"prefill_ms", "prefill_utilization", b"prefill_utilization", "prefill_wait_ms", b"prefill_wait_ms", "tpot_band", b"tpot_band", "ttft_band", b"ttft_band"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DisaggregatedEstimate: _TypeAlias = DisaggregatedEstimate  # noqa: Y015
 
 @_typing.final
 class CapacityAtSla(_message.Message):
@@ -363,6 +518,7 @@ class InferenceEstimate(_message.Message):
     TTFT_MEDIAN_MS_FIELD_NUMBER: _builtins.int
     MEASURED_BY_FIELD_NUMBER: _builtins.int
     MEASURED_NOTE_FIELD_NUMBER: _builtins.int
+    DISAGGREGATED_FIELD_NUMBER: _builtins.int
     tp: _builtins.int
     """Tensor-parallel degree used."""
     tp_chosen: _builtins.bool
@@ -413,6 +569,10 @@ class InferenceEstimate(_message.Message):
     def measured_by(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Labels of the request's measured points that corrected this estimate (empty: the model alone)."""
 
+    @_builtins.property
+    def disaggregated(self) -> Global___DisaggregatedEstimate:
+        """The roles of a disaggregated case (absent for an aggregated one)."""
+
     def __init__(
         self,
         *,
@@ -437,10 +597,11 @@ class InferenceEstimate(_message.Message):
         ttft_median_ms: _builtins.float = ...,
         measured_by: _abc.Iterable[_builtins.str] | None = ...,
         measured_note: _builtins.str = ...,
+        disaggregated: Global___DisaggregatedEstimate | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["capacity_at_sla", b"capacity_at_sla", "memory", b"memory"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["capacity_at_sla", b"capacity_at_sla", "disaggregated", b"disaggregated", "memory", b"memory"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bottleneck", b"bottleneck", "capacity_at_sla", b"capacity_at_sla", "fits", b"fits", "max_concurrency", b"max_concurrency", "measured_by", b"measured_by", "measured_note", b"measured_note", "memory", b"memory", "output_tok_s_high", b"output_tok_s_high", "output_tok_s_low", b"output_tok_s_low", "output_tok_s_total", b"output_tok_s_total", "per_user_tok_s", b"per_user_tok_s", "reason", b"reason", "replicas", b"replicas", "req_s", b"req_s", "total_tok_s", b"total_tok_s", "tp", b"tp", "tp_chosen", b"tp_chosen", "tpot_ms", b"tpot_ms", "ttft_mean_ms", b"ttft_mean_ms", "ttft_median_ms", b"ttft_median_ms", "ttft_ms", b"ttft_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bottleneck", b"bottleneck", "capacity_at_sla", b"capacity_at_sla", "disaggregated", b"disaggregated", "fits", b"fits", "max_concurrency", b"max_concurrency", "measured_by", b"measured_by", "measured_note", b"measured_note", "memory", b"memory", "output_tok_s_high", b"output_tok_s_high", "output_tok_s_low", b"output_tok_s_low", "output_tok_s_total", b"output_tok_s_total", "per_user_tok_s", b"per_user_tok_s", "reason", b"reason", "replicas", b"replicas", "req_s", b"req_s", "total_tok_s", b"total_tok_s", "tp", b"tp", "tp_chosen", b"tp_chosen", "tpot_ms", b"tpot_ms", "ttft_mean_ms", b"ttft_mean_ms", "ttft_median_ms", b"ttft_median_ms", "ttft_ms", b"ttft_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -118,6 +118,7 @@ class SolverStatistics(_message.Message):
     CANDIDATES_FIELD_NUMBER: _builtins.int
     REQUESTED_RELATIVE_GAP_FIELD_NUMBER: _builtins.int
     GAP_UNKNOWN_FIELD_NUMBER: _builtins.int
+    STAGES_FIELD_NUMBER: _builtins.int
     status: Global___PlanStatus.ValueType
     """Outcome."""
     objective: _builtins.float
@@ -150,6 +151,12 @@ class SolverStatistics(_message.Message):
     """A plan without any proven bound (the time limit fired first): how far it is from the optimum
     is unknown, and the plan is PLAN_STATUS_GAP_TOO_WIDE, not a plan to buy.
     """
+    @_builtins.property
+    def stages(self) -> _containers.RepeatedCompositeFieldContainer[Global___StageTime]:
+        """What each stage of the call used, in the order they ran: "main_solve", "baselines",
+        "headroom", "sensitivity", "p50_resolve" (a stage not run is not listed).
+        """
+
     def __init__(
         self,
         *,
@@ -166,14 +173,51 @@ class SolverStatistics(_message.Message):
         candidates: _builtins.int = ...,
         requested_relative_gap: _builtins.float = ...,
         gap_unknown: _builtins.bool = ...,
+        stages: _abc.Iterable[Global___StageTime] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["backend", b"backend", "best_bound", b"best_bound", "candidates", b"candidates", "constraints", b"constraints", "gap_unknown", b"gap_unknown", "limit_fired", b"limit_fired", "objective", b"objective", "relative_gap", b"relative_gap", "requested_relative_gap", b"requested_relative_gap", "solve_seconds", b"solve_seconds", "status", b"status", "time_limit_s", b"time_limit_s", "variables", b"variables"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["backend", b"backend", "best_bound", b"best_bound", "candidates", b"candidates", "constraints", b"constraints", "gap_unknown", b"gap_unknown", "limit_fired", b"limit_fired", "objective", b"objective", "relative_gap", b"relative_gap", "requested_relative_gap", b"requested_relative_gap", "solve_seconds", b"solve_seconds", "stages", b"stages", "status", b"status", "time_limit_s", b"time_limit_s", "variables", b"variables"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SolverStatistics: _TypeAlias = SolverStatistics  # noqa: Y015
+
+@_typing.final
+class StageTime(_message.Message):
+    """Time one stage of a planning call used, against the share of the time limit it was given."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STAGE_FIELD_NUMBER: _builtins.int
+    WALL_SECONDS_FIELD_NUMBER: _builtins.int
+    CPU_SECONDS_FIELD_NUMBER: _builtins.int
+    ALLOTTED_SECONDS_FIELD_NUMBER: _builtins.int
+    stage: _builtins.str
+    """Stage name, e.g. "sensitivity"."""
+    wall_seconds: _builtins.float
+    """Wall-clock seconds."""
+    cpu_seconds: _builtins.float
+    """CPU seconds of the server process while the stage ran (every thread's: two solves side by
+    side count twice; other calls served at the same time count too).
+    """
+    allotted_seconds: _builtins.float
+    """Seconds the time budget allotted the stage (0 when it has no share of its own)."""
+    def __init__(
+        self,
+        *,
+        stage: _builtins.str = ...,
+        wall_seconds: _builtins.float = ...,
+        cpu_seconds: _builtins.float = ...,
+        allotted_seconds: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allotted_seconds", b"allotted_seconds", "cpu_seconds", b"cpu_seconds", "stage", b"stage", "wall_seconds", b"wall_seconds"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StageTime: _TypeAlias = StageTime  # noqa: Y015
 
 @_typing.final
 class FleetLine(_message.Message):
@@ -471,6 +515,9 @@ class DeploymentGroup(_message.Message):
     SHARES_FIELD_NUMBER: _builtins.int
     OUTPUT_TOK_S_FIELD_NUMBER: _builtins.int
     UTILIZATION_FIELD_NUMBER: _builtins.int
+    CARD_SHARE_FIELD_NUMBER: _builtins.int
+    CO_LOCATED_WITH_FIELD_NUMBER: _builtins.int
+    DEPLOYMENT_FIELD_NUMBER: _builtins.int
     group_id: _builtins.str
     """The shared pool's id (as in ReplicaPool.pool_id), or the deployment's id for a workload's own
     replicas (e.g. "chat/h100-sxm/tp1/fp8").
@@ -503,6 +550,15 @@ class DeploymentGroup(_message.Message):
     """Output tokens per second the group delivers at the SLA in its peak hour (all shares)."""
     utilization: _builtins.float
     """Demand carried ÷ capacity of the replicas in the peak hour (spares count as capacity)."""
+    card_share: _builtins.float
+    """Co-location (a card shared by two models, time and memory split): absent/1 = whole cards; at
+    most 0.5 = a small model's share of one card of a host group (it occupies no card of its own:
+    gpus_peak 0); above 0.5 = a host's share of each of its cards, each beside one guest.
+    """
+    deployment: _builtins.str
+    """The deployment in words, as the planner names it (e.g. "l40s TP2 fp8 15/16 of each card",
+    "l40s 1/16 of a card bf16"); tables and quotes show it as given.
+    """
     @_builtins.property
     def replicas_by_hour(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """Replicas in each hour of the day (24 values)."""
@@ -510,6 +566,10 @@ class DeploymentGroup(_message.Message):
     @_builtins.property
     def shares(self) -> _containers.RepeatedCompositeFieldContainer[Global___GroupShare]:
         """The workloads it serves and each one's share, in order of first use."""
+
+    @_builtins.property
+    def co_located_with(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The groups on the other side of this GPU type's shared cards (a guest's hosts, a host's guests)."""
 
     def __init__(
         self,
@@ -530,12 +590,17 @@ class DeploymentGroup(_message.Message):
         shares: _abc.Iterable[Global___GroupShare] | None = ...,
         output_tok_s: _builtins.float = ...,
         utilization: _builtins.float = ...,
+        card_share: _builtins.float | None = ...,
+        co_located_with: _abc.Iterable[_builtins.str] | None = ...,
+        deployment: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_card_share", b"_card_share", "card_share", b"card_share"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["gpu_id", b"gpu_id", "gpus_peak", b"gpus_peak", "group_id", b"group_id", "kv_precision", b"kv_precision", "mig_slice", b"mig_slice", "output_tok_s", b"output_tok_s", "peak_hour", b"peak_hour", "precision", b"precision", "replicas_by_hour", b"replicas_by_hour", "replicas_off_peak", b"replicas_off_peak", "replicas_peak", b"replicas_peak", "shared", b"shared", "shares", b"shares", "spares", b"spares", "tp", b"tp", "utilization", b"utilization"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_card_share", b"_card_share", "card_share", b"card_share", "co_located_with", b"co_located_with", "deployment", b"deployment", "gpu_id", b"gpu_id", "gpus_peak", b"gpus_peak", "group_id", b"group_id", "kv_precision", b"kv_precision", "mig_slice", b"mig_slice", "output_tok_s", b"output_tok_s", "peak_hour", b"peak_hour", "precision", b"precision", "replicas_by_hour", b"replicas_by_hour", "replicas_off_peak", b"replicas_off_peak", "replicas_peak", b"replicas_peak", "shared", b"shared", "shares", b"shares", "spares", b"spares", "tp", b"tp", "utilization", b"utilization"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__card_share: _TypeAlias = _typing.Literal["card_share"]  # noqa: Y015
+    _WhichOneofArgType__card_share: _TypeAlias = _typing.Literal["_card_share", b"_card_share"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__card_share) -> _WhichOneofReturnType__card_share | None: ...
 
 Global___DeploymentGroup: _TypeAlias = DeploymentGroup  # noqa: Y015
 
@@ -558,6 +623,9 @@ class WorkloadGroupUse(_message.Message):
     TTFT_P95_MS_FIELD_NUMBER: _builtins.int
     TPOT_MS_FIELD_NUMBER: _builtins.int
     PER_USER_TOK_S_FIELD_NUMBER: _builtins.int
+    CARD_SHARE_FIELD_NUMBER: _builtins.int
+    CO_LOCATED_WITH_FIELD_NUMBER: _builtins.int
+    DEPLOYMENT_FIELD_NUMBER: _builtins.int
     group_id: _builtins.str
     """DeploymentGroup.group_id."""
     gpu_id: _builtins.str
@@ -584,6 +652,14 @@ class WorkloadGroupUse(_message.Message):
     """Predicted time per output token on this group, in milliseconds."""
     per_user_tok_s: _builtins.float
     """Predicted decode speed each user sees on this group, in output tokens per second."""
+    card_share: _builtins.float
+    """The group's DeploymentGroup.card_share (co-location; absent = whole cards)."""
+    deployment: _builtins.str
+    """The group's DeploymentGroup.deployment."""
+    @_builtins.property
+    def co_located_with(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The group's DeploymentGroup.co_located_with."""
+
     def __init__(
         self,
         *,
@@ -600,12 +676,17 @@ class WorkloadGroupUse(_message.Message):
         ttft_p95_ms: _builtins.float = ...,
         tpot_ms: _builtins.float = ...,
         per_user_tok_s: _builtins.float = ...,
+        card_share: _builtins.float | None = ...,
+        co_located_with: _abc.Iterable[_builtins.str] | None = ...,
+        deployment: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_card_share", b"_card_share", "card_share", b"card_share"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["gpu_id", b"gpu_id", "group_id", b"group_id", "mig_slice", b"mig_slice", "output_tok_s", b"output_tok_s", "per_user_tok_s", b"per_user_tok_s", "precision", b"precision", "replicas", b"replicas", "replicas_max", b"replicas_max", "share", b"share", "shared", b"shared", "tp", b"tp", "tpot_ms", b"tpot_ms", "ttft_p95_ms", b"ttft_p95_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_card_share", b"_card_share", "card_share", b"card_share", "co_located_with", b"co_located_with", "deployment", b"deployment", "gpu_id", b"gpu_id", "group_id", b"group_id", "mig_slice", b"mig_slice", "output_tok_s", b"output_tok_s", "per_user_tok_s", b"per_user_tok_s", "precision", b"precision", "replicas", b"replicas", "replicas_max", b"replicas_max", "share", b"share", "shared", b"shared", "tp", b"tp", "tpot_ms", b"tpot_ms", "ttft_p95_ms", b"ttft_p95_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__card_share: _TypeAlias = _typing.Literal["card_share"]  # noqa: Y015
+    _WhichOneofArgType__card_share: _TypeAlias = _typing.Literal["_card_share", b"_card_share"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__card_share) -> _WhichOneofReturnType__card_share | None: ...
 
 Global___WorkloadGroupUse: _TypeAlias = WorkloadGroupUse  # noqa: Y015
 
@@ -915,7 +996,7 @@ class CostComponent(_message.Message):
     name: _builtins.str
     """Component: "gpu_purchase", "host_purchase", "residual_value", "support", "power",
     "colocation", "reserved_rental", "on_demand_rental", "networking", "installation", "storage",
-    "software".
+    "software", "lease".
     """
     explanation: _builtins.str
     """Plain-language description of how it was computed."""
@@ -960,6 +1041,10 @@ class CostBreakdown(_message.Message):
     FX_RATE_NOTE_FIELD_NUMBER: _builtins.int
     DEPRECIATION_SCHEDULE_FIELD_NUMBER: _builtins.int
     VAT_FIELD_NUMBER: _builtins.int
+    CASH_FLOWS_BY_YEAR_FIELD_NUMBER: _builtins.int
+    NPV_FIELD_NUMBER: _builtins.int
+    DISCOUNT_RATE_ANNUAL_FIELD_NUMBER: _builtins.int
+    OBJECTIVE_FIELD_NUMBER: _builtins.int
     currency_code: _builtins.str
     """ISO-4217 currency of every amount here."""
     horizon_months: _builtins.int
@@ -968,6 +1053,10 @@ class CostBreakdown(_message.Message):
     """Whether the request asked for VAT: then `vat` holds the VAT line (amounts stay ex-VAT)."""
     fx_rate_note: _builtins.str
     """FX rate used (KRW per USD) and its date, e.g. "1 USD = 1,400 KRW (2026-11-01)"."""
+    discount_rate_annual: _builtins.float
+    """The rate discounted at (a year)."""
+    objective: _builtins.str
+    """What the plan minimised: "npv" or "nominal"."""
     @_builtins.property
     def capex(self) -> _common_pb2.Money:
         """Up-front purchases (GPUs, hosts, networking, installation, storage bought)."""
@@ -996,6 +1085,17 @@ class CostBreakdown(_message.Message):
     def vat(self) -> Global___VatLine:
         """Supply / VAT / total (set when the request includes VAT; every other amount is ex-VAT)."""
 
+    @_builtins.property
+    def cash_flows_by_year(self) -> _containers.RepeatedCompositeFieldContainer[Global___CashFlowYear]:
+        """Set when the request gives constraints.discount_rate_annual: the cash of each plan year
+        (year 0 = purchases; year y = its months' opex, the last year less the residual value), nominal
+        and discounted at the rate; they add up to horizon_tco and npv exactly.
+        """
+
+    @_builtins.property
+    def npv(self) -> _common_pb2.Money:
+        """Net present value of the cash flows (the sum of their discounted amounts)."""
+
     def __init__(
         self,
         *,
@@ -1010,14 +1110,56 @@ class CostBreakdown(_message.Message):
         fx_rate_note: _builtins.str = ...,
         depreciation_schedule: _abc.Iterable[Global___DepreciationYear] | None = ...,
         vat: Global___VatLine | None = ...,
+        cash_flows_by_year: _abc.Iterable[Global___CashFlowYear] | None = ...,
+        npv: _common_pb2.Money | None = ...,
+        discount_rate_annual: _builtins.float = ...,
+        objective: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["capex", b"capex", "horizon_tco", b"horizon_tco", "opex_monthly", b"opex_monthly", "residual_value", b"residual_value", "vat", b"vat"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["capex", b"capex", "horizon_tco", b"horizon_tco", "npv", b"npv", "opex_monthly", b"opex_monthly", "residual_value", b"residual_value", "vat", b"vat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["capex", b"capex", "components", b"components", "currency_code", b"currency_code", "depreciation_schedule", b"depreciation_schedule", "fx_rate_note", b"fx_rate_note", "horizon_months", b"horizon_months", "horizon_tco", b"horizon_tco", "includes_vat", b"includes_vat", "opex_monthly", b"opex_monthly", "residual_value", b"residual_value", "vat", b"vat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["capex", b"capex", "cash_flows_by_year", b"cash_flows_by_year", "components", b"components", "currency_code", b"currency_code", "depreciation_schedule", b"depreciation_schedule", "discount_rate_annual", b"discount_rate_annual", "fx_rate_note", b"fx_rate_note", "horizon_months", b"horizon_months", "horizon_tco", b"horizon_tco", "includes_vat", b"includes_vat", "npv", b"npv", "objective", b"objective", "opex_monthly", b"opex_monthly", "residual_value", b"residual_value", "vat", b"vat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CostBreakdown: _TypeAlias = CostBreakdown  # noqa: Y015
+
+@_typing.final
+class CashFlowYear(_message.Message):
+    """One plan year of cash."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    YEAR_FIELD_NUMBER: _builtins.int
+    MONTHS_FIELD_NUMBER: _builtins.int
+    NOMINAL_FIELD_NUMBER: _builtins.int
+    DISCOUNTED_FIELD_NUMBER: _builtins.int
+    year: _builtins.int
+    """0 = the start (purchases); y = the end of the y-th twelve months of the horizon."""
+    months: _builtins.int
+    """Months of the horizon in the year (0 for year 0)."""
+    @_builtins.property
+    def nominal(self) -> _common_pb2.Money:
+        """Cash paid in the year (negative when the residual credit exceeds the year's opex)."""
+
+    @_builtins.property
+    def discounted(self) -> _common_pb2.Money:
+        """The same in today's money: nominal × (1 + rate)^−year, rounded once to the minor unit."""
+
+    def __init__(
+        self,
+        *,
+        year: _builtins.int = ...,
+        months: _builtins.int = ...,
+        nominal: _common_pb2.Money | None = ...,
+        discounted: _common_pb2.Money | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["discounted", b"discounted", "nominal", b"nominal"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["discounted", b"discounted", "months", b"months", "nominal", b"nominal", "year", b"year"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CashFlowYear: _TypeAlias = CashFlowYear  # noqa: Y015
 
 @_typing.final
 class DepreciationYear(_message.Message):
@@ -1704,6 +1846,7 @@ class Plan(_message.Message):
     HORIZON_TCO_AT_P50_FIELD_NUMBER: _builtins.int
     HEADROOM_FIELD_NUMBER: _builtins.int
     NOTICES_FIELD_NUMBER: _builtins.int
+    SCHEDULE_FIELD_NUMBER: _builtins.int
     status: Global___PlanStatus.ValueType
     """Outcome of the solve."""
     summary: _builtins.str
@@ -1801,6 +1944,13 @@ class Plan(_message.Message):
         worded in English and Korean; the English words are among warnings too.
         """
 
+    @_builtins.property
+    def schedule(self) -> Global___StagedSchedule:
+        """A multi-year plan (issue 32): per year what is bought, its capex, the fleet in service and the
+        deployments; per tranche its depreciation. Absent for a plan of one period. The fleet,
+        deployments and cost above are then the final year's.
+        """
+
     def __init__(
         self,
         *,
@@ -1828,10 +1978,11 @@ class Plan(_message.Message):
         horizon_tco_at_p50: _common_pb2.Money | None = ...,
         headroom: Global___Headroom | None = ...,
         notices: _abc.Iterable[Global___PlanNotice] | None = ...,
+        schedule: Global___StagedSchedule | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "break_even", b"break_even", "cost", b"cost", "diagnosis", b"diagnosis", "headroom", b"headroom", "horizon_tco_at_p50", b"horizon_tco_at_p50", "horizon_tco_at_quantile", b"horizon_tco_at_quantile", "solver_statistics", b"solver_statistics", "uncertainty", b"uncertainty"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "break_even", b"break_even", "cost", b"cost", "diagnosis", b"diagnosis", "headroom", b"headroom", "horizon_tco_at_p50", b"horizon_tco_at_p50", "horizon_tco_at_quantile", b"horizon_tco_at_quantile", "schedule", b"schedule", "solver_statistics", b"solver_statistics", "uncertainty", b"uncertainty"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "baselines", b"baselines", "break_even", b"break_even", "cap_usage", b"cap_usage", "capacity_quantile", b"capacity_quantile", "cost", b"cost", "deployment_groups", b"deployment_groups", "deployments", b"deployments", "diagnosis", b"diagnosis", "fleet", b"fleet", "headroom", b"headroom", "horizon_tco_at_p50", b"horizon_tco_at_p50", "horizon_tco_at_quantile", b"horizon_tco_at_quantile", "notices", b"notices", "pools", b"pools", "sensitivity", b"sensitivity", "solver_statistics", b"solver_statistics", "status", b"status", "summary", b"summary", "training", b"training", "uncertainty", b"uncertainty", "unit_costs", b"unit_costs", "warnings", b"warnings", "workload_rows", b"workload_rows"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "baselines", b"baselines", "break_even", b"break_even", "cap_usage", b"cap_usage", "capacity_quantile", b"capacity_quantile", "cost", b"cost", "deployment_groups", b"deployment_groups", "deployments", b"deployments", "diagnosis", b"diagnosis", "fleet", b"fleet", "headroom", b"headroom", "horizon_tco_at_p50", b"horizon_tco_at_p50", "horizon_tco_at_quantile", b"horizon_tco_at_quantile", "notices", b"notices", "pools", b"pools", "schedule", b"schedule", "sensitivity", b"sensitivity", "solver_statistics", b"solver_statistics", "status", b"status", "summary", b"summary", "training", b"training", "uncertainty", b"uncertainty", "unit_costs", b"unit_costs", "warnings", b"warnings", "workload_rows", b"workload_rows"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1929,3 +2080,245 @@ class WorkloadFit(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___WorkloadFit: _TypeAlias = WorkloadFit  # noqa: Y015
+
+@_typing.final
+class StagedSchedule(_message.Message):
+    """A multi-year plan's acquisition schedule."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    YEARS_FIELD_NUMBER: _builtins.int
+    TRANCHES_FIELD_NUMBER: _builtins.int
+    HORIZON_TCO_FIELD_NUMBER: _builtins.int
+    NOMINAL_TCO_FIELD_NUMBER: _builtins.int
+    DISCOUNT_RATE_ANNUAL_FIELD_NUMBER: _builtins.int
+    discount_rate_annual: _builtins.float
+    """The rate the objective discounted at (0 = nominal)."""
+    @_builtins.property
+    def years(self) -> _containers.RepeatedCompositeFieldContainer[Global___ScheduleYear]:
+        """One row per period, first to last."""
+
+    @_builtins.property
+    def tranches(self) -> _containers.RepeatedCompositeFieldContainer[Global___ScheduleTranche]:
+        """Every tranche bought, in year order."""
+
+    @_builtins.property
+    def horizon_tco(self) -> _common_pb2.Money:
+        """The plan's TCO over the horizon: the NPV when the plan minimised it, else nominal."""
+
+    @_builtins.property
+    def nominal_tco(self) -> _common_pb2.Money:
+        """The same plan's undiscounted TCO."""
+
+    def __init__(
+        self,
+        *,
+        years: _abc.Iterable[Global___ScheduleYear] | None = ...,
+        tranches: _abc.Iterable[Global___ScheduleTranche] | None = ...,
+        horizon_tco: _common_pb2.Money | None = ...,
+        nominal_tco: _common_pb2.Money | None = ...,
+        discount_rate_annual: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["horizon_tco", b"horizon_tco", "nominal_tco", b"nominal_tco"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["discount_rate_annual", b"discount_rate_annual", "horizon_tco", b"horizon_tco", "nominal_tco", b"nominal_tco", "tranches", b"tranches", "years", b"years"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StagedSchedule: _TypeAlias = StagedSchedule  # noqa: Y015
+
+@_typing.final
+class ScheduleYear(_message.Message):
+    """One period (year) of a staged plan."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    YEAR_FIELD_NUMBER: _builtins.int
+    MONTHS_FIELD_NUMBER: _builtins.int
+    ADDED_FIELD_NUMBER: _builtins.int
+    CAPEX_FIELD_NUMBER: _builtins.int
+    OPEX_MONTHLY_FIELD_NUMBER: _builtins.int
+    FLEET_FIELD_NUMBER: _builtins.int
+    DEPLOYMENTS_FIELD_NUMBER: _builtins.int
+    year: _builtins.int
+    """1 = the first period."""
+    months: _builtins.int
+    """Months of the period (the last one may be shorter)."""
+    @_builtins.property
+    def added(self) -> _containers.RepeatedCompositeFieldContainer[Global___ScheduleItem]:
+        """Bought at the start of the year."""
+
+    @_builtins.property
+    def capex(self) -> _common_pb2.Money:
+        """Paid at its start: the tranches, their fabric and installation (and the request's one-off
+        costs in year 1).
+        """
+
+    @_builtins.property
+    def opex_monthly(self) -> _common_pb2.Money:
+        """Paid every month of the year: tranches held, rentals at the year's prices, power."""
+
+    @_builtins.property
+    def fleet(self) -> _containers.RepeatedCompositeFieldContainer[Global___ScheduleItem]:
+        """In service during the year (on-demand GPUs at their peak)."""
+
+    @_builtins.property
+    def deployments(self) -> _containers.RepeatedCompositeFieldContainer[Global___ScheduleDeployment]:
+        """How each workload runs that year."""
+
+    def __init__(
+        self,
+        *,
+        year: _builtins.int = ...,
+        months: _builtins.int = ...,
+        added: _abc.Iterable[Global___ScheduleItem] | None = ...,
+        capex: _common_pb2.Money | None = ...,
+        opex_monthly: _common_pb2.Money | None = ...,
+        fleet: _abc.Iterable[Global___ScheduleItem] | None = ...,
+        deployments: _abc.Iterable[Global___ScheduleDeployment] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["capex", b"capex", "opex_monthly", b"opex_monthly"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["added", b"added", "capex", b"capex", "deployments", b"deployments", "fleet", b"fleet", "months", b"months", "opex_monthly", b"opex_monthly", "year", b"year"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ScheduleYear: _TypeAlias = ScheduleYear  # noqa: Y015
+
+@_typing.final
+class ScheduleItem(_message.Message):
+    """GPUs of one acquisition option in a schedule year."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GPU_ID_FIELD_NUMBER: _builtins.int
+    MODE_FIELD_NUMBER: _builtins.int
+    GPUS_FIELD_NUMBER: _builtins.int
+    SERVERS_FIELD_NUMBER: _builtins.int
+    OFFER_ID_FIELD_NUMBER: _builtins.int
+    SERVER_ID_FIELD_NUMBER: _builtins.int
+    CAPEX_FIELD_NUMBER: _builtins.int
+    gpu_id: _builtins.str
+    """Catalogue GPU id."""
+    mode: _common_pb2.AcquisitionMode.ValueType
+    """Bought, reserved or rented on demand."""
+    gpus: _builtins.int
+    """GPUs (on demand: at the busiest hour)."""
+    servers: _builtins.int
+    """Servers (bought hardware; 0 when the GPUs fill slots of servers bought before)."""
+    offer_id: _builtins.str
+    """The pricebook offer (empty for owned GPUs)."""
+    server_id: _builtins.str
+    """The server model (bought and owned hardware)."""
+    @_builtins.property
+    def capex(self) -> _common_pb2.Money:
+        """The tranche's capex (items added in the year only)."""
+
+    def __init__(
+        self,
+        *,
+        gpu_id: _builtins.str = ...,
+        mode: _common_pb2.AcquisitionMode.ValueType = ...,
+        gpus: _builtins.int = ...,
+        servers: _builtins.int = ...,
+        offer_id: _builtins.str = ...,
+        server_id: _builtins.str = ...,
+        capex: _common_pb2.Money | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["capex", b"capex"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["capex", b"capex", "gpu_id", b"gpu_id", "gpus", b"gpus", "mode", b"mode", "offer_id", b"offer_id", "server_id", b"server_id", "servers", b"servers"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ScheduleItem: _TypeAlias = ScheduleItem  # noqa: Y015
+
+@_typing.final
+class ScheduleDeployment(_message.Message):
+    """How a workload runs in a schedule year."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WORKLOAD_NAME_FIELD_NUMBER: _builtins.int
+    DEPLOYMENT_FIELD_NUMBER: _builtins.int
+    PEAK_REPLICAS_FIELD_NUMBER: _builtins.int
+    workload_name: _builtins.str
+    """The workload."""
+    deployment: _builtins.str
+    """e.g. "h200-sxm TP4 fp8"."""
+    peak_replicas: _builtins.int
+    """Replicas of its own at the busiest hour."""
+    def __init__(
+        self,
+        *,
+        workload_name: _builtins.str = ...,
+        deployment: _builtins.str = ...,
+        peak_replicas: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deployment", b"deployment", "peak_replicas", b"peak_replicas", "workload_name", b"workload_name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ScheduleDeployment: _TypeAlias = ScheduleDeployment  # noqa: Y015
+
+@_typing.final
+class ScheduleTranche(_message.Message):
+    """Hardware bought through one option at the start of one year, and its value at the horizon."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    YEAR_FIELD_NUMBER: _builtins.int
+    GPU_ID_FIELD_NUMBER: _builtins.int
+    OFFER_ID_FIELD_NUMBER: _builtins.int
+    SERVER_ID_FIELD_NUMBER: _builtins.int
+    GPUS_FIELD_NUMBER: _builtins.int
+    SERVERS_FIELD_NUMBER: _builtins.int
+    HARDWARE_FIELD_NUMBER: _builtins.int
+    RESIDUAL_VALUE_FIELD_NUMBER: _builtins.int
+    DEPRECIATION_FIELD_NUMBER: _builtins.int
+    year: _builtins.int
+    """The year it is bought at the start of (1 = the first)."""
+    gpu_id: _builtins.str
+    """Catalogue GPU id."""
+    offer_id: _builtins.str
+    """The purchase offer."""
+    server_id: _builtins.str
+    """The server model."""
+    gpus: _builtins.int
+    """GPUs bought."""
+    servers: _builtins.int
+    """Servers bought (0 when the GPUs fill slots of servers bought before)."""
+    @_builtins.property
+    def hardware(self) -> _common_pb2.Money:
+        """GPUs and hosts at the year's price."""
+
+    @_builtins.property
+    def residual_value(self) -> _common_pb2.Money:
+        """Market value at the end of the horizon (by the tranche's age)."""
+
+    @_builtins.property
+    def depreciation(self) -> _common_pb2.Money:
+        """hardware − residual_value."""
+
+    def __init__(
+        self,
+        *,
+        year: _builtins.int = ...,
+        gpu_id: _builtins.str = ...,
+        offer_id: _builtins.str = ...,
+        server_id: _builtins.str = ...,
+        gpus: _builtins.int = ...,
+        servers: _builtins.int = ...,
+        hardware: _common_pb2.Money | None = ...,
+        residual_value: _common_pb2.Money | None = ...,
+        depreciation: _common_pb2.Money | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["depreciation", b"depreciation", "hardware", b"hardware", "residual_value", b"residual_value"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["depreciation", b"depreciation", "gpu_id", b"gpu_id", "gpus", b"gpus", "hardware", b"hardware", "offer_id", b"offer_id", "residual_value", b"residual_value", "server_id", b"server_id", "servers", b"servers", "year", b"year"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ScheduleTranche: _TypeAlias = ScheduleTranche  # noqa: Y015

@@ -626,6 +626,7 @@ class RepricePlanResponse(_message.Message):
     VERSION_CHANGES_FIELD_NUMBER: _builtins.int
     REASONS_FIELD_NUMBER: _builtins.int
     EVALUATION_FIELD_NUMBER: _builtins.int
+    NOTICES_FIELD_NUMBER: _builtins.int
     still_feasible: _builtins.bool
     """Whether the saved fleet still serves every workload at its SLA within the caps."""
     @_builtins.property
@@ -664,6 +665,13 @@ class RepricePlanResponse(_message.Message):
     def evaluation(self) -> _fleet_planner_pb2.EvaluateFleetResponse:
         """Today's evaluation of the saved fleet (EvaluateFleet's answer)."""
 
+    @_builtins.property
+    def notices(self) -> _containers.RepeatedCompositeFieldContainer[_plan_pb2.PlanNotice]:
+        """Structured notices in English and Korean, e.g. "offers_withdrawn": a saved line's offer is no
+        longer in today's pricebook, so that GPU type's lines are priced at today's cheapest valid mix
+        (every other line keeps the offer it was saved with). The English words are among reasons too.
+        """
+
     def __init__(
         self,
         *,
@@ -677,10 +685,11 @@ class RepricePlanResponse(_message.Message):
         version_changes: _abc.Iterable[Global___VersionChange] | None = ...,
         reasons: _abc.Iterable[_builtins.str] | None = ...,
         evaluation: _fleet_planner_pb2.EvaluateFleetResponse | None = ...,
+        notices: _abc.Iterable[_plan_pb2.PlanNotice] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["current_horizon_tco", b"current_horizon_tco", "evaluation", b"evaluation", "horizon_tco_change", b"horizon_tco_change", "saved", b"saved", "saved_horizon_tco", b"saved_horizon_tco"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cost_changes", b"cost_changes", "current_horizon_tco", b"current_horizon_tco", "evaluation", b"evaluation", "horizon_tco_change", b"horizon_tco_change", "price_changes", b"price_changes", "reasons", b"reasons", "saved", b"saved", "saved_horizon_tco", b"saved_horizon_tco", "still_feasible", b"still_feasible", "version_changes", b"version_changes"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cost_changes", b"cost_changes", "current_horizon_tco", b"current_horizon_tco", "evaluation", b"evaluation", "horizon_tco_change", b"horizon_tco_change", "notices", b"notices", "price_changes", b"price_changes", "reasons", b"reasons", "saved", b"saved", "saved_horizon_tco", b"saved_horizon_tco", "still_feasible", b"still_feasible", "version_changes", b"version_changes"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

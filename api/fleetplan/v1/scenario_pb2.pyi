@@ -118,6 +118,30 @@ CAPACITY_QUANTILE_P95: CapacityQuantile.ValueType  # 3
 """The band's low end: capacity a replica reaches with 95 % probability."""
 Global___CapacityQuantile: _TypeAlias = CapacityQuantile  # noqa: Y015
 
+class _CostObjective:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _CostObjectiveEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_CostObjective.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    COST_OBJECTIVE_UNSPECIFIED: _CostObjective.ValueType  # 0
+    """Not given: NPV when a discount rate is given, else nominal."""
+    COST_OBJECTIVE_NPV: _CostObjective.ValueType  # 1
+    """The net present value of the yearly cash flows at constraints.discount_rate_annual."""
+    COST_OBJECTIVE_NOMINAL: _CostObjective.ValueType  # 2
+    """The undiscounted TCO (capex − residual + opex × months)."""
+
+class CostObjective(_CostObjective, metaclass=_CostObjectiveEnumTypeWrapper):
+    """What a plan minimises."""
+
+COST_OBJECTIVE_UNSPECIFIED: CostObjective.ValueType  # 0
+"""Not given: NPV when a discount rate is given, else nominal."""
+COST_OBJECTIVE_NPV: CostObjective.ValueType  # 1
+"""The net present value of the yearly cash flows at constraints.discount_rate_annual."""
+COST_OBJECTIVE_NOMINAL: CostObjective.ValueType  # 2
+"""The undiscounted TCO (capex − residual + opex × months)."""
+Global___CostObjective: _TypeAlias = CostObjective  # noqa: Y015
+
 class _OfferPolicy:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -212,6 +236,10 @@ class _OfferKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_OfferKind.V
     """Reserved rental (price per GPU-hour, committed term)."""
     OFFER_KIND_ON_DEMAND: _OfferKind.ValueType  # 4
     """On-demand rental (price per GPU-hour)."""
+    OFFER_KIND_LEASE: _OfferKind.ValueType  # 5
+    """Lease / instalment purchase of a whole server (price per server and month for term_months,
+    then a buy-out; the pricebook's lease offers carry it and the cash price financed).
+    """
 
 class OfferKind(_OfferKind, metaclass=_OfferKindEnumTypeWrapper):
     """Kind of a pricebook offer."""
@@ -226,6 +254,10 @@ OFFER_KIND_RESERVED: OfferKind.ValueType  # 3
 """Reserved rental (price per GPU-hour, committed term)."""
 OFFER_KIND_ON_DEMAND: OfferKind.ValueType  # 4
 """On-demand rental (price per GPU-hour)."""
+OFFER_KIND_LEASE: OfferKind.ValueType  # 5
+"""Lease / instalment purchase of a whole server (price per server and month for term_months,
+then a buy-out; the pricebook's lease offers carry it and the cash price financed).
+"""
 Global___OfferKind: _TypeAlias = OfferKind  # noqa: Y015
 
 class _SolverBackend:
@@ -331,6 +363,7 @@ class InferenceWorkload(_message.Message):
     ALLOW_MIG_FIELD_NUMBER: _builtins.int
     TARGET_UTILIZATION_FIELD_NUMBER: _builtins.int
     BATCH_DEADLINE_HOURS_FIELD_NUMBER: _builtins.int
+    DEMAND_BY_YEAR_FIELD_NUMBER: _builtins.int
     precision: _common_pb2.Precision.ValueType
     """Weight precision; unspecified lets the planner choose: the weights' own precision as released
     (BF16 for most models, FP8 for DeepSeek-V3/R1, MXFP4 for gpt-oss) or FP8, plus what
@@ -397,6 +430,12 @@ class InferenceWorkload(_message.Message):
     def allowed_tp(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """Tensor-parallel degrees the workload may run at (1, 2, 4, 8); empty = any."""
 
+    @_builtins.property
+    def demand_by_year(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
+        """Multi-year plans: the stated demand × this multiplier in each period (one value per period of
+        the horizon, see Constraints.period_months); empty = the stated demand in every period.
+        """
+
     def __init__(
         self,
         *,
@@ -422,10 +461,11 @@ class InferenceWorkload(_message.Message):
         allow_mig: _builtins.bool | None = ...,
         target_utilization: _builtins.float | None = ...,
         batch_deadline_hours: _builtins.int | None = ...,
+        demand_by_year: _abc.Iterable[_builtins.float] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_allow_mig", b"_allow_mig", "_batch_deadline_hours", b"_batch_deadline_hours", "_max_tp", b"_max_tp", "_peak_to_average", b"_peak_to_average", "_target_utilization", b"_target_utilization", "allow_mig", b"allow_mig", "batch_deadline_hours", b"batch_deadline_hours", "daily_tokens", b"daily_tokens", "demand", b"demand", "max_tp", b"max_tp", "model", b"model", "peak_request_rate_per_s", b"peak_request_rate_per_s", "peak_to_average", b"peak_to_average", "sla", b"sla", "target_utilization", b"target_utilization"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_allow_mig", b"_allow_mig", "_batch_deadline_hours", b"_batch_deadline_hours", "_max_tp", b"_max_tp", "_peak_to_average", b"_peak_to_average", "_target_utilization", b"_target_utilization", "allow_mig", b"allow_mig", "allowed_precisions", b"allowed_precisions", "allowed_tp", b"allowed_tp", "batch_deadline_hours", b"batch_deadline_hours", "daily_tokens", b"daily_tokens", "demand", b"demand", "engine", b"engine", "hourly_profile", b"hourly_profile", "input_tokens", b"input_tokens", "isolation", b"isolation", "kv_precision", b"kv_precision", "length_mix", b"length_mix", "max_tp", b"max_tp", "model", b"model", "output_tokens", b"output_tokens", "peak_request_rate_per_s", b"peak_request_rate_per_s", "peak_to_average", b"peak_to_average", "precision", b"precision", "prefix_cache_hit_rate", b"prefix_cache_hit_rate", "redundancy", b"redundancy", "serving_kind", b"serving_kind", "sla", b"sla", "target_utilization", b"target_utilization"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_allow_mig", b"_allow_mig", "_batch_deadline_hours", b"_batch_deadline_hours", "_max_tp", b"_max_tp", "_peak_to_average", b"_peak_to_average", "_target_utilization", b"_target_utilization", "allow_mig", b"allow_mig", "allowed_precisions", b"allowed_precisions", "allowed_tp", b"allowed_tp", "batch_deadline_hours", b"batch_deadline_hours", "daily_tokens", b"daily_tokens", "demand", b"demand", "demand_by_year", b"demand_by_year", "engine", b"engine", "hourly_profile", b"hourly_profile", "input_tokens", b"input_tokens", "isolation", b"isolation", "kv_precision", b"kv_precision", "length_mix", b"length_mix", "max_tp", b"max_tp", "model", b"model", "output_tokens", b"output_tokens", "peak_request_rate_per_s", b"peak_request_rate_per_s", "peak_to_average", b"peak_to_average", "precision", b"precision", "prefix_cache_hit_rate", b"prefix_cache_hit_rate", "redundancy", b"redundancy", "serving_kind", b"serving_kind", "sla", b"sla", "target_utilization", b"target_utilization"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__allow_mig: _TypeAlias = _typing.Literal["allow_mig"]  # noqa: Y015
     _WhichOneofArgType__allow_mig: _TypeAlias = _typing.Literal["_allow_mig", b"_allow_mig"]  # noqa: Y015
@@ -721,6 +761,12 @@ class Constraints(_message.Message):
     DEPLOYMENT_POLICY_FIELD_NUMBER: _builtins.int
     SITE_MODEL_FIELD_NUMBER: _builtins.int
     RESIDUAL_VALUE_CREDIT_FIELD_NUMBER: _builtins.int
+    DISCOUNT_RATE_ANNUAL_FIELD_NUMBER: _builtins.int
+    OBJECTIVE_FIELD_NUMBER: _builtins.int
+    INCLUDE_LEASES_FIELD_NUMBER: _builtins.int
+    PERIOD_MONTHS_FIELD_NUMBER: _builtins.int
+    PRICE_BY_YEAR_FIELD_NUMBER: _builtins.int
+    AVAILABLE_FROM_YEAR_FIELD_NUMBER: _builtins.int
     currency_code: _builtins.str
     """ISO-4217 currency of every figure in the answer ("USD" or "KRW"); empty = USD."""
     horizon_months: _builtins.int
@@ -772,6 +818,24 @@ class Constraints(_message.Message):
     """Whether the TCO credits the hardware's market value at the end of the horizon; absent = the
     pricebook's site.residual_value_credit (true). false for a buyer who cannot sell it (Korean
     public sector: 불용 처리).
+    """
+    discount_rate_annual: _builtins.float
+    """The buyer's cost of capital a year (0.1 = 10 %; finite, 0 ≤ rate < 1): the answer adds the
+    yearly cash flows and their NPV (year 0 = purchases, year y's opex at its end, factor
+    (1 + rate)^−y; docs/economics.md). Absent = no discounting.
+    """
+    objective: Global___CostObjective.ValueType
+    """What the plan minimises; unspecified = NPV when discount_rate_annual is given, else the
+    nominal TCO. NPV without a rate is INVALID_ARGUMENT.
+    """
+    include_leases: _builtins.bool
+    """Whether the pricebook's lease / instalment offers are weighed as ways to buy servers (the
+    hardware used as if bought, paid monthly for the term, then the buy-out); default false.
+    """
+    period_months: _builtins.int
+    """Multi-year plans: the horizon splits into periods of this many months (the last one may be
+    shorter); absent = years when any per-year figure is given (demand_by_year, price_by_year,
+    available_from_year), else one period: one fleet for the whole horizon.
     """
     @_builtins.property
     def capex_budget(self) -> _common_pb2.Money:
@@ -829,6 +893,16 @@ class Constraints(_message.Message):
     def storage(self) -> Global___Storage:
         """Storage the fleet adds (not priced when absent)."""
 
+    @_builtins.property
+    def price_by_year(self) -> _containers.RepeatedCompositeFieldContainer[Global___PricePath]:
+        """Price multipliers per period for a GPU class or an offer (an offer's path wins over its GPU's);
+        unlisted ones follow the pricebook's default trend paths (estimates) in a multi-period plan.
+        """
+
+    @_builtins.property
+    def available_from_year(self) -> _containers.RepeatedCompositeFieldContainer[Global___GpuAvailability]:
+        """GPU types that may only be bought or rented from a given period on (e.g. a next generation)."""
+
     def __init__(
         self,
         *,
@@ -861,11 +935,19 @@ class Constraints(_message.Message):
         deployment_policy: Global___DeploymentPolicy.ValueType = ...,
         site_model: Global___SiteModel.ValueType = ...,
         residual_value_credit: _builtins.bool | None = ...,
+        discount_rate_annual: _builtins.float | None = ...,
+        objective: Global___CostObjective.ValueType = ...,
+        include_leases: _builtins.bool = ...,
+        period_months: _builtins.int | None = ...,
+        price_by_year: _abc.Iterable[Global___PricePath] | None = ...,
+        available_from_year: _abc.Iterable[Global___GpuAvailability] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_include_network_costs", b"_include_network_costs", "_installation_fraction", b"_installation_fraction", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "_residual_value_credit", b"_residual_value_credit", "capex_budget", b"capex_budget", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_network_costs", b"include_network_costs", "installation_fraction", b"installation_fraction", "installation_per_server", b"installation_per_server", "monthly_opex_cap", b"monthly_opex_cap", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap", "residual_value_credit", b"residual_value_credit", "storage", b"storage"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_discount_rate_annual", b"_discount_rate_annual", "_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_include_network_costs", b"_include_network_costs", "_installation_fraction", b"_installation_fraction", "_period_months", b"_period_months", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "_residual_value_credit", b"_residual_value_credit", "capex_budget", b"capex_budget", "discount_rate_annual", b"discount_rate_annual", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_network_costs", b"include_network_costs", "installation_fraction", b"installation_fraction", "installation_per_server", b"installation_per_server", "monthly_opex_cap", b"monthly_opex_cap", "period_months", b"period_months", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap", "residual_value_credit", b"residual_value_credit", "storage", b"storage"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_include_network_costs", b"_include_network_costs", "_installation_fraction", b"_installation_fraction", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "_residual_value_credit", b"_residual_value_credit", "allow_consumer_gpus", b"allow_consumer_gpus", "allowed_gpu_ids", b"allowed_gpu_ids", "allowed_modes", b"allowed_modes", "capacity_quantile", b"capacity_quantile", "capex_budget", b"capex_budget", "capex_budget_includes_vat", b"capex_budget_includes_vat", "count_bounds", b"count_bounds", "currency_code", b"currency_code", "deployment_policy", b"deployment_policy", "exclude_providers", b"exclude_providers", "exclude_regions", b"exclude_regions", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_network_costs", b"include_network_costs", "include_providers", b"include_providers", "include_regions", b"include_regions", "include_vat", b"include_vat", "installation_fraction", b"installation_fraction", "installation_per_server", b"installation_per_server", "monthly_opex_cap", b"monthly_opex_cap", "offer_policy", b"offer_policy", "owned_gpus", b"owned_gpus", "pinned_offer_ids", b"pinned_offer_ids", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap", "residual_value_credit", b"residual_value_credit", "site_model", b"site_model", "software_licences", b"software_licences", "storage", b"storage"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_discount_rate_annual", b"_discount_rate_annual", "_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_include_network_costs", b"_include_network_costs", "_installation_fraction", b"_installation_fraction", "_period_months", b"_period_months", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "_residual_value_credit", b"_residual_value_credit", "allow_consumer_gpus", b"allow_consumer_gpus", "allowed_gpu_ids", b"allowed_gpu_ids", "allowed_modes", b"allowed_modes", "available_from_year", b"available_from_year", "capacity_quantile", b"capacity_quantile", "capex_budget", b"capex_budget", "capex_budget_includes_vat", b"capex_budget_includes_vat", "count_bounds", b"count_bounds", "currency_code", b"currency_code", "deployment_policy", b"deployment_policy", "discount_rate_annual", b"discount_rate_annual", "exclude_providers", b"exclude_providers", "exclude_regions", b"exclude_regions", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_leases", b"include_leases", "include_network_costs", b"include_network_costs", "include_providers", b"include_providers", "include_regions", b"include_regions", "include_vat", b"include_vat", "installation_fraction", b"installation_fraction", "installation_per_server", b"installation_per_server", "monthly_opex_cap", b"monthly_opex_cap", "objective", b"objective", "offer_policy", b"offer_policy", "owned_gpus", b"owned_gpus", "period_months", b"period_months", "pinned_offer_ids", b"pinned_offer_ids", "power_cap_kw", b"power_cap_kw", "price_by_year", b"price_by_year", "rack_units_cap", b"rack_units_cap", "residual_value_credit", b"residual_value_credit", "site_model", b"site_model", "software_licences", b"software_licences", "storage", b"storage"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__discount_rate_annual: _TypeAlias = _typing.Literal["discount_rate_annual"]  # noqa: Y015
+    _WhichOneofArgType__discount_rate_annual: _TypeAlias = _typing.Literal["_discount_rate_annual", b"_discount_rate_annual"]  # noqa: Y015
     _WhichOneofReturnType__horizon_months: _TypeAlias = _typing.Literal["horizon_months"]  # noqa: Y015
     _WhichOneofArgType__horizon_months: _TypeAlias = _typing.Literal["_horizon_months", b"_horizon_months"]  # noqa: Y015
     _WhichOneofReturnType__include_host_costs: _TypeAlias = _typing.Literal["include_host_costs"]  # noqa: Y015
@@ -874,12 +956,16 @@ class Constraints(_message.Message):
     _WhichOneofArgType__include_network_costs: _TypeAlias = _typing.Literal["_include_network_costs", b"_include_network_costs"]  # noqa: Y015
     _WhichOneofReturnType__installation_fraction: _TypeAlias = _typing.Literal["installation_fraction"]  # noqa: Y015
     _WhichOneofArgType__installation_fraction: _TypeAlias = _typing.Literal["_installation_fraction", b"_installation_fraction"]  # noqa: Y015
+    _WhichOneofReturnType__period_months: _TypeAlias = _typing.Literal["period_months"]  # noqa: Y015
+    _WhichOneofArgType__period_months: _TypeAlias = _typing.Literal["_period_months", b"_period_months"]  # noqa: Y015
     _WhichOneofReturnType__power_cap_kw: _TypeAlias = _typing.Literal["power_cap_kw"]  # noqa: Y015
     _WhichOneofArgType__power_cap_kw: _TypeAlias = _typing.Literal["_power_cap_kw", b"_power_cap_kw"]  # noqa: Y015
     _WhichOneofReturnType__rack_units_cap: _TypeAlias = _typing.Literal["rack_units_cap"]  # noqa: Y015
     _WhichOneofArgType__rack_units_cap: _TypeAlias = _typing.Literal["_rack_units_cap", b"_rack_units_cap"]  # noqa: Y015
     _WhichOneofReturnType__residual_value_credit: _TypeAlias = _typing.Literal["residual_value_credit"]  # noqa: Y015
     _WhichOneofArgType__residual_value_credit: _TypeAlias = _typing.Literal["_residual_value_credit", b"_residual_value_credit"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__discount_rate_annual) -> _WhichOneofReturnType__discount_rate_annual | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__horizon_months) -> _WhichOneofReturnType__horizon_months | None: ...
     @_typing.overload
@@ -889,6 +975,8 @@ class Constraints(_message.Message):
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__installation_fraction) -> _WhichOneofReturnType__installation_fraction | None: ...
     @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__period_months) -> _WhichOneofReturnType__period_months | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__power_cap_kw) -> _WhichOneofReturnType__power_cap_kw | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__rack_units_cap) -> _WhichOneofReturnType__rack_units_cap | None: ...
@@ -896,6 +984,66 @@ class Constraints(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__residual_value_credit) -> _WhichOneofReturnType__residual_value_credit | None: ...
 
 Global___Constraints: _TypeAlias = Constraints  # noqa: Y015
+
+@_typing.final
+class PricePath(_message.Message):
+    """Price multipliers per period (1.0 = today's price) for one GPU class or one offer."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GPU_ID_FIELD_NUMBER: _builtins.int
+    OFFER_ID_FIELD_NUMBER: _builtins.int
+    MULTIPLIERS_FIELD_NUMBER: _builtins.int
+    gpu_id: _builtins.str
+    """The GPU class (catalogue id or alias); set exactly one of gpu_id and offer_id."""
+    offer_id: _builtins.str
+    """The pricebook offer id."""
+    @_builtins.property
+    def multipliers(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
+        """One multiplier per period, each > 0: purchases in period p cost the price × multipliers[p],
+        rentals in period p likewise.
+        """
+
+    def __init__(
+        self,
+        *,
+        gpu_id: _builtins.str = ...,
+        offer_id: _builtins.str = ...,
+        multipliers: _abc.Iterable[_builtins.float] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["gpu_id", b"gpu_id", "multipliers", b"multipliers", "offer_id", b"offer_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PricePath: _TypeAlias = PricePath  # noqa: Y015
+
+@_typing.final
+class GpuAvailability(_message.Message):
+    """A GPU type acquirable only from a given period on."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GPU_ID_FIELD_NUMBER: _builtins.int
+    FROM_YEAR_FIELD_NUMBER: _builtins.int
+    gpu_id: _builtins.str
+    """Catalogue GPU id or alias."""
+    from_year: _builtins.int
+    """First period (1 = the first) in which it may be bought or rented."""
+    def __init__(
+        self,
+        *,
+        gpu_id: _builtins.str = ...,
+        from_year: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_year", b"from_year", "gpu_id", b"gpu_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GpuAvailability: _TypeAlias = GpuAvailability  # noqa: Y015
 
 @_typing.final
 class SoftwareLicence(_message.Message):
@@ -1166,6 +1314,8 @@ class FleetItem(_message.Message):
     OWNED_FIELD_NUMBER: _builtins.int
     SERVER_ID_FIELD_NUMBER: _builtins.int
     OFFER_ID_FIELD_NUMBER: _builtins.int
+    FROM_YEAR_FIELD_NUMBER: _builtins.int
+    UNTIL_YEAR_FIELD_NUMBER: _builtins.int
     gpu_id: _builtins.str
     """Catalogue GPU id."""
     mode: _common_pb2.AcquisitionMode.ValueType
@@ -1185,6 +1335,12 @@ class FleetItem(_message.Message):
     mix of the eligible offers (whole rental instances of each offer's size). Give it on every line
     of a GPU type and mode or on none; not on owned lines.
     """
+    from_year: _builtins.int
+    """Multi-year fleets (issue 32): the first period (1 = the first) the line is in service; absent
+    = from the first. Bought lines stay to the horizon's end.
+    """
+    until_year: _builtins.int
+    """Rented lines only: the last period they are rented in; absent = to the horizon's end."""
     def __init__(
         self,
         *,
@@ -1194,12 +1350,21 @@ class FleetItem(_message.Message):
         owned: _builtins.bool = ...,
         server_id: _builtins.str = ...,
         offer_id: _builtins.str = ...,
+        from_year: _builtins.int | None = ...,
+        until_year: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_from_year", b"_from_year", "_until_year", b"_until_year", "from_year", b"from_year", "until_year", b"until_year"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["count", b"count", "gpu_id", b"gpu_id", "mode", b"mode", "offer_id", b"offer_id", "owned", b"owned", "server_id", b"server_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_from_year", b"_from_year", "_until_year", b"_until_year", "count", b"count", "from_year", b"from_year", "gpu_id", b"gpu_id", "mode", b"mode", "offer_id", b"offer_id", "owned", b"owned", "server_id", b"server_id", "until_year", b"until_year"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__from_year: _TypeAlias = _typing.Literal["from_year"]  # noqa: Y015
+    _WhichOneofArgType__from_year: _TypeAlias = _typing.Literal["_from_year", b"_from_year"]  # noqa: Y015
+    _WhichOneofReturnType__until_year: _TypeAlias = _typing.Literal["until_year"]  # noqa: Y015
+    _WhichOneofArgType__until_year: _TypeAlias = _typing.Literal["_until_year", b"_until_year"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__from_year) -> _WhichOneofReturnType__from_year | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__until_year) -> _WhichOneofReturnType__until_year | None: ...
 
 Global___FleetItem: _TypeAlias = FleetItem  # noqa: Y015
 

@@ -17,10 +17,9 @@ import pytest
 
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from clients import FleetPlannerClient
-from clients.scenario import load_scenario
 from pricebook import loader
 from pricebook.money import find_rate
-from tests.e2e.servers import fleet_of, store_server
+from tests.e2e.servers import fleet_of, plan_and_save, store_server
 
 SCENARIO = Path(__file__).parent / "repro" / "09-reprice-over-budget.yaml"
 OFFER = "hgx-h200-8gpu.buy-server.archive-2025"
@@ -42,13 +41,8 @@ def _dearer_book(tmp_path: Path) -> Path:
 
 def test_reprice_over_the_budget_shows_the_tco_the_price_change_and_the_overage(tmp_path: Path) -> None:
     store = str(tmp_path / "plans.db")
-    request = load_scenario(SCENARIO, api.PlanFleetRequest)
-    request.solver_options.compute_baselines = False
-    request.solver_options.compute_sensitivity = False
-    request.save = True
-    with store_server(store) as server, FleetPlannerClient(server.address, timeout_s=300) as client:
-        planned = client.plan_fleet(request)
-    assert planned.plan_id and any(line.offer_id == OFFER for line in planned.plan.fleet)
+    request, planned = plan_and_save(store, SCENARIO)
+    assert any(line.offer_id == OFFER for line in planned.plan.fleet)
 
     unbudgeted = api.EvaluateFleetRequest(
         fleet=fleet_of(planned.plan),

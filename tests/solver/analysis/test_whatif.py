@@ -7,6 +7,7 @@ $250 → 5 GPUs = $1,250. So the plan buys "a"; it switches to "b" when a's pric
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import replace
 
@@ -280,3 +281,150 @@ def test_a_proven_infeasible_probe_is_a_change_of_plan() -> None:
     outcome = find_threshold(lambda m: scale_demand(budgeted, m), mix_of(today), 4.0, solve, deadline=later())
     assert outcome.complete and outcome.threshold is not None
     assert 1.5 - TOLERANCE <= outcome.threshold.last_same_multiplier <= 1.5 <= outcome.threshold.multiplier
+
+
+def solve_below(inst: FleetInstance, limit: float, cutoff: float) -> FleetSolution:
+    return optimizer_solve(inst, time_limit_s=min(limit, 5.0), explain=False, objective_cutoff=cutoff)
+
+
+def test_a_solve_with_a_cutoff_below_the_optimum_proves_none_is_that_cheap() -> None:
+    """Today's optimum costs $1,000: nothing is strictly cheaper (INFEASIBLE under a cutoff just
+    below it), and a cutoff above it leaves the optimum as it is."""
+    assert solve_below(instance(), 5, 999.99).status is SolveStatus.INFEASIBLE
+    above = solve_below(instance(), 5, 1_000.01)
+    assert above.status is SolveStatus.OPTIMAL and mix_of(above) == {("a", BUY)}
+    assert above.cost is not None and above.cost.total == pytest.approx(1_000)
+
+
+def test_a_parametric_search_finds_the_same_threshold_with_cutoff_probes() -> None:
+    """With cutoff solves, the probes where today's mix stays optimal are answered by INFEASIBLE
+    (no plan cheaper than today's there), and the threshold is the one the plain search finds."""
+    today = solve(instance(), 5)
+    cut: list[SolveStatus] = []
+
+    def counted(inst: FleetInstance, limit: float, cutoff: float) -> FleetSolution:
+        found = solve_below(inst, limit, cutoff)
+        cut.append(found.status)
+        return found
+
+    def make(m: float) -> FleetInstance:
+        return scale_gpu_price(instance(), "a", m)
+
+    plain = find_threshold(make, mix_of(today), 4.0, solve, deadline=later(), base=today)
+    parametric = find_threshold(
+        make, mix_of(today), 4.0, solve, deadline=later(), base=today, solve_below=counted
+    )
+    assert parametric.complete and parametric.threshold is not None and plain.threshold is not None
+    assert parametric.threshold.multiplier == pytest.approx(plain.threshold.multiplier)
+    assert parametric.threshold.last_same_multiplier == pytest.approx(plain.threshold.last_same_multiplier)
+    assert 1.25 <= parametric.threshold.multiplier <= 1.25 + TOLERANCE
+    assert mix_of(parametric.threshold.plan_past) == {("b", BUY)}
+    assert SolveStatus.INFEASIBLE in cut  # the probe just below ×1.25: today's plan proven optimal
+    assert len(cut) == parametric.solves
+
+
+def test_no_cutoff_from_a_plan_that_breaks_a_cap_at_the_probe() -> None:
+    """Capex budget $1,100: today's 10 × "a" ($1,000) breaks it beyond ×1.1, and "b" ($1,250)
+    never fits, so there is no plan beyond ×1.1. A cutoff from today's plan there would wrongly
+    prove the mix unchanged; the search solves those probes without one."""
+    budgeted = replace(instance(), caps=replace(instance().caps, capex_budget=1_100.0))
+    today = solve(budgeted, 5)
+    outcome = find_threshold(
+        lambda m: scale_gpu_price(budgeted, "a", m),
+        mix_of(today),
+        4.0,
+        solve,
+        deadline=later(),
+        base=today,
+        solve_below=solve_below,
+    )
+    assert outcome.complete and outcome.threshold is not None
+    assert 1.1 - TOLERANCE <= outcome.threshold.last_same_multiplier <= 1.1 <= outcome.threshold.multiplier
+    assert not outcome.threshold.plan_past.has_plan
+
+
+def test_baselines_are_solved_side_by_side_in_the_types_order() -> None:
+    """Two types' solves run at once (both cores); the runs come back in the types' order."""
+    inst = replace(instance(), candidates=(*instance().candidates, candidate("c", 0.5)))
+    running: list[int] = [0]
+    most: list[int] = [0]
+    lock = threading.Lock()
+
+    def slow(single: FleetInstance, limit: float) -> FleetSolution:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.3)
+        with lock:
+            running[0] -= 1
+        return solve(single, limit)
+
+    runs = run_baselines(inst, ("a", "b", "c"), slow, deadline=later())
+    assert [r.gpu for r in runs] == ["a", "b", "c"]
+    assert [r.horizon_tco for r in runs] == pytest.approx([1_000, 1_250, 20])
+    assert most[0] == 2
+
+
+def _b_fleet() -> FleetSolution:
+    """The baseline fleet of "b" alone (5 GPUs, $1,250 today), a plan of the request."""
+    single, reason = restrict_to_gpu(instance(), "b")
+    assert single is not None, reason
+    return solve(single, 5)
+
+
+def test_a_known_fleet_of_another_mix_is_the_far_probes_cutoff() -> None:
+    """At ×4 today's "a" plan costs $4,000 and the known "b" fleet $1,250: the far probe admits
+    only plans at most $1,250, and the search ends where the plain search does."""
+    today = solve(instance(), 5)
+    cutoffs: list[float] = []
+
+    def recorded(inst: FleetInstance, limit: float, cutoff: float) -> FleetSolution:
+        cutoffs.append(cutoff)
+        return solve_below(inst, limit, cutoff)
+
+    def make(m: float) -> FleetInstance:
+        return scale_gpu_price(instance(), "a", m)
+
+    plain = find_threshold(make, mix_of(today), 4.0, solve, deadline=later(), base=today)
+    found = find_threshold(
+        make,
+        mix_of(today),
+        4.0,
+        solve,
+        deadline=later(),
+        base=today,
+        solve_below=recorded,
+        known=(_b_fleet(),),
+    )
+    assert cutoffs[0] == pytest.approx(1_250, rel=1e-6)
+    assert found.complete and found.threshold is not None and plain.threshold is not None
+    assert found.threshold.multiplier == pytest.approx(plain.threshold.multiplier)
+    assert found.threshold.last_same_multiplier == pytest.approx(plain.threshold.last_same_multiplier)
+    assert mix_of(found.threshold.plan_past) == {("b", BUY)}
+
+
+def test_a_known_fleet_that_beats_todays_stands_when_the_probe_finds_nothing_in_time() -> None:
+    """A probe stopped by its time limit before any plan within the cutoff: the known "b" fleet
+    beats today's plan there, so the mix changes by then (as an unproven cheaper plan would)."""
+    today = solve(instance(), 5)
+    fleet = _b_fleet()
+
+    def nothing_in_time(inst: FleetInstance, limit: float, cutoff: float) -> FleetSolution:
+        found = solve_below(inst, limit, cutoff)
+        if found.has_plan and mix_of(found) == {("b", BUY)}:
+            stats = replace(found.stats, status=SolveStatus.NO_SOLUTION, limit_fired=LimitFired.TIME)
+            return replace(found, status=SolveStatus.NO_SOLUTION, stats=stats, options=(), assignments=())
+        return found
+
+    outcome = find_threshold(
+        lambda m: scale_gpu_price(instance(), "a", m),
+        mix_of(today),
+        4.0,
+        solve,
+        deadline=later(),
+        base=today,
+        solve_below=nothing_in_time,
+        known=(fleet,),
+    )
+    assert outcome.threshold is not None and outcome.threshold.plan_past is fleet
+    assert 1.25 <= outcome.threshold.multiplier <= 1.25 + TOLERANCE

@@ -204,6 +204,15 @@ def _example_variants(instance: FleetInstance, count: int, seed: int) -> list[Fl
     return variants
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "issue 28, open: with co-located candidates SCIP 10's dual presolving of linear constraints "
+        "proves variant 31 at 1,303,707,090 KRW, 0.19 % dearer than the optimum HiGHS (and SCIP without "
+        "presolving) proves, 1,301,258,194 KRW; turning that presolver off fixes it but leaves the Korean "
+        "bid 21 % from its bound in its default time at load 12 (docs/optimizer.md)"
+    ),
+)
 def test_scip_agrees_with_highs_on_example_variants(example_500m_instance: FleetInstance) -> None:
     """SCIP's proven optimum equals HiGHS's on the sensitivity re-solves of the 500M KRW example
     (an independent backend as the reference: a wrong "optimal" is dearer than the other's)."""

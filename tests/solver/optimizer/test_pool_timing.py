@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.melange import melange_request
 from pricebook import catalog, load_default
 from solver.domain import Sla
-from solver.optimizer import solve
+from solver.optimizer import driver, solve
 from solver.optimizer.candidates import build_instance, perf_capacity_checker
 from solver.optimizer.evaluate import check_pools
 from solver.optimizer.instance import Candidate, FleetInstance
@@ -142,3 +144,26 @@ def test_pools_that_keep_missing_are_dropped_and_the_plan_still_verifies() -> No
     assert plan.has_plan
     assert all(len(set(u.candidate.pool_shapes)) <= 1 for a in plan.assignments for u in a.uses if u.pooled)
     assert not plan.pools
+
+
+def test_the_plan_without_pools_is_solved_once_across_the_rounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Derating changes pooled candidates only: every round's model without pools is the same, so
+    it is solved once per call, and the plan is the one solving it every round gives."""
+    solved: list[bool] = []
+    real = driver.solve_one
+
+    def counted(instance: FleetInstance, **kwargs: Any) -> Any:
+        solved.append(any(c.pool for c in instance.candidates))
+        return real(instance, **kwargs)
+
+    monkeypatch.setattr(driver, "solve_one", counted)
+    checker = _AlwaysMisses(REQUEST, BOOK)
+    plan = solve(INSTANCE, time_limit_s=20, capacity_of=checker, explain=False)
+    assert solved.count(False) == 1 and solved.count(True) > 1
+    monkeypatch.setattr(driver.OwnPlans, "get", lambda self, own: None)
+    solved.clear()
+    every_round = solve(INSTANCE, time_limit_s=20, capacity_of=checker, explain=False)
+    assert solved.count(False) > 1
+    assert plan.cost is not None and every_round.cost is not None
+    assert plan.cost.total == every_round.cost.total
+    assert plan.options == every_round.options

@@ -200,8 +200,10 @@ def test_headroom_one_reproduces_the_plans_recorded_before_headroom() -> None:
     """Every example at ``target_utilization: 1`` answers with the fleet, replicas and TCO recorded
     before issue 20 (``tests/golden/plans_before_headroom``)."""
     answers = dict(plans_json(target_utilization=1.0))
-    assert sorted(answers) == sorted(p.stem for p in RECORDED_BEFORE.glob("*.json"))
-    for name, text in answers.items():
+    recorded = sorted(p.stem for p in RECORDED_BEFORE.glob("*.json"))
+    assert set(recorded) <= set(answers)  # examples added since have no answer from before
+    for name in recorded:
+        text = answers[name]
         now = _essentials(json.loads(text)["plan"])
         before = _essentials(
             json.loads((RECORDED_BEFORE / f"{name}.json").read_text(encoding="utf-8"))["plan"]

@@ -87,3 +87,12 @@ def test_a_plan_that_finished_everything_is_complete(full_plan: PlanResult) -> N
     assert full_plan.baselines and full_plan.sensitivity
     assert not any("cut short" in w or "skipped" in w for w in full_plan.warnings)
     assert full_plan.complete
+
+
+def test_answer_says_what_each_stage_used(full_plan: PlanResult) -> None:
+    stages = [s.stage for s in full_plan.stages]
+    assert stages[0] == "main_solve"
+    assert {"baselines", "headroom", "sensitivity"} <= set(stages)
+    assert all(s.wall_s >= 0 and s.cpu_s >= 0 for s in full_plan.stages)
+    # The stages ran one after another inside the call.
+    assert sum(s.wall_s for s in full_plan.stages) <= full_plan.seconds + 0.05

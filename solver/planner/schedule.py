@@ -1,0 +1,150 @@
+"""A multi-year plan's acquisition schedule: per year what is added, what it costs, the fleet in
+service and how each workload is deployed; per tranche its depreciation to the horizon."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pricebook.schema import Currency, Money
+from solver.analysis.tco import to_money as money
+from solver.domain import AcquisitionMode
+from solver.optimizer.instance import FleetInstance
+from solver.optimizer.results import FleetSolution
+from solver.optimizer.stage_eval import StagedCost, Tranche
+from solver.optimizer.stages import StagedInstance
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleItem:
+    """GPUs of one option: bought in a year (``capex`` = their tranche), or in service."""
+
+    gpu: str
+    mode: AcquisitionMode
+    gpus: int
+    servers: int = 0
+    offer_id: str | None = None
+    server_id: str | None = None
+    capex: Money | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class YearDeployment:
+    workload: str
+    deployment: str
+    peak_replicas: int
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleYear:
+    year: int
+    """1 = the first period."""
+    months: int
+    added: tuple[ScheduleItem, ...]
+    """Bought at the start of the year."""
+    capex: Money
+    """Paid at its start (the tranches, their fabric and installation; the request's one-off
+    costs in year 1)."""
+    opex_monthly: Money
+    """Paid every month of the year (tranches held, rentals at the year's prices, power)."""
+    fleet: tuple[ScheduleItem, ...]
+    """In service during the year: bought so far, owned, reserved, on demand (at the peak)."""
+    deployments: tuple[YearDeployment, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TrancheLine:
+    year: int
+    gpu: str
+    offer_id: str
+    server_id: str | None
+    gpus: int
+    servers: int
+    hardware: Money
+    residual_value: Money
+    depreciation: Money
+
+
+@dataclass(frozen=True, slots=True)
+class StagedSchedule:
+    years: tuple[ScheduleYear, ...]
+    tranches: tuple[TrancheLine, ...]
+    horizon_tco: Money
+    """The objective's TCO (discounted when the plan minimised the NPV)."""
+    nominal_tco: Money
+    discount_rate: float = 0.0
+
+
+def _added(
+    inst: FleetInstance, tranches: tuple[Tranche, ...], year: int, currency: Currency
+) -> tuple[ScheduleItem, ...]:
+    out = []
+    for t in tranches:
+        if t.period != year:
+            continue
+        o = inst.option(t.option_id)
+        out.append(
+            ScheduleItem(o.gpu, o.mode, t.gpus, t.servers, o.offer_id, o.server_id, money(t.capex, currency))
+        )
+    return tuple(out)
+
+
+def _fleet(inst: FleetInstance, solution: FleetSolution) -> tuple[ScheduleItem, ...]:
+    return tuple(
+        ScheduleItem(c.gpu, c.mode, c.peak_gpus, c.servers, c.offer_id, c.server_id)
+        for c in solution.options
+        if c.peak_gpus > 0
+    )
+
+
+def _deployments(solution: FleetSolution) -> tuple[YearDeployment, ...]:
+    return tuple(
+        YearDeployment(a.workload, use.candidate.label, max(use.replicas, default=0))
+        for a in solution.assignments
+        for use in a.uses
+        if any(use.replicas) or use.pooled
+    )
+
+
+def schedule(
+    staged: StagedInstance,
+    solutions: tuple[FleetSolution, ...],
+    cost: StagedCost,
+    discount_rate: float,
+    currency: Currency,
+) -> StagedSchedule:
+    """The schedule of a staged plan priced by ``stage_eval.price_staged``."""
+    years = tuple(
+        ScheduleYear(
+            year=p + 1,
+            months=inst.horizon_months,
+            added=_added(inst, cost.tranches, p, currency),
+            capex=money(cost.periods[p].capex, currency),
+            opex_monthly=money(cost.periods[p].monthly, currency),
+            fleet=_fleet(inst, sol),
+            deployments=_deployments(sol),
+        )
+        for p, (inst, sol) in enumerate(zip(staged.periods, solutions, strict=True))
+    )
+    lines = []
+    for t in cost.tranches:
+        o = staged.periods[t.period].option(t.option_id)
+        lines.append(
+            TrancheLine(
+                year=t.period + 1,
+                gpu=o.gpu,
+                offer_id=o.offer_id,
+                server_id=o.server_id,
+                gpus=t.gpus,
+                servers=t.servers,
+                hardware=money(t.hardware, currency),
+                residual_value=money(t.residual, currency),
+                depreciation=money(t.depreciation, currency),
+            )
+        )
+    return StagedSchedule(
+        years=years,
+        tranches=tuple(lines),
+        horizon_tco=money(cost.tco, currency),
+        nominal_tco=money(cost.nominal_tco, currency),
+        discount_rate=discount_rate,
+    )

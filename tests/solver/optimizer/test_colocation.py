@@ -1,0 +1,175 @@
+"""Small models sharing a card (``solver.optimizer.colocation``).
+
+Properties on random two-workload requests (a chat model and an embedding model, one GPU type,
+buy only; hypothesis with a fixed seed): allowing co-location never makes a plan dearer than the
+same instance without its co-located candidates, and the plan with co-location passes the
+independent check (``evaluate.check_solution`` with the performance model run afresh). The checks
+of the evaluator are shown to fail on broken plans: a guest without a host card, and a guest too
+large for its share of the memory. Memory figures are computed here from the model cards."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import strategies as st
+
+from pricebook import catalog
+from pricebook.schema import Pricebook
+from solver.domain import (
+    AcquisitionMode,
+    Constraints,
+    InferenceWorkload,
+    ModelRef,
+    PlanRequest,
+    Precision,
+    Sla,
+)
+from solver.optimizer.api import solve, with_earlier_bound
+from solver.optimizer.candidates import build_instance
+from solver.optimizer.colocation import check_shared_cards, memory_fits
+from solver.optimizer.evaluate import check_solution, perf_capacity_checker
+from solver.optimizer.instance import FleetInstance
+from solver.optimizer.results import FleetSolution, SolveStatus
+from solver.perf import resolve_model
+
+pytestmark = pytest.mark.slow
+GIB = 1024**3
+
+
+def _chat(rate: float) -> InferenceWorkload:
+    return InferenceWorkload(
+        name="chat",
+        model=ModelRef(model_id="meta-llama/Llama-3.1-8B-Instruct"),
+        precision=Precision.FP8,
+        input_tokens=1500,
+        output_tokens=250,
+        peak_request_rate_per_s=rate,
+        sla=Sla(ttft_p95_ms=2000, tpot_p95_ms=60),
+    )
+
+
+def _embedding(rate: float) -> InferenceWorkload:
+    return InferenceWorkload(
+        name="embed",
+        model=ModelRef(model_id="BAAI/bge-m3"),
+        input_tokens=400,
+        output_tokens=1,
+        peak_request_rate_per_s=rate,
+        interactive=False,
+    )
+
+
+def _request(chat_rate: float, embed_rate: float, gpu: str) -> PlanRequest:
+    return PlanRequest(
+        inference=(_chat(chat_rate), _embedding(embed_rate)),
+        constraints=Constraints(allowed_gpus=(gpu,), allowed_modes=(AcquisitionMode.BUY,)),
+    )
+
+
+def _without_sharing(instance: FleetInstance) -> FleetInstance:
+    return dataclasses.replace(
+        instance, candidates=tuple(c for c in instance.candidates if c.card_share == 1)
+    )
+
+
+def _solved(instance: FleetInstance, request: PlanRequest, book: Pricebook) -> FleetSolution:
+    checker = perf_capacity_checker(request, book)
+    solution = solve(instance, time_limit_s=60, capacity_of=checker, explain=False)
+    assert solution.status is SolveStatus.OPTIMAL, solution.stats
+    return solution
+
+
+@seed(2028)
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    chat_rate=st.floats(0.2, 6.0),
+    embed_rate=st.floats(0.5, 40.0),
+    gpu=st.sampled_from(["l40s", "h100-nvl", "rtx-pro-6000-server"]),
+)
+def test_sharing_never_makes_a_plan_dearer_and_its_plan_passes_the_check(
+    book: Pricebook, chat_rate: float, embed_rate: float, gpu: str
+) -> None:
+    request = _request(chat_rate, embed_rate, gpu)
+    instance = build_instance(request, book)
+    shared = _solved(instance, request, book)
+    alone = _solved(_without_sharing(instance), request, book)
+    assert shared.cost is not None and alone.cost is not None
+    # Both proven within the requested relative gap (1e-4).
+    assert shared.cost.total <= alone.cost.total * (1 + 2e-4)
+    assert not check_solution(instance, shared, perf_capacity_checker(request, book))
+
+
+def _co_located_plan(book: Pricebook) -> tuple[PlanRequest, FleetInstance, FleetSolution]:
+    request = _request(1.0, 5.0, "l40s")
+    instance = build_instance(request, book)
+    solution = _solved(instance, request, book)
+    uses = [u for a in solution.assignments for u in a.uses]
+    assert any(u.candidate.guest for u in uses) and any(u.candidate.host for u in uses)
+    return request, instance, solution
+
+
+def test_a_guest_without_a_host_card_is_a_violation(book: Pricebook) -> None:
+    request, instance, solution = _co_located_plan(book)
+    checker = perf_capacity_checker(request, book)
+    assert not check_shared_cards(instance, solution, checker.specs)
+    hostless = dataclasses.replace(
+        solution,
+        assignments=tuple(
+            dataclasses.replace(
+                a,
+                uses=tuple(
+                    dataclasses.replace(u, replicas=tuple(0 for _ in u.replicas)) if u.candidate.host else u
+                    for u in a.uses
+                ),
+            )
+            for a in solution.assignments
+        ),
+    )
+    violations = check_shared_cards(instance, hostless, checker.specs)
+    assert any("host cards" in v.message for v in violations)
+
+
+def test_the_memory_check_uses_the_model_card_figures(book: Pricebook) -> None:
+    _, instance, _ = _co_located_plan(book)
+    guest = next(c for c in instance.candidates if c.guest and c.gpu == "l40s")
+    model = resolve_model(ModelRef(model_id="BAAI/bge-m3"), book)
+    gpu = catalog.gpu(book, "l40s")
+    # bge-m3: 568 M parameters; KV per token = 2 (K and V) × layers × KV heads × head dim × bytes.
+    weights = model.params_b * 1e9 * {"bf16": 2, "fp8": 1}[guest.precision.value]
+    kv_bytes = {"bf16": 2, "fp8": 1}[guest.kv_precision.value]
+    kv = guest.concurrency * (400 + 1) * 2 * model.layers * model.kv_heads * model.head_dim * kv_bytes
+    assert (weights + kv) / GIB <= guest.card_share * gpu.memory_gb
+    assert memory_fits(model, guest, gpu)
+    # The same share is far too small for a 70B model's weights.
+    big = resolve_model(ModelRef(model_id="meta-llama/Llama-3.3-70B-Instruct"), book)
+    assert big.params_b * 1e9 / GIB > guest.card_share * gpu.memory_gb
+    assert not memory_fits(big, guest, gpu)
+
+
+def test_an_earlier_rounds_bound_closes_a_later_rounds_gap(book: Pricebook) -> None:
+    """Pool-timing rounds re-solve an instance with fewer plans, so an earlier round's proven bound
+    holds for the later round (``api.with_earlier_bound``)."""
+    _, _, solution = _co_located_plan(book)
+    assert solution.cost is not None
+    tco = solution.cost.total
+    earlier = dataclasses.replace(solution, stats=dataclasses.replace(solution.stats, best_bound=tco))
+    weak = dataclasses.replace(
+        solution,
+        status=SolveStatus.FEASIBLE,
+        stats=dataclasses.replace(
+            solution.stats,
+            status=SolveStatus.FEASIBLE,
+            best_bound=0.7 * tco,
+            gap=0.3,
+            relative_gap_target=1e-4,
+        ),
+    )
+    carried = with_earlier_bound(earlier, weak)
+    assert (
+        carried.status is SolveStatus.OPTIMAL and carried.stats.best_bound == tco and carried.stats.gap == 0
+    )
+    lower = dataclasses.replace(earlier, stats=dataclasses.replace(earlier.stats, best_bound=0.5 * tco))
+    kept = with_earlier_bound(lower, weak)  # a weaker earlier bound changes nothing
+    assert kept is weak
