@@ -321,10 +321,6 @@ def _start_server(extra_args: list[str]) -> tuple[subprocess.Popen[str], str]:
         command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
     assert process.stderr is not None
-    solve_workers = (
-        "--solve-processes" not in extra_args or extra_args[extra_args.index("--solve-processes") + 1] != "0"
-    )
-    port = None
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         line = process.stderr.readline()
@@ -334,10 +330,9 @@ def _start_server(extra_args: list[str]) -> tuple[subprocess.Popen[str], str]:
             record = json.loads(line)
         except json.JSONDecodeError:
             continue
+        # The server opens once its solve workers are up (service.server.build_server).
         if record.get("event") == "server.started":
             port = record["port"]
-        # Timed calls start once the solve workers are up (until then solves run in the server).
-        if port is not None and (not solve_workers or record.get("event") == "worker_pool.ready"):
             # Keep draining the log so the server never blocks on a full pipe.
             threading.Thread(target=_drain, args=(process.stderr,), daemon=True).start()
             return process, f"127.0.0.1:{port}"

@@ -50,6 +50,9 @@ GIL_SWITCH_INTERVAL_S = 0.0005
 between SCIP calls, and the event loop answering cheap RPCs waits up to one interval per hand-over.
 bench/overload.py, quiet 2-core box: cheap-call p99 48-56 ms → 25-33 ms, the same solves answered."""
 """``fleetplan.v1.PlanStore``."""
+WORKERS_START_S = 60.0
+"""How long the server waits for its solve workers before it opens anyway (solves then run in its
+own threads until they are up)."""
 
 
 def load_pricebook(settings: ServerSettings) -> Pricebook:
@@ -115,6 +118,10 @@ async def build_server(settings: ServerSettings, book: Pricebook) -> BuiltServer
         ),
         server,
     )
+    # Open for calls once the solve workers are up (seconds of imports on a busy box): a solve that
+    # came earlier would run in this process, beside their start-up.
+    if settings.solve_processes and not await asyncio.to_thread(servicer.wait_for_workers, WORKERS_START_S):
+        log.warning("server.solve_workers_not_ready", waited_s=WORKERS_START_S)
     credentials = server_credentials(settings)
     try:
         if credentials is None:
@@ -188,7 +195,7 @@ class ThreadedServer:
         future: Future[BuiltServer] = asyncio.run_coroutine_threadsafe(
             build_server(self._settings, self._book), self._loop
         )
-        self._built = future.result(timeout=30)
+        self._built = future.result(timeout=30 + WORKERS_START_S)
         return self
 
     @property

@@ -159,6 +159,10 @@ class FleetPlannerServicer(rpc.FleetPlannerServicer):
         self._estimates.close()
         self._solves.close()
 
+    def wait_for_workers(self, timeout_s: float) -> bool:
+        """Wait (at most ``timeout_s``) until the solve workers are up (False: they are not)."""
+        return self._solves.wait_ready(timeout_s)
+
     def _estimate_s(self, message: Any, solves: float = 1.0) -> float:
         """Seconds the fitted model expects ``solves`` solves of ``message``'s size to take."""
         return solves * self._solve_time.estimate_s(solve_size(message, self._state.book))

@@ -102,12 +102,18 @@ def _start_worker(setup: _Setup, lanes: Any, outbox: Any) -> None:
     _worker_book, _lanes, _outbox = book, lanes, outbox
 
 
+PRELOAD = (__name__, "service.domain_calls")
+"""Imported once by the forkserver, before it forks any worker: this module and what the jobs call
+(the planner and the performance model). A worker that imported them at its first job would take
+seconds longer over it (a solve cut short at a shutdown then had no plan yet)."""
+
+
 def _worker_context() -> multiprocessing.context.BaseContext:
-    """``forkserver`` preloading this module; ``spawn`` where there is no forkserver (Windows)."""
+    """``forkserver`` preloading ``PRELOAD``; ``spawn`` where there is no forkserver (Windows)."""
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload([__name__])
+    context.set_forkserver_preload(list(PRELOAD))
     return context
 
 
@@ -224,12 +230,18 @@ class WorkerPool:
             threading.Thread(target=self._start_and_wait, name="fleetplan-workers-start", daemon=True).start()
 
     def _start_and_wait(self) -> None:
-        """Start the workers, wait until they are up and say so (``worker_pool.ready``)."""
+        self.wait_ready(None)
+
+    def wait_ready(self, timeout_s: float | None) -> bool:
+        """Start the workers if need be and wait (at most ``timeout_s``) until they are up; says so
+        once (``worker_pool.ready``). False: none (off, failed, or still starting)."""
+        if self._processes < 1:
+            return False
         self.ready()
         with self._lock:
             warming = list(self._warming)
-        concurrent.futures.wait(warming)
-        self.ready()
+        concurrent.futures.wait(warming, timeout=timeout_s)
+        return self.ready() is not None
 
     def _start_locked(self) -> None:
         if self._processes < 1 or self._pool is not None:

@@ -121,3 +121,7 @@ def test_the_workers_log_at_the_servers_level() -> None:
     finally:
         workers.close()
         structlog.configure(**saved)
+
+
+def test_workers_start_with_the_planner_imported(pool: WorkerPool) -> None:
+    assert pool.call(worker_jobs.imported, SolveToken()) is True

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import time
 from collections.abc import Iterator
 
@@ -58,3 +59,8 @@ def log_context(_token: SolveToken) -> dict[str, object]:
 def logs_info(_token: SolveToken) -> bool:
     """Whether an info line would be written here."""
     return bool(structlog.get_logger().bind().is_enabled_for(logging.INFO))
+
+
+def imported(_token: SolveToken) -> bool:
+    """Whether the planner's calls were imported before any job needed them."""
+    return "service.domain_calls" in sys.modules
