@@ -314,6 +314,7 @@ def test_sensitivity_is_the_saved_plans_in_every_file(bid: Bid) -> None:
                 continue
             assert expected in shown[column], (shown, saved)
             in_book = cells[column]
-            assert (_percent(in_book) if isinstance(in_book, float) else str(in_book)).endswith(expected)
+            in_book_text = _percent(in_book) if isinstance(in_book, float) else str(in_book)
+            assert in_book_text is not None and in_book_text.endswith(expected)
             assert expected in pdf
     assert re.search(r"(Annex|부록) 1\.", pdf)  # the assumptions come after, as an annex
