@@ -24,9 +24,9 @@ from typing import Any
 
 import structlog
 
-from bench.solver_scaling import portfolio
+from bench.whole_answer import portfolio_4
 from pricebook.loader import load_default
-from solver.domain import AcquisitionMode, PlanRequest, SolverOptions
+from solver.domain import PlanRequest, SolverOptions
 from solver.planner import plan
 from solver.resolve import resolve
 
@@ -35,16 +35,8 @@ GROWTH = (1.0, 2.0, 3.0)
 
 
 def requests(time_limit_s: float) -> dict[str, PlanRequest]:
-    base = portfolio(4)
-    constraints = base.constraints.model_copy(
-        update={
-            "currency": "KRW",
-            "include_vat": True,
-            "allowed_modes": (AcquisitionMode.BUY, AcquisitionMode.ON_DEMAND),
-        }
-    )
     options = SolverOptions(time_limit_s=time_limit_s, compute_baselines=False, compute_sensitivity=False)
-    single = base.model_copy(update={"constraints": constraints, "options": options})
+    single = portfolio_4().model_copy(update={"options": options})
     grown = tuple(w.model_copy(update={"demand_by_year": GROWTH}) for w in single.inference)
     return {"single_period": single, "three_years": single.model_copy(update={"inference": grown})}
 

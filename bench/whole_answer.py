@@ -40,13 +40,14 @@ from clients.scenario import load_scenario
 from service.convert.encode import plan_request_to_proto
 from service.server import start_in_thread
 from service.settings import ServerSettings
-from solver.domain import AcquisitionMode
+from solver.domain import AcquisitionMode, PlanRequest
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).parent / "results" / "whole_answer.json"
 
 
-def portfolio_4_request() -> api.PlanFleetRequest:
+def portfolio_4() -> PlanRequest:
+    """The 4-workload portfolio over the whole catalogue, in KRW with VAT, buy + on demand."""
     base = portfolio(4)
     constraints = base.constraints.model_copy(
         update={
@@ -55,7 +56,11 @@ def portfolio_4_request() -> api.PlanFleetRequest:
             "allowed_modes": (AcquisitionMode.BUY, AcquisitionMode.ON_DEMAND),
         }
     )
-    return plan_request_to_proto(base.model_copy(update={"constraints": constraints}))
+    return base.model_copy(update={"constraints": constraints})
+
+
+def portfolio_4_request() -> api.PlanFleetRequest:
+    return plan_request_to_proto(portfolio_4())
 
 
 KR_RAG_BID = ROOT / "tests" / "regressions" / "round3" / "repro" / "12-report-sensitivity-differs.yaml"
