@@ -19,6 +19,7 @@ from solver.optimizer.driver import solve_mip
 from solver.optimizer.stage_eval import check_staged, price_staged, staged_solutions
 from solver.optimizer.stage_instance import period_instance
 from solver.optimizer.stages import StagedInstance, solve_staged
+from solver.pricing.options import AcquisitionOption
 
 
 def _with_residual_and_budget(inst: FleetInstance, residual: float, budget: float | None) -> FleetInstance:
@@ -91,19 +92,24 @@ def test_staging_is_never_dearer_than_buying_the_last_years_fleet_at_once(
     assert price_staged(staged, solutions).tco == pytest.approx(plan.tco, rel=1e-7)
 
 
+def _one_option(gpu_option: AcquisitionOption, *, months: int, replicas: float) -> FleetInstance:
+    """One workload "w" served all day by one replica per GPU of ``gpu_option`` (GPU "g")."""
+    return FleetInstance(
+        currency="USD",
+        horizon_months=months,
+        buckets=ALL_DAY,
+        options=(gpu_option,),
+        inference=(flat_demand("w", replicas),),
+        candidates=(candidate("w", "g", 1.0),),
+    )
+
+
 def test_a_tranche_is_priced_by_hand() -> None:
     """One GPU type bought (capex 1,000, support 10 a month, 50 % residual after 12 months, 25 %
     after 24), demand of 1 replica in year 1 and 2 in year 2, purchases at 0.8 in year 2: one GPU
     bought in year 1, one in year 2 at 800."""
     gpu = dataclasses.replace(option("g", capex=1_000.0, fixed_monthly=10.0), residual_fraction=0.25)
-    base = FleetInstance(
-        currency="USD",
-        horizon_months=24,
-        buckets=ALL_DAY,
-        options=(gpu,),
-        inference=(flat_demand("w", 1.0),),
-        candidates=(candidate("w", "g", 1.0),),
-    )
+    base = _one_option(gpu, months=24, replicas=1.0)
     periods = _three_years(base, (1.0, 2.0))[:2]
     staged = StagedInstance(
         periods=periods, purchase_multiplier={gpu.id: (1.0, 0.8)}, residual={gpu.id: (0.25, 0.5)}
@@ -131,14 +137,7 @@ def test_one_server_bought_in_a_later_year_pays_no_fabric() -> None:
     board = dataclasses.replace(
         option("g", capex=1_000.0, per_server=8, domain=8, full=True), network_capex_per_server=500.0
     )
-    base = FleetInstance(
-        currency="USD",
-        horizon_months=36,
-        buckets=ALL_DAY,
-        options=(board,),
-        inference=(flat_demand("w", 8.0),),
-        candidates=(candidate("w", "g", 1.0),),
-    )
+    base = _one_option(board, months=36, replicas=8.0)
     staged = StagedInstance(periods=_three_years(base, (0.0, 1.0, 1.0)))
     plan = solve_staged(staged, time_limit_s=10, relative_gap=1e-9)
     assert plan.values is not None

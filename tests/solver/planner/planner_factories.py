@@ -12,6 +12,7 @@ from decimal import Decimal
 
 from pricebook.schema import Offer, Pricebook
 from solver.domain import (
+    AcquisitionMode,
     Constraints,
     InferenceWorkload,
     ModelRef,
@@ -48,6 +49,20 @@ def request(**options: bool) -> PlanRequest:
         constraints=Constraints(currency="USD", allowed_gpus=GPUS),
         options=SolverOptions(time_limit_s=10, **options),
     )
+
+
+def h200_l40s_request(
+    constraints: Mapping[str, object] | None = None, *, options: Mapping[str, bool] = BARE
+) -> PlanRequest:
+    """``request(**options)`` on H200 SXM and L40S, bought or rented on demand, with ``constraints``
+    set over those."""
+    base = request(**options)
+    update = {
+        "allowed_gpus": ("h200-sxm", "l40s"),
+        "allowed_modes": (AcquisitionMode.BUY, AcquisitionMode.ON_DEMAND),
+        **(constraints or {}),
+    }
+    return base.model_copy(update={"constraints": base.constraints.model_copy(update=update)})
 
 
 def budget_request() -> PlanRequest:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from decimal import ROUND_HALF_EVEN, Decimal
 
 import pytest
-from planner_factories import BARE, request
+from planner_factories import h200_l40s_request
 
 from pricebook.schema import Pricebook
 from solver.domain import AcquisitionMode, CostObjective
@@ -17,14 +17,7 @@ from solver.resolve import resolve
 
 
 def _plan(book: Pricebook, **constraints: object) -> PlanResult:
-    base = request(**BARE)
-    update = {
-        "allowed_gpus": ("h200-sxm", "l40s"),
-        "allowed_modes": (AcquisitionMode.BUY, AcquisitionMode.ON_DEMAND),
-        **constraints,
-    }
-    req = base.model_copy(update={"constraints": base.constraints.model_copy(update=update)})
-    return plan(resolve(req, book), time_limit_s=20)
+    return plan(resolve(h200_l40s_request(constraints), book), time_limit_s=20)
 
 
 def _by_hand(result: PlanResult, rate: float) -> list[tuple[Decimal, Decimal]]:
@@ -141,14 +134,8 @@ def test_leased_servers_of_one_model_share_their_fabric(book: Pricebook) -> None
 
 
 def test_under_npv_the_baselines_are_compared_on_npv(book: Pricebook) -> None:
-    base = request(compute_baselines=True, compute_sensitivity=False)
-    update = {
-        "allowed_gpus": ("h200-sxm", "l40s"),
-        "allowed_modes": (AcquisitionMode.BUY, AcquisitionMode.ON_DEMAND),
-        "discount_rate_annual": 0.25,
-        "horizon_months": 60,
-    }
-    req = base.model_copy(update={"constraints": base.constraints.model_copy(update=update)})
+    options = {"compute_baselines": True, "compute_sensitivity": False}
+    req = h200_l40s_request({"discount_rate_annual": 0.25, "horizon_months": 60}, options=options)
     result = plan(resolve(req, book), time_limit_s=20)
     saving = result.baseline_saving
     assert saving is not None and saving.in_npv and result.cash_flows is not None

@@ -4,7 +4,7 @@ and turning the credit off never makes the plan cheaper."""
 
 from __future__ import annotations
 
-from planner_factories import BARE, request
+from planner_factories import h200_l40s_request
 
 from pricebook.schema import Pricebook, SiteModel
 from solver.analysis.tco import NO_RESIDUAL_CREDIT, OWN_SITE_POWER, CostComponentName
@@ -14,9 +14,7 @@ from solver.resolve import resolve
 
 
 def _plan(book: Pricebook, **constraints: object) -> PlanResult:
-    base = request(**BARE)
-    update = {"allowed_gpus": ("h200-sxm", "l40s"), "allowed_modes": (AcquisitionMode.BUY,), **constraints}
-    req = base.model_copy(update={"constraints": base.constraints.model_copy(update=update)})
+    req = h200_l40s_request({"allowed_modes": (AcquisitionMode.BUY,), **constraints})
     return plan(resolve(req, book), time_limit_s=20)
 
 

@@ -8,7 +8,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from planner_factories import BARE, request
+from planner_factories import h200_l40s_request
 
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from clients.scenario import load_scenario
@@ -24,13 +24,7 @@ from solver.resolve import resolve
 
 
 def _request(**constraints: object) -> PlanRequest:
-    base = request(**BARE)
-    update = {
-        "allowed_gpus": ("h200-sxm", "l40s"),
-        "allowed_modes": (AcquisitionMode.BUY, AcquisitionMode.ON_DEMAND),
-        **constraints,
-    }
-    return base.model_copy(update={"constraints": base.constraints.model_copy(update=update)})
+    return h200_l40s_request(constraints)
 
 
 def _grown(req: PlanRequest, growth: tuple[float, ...]) -> PlanRequest:

@@ -5,24 +5,17 @@ per point."""
 from __future__ import annotations
 
 import pytest
-from planner_factories import BARE, request
+from planner_factories import h200_l40s_request
 
 from pricebook.schema import Pricebook
-from solver.domain import AcquisitionMode, PlanRequest
+from solver.domain import PlanRequest
 from solver.errors import InvalidRequest
 from solver.planner import SweepAxis, SweepFrontier, SweepPoint, plan, prepare_sweep, sweep
 from solver.resolve import resolve
 
 
 def _request(**constraints: object) -> PlanRequest:
-    base = request(**BARE)
-    update = {
-        "allowed_gpus": ("h200-sxm", "l40s"),
-        "allowed_modes": (AcquisitionMode.BUY, AcquisitionMode.ON_DEMAND),
-        "horizon_months": 48,
-        **constraints,
-    }
-    return base.model_copy(update={"constraints": base.constraints.model_copy(update=update)})
+    return h200_l40s_request({"horizon_months": 48, **constraints})
 
 
 def test_each_point_is_the_plan_at_its_rate(book: Pricebook) -> None:
