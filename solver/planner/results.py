@@ -74,6 +74,51 @@ class GroupShare:
 
 
 @dataclass(frozen=True, slots=True)
+class DisaggregatedRole:
+    """One role (prefill or decode) of a disaggregated deployment (``solver.perf.disagg``)."""
+
+    gpu: GpuId
+    tp: int
+    """Tensor parallelism of one attention-DP rank."""
+    ep: int
+    """Expert parallelism (1 = none)."""
+    attention_dp: int
+    """Attention data-parallel ranks per engine (1 = none)."""
+    precision: Precision
+    engines_per_unit: int
+    """Engines of this role in one unit of the deployment (the prefill:decode ratio)."""
+    gpus_peak: int
+    """GPUs of this role in the deployment's peak hour (all units)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DisaggregatedRoles:
+    """A deployment that runs prefill and decode on separate engines and moves the KV cache between
+    them; the line's ``replicas_by_hour`` count units of ``prefill.engines_per_unit`` prefill and
+    ``decode.engines_per_unit`` decode engines."""
+
+    prefill: DisaggregatedRole
+    decode: DisaggregatedRole
+    kv_link: str
+    """How the KV cache travels: "nvlink" (one scale-up domain), "network" (the servers' NICs) or
+    "pcie"."""
+    kv_bytes_per_request: float
+    network_cost: Money | None = None
+    """The scale-out ports and optics priced for the KV transfer over the horizon (None: none needed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DisaggregationComparison:
+    """Why disaggregation won: the cheapest plan of the same request without disaggregated
+    deployments, and what the plan saves against it."""
+
+    aggregated_tco: Money | None
+    """None: no aggregated plan meets the SLAs (with the reason in ``reason``)."""
+    saving: Money | None
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class DeploymentLine:
     """A deployment group: replicas of one deployment (GPU, TP or MIG slice, precision), either a
     pool shared by several workloads or loads, or one workload's own replicas."""
@@ -104,6 +149,9 @@ class DeploymentLine:
     co_located_with: tuple[str, ...] = ()
     """The groups on the other side of the shared cards of this GPU type (a guest's hosts, a
     host's guests)."""
+    disaggregation: DisaggregatedRoles | None = None
+    """Set for a disaggregated deployment (issue 33): its two roles; ``gpu``/``tp``/``precision``
+    then describe the decode role."""
 
     @property
     def label(self) -> str:
@@ -316,9 +364,9 @@ class PlanResult:
     depreciation: tuple[DepreciationYear, ...] = ()
     """Straight-line book depreciation of the purchases per year of the horizon (accounting only)."""
     cash_flows: CashFlows | None = None
+    """The cash per plan year, nominal and discounted, and the NPV (only with a discount rate)."""
     schedule: StagedSchedule | None = None
     """A multi-year plan's acquisition schedule (``solver.planner.staged``); None for one period."""
-    """The cash per plan year, nominal and discounted, and the NPV (only with a discount rate)."""
     lease_by_year: tuple[Money, ...] = ()
     """The leases' payments per plan year (1 …); () without a lease."""
     deployment_lines: tuple[DeploymentLine, ...] = ()
@@ -335,6 +383,9 @@ class PlanResult:
     stages: tuple[StageTime, ...] = ()
     """What each stage of the call used (main solve, baselines, headroom, sensitivity, p50
     re-solve), in the order they ran, against what the time budget gave it."""
+    disaggregation: DisaggregationComparison | None = None
+    """Set when the plan has a disaggregated deployment (issue 33): the cheapest aggregated
+    alternative and the saving against it."""
 
     @property
     def horizon_tco(self) -> Money | None:
