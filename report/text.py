@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["DASH", "deployment", "replicas", "uses_text"]
+__all__ = ["DASH", "deployment", "disaggregated", "ratio", "replicas", "role", "uses_text"]
 
 DASH = "–"
 """What an empty cell shows."""
@@ -32,3 +32,22 @@ def uses_text(uses: Sequence[tuple[float, float, str]], other_hours: str) -> str
     other = [f"≤{replicas(most)} × {name}" for r, most, name in uses if round(r, 2) <= 0]
     text = " + ".join(at_peak) or DASH
     return text + (f"; {other_hours}: {' + '.join(other)}" if other else "")
+
+
+def role(gpu_id: str, tp: int, ep: int, attention_dp: int, precision: str) -> str:
+    """One role of a disaggregated deployment, e.g. ``h200-sxm TP2 fp8`` or ``gb200 TP1 EP8 DP8 fp4``
+    (expert parallelism and attention data parallelism only when used)."""
+    parallel = f"TP{tp}" + (f" EP{ep}" if ep > 1 else "") + (f" DP{attention_dp}" if attention_dp > 1 else "")
+    return f"{gpu_id} {parallel} {precision}"
+
+
+def ratio(prefill_engines: int, decode_engines: int) -> str:
+    """The prefill:decode engines of one unit, e.g. ``1:3``."""
+    return f"{prefill_engines}:{decode_engines}"
+
+
+def disaggregated(prefill: str, prefill_engines: int, decode: str, decode_engines: int) -> str:
+    """A disaggregated deployment's unit from its roles' names (``role``), e.g.
+    ``(prefill 1 × h200-sxm TP2 fp8 + decode 3 × h100-sxm TP4 fp8)`` (in brackets, so that units of it
+    read ``4 × (prefill … + decode …)``)."""
+    return f"(prefill {prefill_engines} × {prefill} + decode {decode_engines} × {decode})"

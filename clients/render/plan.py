@@ -9,6 +9,7 @@ from decimal import Decimal
 
 from api.fleetplan.v1 import common_pb2, plan_pb2
 from clients.render.break_even import render_break_even
+from clients.render.disaggregation import disaggregated_names, disaggregation_section, disaggregation_table
 from clients.render.headroom import headroom_table
 from clients.render.schedule import schedule_section, schedule_tables
 from clients.render.tables import Cell, Table, heading, section
@@ -52,6 +53,7 @@ def render_plan(plan: plan_pb2.Plan, provenance: common_pb2.Provenance, *, markd
     out += _fleet(plan, markdown=markdown)
     out += _workloads(plan, markdown=markdown)
     out += _groups(plan, markdown=markdown)
+    out += disaggregation_section(plan, markdown=markdown)
     out += _training(plan, markdown=markdown)
     out += _cost(plan, markdown=markdown)
     out += _unit_costs(plan, markdown=markdown)
@@ -79,6 +81,7 @@ def plan_tables(plan: plan_pb2.Plan) -> list[Table]:
         _fleet_table(plan),
         _workloads_table(plan),
         _groups_table(plan),
+        disaggregation_table(plan),
         _training_table(plan),
         _cost_table(plan),
         _unit_costs_table(plan),
@@ -180,7 +183,8 @@ def _workloads_table(plan: plan_pb2.Plan) -> Table | None:
         return None
     deployments = {d.workload_name: d for d in plan.deployments}
     if plan.workload_rows:
-        rows = [_workload_row(w, deployments.get(w.workload_name)) for w in plan.workload_rows]
+        names = disaggregated_names(plan)
+        rows = [_workload_row(w, deployments.get(w.workload_name), names) for w in plan.workload_rows]
     else:  # a plan saved before the planner wrote its rows
         rows = [_legacy_workload_row(d) for d in plan.deployments]
     return Table("workloads", "Workloads", WORKLOAD_HEADERS, rows)
@@ -192,12 +196,14 @@ def _runner_up(d: plan_pb2.WorkloadDeployment | None) -> str:
     return "see note" if d is not None and d.runner_up_note else "-"
 
 
-def _workload_row(w: plan_pb2.WorkloadRow, d: plan_pb2.WorkloadDeployment | None) -> list[Cell]:
+def _workload_row(
+    w: plan_pb2.WorkloadRow, d: plan_pb2.WorkloadDeployment | None, disaggregated: dict[str, str]
+) -> list[Cell]:
     if not w.served:
         return [w.workload_name, "not served", 0, "-", "-", "-", "-", "-", _runner_up(d)]
     return [
         w.workload_name,
-        workload_uses(w),
+        workload_uses(w, disaggregated),
         replicas_text(w.replicas),
         w.ttft_p95_ms,
         w.tpot_ms,
@@ -237,14 +243,20 @@ def deployment_name(gpu_id: str, tp: int, mig_slice: int, precision: int) -> str
     return deployment_text(gpu_id, tp, mig_slice, precision_name(precision))
 
 
-def workload_uses(w: plan_pb2.WorkloadRow) -> str:
+def workload_uses(w: plan_pb2.WorkloadRow, disaggregated: dict[str, str] | None = None) -> str:
     """Each group serving the workload at its peak ("1.46 × h100-nvl TP1 fp8 shared + 1 × h100-nvl
-    TP2 fp8"), then those serving it only in other hours with their most replicas."""
+    TP2 fp8"; a disaggregated group by its unit, ``disaggregated`` by group id), then those serving
+    it only in other hours with their most replicas."""
+    names = disaggregated or {}
     uses = [
         (
             u.replicas,
             u.replicas_max,
-            (u.deployment or deployment_name(u.gpu_id, u.tp, u.mig_slice, u.precision))
+            (
+                names.get(u.group_id)
+                or u.deployment
+                or deployment_name(u.gpu_id, u.tp, u.mig_slice, u.precision)
+            )
             + (" shared" if u.shared else ""),
         )
         for u in w.uses
@@ -260,14 +272,23 @@ def _groups(plan: plan_pb2.Plan, *, markdown: bool) -> list[str]:
 def _groups_table(plan: plan_pb2.Plan) -> Table | None:
     if not plan.deployment_groups:
         return None
+    names = disaggregated_names(plan)
     return Table(
         "deployment_groups",
         "Deployment groups (replicas by hour in --json)",
         GROUP_HEADERS,
         [
             [
-                g.deployment or deployment_name(g.gpu_id, g.tp, g.mig_slice, g.precision),
-                "shared pool" if g.shared else "co-located" if g.deployment else "own",
+                names.get(g.group_id)
+                or g.deployment
+                or deployment_name(g.gpu_id, g.tp, g.mig_slice, g.precision),
+                ("disaggregated pool" if g.shared else "disaggregated")
+                if g.group_id in names
+                else "shared pool"
+                if g.shared
+                else "co-located"
+                if g.deployment
+                else "own",
                 g.replicas_peak,
                 g.replicas_off_peak,
                 replicas_text(g.gpus_peak),

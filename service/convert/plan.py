@@ -12,6 +12,7 @@ from api.fleetplan.v1 import common_pb2, plan_pb2
 from pricebook import catalog as pb_catalog
 from pricebook.errors import UnknownEntryError
 from pricebook.schema import Pricebook
+from service.convert.disaggregation import comparison_to_proto, roles_to_proto
 from service.convert.enums import MODE_TO_PROTO, QUANTILE_TO_PROTO, by_name, precision_to_proto
 from service.convert.headroom import headroom_to_proto
 from service.convert.money import amount_to_proto, money_to_proto, set_money
@@ -234,6 +235,8 @@ def deployment_group_to_proto(line: planner.DeploymentLine) -> plan_pb2.Deployme
         output_tok_s=finite(line.output_tok_s),
         utilization=finite(line.utilization),
     )
+    if line.disaggregation is not None:
+        group.disaggregation.CopyFrom(roles_to_proto(line.disaggregation))
     return _co_located(group, line)
 
 
@@ -500,6 +503,8 @@ def plan_to_proto(result: planner.PlanResult, book: Pricebook | None = None) -> 
         plan.headroom.CopyFrom(headroom_to_proto(result.headroom))
     if result.schedule is not None:
         plan.schedule.CopyFrom(schedule_to_proto(result.schedule))
+    if result.disaggregation is not None:
+        plan.disaggregation.CopyFrom(comparison_to_proto(result.disaggregation))
     return plan
 
 

@@ -13,7 +13,7 @@ from decimal import Decimal
 from api.fleetplan.v1 import common_pb2, plan_pb2
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import plan_store_pb2 as store_api
-from report.text import deployment, uses_text
+from report.text import deployment, disaggregated, role, uses_text
 from service.convert.money import decimal_text
 
 TOTALS = ("capex", "opex_monthly", "residual_value", "horizon_tco")
@@ -184,16 +184,36 @@ def _deployment_shape(deployment: plan_pb2.WorkloadDeployment) -> tuple[object, 
     )
 
 
-def row_text(row: plan_pb2.WorkloadRow | None) -> str:
+def _role_text(r: plan_pb2.DisaggregatedRole) -> str:
+    return role(r.gpu_id, r.tp, r.ep, r.attention_dp, _precision(r.precision))
+
+
+def disaggregated_units(plan: plan_pb2.Plan) -> dict[str, str]:
+    """Group id → the unit of each disaggregated group, in words."""
+    return {
+        g.group_id: disaggregated(
+            _role_text(g.disaggregation.prefill),
+            g.disaggregation.prefill.engines_per_unit,
+            _role_text(g.disaggregation.decode),
+            g.disaggregation.decode.engines_per_unit,
+        )
+        for g in plan.deployment_groups
+        if g.HasField("disaggregation")
+    }
+
+
+def row_text(row: plan_pb2.WorkloadRow | None, units: dict[str, str] | None = None) -> str:
     """A workload as the planner's row says it runs: each deployment at its peak with its
-    replica-equivalents (a shared pool's share included), then those used only in other hours."""
+    replica-equivalents (a shared pool's share included; a disaggregated group by its unit, from
+    ``units``), then those used only in other hours."""
     if row is None or not row.served:
         return "not served"
+    units = units or {}
     uses = [
         (
             u.replicas,
             u.replicas_max,
-            deployment(u.gpu_id, u.tp, u.mig_slice, _precision(u.precision))
+            (units.get(u.group_id) or deployment(u.gpu_id, u.tp, u.mig_slice, _precision(u.precision)))
             + (" shared" if u.shared else ""),
         )
         for u in row.uses
@@ -201,11 +221,20 @@ def row_text(row: plan_pb2.WorkloadRow | None) -> str:
     return uses_text(uses, "other hours")
 
 
-def _row_shape(row: plan_pb2.WorkloadRow | None) -> tuple[object, ...]:
+def _row_shape(row: plan_pb2.WorkloadRow | None, units: dict[str, str]) -> tuple[object, ...]:
     if row is None:
         return ()
     return tuple(
-        (u.gpu_id, u.tp, u.mig_slice, u.precision, u.shared, round(u.replicas, 3), round(u.replicas_max, 3))
+        (
+            u.gpu_id,
+            u.tp,
+            u.mig_slice,
+            u.precision,
+            u.shared,
+            round(u.replicas, 3),
+            round(u.replicas_max, 3),
+            units.get(u.group_id, ""),
+        )
         for u in row.uses
     )
 
@@ -216,9 +245,14 @@ def _change_text(name: str, base: plan_pb2.Plan, other: plan_pb2.Plan) -> str | 
     if base.workload_rows and other.workload_rows:
         old_row = next((w for w in base.workload_rows if w.workload_name == name), None)
         new_row = next((w for w in other.workload_rows if w.workload_name == name), None)
-        if old_row is not None and new_row is not None and _row_shape(old_row) == _row_shape(new_row):
+        old_units, new_units = disaggregated_units(base), disaggregated_units(other)
+        if (
+            old_row is not None
+            and new_row is not None
+            and _row_shape(old_row, old_units) == _row_shape(new_row, new_units)
+        ):
             return None
-        return f"{name}: {row_text(old_row)} → {row_text(new_row)}"
+        return f"{name}: {row_text(old_row, old_units)} → {row_text(new_row, new_units)}"
     old = next((d for d in base.deployments if d.workload_name == name), None)
     new = next((d for d in other.deployments if d.workload_name == name), None)
     if old is not None and new is not None and _deployment_shape(old) == _deployment_shape(new):

@@ -177,7 +177,9 @@ class DeploymentLine:
     @property
     def gpus_peak(self) -> float:
         """GPUs the group occupies in its peak hour (a fraction of one for MIG slices; 0 for a guest
-        on its hosts' cards)."""
+        on its hosts' cards; both roles' for a disaggregated deployment)."""
+        if self.disaggregation is not None:
+            return float(self.disaggregation.prefill.gpus_peak + self.disaggregation.decode.gpus_peak)
         return self.replicas_peak * self.gpus_per_replica
 
     @property

@@ -518,6 +518,7 @@ class DeploymentGroup(_message.Message):
     CARD_SHARE_FIELD_NUMBER: _builtins.int
     CO_LOCATED_WITH_FIELD_NUMBER: _builtins.int
     DEPLOYMENT_FIELD_NUMBER: _builtins.int
+    DISAGGREGATION_FIELD_NUMBER: _builtins.int
     group_id: _builtins.str
     """The shared pool's id (as in ReplicaPool.pool_id), or the deployment's id for a workload's own
     replicas (e.g. "chat/h100-sxm/tp1/fp8").
@@ -571,6 +572,14 @@ class DeploymentGroup(_message.Message):
     def co_located_with(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The groups on the other side of this GPU type's shared cards (a guest's hosts, a host's guests)."""
 
+    @_builtins.property
+    def disaggregation(self) -> Global___DisaggregatedRoles:
+        """Set for a disaggregated deployment (prefill and decode on separate engines, the KV cache moved
+        between them): its two roles. gpu_id, tp and precision then describe the decode role, and
+        replicas_* count units (each prefill.engines_per_unit prefill + decode.engines_per_unit decode
+        engines); gpus_peak counts both roles' GPUs. (Numbered apart from the fields others extend.)
+        """
+
     def __init__(
         self,
         *,
@@ -593,16 +602,141 @@ class DeploymentGroup(_message.Message):
         card_share: _builtins.float | None = ...,
         co_located_with: _abc.Iterable[_builtins.str] | None = ...,
         deployment: _builtins.str = ...,
+        disaggregation: Global___DisaggregatedRoles | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_card_share", b"_card_share", "card_share", b"card_share"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_card_share", b"_card_share", "card_share", b"card_share", "disaggregation", b"disaggregation"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_card_share", b"_card_share", "card_share", b"card_share", "co_located_with", b"co_located_with", "deployment", b"deployment", "gpu_id", b"gpu_id", "gpus_peak", b"gpus_peak", "group_id", b"group_id", "kv_precision", b"kv_precision", "mig_slice", b"mig_slice", "output_tok_s", b"output_tok_s", "peak_hour", b"peak_hour", "precision", b"precision", "replicas_by_hour", b"replicas_by_hour", "replicas_off_peak", b"replicas_off_peak", "replicas_peak", b"replicas_peak", "shared", b"shared", "shares", b"shares", "spares", b"spares", "tp", b"tp", "utilization", b"utilization"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_card_share", b"_card_share", "card_share", b"card_share", "co_located_with", b"co_located_with", "deployment", b"deployment", "disaggregation", b"disaggregation", "gpu_id", b"gpu_id", "gpus_peak", b"gpus_peak", "group_id", b"group_id", "kv_precision", b"kv_precision", "mig_slice", b"mig_slice", "output_tok_s", b"output_tok_s", "peak_hour", b"peak_hour", "precision", b"precision", "replicas_by_hour", b"replicas_by_hour", "replicas_off_peak", b"replicas_off_peak", "replicas_peak", b"replicas_peak", "shared", b"shared", "shares", b"shares", "spares", b"spares", "tp", b"tp", "utilization", b"utilization"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__card_share: _TypeAlias = _typing.Literal["card_share"]  # noqa: Y015
     _WhichOneofArgType__card_share: _TypeAlias = _typing.Literal["_card_share", b"_card_share"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType__card_share) -> _WhichOneofReturnType__card_share | None: ...
 
 Global___DeploymentGroup: _TypeAlias = DeploymentGroup  # noqa: Y015
+
+@_typing.final
+class DisaggregatedRole(_message.Message):
+    """One role (prefill or decode) of a disaggregated deployment."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GPU_ID_FIELD_NUMBER: _builtins.int
+    TP_FIELD_NUMBER: _builtins.int
+    EP_FIELD_NUMBER: _builtins.int
+    ATTENTION_DP_FIELD_NUMBER: _builtins.int
+    PRECISION_FIELD_NUMBER: _builtins.int
+    ENGINES_PER_UNIT_FIELD_NUMBER: _builtins.int
+    GPUS_PEAK_FIELD_NUMBER: _builtins.int
+    gpu_id: _builtins.str
+    """Catalogue GPU id."""
+    tp: _builtins.int
+    """Tensor parallelism of one attention-DP rank."""
+    ep: _builtins.int
+    """Expert parallelism (1 = none)."""
+    attention_dp: _builtins.int
+    """Attention data-parallel ranks per engine (1 = none)."""
+    precision: _common_pb2.Precision.ValueType
+    """Weight precision."""
+    engines_per_unit: _builtins.int
+    """Engines of this role in one unit of the deployment: prefill:decode is the ratio of the two roles'."""
+    gpus_peak: _builtins.int
+    """GPUs of this role in the deployment's peak hour (all units)."""
+    def __init__(
+        self,
+        *,
+        gpu_id: _builtins.str = ...,
+        tp: _builtins.int = ...,
+        ep: _builtins.int = ...,
+        attention_dp: _builtins.int = ...,
+        precision: _common_pb2.Precision.ValueType = ...,
+        engines_per_unit: _builtins.int = ...,
+        gpus_peak: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["attention_dp", b"attention_dp", "engines_per_unit", b"engines_per_unit", "ep", b"ep", "gpu_id", b"gpu_id", "gpus_peak", b"gpus_peak", "precision", b"precision", "tp", b"tp"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DisaggregatedRole: _TypeAlias = DisaggregatedRole  # noqa: Y015
+
+@_typing.final
+class DisaggregatedRoles(_message.Message):
+    """The two roles of a disaggregated deployment and the KV-cache transfer between them."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PREFILL_FIELD_NUMBER: _builtins.int
+    DECODE_FIELD_NUMBER: _builtins.int
+    KV_LINK_FIELD_NUMBER: _builtins.int
+    KV_BYTES_PER_REQUEST_FIELD_NUMBER: _builtins.int
+    NETWORK_COST_FIELD_NUMBER: _builtins.int
+    kv_link: _builtins.str
+    """How the KV cache travels: "nvlink" (one scale-up domain), "network" (the servers' NICs) or "pcie"."""
+    kv_bytes_per_request: _builtins.float
+    """KV-cache bytes moved from prefill to decode per request."""
+    @_builtins.property
+    def prefill(self) -> Global___DisaggregatedRole:
+        """The prefill role."""
+
+    @_builtins.property
+    def decode(self) -> Global___DisaggregatedRole:
+        """The decode role."""
+
+    @_builtins.property
+    def network_cost(self) -> _common_pb2.Money:
+        """The scale-out ports and optics priced for the KV transfer over the horizon; absent: none needed."""
+
+    def __init__(
+        self,
+        *,
+        prefill: Global___DisaggregatedRole | None = ...,
+        decode: Global___DisaggregatedRole | None = ...,
+        kv_link: _builtins.str = ...,
+        kv_bytes_per_request: _builtins.float = ...,
+        network_cost: _common_pb2.Money | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["decode", b"decode", "network_cost", b"network_cost", "prefill", b"prefill"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["decode", b"decode", "kv_bytes_per_request", b"kv_bytes_per_request", "kv_link", b"kv_link", "network_cost", b"network_cost", "prefill", b"prefill"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DisaggregatedRoles: _TypeAlias = DisaggregatedRoles  # noqa: Y015
+
+@_typing.final
+class DisaggregationComparison(_message.Message):
+    """Why disaggregation won: the cheapest plan of the same request without disaggregated deployments."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    AGGREGATED_TCO_FIELD_NUMBER: _builtins.int
+    SAVING_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    reason: _builtins.str
+    """Why no aggregated alternative is shown, or a remark; empty otherwise."""
+    @_builtins.property
+    def aggregated_tco(self) -> _common_pb2.Money:
+        """Horizon TCO of that plan; absent when no aggregated plan meets the SLAs (see reason)."""
+
+    @_builtins.property
+    def saving(self) -> _common_pb2.Money:
+        """aggregated_tco minus this plan's horizon TCO; absent without an aggregated plan."""
+
+    def __init__(
+        self,
+        *,
+        aggregated_tco: _common_pb2.Money | None = ...,
+        saving: _common_pb2.Money | None = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["aggregated_tco", b"aggregated_tco", "saving", b"saving"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["aggregated_tco", b"aggregated_tco", "reason", b"reason", "saving", b"saving"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DisaggregationComparison: _TypeAlias = DisaggregationComparison  # noqa: Y015
 
 @_typing.final
 class WorkloadGroupUse(_message.Message):
@@ -1847,6 +1981,7 @@ class Plan(_message.Message):
     HEADROOM_FIELD_NUMBER: _builtins.int
     NOTICES_FIELD_NUMBER: _builtins.int
     SCHEDULE_FIELD_NUMBER: _builtins.int
+    DISAGGREGATION_FIELD_NUMBER: _builtins.int
     status: Global___PlanStatus.ValueType
     """Outcome of the solve."""
     summary: _builtins.str
@@ -1951,6 +2086,12 @@ class Plan(_message.Message):
         deployments and cost above are then the final year's.
         """
 
+    @_builtins.property
+    def disaggregation(self) -> Global___DisaggregationComparison:
+        """Set when the plan has a disaggregated deployment (issue 33): the cheapest aggregated alternative
+        and the saving against it (the deployment_groups with disaggregation show the roles).
+        """
+
     def __init__(
         self,
         *,
@@ -1979,10 +2120,11 @@ class Plan(_message.Message):
         headroom: Global___Headroom | None = ...,
         notices: _abc.Iterable[Global___PlanNotice] | None = ...,
         schedule: Global___StagedSchedule | None = ...,
+        disaggregation: Global___DisaggregationComparison | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "break_even", b"break_even", "cost", b"cost", "diagnosis", b"diagnosis", "headroom", b"headroom", "horizon_tco_at_p50", b"horizon_tco_at_p50", "horizon_tco_at_quantile", b"horizon_tco_at_quantile", "schedule", b"schedule", "solver_statistics", b"solver_statistics", "uncertainty", b"uncertainty"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "break_even", b"break_even", "cost", b"cost", "diagnosis", b"diagnosis", "disaggregation", b"disaggregation", "headroom", b"headroom", "horizon_tco_at_p50", b"horizon_tco_at_p50", "horizon_tco_at_quantile", b"horizon_tco_at_quantile", "schedule", b"schedule", "solver_statistics", b"solver_statistics", "uncertainty", b"uncertainty"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "baselines", b"baselines", "break_even", b"break_even", "cap_usage", b"cap_usage", "capacity_quantile", b"capacity_quantile", "cost", b"cost", "deployment_groups", b"deployment_groups", "deployments", b"deployments", "diagnosis", b"diagnosis", "fleet", b"fleet", "headroom", b"headroom", "horizon_tco_at_p50", b"horizon_tco_at_p50", "horizon_tco_at_quantile", b"horizon_tco_at_quantile", "notices", b"notices", "pools", b"pools", "schedule", b"schedule", "sensitivity", b"sensitivity", "solver_statistics", b"solver_statistics", "status", b"status", "summary", b"summary", "training", b"training", "uncertainty", b"uncertainty", "unit_costs", b"unit_costs", "warnings", b"warnings", "workload_rows", b"workload_rows"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["baseline_saving", b"baseline_saving", "baselines", b"baselines", "break_even", b"break_even", "cap_usage", b"cap_usage", "capacity_quantile", b"capacity_quantile", "cost", b"cost", "deployment_groups", b"deployment_groups", "deployments", b"deployments", "diagnosis", b"diagnosis", "disaggregation", b"disaggregation", "fleet", b"fleet", "headroom", b"headroom", "horizon_tco_at_p50", b"horizon_tco_at_p50", "horizon_tco_at_quantile", b"horizon_tco_at_quantile", "notices", b"notices", "pools", b"pools", "schedule", b"schedule", "sensitivity", b"sensitivity", "solver_statistics", b"solver_statistics", "status", b"status", "summary", b"summary", "training", b"training", "uncertainty", b"uncertainty", "unit_costs", b"unit_costs", "warnings", b"warnings", "workload_rows", b"workload_rows"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

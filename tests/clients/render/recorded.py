@@ -1,8 +1,9 @@
 """Rendered text and Markdown of recorded responses, compared byte for byte with tests/clients/rendered/.
 
 The responses are the five examples' plans (tests/golden/plans/) and a few answers of the other RPCs
-recorded once in tests/clients/rendered/responses/ (an infeasible plan, the catalogue cut to four
-entries per kind, estimates, a break-even analysis, an evaluation and a sweep frontier), so the
+recorded once in tests/clients/rendered/responses/ (an infeasible plan, a disaggregated plan hand-built
+by ``tests/solver/planner/disagg_factories.py``, the catalogue cut to four entries per kind,
+estimates, a break-even analysis, an evaluation and a sweep frontier), so the
 rendering is checked without a server and independently of today's solver.
 
 ``python -m tests.clients.render.recorded --write`` records the outputs; a refactor must leave them
@@ -58,6 +59,7 @@ def renderers() -> Iterator[tuple[str, Callable[[bool], str]]]:
     for path in sorted(GOLDEN_PLANS.glob("*.json")):
         yield f"plan_{path.stem}", _plan(path)
     yield "plan_infeasible", _plan(RESPONSES / "infeasible_plan.json")
+    yield "plan_disaggregated", _plan(RESPONSES / "disaggregated_plan.json")
     catalog = _load(RESPONSES / "catalog.json", api.ListCatalogResponse)
     yield "catalog", lambda markdown: render.render_catalog(catalog, markdown=markdown)
     estimates = _load(RESPONSES / "estimates.json", api.EstimatePerformanceResponse)
