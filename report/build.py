@@ -42,6 +42,7 @@ from report.data import (
     SolverInfo,
     VatSummary,
 )
+from report.disaggregation import why_row
 from report.embeddings import embedding_rows, hourly_loads
 from report.sections import (
     api_rows,
@@ -102,6 +103,7 @@ def build_quote(
         bom=_bom(result, book, resolved.request.constraints.storage),
         workloads=workload_rows(result, resolved.request),
         groups=group_rows(result),
+        disaggregation=why_row(result),
         training=training_rows(result, resolved.request),
         buy_vs_rent=buy_vs_rent_rows(result),
         api=api_rows(result),

@@ -16,6 +16,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict
 
 from pricebook.schema import Currency, Money
+from report.disagg_data import DisaggregationWhy, RolesRow
 from report.presentation import Audience, QuoteHeader
 
 QUOTE_SCHEMA_VERSION = 1
@@ -248,6 +249,8 @@ class WorkloadUseRow(_Quote):
     """The planner's name of a co-located group (``DeploymentLine.label``); "" = named from the fields."""
     card_share: float = 1.0
     """The share of each card the group runs on (co-location; 1 = whole cards)."""
+    disaggregation: RolesRow | None = None
+    """The group's roles when it is disaggregated (its replicas are then units)."""
 
 
 class GroupShareRow(_Quote):
@@ -277,6 +280,8 @@ class DeploymentGroupRow(_Quote):
     """The planner's name of a co-located group (``DeploymentLine.label``); "" = named from the fields."""
     card_share: float = 1.0
     """The share of each card the group runs on (co-location; 1 = whole cards)."""
+    disaggregation: RolesRow | None = None
+    """Its two roles when the group is disaggregated (``replicas_*`` then count units)."""
 
 
 class WorkloadRow(_Quote):
@@ -507,6 +512,8 @@ class QuoteData(_Quote):
     """Wall power of the on-site fleet at full load, PUE included (None: no plan)."""
     rack_units: float | None = None
     site: QuoteSite = QuoteSite()
+    disaggregation: DisaggregationWhy | None = None
+    """Why the plan's disaggregated deployments won (None: the plan has none)."""
 
     @property
     def internal(self) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from report import bid, charts
 from report.cashflow import cash_flow, money_sum
 from report.data import Alternative, AlternativeKind, QuoteData
+from report.disaggregation import disaggregation_html
 from report.formatting import compact_json, mix_change, money, money_summary, number, percent
 from report.html_base import bullets as _bullets
 from report.html_base import chart as _chart
@@ -339,6 +340,7 @@ def _workloads(quote: QuoteData, lang: Language) -> str:
             body += f"<h3>{_e(label('deployment_groups', lang))}</h3>"
             groups = [[_e(c) for c in group_cells(g, lang)] for g in quote.groups]
             body += _table([label(k, lang) for k in COLUMNS.groups], groups, "groups-table")
+        body += disaggregation_html(quote, lang)
         served = [w for w in quote.workloads if w.served]
         if served:
             body += _chart("latency", charts.latency_chart(served, lang), label("latency_chart", lang))

@@ -188,6 +188,30 @@ LABELS: dict[str, str] = {
     "co_located": "co-located (shares a card)",
     "card_guest": "{fraction} of a card",
     "card_host": "{fraction} of each card",
+    # Disaggregated serving (issue 33; report.disaggregation)
+    "disaggregation": "Disaggregated serving (prefill/decode on separate engines)",
+    "disagg.kind": "disaggregated (prefill/decode)",
+    "disagg.prefill": "Prefill role",
+    "disagg.decode": "Decode role",
+    "disagg.prefill_engines": "Prefill engines per unit",
+    "disagg.decode_engines": "Decode engines per unit",
+    "disagg.ratio": "Ratio p:d",
+    "disagg.units": "Units at peak",
+    "disagg.prefill_gpus": "Prefill GPUs at peak",
+    "disagg.decode_gpus": "Decode GPUs at peak",
+    "disagg.kv_link": "KV-cache link",
+    "disagg.kv_mb": "KV MB per request",
+    "disagg.network_cost": "KV network cost over the horizon",
+    "disagg.link.nvlink": "NVLink (one scale-up domain)",
+    "disagg.link.network": "network between servers (NICs)",
+    "disagg.link.pcie": "PCIe",
+    "disagg.why": (
+        "Why disaggregated serving (prefill/decode): the best aggregated plan costs {aggregated}; "
+        "this plan saves {saving}"
+    ),
+    "disagg.why_none": (
+        "Why disaggregated serving (prefill/decode): no aggregated plan meets the SLAs ({reason})"
+    ),
     "replicas_peak": "Replicas at peak",
     "replicas_off_peak": "Off-peak replicas",
     "gpus_peak": "GPUs at peak",
@@ -326,6 +350,7 @@ LABELS: dict[str, str] = {
     "sheet.Assumptions": "Assumptions",
     "sheet.Sensitivity": "Sensitivity",
     "sheet.Sourcing": "Sourcing",
+    "sheet.Disaggregation": "Disaggregation",
     "support_rate": "Support per year (share of amount)",
     "residual_fraction": "Residual value at the end (share of amount)",
     "axis.eok_krw": "100 million KRW",

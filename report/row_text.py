@@ -5,6 +5,7 @@ parts are ``report.text`` (the CLI reads them too, without loading the report st
 from __future__ import annotations
 
 from report.data import DeploymentGroupRow, QuoteData, QuoteSite, WorkloadRow, WorkloadUseRow
+from report.disaggregation import unit_name
 from report.formatting import number, percent
 from report.labels import Language, label
 from report.text import deployment, replicas, uses_text
@@ -32,6 +33,8 @@ def workload_deployments(w: WorkloadRow, lang: Language) -> str:
 
     def name(u: WorkloadUseRow) -> str:
         shared = f" {label('shared', lang)}" if u.shared else ""
+        if u.disaggregation is not None:
+            return unit_name(u.disaggregation) + shared
         name = deployment_name(u.gpu_id, u.tp, u.mig_slice, u.precision, card_share=u.card_share, lang=lang)
         return name + shared
 
@@ -40,9 +43,16 @@ def workload_deployments(w: WorkloadRow, lang: Language) -> str:
 
 def group_cells(g: DeploymentGroupRow, lang: Language) -> list[str]:
     """A deployment group's row as text, in ``COLUMNS.groups`` order."""
+    if g.disaggregation is not None:
+        name, kind = unit_name(g.disaggregation), label("disagg.kind", lang)
+    else:
+        name = deployment_name(g.gpu_id, g.tp, g.mig_slice, g.precision, card_share=g.card_share, lang=lang)
+        kind = label(
+            "shared_pool" if g.shared else "co_located" if g.card_share < 1 else "own_replicas", lang
+        )
     return [
-        deployment_name(g.gpu_id, g.tp, g.mig_slice, g.precision, card_share=g.card_share, lang=lang),
-        label("shared_pool" if g.shared else "co_located" if g.card_share < 1 else "own_replicas", lang),
+        name,
+        kind,
         str(g.replicas_peak),
         str(g.replicas_off_peak),
         replicas(g.gpus_peak),

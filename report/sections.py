@@ -15,13 +15,15 @@ from report.data import (
     WorkloadRow,
     WorkloadUseRow,
 )
+from report.disagg_data import RolesRow
+from report.disaggregation import group_roles, roles_row
 from solver.domain import InferenceWorkload, PlanRequest
 from solver.planner.results import PlanResult, WorkloadLine
 
 UNSERVED_REASONS_SHOWN = 2
 
 
-def _served_row(line: WorkloadLine, w: InferenceWorkload | None) -> WorkloadRow:
+def _served_row(line: WorkloadLine, w: InferenceWorkload | None, roles: dict[str, RolesRow]) -> WorkloadRow:
     main = line.uses[0]
     sla = w.sla if w is not None else None
     return WorkloadRow(
@@ -54,6 +56,7 @@ def _served_row(line: WorkloadLine, w: InferenceWorkload | None) -> WorkloadRow:
                 output_tok_s=u.output_tok_s,
                 deployment=u.label if u.card_share < 1 else "",
                 card_share=u.card_share,
+                disaggregation=roles.get(u.group_id),
             )
             for u in line.uses
         ),
@@ -86,11 +89,12 @@ def workload_rows(result: PlanResult, request: PlanRequest) -> tuple[WorkloadRow
     served = {w.workload: w for w in result.workload_lines if w.served}
     diagnosis = result.solution.diagnosis
     reasons = {u.workload: u.reasons for u in diagnosis.unservable} if diagnosis is not None else {}
+    roles = group_roles(result)
     rows = []
     for w in request.inference:
         line = served.get(w.name)
         if line is not None:
-            rows.append(_served_row(line, w))
+            rows.append(_served_row(line, w, roles))
         else:
             why = "; ".join(reasons.get(w.name, ())[:UNSERVED_REASONS_SHOWN]) or result.summary
             rows.append(_unserved_row(w, why))
@@ -116,6 +120,7 @@ def group_rows(result: PlanResult) -> tuple[DeploymentGroupRow, ...]:
             utilization=g.utilization,
             deployment=g.label if g.card_share < 1 else "",
             card_share=g.card_share,
+            disaggregation=roles_row(g.disaggregation),
         )
         for g in result.deployment_lines
     )

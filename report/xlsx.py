@@ -22,6 +22,7 @@ from pricebook.schema import Money
 from report import bid
 from report.cashflow import ROWS, cash_flow, money_sum
 from report.data import Discounting, QuoteData
+from report.disaggregation import has_disaggregation, write_disaggregation
 from report.formatting import mix_change, money_summary, signed_percent
 from report.html import outside_requirement, why_it_loses
 from report.labels import COLUMNS, Language, label
@@ -657,6 +658,10 @@ def render_xlsx(quote: QuoteData, lang: Language) -> bytes:
     _sensitivity(sheets["Sensitivity"], quote, f, lang)
     if "Sourcing" in sheets:
         _sourcing(sheets["Sourcing"], quote, f, lang)
+    if has_disaggregation(quote):  # its own sheet, last: the others keep their places
+        formats = {"bold": f.bold, "head": f.head, "money": f.money, "number": f.number}
+        sheets["Disaggregation"] = book.add_worksheet(label("sheet.Disaggregation", lang))
+        write_disaggregation(sheets["Disaggregation"], quote, lang, formats)
     for key, sheet in sheets.items():
         sheet.set_paper(A4)
         if key not in ("Summary", "BOM", "CashFlow"):  # those set their own print areas
