@@ -17,7 +17,7 @@ import enum
 import functools
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from decimal import Decimal
 from importlib import resources
 from pathlib import Path
@@ -75,6 +75,8 @@ _SITE_SETTINGS_HASHED_WHEN_SET: dict[str, Any] = {
 }
 """Site settings that enter the content hash only when they differ from their default, so a book
 that leaves them alone keeps the hash it had before they existed (answers quote the hash)."""
+_GPU_FIELDS_HASHED_WHEN_SET: dict[str, Any] = {"rental_only": False}
+"""The same for GPU fields."""
 _META_FIELDS = frozenset({"source", "as_of", "field_sources", "estimated_fields", "notes"})
 
 
@@ -141,6 +143,10 @@ def content_hash(book: Pricebook) -> str:
     for name, default in _SITE_SETTINGS_HASHED_WHEN_SET.items():
         if site[name] == default:
             del site[name]
+    for gpu in dumped["gpus"]:
+        for name, default in _GPU_FIELDS_HASHED_WHEN_SET.items():
+            if gpu[name] == default:
+                del gpu[name]
     for name in _COLLECTIONS:
         dumped[name] = sorted(dumped[name], key=lambda entry: str(entry["id"]))
     canonical = json.dumps(_canonical(dumped), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -384,9 +390,12 @@ def _check_references(entries: Mapping[str, Sequence[tuple[str, Sourced]]]) -> N
                     file, srv.id, "p2p_groups", f"slot(s) {bad} outside 0..{srv.gpus_per_server - 1}"
                 )
         servers[srv.id] = srv
+    rental_only = {_entry_id(e) for _, e in entries["gpus"] if isinstance(e, GpuSpec) and e.rental_only}
     for file, off in entries["offers"]:
         assert isinstance(off, Offer)
-        check_offer_references(off, gpu_ids, servers, functools.partial(PricebookError, file, off.id))
+        error = functools.partial(PricebookError, file, off.id)
+        check_offer_references(off, gpu_ids, servers, error, rental_only=rental_only)
+    _check_rental_only(entries, rental_only)
     model_ids = {_entry_id(e) for _, e in entries["models"]}
     for file, api in entries["api_prices"]:
         assert isinstance(api, ApiPrice)
@@ -401,13 +410,21 @@ def check_offer_references(
     gpu_ids: Iterable[str],
     servers: Mapping[str, ServerSpec],
     error: Callable[[str, str], Exception],
+    *,
+    rental_only: Collection[str] = (),
 ) -> None:
-    """Raise ``error(field, reason)`` if the offer names an unknown GPU/server or is inconsistent.
+    """Raise ``error(field, reason)`` if the offer names an unknown GPU/server or is inconsistent
+    (a purchase or lease of a ``rental_only`` GPU among them).
 
     Shared by the loader and by request overrides (which add vendor quotes).
     """
     if off.gpu not in set(gpu_ids):
         raise error("gpu", f"unknown GPU {off.gpu!r}")
+    if off.gpu in rental_only and off.kind in RENTAL_ONLY_REFUSED:
+        raise error(
+            "kind",
+            f"{off.gpu} is rental_only (no server model to buy it in): only reserved or on_demand offers",
+        )
     if off.kind == OfferKind.PURCHASE_SERVER and off.server is None:
         raise error("server", "a purchase_server offer must name its server")
     if off.server is not None:
@@ -422,6 +439,26 @@ def check_offer_references(
         _check_lease(off, error)
     if off.price.amount <= 0:
         raise error("price", f"price must be positive, got {off.price.amount}")
+
+
+RENTAL_ONLY_REFUSED = frozenset({OfferKind.PURCHASE_GPU, OfferKind.PURCHASE_SERVER, OfferKind.LEASE})
+"""Offer kinds a ``rental_only`` GPU cannot have."""
+
+
+def _check_rental_only(entries: Mapping[str, Sequence[tuple[str, Sourced]]], rental_only: set[str]) -> None:
+    """A ``rental_only`` GPU lives in no server model and has at least one rental offer."""
+    for file, srv in entries["servers"]:
+        assert isinstance(srv, ServerSpec)
+        if srv.gpu in rental_only:
+            raise PricebookError(file, srv.id, "gpu", f"{srv.gpu} is rental_only: no server model holds it")
+    rented = {
+        o.gpu for _, o in entries["offers"] if isinstance(o, Offer) and o.kind not in RENTAL_ONLY_REFUSED
+    }
+    for file, gpu in entries["gpus"]:
+        if isinstance(gpu, GpuSpec) and gpu.rental_only and gpu.id not in rented:
+            raise PricebookError(
+                file, gpu.id, "rental_only", "a rental_only GPU needs a reserved or on_demand offer"
+            )
 
 
 def _check_lease(off: Offer, error: Callable[[str, str], Exception]) -> None:

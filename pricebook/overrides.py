@@ -265,7 +265,9 @@ def _validated_offer(book: Pricebook, data: dict[str, Any]) -> Offer:
     def error(field: str, reason: str) -> _Violation:
         return _Violation(field, reason)
 
-    check_offer_references(offer, (g.id for g in book.gpus), {s.id: s for s in book.servers}, error)
+    servers = {s.id: s for s in book.servers}
+    rental_only = {g.id for g in book.gpus if g.rental_only}
+    check_offer_references(offer, (g.id for g in book.gpus), servers, error, rental_only=rental_only)
     return offer
 
 

@@ -169,6 +169,9 @@ class GpuSpec(Sourced):
     """Market segment (``consumer`` cards need ``Constraints.allow_consumer_gpus``)."""
     servers: tuple[ServerId, ...] = ()
     """Servers (by id) this GPU is sold in."""
+    rental_only: bool = False
+    """Only rented (reserved or on demand), never bought: no server model holds it and no purchase or
+    lease offer names it (e.g. an NVL72 rack GPU whose rack price is not sourced)."""
 
 
 class NicSpec(_Frozen):

@@ -10,6 +10,7 @@ import pytest
 
 from pricebook.errors import PricebookError
 from pricebook.loader import load_dir
+from tests.pricebook.conftest import edit_yaml
 
 Editor = Callable[[str, str, str, Callable[[dict[str, Any]], Any]], None]
 
@@ -174,3 +175,57 @@ def test_a_book_without_gpus(book_dir: Path) -> None:
         (book_dir / name).unlink()  # they reference GPUs
     error = _refused(book_dir)
     assert (error.entry, error.reason) == ("gpus", "missing: no file lists any GPU")
+
+
+def _rental_only(entry: dict[str, Any]) -> None:
+    entry["rental_only"] = True
+
+
+def test_a_rental_only_gpu_cannot_be_bought(book_dir: Path, edit_entry: Editor) -> None:
+    edit_entry("gpus.yaml", "gpus", "l4", _rental_only)
+    error = _refused(book_dir)
+    assert Path(error.file).name == "offers.yaml" and error.field == "kind"
+    assert error.entry.startswith("l4.") and "rental_only" in error.reason
+
+
+def _without_purchases(gpu_id: str) -> Callable[[Any], None]:
+    def change(data: Any) -> None:
+        data["offers"] = [
+            o
+            for o in data["offers"]
+            if not (o["gpu"] == gpu_id and o["kind"] not in ("reserved", "on_demand"))
+        ]
+
+    return change
+
+
+def test_a_rental_only_gpu_lives_in_no_server(book_dir: Path, edit_entry: Editor) -> None:
+    edit_entry("gpus.yaml", "gpus", "l4", _rental_only)
+    edit_yaml(book_dir / "offers.yaml", _without_purchases("l4"))
+    error = _refused(book_dir)
+    assert Path(error.file).name == "servers.yaml" and error.field == "gpu" and "l4" in error.reason
+
+
+def test_a_rental_only_gpu_needs_a_rental_offer(book_dir: Path, edit_entry: Editor) -> None:
+    edit_entry("gpus.yaml", "gpus", "l4", _rental_only)
+    edit_yaml(
+        book_dir / "offers.yaml",
+        lambda data: data.update(offers=[o for o in data["offers"] if o["gpu"] != "l4"]),
+    )
+    edit_yaml(
+        book_dir / "servers.yaml",
+        lambda data: data.update(servers=[s for s in data["servers"] if s["gpu"] != "l4"]),
+    )
+    _assert_names(_refused(book_dir), "gpus.yaml", "l4", "rental_only")
+
+
+def test_a_rental_only_gpu_with_only_rentals_loads(book_dir: Path, edit_entry: Editor) -> None:
+    edit_entry("gpus.yaml", "gpus", "l4", _rental_only)
+    edit_yaml(book_dir / "offers.yaml", _without_purchases("l4"))
+    edit_yaml(
+        book_dir / "servers.yaml",
+        lambda data: data.update(servers=[s for s in data["servers"] if s["gpu"] != "l4"]),
+    )
+    book = load_dir(book_dir)
+    assert next(g for g in book.gpus if g.id == "l4").rental_only
+    assert {o.kind.value for o in book.offers if o.gpu == "l4"} <= {"reserved", "on_demand"}
