@@ -10,6 +10,7 @@ import pytest
 from pricebook import catalog
 from pricebook.loader import load_default
 from pricebook.schema import OfferKind, Pricebook
+from solver.perf.rack_gpus import rack_gpu
 
 REQUIRED_GPU_IDS = (
     "a100-sxm-80gb",
@@ -168,11 +169,42 @@ def test_estimated_offers_are_labelled_as_such(book: Pricebook) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def test_every_gpu_can_be_bought_and_lives_in_a_server(book: Pricebook) -> None:
+def test_every_gpu_can_be_bought_and_lives_in_a_server_unless_rental_only(book: Pricebook) -> None:
     for spec in book.gpus:
+        if spec.rental_only:
+            continue
         assert catalog.servers_for(book, spec.id), spec.id
         assert spec.servers == tuple(sorted(s.id for s in catalog.servers_for(book, spec.id)))
         assert catalog.offers_for(book, spec.id, OfferKind.PURCHASE_GPU), spec.id
+
+
+def test_the_nvl72_rack_gpus_are_rented_whole_racks_only(book: Pricebook) -> None:
+    """GB200/GB300 (issue 33): no NVL72 rack price is sourced, so they are rental_only, rented 72
+    GPUs at a time; GB200 at AWS's u-p6e-gb200x72 Capacity Block ($761.904/h for 72 GPUs), GB300
+    at a labelled estimate."""
+    racks = {g.id: g for g in book.gpus if g.rental_only}
+    assert set(racks) == {"gb200", "gb300"}
+    for gpu_id, spec in racks.items():
+        assert spec.scale_up_domain_size == 72 and not catalog.servers_for(book, gpu_id)
+        offers = [o for o in book.offers if o.gpu == gpu_id]
+        assert offers and all(o.kind in (OfferKind.RESERVED, OfferKind.ON_DEMAND) for o in offers)
+        assert all(o.gpus_per_instance == 72 for o in offers)
+    (aws,) = [o for o in book.offers if o.gpu == "gb200"]
+    assert aws.price.amount * 72 == Decimal("761.904") and aws.label.value == "list"
+    (estimate,) = [o for o in book.offers if o.gpu == "gb300"]
+    assert estimate.label.value == "estimate" and "price" in estimate.estimated_fields
+
+
+def test_the_rack_gpus_of_the_catalogue_and_the_performance_model_agree(book: Pricebook) -> None:
+    """solver/perf/rack_gpus.yaml (the disaggregated model's NVL72 GPUs) states the same specs."""
+    for gpu_id in ("gb200", "gb300"):
+        rack = rack_gpu(gpu_id)
+        assert rack is not None
+        ours = catalog.gpu(book, gpu_id).model_dump(exclude=PROVENANCE | {"rental_only"})
+        assert ours == rack.model_dump(exclude=PROVENANCE | {"rental_only"}), gpu_id
+
+
+PROVENANCE = {"source", "as_of", "field_sources", "estimated_fields", "notes"}
 
 
 def test_rentals_come_from_at_least_three_providers(book: Pricebook) -> None:
@@ -221,11 +253,14 @@ def test_site_has_both_currencies_and_a_dated_usd_krw_rate(book: Pricebook) -> N
 
 
 def test_derived_int8_follows_the_documented_rule(book: Pricebook) -> None:
-    # Rule (issue #3): INT8 = dense FP8 on Hopper/Ada/Blackwell/CDNA, = 2 x dense BF16 on Ampere.
+    # Rule (issue #3): INT8 = dense FP8 on Hopper/Ada/Blackwell/CDNA, = 2 x dense BF16 on Ampere;
+    # Blackwell Ultra (GB300) takes B300's sourced figure (it trades INT8 for FP4).
+    ultra = catalog.gpu(book, "b300").int8_tops
     for spec in book.gpus:
         if "int8_tops" not in spec.estimated_fields:
             continue
         expected = 2 * spec.bf16_tflops if spec.architecture.value == "ampere" else spec.fp8_tflops
+        expected = ultra if "Blackwell Ultra" in spec.name else expected
         assert spec.int8_tops == pytest.approx(expected), spec.id
 
 

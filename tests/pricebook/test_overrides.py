@@ -185,3 +185,23 @@ def test_a_server_quote_must_match_the_servers_gpu(book: Pricebook) -> None:
     )
     violations = _violations(book, bad)
     assert "holds 'h100-sxm'" in violations["overrides.offers[0].server"]
+
+
+def test_a_purchase_quote_for_a_rental_only_gpu_is_refused_naming_the_field(book: Pricebook) -> None:
+    """GB200 is rented as whole NVL72 racks only (no server model to buy it in): a vendor's purchase
+    quote for it is INVALID_ARGUMENT on the offer's kind, a rental quote is taken."""
+    purchase = OfferOverride(
+        offer_id="gb200.buy.vendor-a",
+        kind=OfferKind.PURCHASE_GPU,
+        gpu="GB200 NVL72",
+        provider="Vendor A",
+        price=_money("60000"),
+    )
+    violations = _violations(book, PricebookOverrides(offers=(purchase,)))
+    assert list(violations) == ["overrides.offers[0].kind"]
+    assert "rental_only" in violations["overrides.offers[0].kind"]
+    rental = purchase.model_copy(update={"offer_id": "gb200.od.vendor-a", "kind": OfferKind.ON_DEMAND})
+    changed, _ = apply_overrides(
+        book, PricebookOverrides(offers=(rental.model_copy(update={"price": _money("9")}),)), today=TODAY
+    )
+    assert catalog.offer(changed, "gb200.od.vendor-a").gpu == "gb200"
