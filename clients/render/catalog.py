@@ -28,6 +28,8 @@ def render_catalog(r: api.ListCatalogResponse, *, markdown: bool = False) -> str
     out = []
     if r.gpus:
         out += section("GPUs", GPU_HEADERS, [_gpu_row(g) for g in r.gpus], markdown=markdown)
+        rented = [g.id for g in r.gpus if g.rental_only]
+        out += [f"rental only (no server model or purchase offer): {', '.join(rented)}"] if rented else []
     if r.servers:
         out += _servers(r, markdown=markdown)
     if r.offers:

@@ -73,6 +73,7 @@ def _gpu(g: GpuSpec) -> catalog_pb2.GpuEntry:
         segment=g.segment.value,
         server_ids=list(g.servers),
         source=_source(g),
+        rental_only=g.rental_only,
     )
 
 

@@ -156,6 +156,7 @@ class GpuEntry(_message.Message):
     SERVER_IDS_FIELD_NUMBER: _builtins.int
     SOURCE_FIELD_NUMBER: _builtins.int
     SEGMENT_FIELD_NUMBER: _builtins.int
+    RENTAL_ONLY_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Stable lowercase id."""
     name: _builtins.str
@@ -204,6 +205,10 @@ class GpuEntry(_message.Message):
     """Market segment: "data_center", "workstation" or "consumer" (GeForce: planned only with
     Constraints.allow_consumer_gpus).
     """
+    rental_only: _builtins.bool
+    """Only rented (reserved or on demand), never bought: no server model holds it and no purchase
+    offer names it (e.g. a GB200/GB300 NVL72 rack GPU, rented as whole racks).
+    """
     @_builtins.property
     def aliases(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Aliases that resolve to the id."""
@@ -245,10 +250,11 @@ class GpuEntry(_message.Message):
         server_ids: _abc.Iterable[_builtins.str] | None = ...,
         source: Global___Source | None = ...,
         segment: _builtins.str = ...,
+        rental_only: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["source", b"source"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["aliases", b"aliases", "architecture", b"architecture", "bf16_tflops", b"bf16_tflops", "ecc", b"ecc", "form_factor", b"form_factor", "fp4_tflops", b"fp4_tflops", "fp8_tflops", b"fp8_tflops", "id", b"id", "int8_tops", b"int8_tops", "l2_mb", b"l2_mb", "memory_bandwidth_gbs", b"memory_bandwidth_gbs", "memory_gb", b"memory_gb", "memory_type", b"memory_type", "mig_max_instances", b"mig_max_instances", "name", b"name", "p2p_over_pcie", b"p2p_over_pcie", "pcie_bandwidth_gbs", b"pcie_bandwidth_gbs", "pcie_gen", b"pcie_gen", "scale_up_bandwidth_gbs", b"scale_up_bandwidth_gbs", "scale_up_domain_size", b"scale_up_domain_size", "scale_up_link", b"scale_up_link", "segment", b"segment", "server_ids", b"server_ids", "source", b"source", "tdp_w", b"tdp_w", "vendor", b"vendor"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["aliases", b"aliases", "architecture", b"architecture", "bf16_tflops", b"bf16_tflops", "ecc", b"ecc", "form_factor", b"form_factor", "fp4_tflops", b"fp4_tflops", "fp8_tflops", b"fp8_tflops", "id", b"id", "int8_tops", b"int8_tops", "l2_mb", b"l2_mb", "memory_bandwidth_gbs", b"memory_bandwidth_gbs", "memory_gb", b"memory_gb", "memory_type", b"memory_type", "mig_max_instances", b"mig_max_instances", "name", b"name", "p2p_over_pcie", b"p2p_over_pcie", "pcie_bandwidth_gbs", b"pcie_bandwidth_gbs", "pcie_gen", b"pcie_gen", "rental_only", b"rental_only", "scale_up_bandwidth_gbs", b"scale_up_bandwidth_gbs", "scale_up_domain_size", b"scale_up_domain_size", "scale_up_link", b"scale_up_link", "segment", b"segment", "server_ids", b"server_ids", "source", b"source", "tdp_w", b"tdp_w", "vendor", b"vendor"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -27,3 +27,10 @@ def test_own_site_without_credit_is_shown() -> None:
 def test_colocation_with_credit_adds_nothing() -> None:
     default = catalog_pb2.SiteEntry(site_model="colocation", residual_value_credit=True)
     assert _text(default) == _text(catalog_pb2.SiteEntry())
+
+
+def test_rental_only_gpus_are_named_under_the_gpu_table() -> None:
+    gpus = [catalog_pb2.GpuEntry(id="gb200", rental_only=True), catalog_pb2.GpuEntry(id="h100-sxm")]
+    text = render_catalog(api.ListCatalogResponse(gpus=gpus))
+    assert "rental only (no server model or purchase offer): gb200\n" in text
+    assert "rental only" not in render_catalog(api.ListCatalogResponse(gpus=gpus[1:]))

@@ -35,3 +35,9 @@ def test_an_unknown_kind_is_named() -> None:
     with pytest.raises(InvalidRequest) as info:
         catalog_kinds_from_proto(api.ListCatalogRequest(kinds=[99]))
     assert [(v.field, v.reason) for v in info.value.violations] == [("kinds[0]", "unknown value 99")]
+
+
+def test_rental_only_gpus_say_so(book: Pricebook) -> None:
+    out = catalog_to_proto(book, ())
+    flagged = sorted(g.id for g in out.gpus if g.rental_only)
+    assert flagged == sorted(g.id for g in book.gpus if g.rental_only) == ["gb200", "gb300"]
