@@ -209,6 +209,18 @@ def offer(book: Pricebook, offer_id: str) -> Offer:
     return found
 
 
+OWNED_RENTAL_ONLY = (
+    "is rental_only in the pricebook: no server model holds it, so the power and space of owned ones "
+    "are unknown; plan it rented (reserved or on demand)"
+)
+"""Why a rental-only GPU cannot be owned (after its id)."""
+
+
+def rental_only_ids(book: Pricebook) -> frozenset[str]:
+    """GPUs only rented, never bought (``GpuSpec.rental_only``)."""
+    return frozenset(g.id for g in book.gpus if g.rental_only)
+
+
 def servers_for(book: Pricebook, gpu_key: str) -> tuple[ServerSpec, ...]:
     """Servers that hold this GPU (by id or alias), in book order."""
     gpu_id = gpu(book, gpu_key).id

@@ -120,6 +120,18 @@ def _check_consumer_gpus(constraints: Constraints, book: Pricebook) -> None:
         raise InvalidRequest(violations)
 
 
+def _check_owned_rental_only(constraints: Constraints, book: Pricebook) -> None:
+    """Owned GPUs need a server model (``constraints`` has ids)."""
+    rental_only = catalog.rental_only_ids(book)
+    violations = [
+        FieldViolation(f"constraints.owned[{i}].gpu", f"{o.gpu} {catalog.OWNED_RENTAL_ONLY}")
+        for i, o in enumerate(constraints.owned)
+        if o.gpu in rental_only
+    ]
+    if violations:
+        raise InvalidRequest(violations)
+
+
 def _training(training: tuple[TrainingWorkload, ...], refs: References) -> tuple[TrainingWorkload, ...]:
     out = []
     for j, t in enumerate(training):
@@ -186,6 +198,7 @@ def resolve(request: PlanRequest, book: Pricebook) -> ResolvedRequest:
     resolved = _with_ids(request, refs)
     refs.raise_if_any()
     _check_consumer_gpus(resolved.constraints, book)
+    _check_owned_rental_only(resolved.constraints, book)
     new_book, applied = apply_overrides(book, resolved.overrides)
     _check_pinned_offers(resolved.constraints, new_book)
     check_measurements(resolved.measurements, new_book)

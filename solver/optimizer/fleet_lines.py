@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
+from pricebook import catalog
 from pricebook.schema import Pricebook
 from solver.domain import AcquisitionMode, Constraints, Fleet, FleetItem
 from solver.errors import FieldViolation, InvalidRequest
@@ -55,6 +56,12 @@ def fixed_fleet(
     options, so the MIP finds the cheapest valid packing and offer mix. A line no option matches,
     or whose count no mix of whole rental instances makes, is refused, naming it."""
     options, problems = _named_offer_options(fleet, options, book, constraints)
+    rental_only = catalog.rental_only_ids(book)
+    problems += [
+        FieldViolation(f"fleet.items[{i}].owned", f"{item.gpu} {catalog.OWNED_RENTAL_ONLY}")
+        for i, item in enumerate(fleet.items)
+        if item.owned and item.gpu in rental_only
+    ]
     groups: dict[tuple[str, ...], int] = defaultdict(int)
     for i, item in enumerate(fleet.items):
         if any(p.field.startswith(f"fleet.items[{i}]") for p in problems):
