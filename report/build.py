@@ -43,6 +43,7 @@ from report.data import (
     VatSummary,
 )
 from report.embeddings import embedding_rows, hourly_loads
+from report.schedule import schedule_of
 from report.sections import (
     api_rows,
     buy_vs_rent_rows,
@@ -135,6 +136,7 @@ def build_quote(
         power_kw=sum(line.power_kw for line in on_site) if result.tco is not None else None,
         rack_units=sum(line.rack_units for line in on_site) if result.tco is not None else None,
         site=_site(resolved),
+        schedule=schedule_of(result.schedule),
     )
 
 
@@ -211,6 +213,7 @@ def _discounting(result: PlanResult) -> Discounting | None:
             for y in flows.years
         ),
         npv=flows.npv,
+        nominal_total=flows.nominal_total,
     )
 
 

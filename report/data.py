@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from pricebook.schema import Currency, Money
 from report.presentation import Audience, QuoteHeader
+from report.schedule import Schedule
 
 QUOTE_SCHEMA_VERSION = 1
 """Bumped when a stored ``QuoteData`` document would no longer validate."""
@@ -210,6 +211,8 @@ class Discounting(_Quote):
     """What the plan minimised: "npv" or "nominal"."""
     years: tuple[DiscountedYear, ...]
     npv: Money
+    nominal_total: Money | None = None
+    """Σ nominal: the horizon's TCO in cash (None in quotes stored before it was kept)."""
 
 
 class Economics(_Quote):
@@ -507,6 +510,9 @@ class QuoteData(_Quote):
     """Wall power of the on-site fleet at full load, PUE included (None: no plan)."""
     rack_units: float | None = None
     site: QuoteSite = QuoteSite()
+    schedule: Schedule | None = None
+    """A multi-year plan's schedule (연차별 도입 계획); None for one period. The other sections'
+    fleet, bill of materials and cost lines are then the final year's, for its months alone."""
 
     @property
     def internal(self) -> bool:
