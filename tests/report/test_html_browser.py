@@ -118,3 +118,30 @@ def test_the_blank_chart_check_can_fail(driver: webdriver.Chrome, tmp_path: Path
     _open(driver, f"<!DOCTYPE html><html><body>{blank}</body></html>", tmp_path / "blank.html")
     ink, _ = _ink(driver.find_element(By.ID, "chart-blank").screenshot_as_png)
     assert ink <= MIN_INK_FRACTION
+
+
+def test_the_five_year_korean_quote_shows_its_schedule_and_yearly_cash_flow(
+    driver: webdriver.Chrome, tmp_path: Path
+) -> None:
+    """The five-year rollout's Korean quote (issue 32): it loads clean, the 연차별 도입 계획 table
+    shows each year's capex and monthly opex as the plan's schedule has them, the yearly cash-flow
+    chart is drawn, and the NPV shown is the plan's."""
+    planned = example("korean_public_rollout_5yr")
+    _open(driver, render_html(planned.quote, Language.KO), tmp_path / "rollout-ko.html")
+    assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
+    assert driver.execute_script("return performance.getEntriesByType('resource').length") == 0
+    section = driver.find_element(By.ID, "schedule")
+    assert section.find_element(By.TAG_NAME, "h2").text == "3. 연차별 도입 계획"
+    assert section.find_element(By.ID, "schedule-table").is_displayed()
+    for year in planned.plan_json["schedule"]["years"]:
+        n = year["year"]
+        assert [exact_amount(t) for t in _field(driver, f"schedule-capex-{n}")] == [amount(year["capex"])]
+        assert [exact_amount(t) for t in _field(driver, f"schedule-opex-{n}")] == [
+            amount(year["opex_monthly"])
+        ]
+    npv = amount(planned.plan_json["cost"]["npv"])
+    assert [exact_amount(t) for t in _field(driver, "schedule-npv")] == [npv]
+    chart = section.find_element(By.ID, "chart-present-value")
+    ink, colours = _ink(chart.screenshot_as_png)
+    assert ink > MIN_INK_FRACTION and colours > 3
+    assert f"{int(npv):,}원" in chart.find_element(By.TAG_NAME, "figcaption").text
