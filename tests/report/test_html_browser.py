@@ -145,3 +145,40 @@ def test_the_five_year_korean_quote_shows_its_schedule_and_yearly_cash_flow(
     ink, colours = _ink(chart.screenshot_as_png)
     assert ink > MIN_INK_FRACTION and colours > 3
     assert f"{int(npv):,}원" in chart.find_element(By.TAG_NAME, "figcaption").text
+
+
+SPLIT_KOREAN_WORDS = """
+const split = [], wrapped = [];
+for (const th of document.querySelectorAll('th')) {
+  const lines = new Set();
+  const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const words = /\\S*[\\uac00-\\ud7a3]\\S*/g;
+    for (let m = words.exec(node.data); m; m = words.exec(node.data)) {
+      const range = document.createRange();
+      range.setStart(node, m.index);
+      range.setEnd(node, m.index + m[0].length);
+      const tops = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+      tops.forEach(t => lines.add(t));
+      if (tops.size > 1) split.push(m[0]);
+    }
+  }
+  if (lines.size > 1) wrapped.push(th.textContent);
+}
+return [split, wrapped];
+"""
+"""Korean header words drawn over more than one line, and the headers that wrap at all."""
+
+
+def test_korean_table_headers_wrap_between_words_only(driver: webdriver.Chrome, tmp_path: Path) -> None:
+    """In a narrow window the five-year quote's headers wrap, but never inside a Korean word
+    (WeasyPrint and browsers break Hangul between any two syllables unless told not to)."""
+    planned = example("korean_public_rollout_5yr")
+    driver.set_window_size(640, 900)
+    try:
+        _open(driver, render_html(planned.quote, Language.KO), tmp_path / "narrow-ko.html")
+        split, wrapped = driver.execute_script(SPLIT_KOREAN_WORDS)
+    finally:
+        driver.set_window_size(1200, 900)
+    assert len(wrapped) > 5, "the narrow page should wrap some headers"
+    assert split == []
