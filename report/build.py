@@ -44,6 +44,7 @@ from report.data import (
 )
 from report.embeddings import embedding_rows, hourly_loads
 from report.schedule import schedule_of
+from report.schedule_alternatives import staged_alternatives
 from report.sections import (
     api_rows,
     buy_vs_rent_rows,
@@ -99,7 +100,9 @@ def build_quote(
         saving=saving.saving if saving is not None else None,
         saving_fraction=saving.saving_fraction if saving is not None else None,
         saving_against=saving.best_baseline_gpu if saving is not None else "",
-        alternatives=_alternatives(result, rent_only, plan_tco, rentals_allowed=_rentals_allowed(resolved)),
+        alternatives=_alternatives(result, rent_only, plan_tco, rentals_allowed=_rentals_allowed(resolved))
+        if result.schedule is None
+        else staged_alternatives(result, rent_only, rentals_allowed=_rentals_allowed(resolved)),
         bom=_bom(result, book, resolved.request.constraints.storage),
         workloads=workload_rows(result, resolved.request),
         groups=group_rows(result),

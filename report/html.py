@@ -26,7 +26,7 @@ from report.html_bid import (
 from report.labels import COLUMNS, Language, label
 from report.present_value import npv_summary_item, present_value_html
 from report.row_text import cost_label, group_cells, quote_warnings, shows_no_credit, workload_deployments
-from report.schedule_html import final_year_note, schedule_html
+from report.schedule_html import alternatives_note, final_year_note, schedule_html
 from report.style import CSS
 from report.text import DASH, replicas
 
@@ -129,7 +129,9 @@ def _alternatives(quote: QuoteData, lang: Language) -> str:
     body = _table(headers, rows, "alternatives-table")
     if not any(a.kind is AlternativeKind.RENT_ONLY for a in quote.alternatives):
         body += _note(label("no_rent_only", lang))
-    if not any(a.kind is AlternativeKind.API for a in quote.alternatives):
+    if staged := alternatives_note(quote, lang):
+        body += _note(staged)
+    elif not any(a.kind is AlternativeKind.API for a in quote.alternatives):
         body += _note(label("no_api_price", lang))
     return _section("alternatives", "alternatives", body, lang)
 

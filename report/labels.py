@@ -155,6 +155,11 @@ LABELS: dict[str, str] = {
     "tranche.depreciation": "Depreciation over the plan",
     "sched.chart": "Cash flow by plan year, nominal and discounted: NPV {npv}",
     "sheet.Schedule": "Schedule",
+    "alt.staged": "A multi-year plan: the plan and its rent-only plan, each planned year by year, are "
+    "compared by {basis} over the whole horizon ({months} months); capex is every purchase of the "
+    "horizon and the fleet shown is the final year's. The per-token API is not compared year by year.",
+    "alt.staged.npv": "the NPV of their cash at {rate} a year",
+    "alt.staged.nominal": "their nominal TCO",
     "component": "Component",
     "monthly": "Per month",
     "comp.gpu_purchase": "GPU purchase",

@@ -15,7 +15,7 @@ from report.data import QuoteData
 from report.formatting import money, money_summary
 from report.html_base import e, facts, note, section, table
 from report.labels import Language, label
-from report.present_value import present_value_html
+from report.present_value import present_value_html, rate_text
 from report.schedule import Schedule, ScheduleDeploymentRow, ScheduleItemRow
 
 CARD_SHARE = re.compile(r"(\d+/\d+) of (a|each) card")
@@ -66,6 +66,20 @@ def final_year_note(quote: QuoteData, lang: Language) -> str:
         return ""
     last = s.years[-1].months
     return note(label("sched.final_year", lang).format(years=len(s.years), months=s.months, last=last))
+
+
+def alternatives_note(quote: QuoteData, lang: Language) -> str:
+    """How a multi-year plan's alternatives are compared (empty for one period): the same basis
+    as ``report.schedule_alternatives.horizon_cost``."""
+    s = quote.schedule
+    if s is None:
+        return ""
+    d = quote.economics.discounting if quote.economics is not None else None
+    if d is not None and d.objective == "npv":
+        basis = label("alt.staged.npv", lang).format(rate=rate_text(d))
+    else:
+        basis = label("alt.staged.nominal", lang)
+    return label("alt.staged", lang).format(basis=basis, months=s.months)
 
 
 def _years_table(quote: QuoteData, s: Schedule, lang: Language) -> str:

@@ -26,6 +26,7 @@ from report.formatting import mix_change, money_summary, signed_percent
 from report.html import outside_requirement, why_it_loses
 from report.labels import COLUMNS, Language, label
 from report.row_text import cost_label, group_cells, workload_deployments
+from report.schedule_html import alternatives_note
 from report.schedule_xlsx import schedule_sheet
 
 SHEETS = ("Summary", "Alternatives", "BOM", "CashFlow", "Workloads", "Assumptions", "Sensitivity")
@@ -478,6 +479,8 @@ def _alternatives(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Languag
         sheet.write(1 + i, 3, _amount(a.capex), f.money)
         why = outside_requirement(quote, a, lang) + why_it_loses(a, quote.currency, lang)
         _row(sheet, 1 + i, [None, None, None, None, a.gpus, bid.fleet_text(a.fleet_summary, lang), why])
+    if staged := alternatives_note(quote, lang):
+        sheet.write_string(2 + len(quote.shown_alternatives()), 0, staged)
     sheet.set_column(0, 0, 28)
     sheet.set_column(2, 3, 18)
     sheet.set_column(5, 6, 50)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import io
+import json
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
 from typing import Any
@@ -17,11 +18,14 @@ from typing import Any
 import openpyxl
 import pytest
 import yaml
+from google.protobuf import json_format
 from quote_files import html_fields, html_tables, pdf_text, section_text
 from report_support import EXAMPLES, amount, exact_amount, example
 from xlsx_eval import Evaluator
 
 from report import Language, ReportFormat, render
+from report.data import QuoteData
+from service.convert.plan import plan_to_proto
 
 EXAMPLE = "korean_public_rollout_5yr"
 SHEET = "연차별 도입 계획"
@@ -248,3 +252,44 @@ def test_a_plan_of_one_period_has_no_schedule_section_or_sheet() -> None:
     assert 'id="schedule"' not in html and "연차별 도입 계획" not in html
     book = openpyxl.load_workbook(io.BytesIO(render(quote, ReportFormat.XLSX, Language.KO).content))
     assert SHEET not in book.sheetnames
+
+
+def _rent_only_plan() -> dict[str, Any]:
+    rentals = example(EXAMPLE).rentals
+    loaded: dict[str, Any] = json.loads(
+        json_format.MessageToJson(plan_to_proto(rentals), preserving_proto_field_name=True)
+    )
+    return loaded
+
+
+def test_the_alternatives_compare_the_horizons_npv_not_the_final_years_lines(files: Files) -> None:
+    """The plan and its rent-only plan, each staged, by the NPV of their cash over the five years
+    (what the plan minimised) with the capex of every purchase of the horizon — not the final
+    year's fleet alone, which made renting look 276 M KRW cheaper."""
+    plan, rent = files.plan, _rent_only_plan()
+    assert "schedule" in rent, "the rent-only plan should be staged too"
+    plan_npv, rent_npv = amount(plan["cost"]["npv"]), amount(rent["cost"]["npv"])
+    capex = sum((amount(y["capex"]) for y in _years(plan)), Decimal(0))
+    rows = html_tables(files.html)["alternatives-table"]
+    assert [r[0] for r in rows] == ["권장 혼합 구성", "임차 전용"]
+    assert [exact_amount(r[2]) for r in rows] == [plan_npv, rent_npv]
+    assert [exact_amount(r[3]) for r in rows] == [capex, Decimal(0)]
+    extra = rent_npv - plan_npv
+    assert extra > 0 and rows[1][6].startswith(f"{extra:,}원 ({extra / plan_npv:.1%}) 더 비쌈")
+    assert "순현재가치(연 할인율 10.00%) 기준으로 비교합니다" in files.html
+    sheet = _workbook_rows(files.xlsx, "대안 비교")
+    assert [[Decimal(r[2]), Decimal(r[3])] for r in sheet[1:3]] == [[plan_npv, capex], [rent_npv, Decimal(0)]]
+    flat = " ".join(section_text(files.pdf, "대안 비교", "연도별 현금 흐름").split())
+    assert f"{plan_npv:,}원" in flat and f"{rent_npv:,}원" in flat and "더 비쌈" in flat
+
+
+def _workbook_rows(content: bytes, name: str) -> list[list[Any]]:
+    values = openpyxl.load_workbook(io.BytesIO(content), data_only=True)
+    return [list(r) for r in values[name].iter_rows(values_only=True)]
+
+
+def test_a_stored_five_year_quote_reads_back_the_same() -> None:
+    """A saved plan's quote is its JSON document: the schedule round-trips exactly."""
+    quote = example(EXAMPLE).quote
+    assert quote.schedule is not None
+    assert QuoteData.model_validate_json(quote.model_dump_json()) == quote
