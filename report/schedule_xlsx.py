@@ -40,6 +40,8 @@ TRANCHE_KEYS = (
     "tranche.residual",
     "tranche.depreciation",
 )
+LINE_POINTS = 15
+"""The height of a line of text in a row (points)."""
 PV_KEYS = ("year", "months", "pv.nominal", "pv.factor", "pv.discounted", "pv.cumulative")
 
 
@@ -51,6 +53,7 @@ def _heads(sheet: Worksheet, row: int, keys: tuple[str, ...], f: _Formats, lang:
 def _years(sheet: Worksheet, r: int, quote: QuoteData, s: Schedule, *, f: _Formats, lang: Language) -> int:
     """The schedule table from row ``r``, its total row (=SUM of months and capex) last; returns it."""
     _heads(sheet, r, YEAR_KEYS, f, lang)
+    sheet.set_row(r, 2 * LINE_POINTS)
     first = r + 1
     for i, y in enumerate(s.years):
         at = first + i
@@ -61,6 +64,8 @@ def _years(sheet: Worksheet, r: int, quote: QuoteData, s: Schedule, *, f: _Forma
         sheet.write_number(at, 4, float(y.opex_monthly.amount), f.money)
         sheet.write_string(at, 5, items_text(y.fleet, lang, internal=False), f.wrap)
         sheet.write_string(at, 6, "\n".join(deployment_text(d, lang) for d in y.deployments), f.wrap)
+        # a spreadsheet does not grow a row for wrapped lines by itself (LibreOffice draws them over)
+        sheet.set_row(at, LINE_POINTS * max(1, len(y.deployments), len(y.fleet)))
     last = first + len(s.years) - 1
     total = last + 1
     sheet.write_string(total, 0, label("total", lang), f.bold)
@@ -114,7 +119,15 @@ def _present_value(
     return npv
 
 
-def _chart(book: Workbook, sheet: Worksheet, rows: tuple[int, int], d: Discounting, lang: Language) -> None:
+def _chart(
+    book: Workbook,
+    sheet: Worksheet,
+    rows: tuple[int, int],
+    d: Discounting,
+    *,
+    money_format: str,
+    lang: Language,
+) -> None:
     """Nominal and discounted cash per plan year as columns, over the cells of the block."""
     first, last = rows
     name = sheet.get_name()
@@ -136,6 +149,7 @@ def _chart(book: Workbook, sheet: Worksheet, rows: tuple[int, int], d: Discounti
         {"name": label("sched.chart", lang).format(npv=money(d.npv, lang)), "name_font": {"size": 11}}
     )
     chart.set_x_axis({"name": label("year", lang)})
+    chart.set_y_axis({"num_format": money_format})
     chart.set_legend({"position": "bottom"})
     chart.set_size({"width": 720, "height": 300})
     sheet.insert_chart(last + 3, 0, chart)
@@ -157,7 +171,7 @@ def schedule_sheet(
     if d is not None:
         start = end + 2
         end = _present_value(sheet, start, d, digits, f=f, lang=lang)
-        _chart(book, sheet, (start + 3, end - 1), d, lang)
+        _chart(book, sheet, (start + 3, end - 1), d, money_format=f.money.num_format, lang=lang)
         end += 18  # the chart below the block
     sheet.set_column(0, 1, 10)
     sheet.set_column(2, 2, 28)
