@@ -20,9 +20,11 @@ import pytest
 import yaml
 from google.protobuf import json_format
 from quote_files import html_fields, html_tables, pdf_text, section_text
-from report_support import EXAMPLES, amount, exact_amount, example
+from report_support import EXAMPLES, amount, exact_amount, example, plan_and_quote, resolved_of
 from xlsx_eval import Evaluator
 
+from api.fleetplan.v1 import fleet_planner_pb2 as api
+from clients.scenario import load_scenario
 from report import Language, ReportFormat, render
 from report.data import QuoteData
 from service.convert.plan import plan_to_proto
@@ -293,3 +295,21 @@ def test_a_stored_five_year_quote_reads_back_the_same() -> None:
     quote = example(EXAMPLE).quote
     assert quote.schedule is not None
     assert QuoteData.model_validate_json(quote.model_dump_json()) == quote
+
+
+def test_without_a_rate_the_schedule_stands_and_the_alternatives_compare_nominal_tcos() -> None:
+    """The same rollout with no discount rate: the schedule section and sheet without a present
+    value, and the alternatives by their nominal TCO over the five years (the schedule's)."""
+    request = load_scenario(EXAMPLES / f"{EXAMPLE}.yaml", api.PlanFleetRequest)
+    request.constraints.ClearField("discount_rate_annual")
+    planned = plan_and_quote(resolved_of(request), "no-rate")
+    plan = planned.plan_json
+    assert "npv" not in plan["cost"] and "schedule" in plan
+    html = render(planned.quote, ReportFormat.HTML, Language.KO).content.decode("utf-8")
+    tables = html_tables(html)
+    assert "schedule-table" in tables and "present-value-table" not in tables
+    rows = tables["alternatives-table"]
+    assert exact_amount(rows[0][2]) == amount(plan["schedule"]["nominal_tco"])
+    assert "명목 총소유비용 기준으로 비교합니다" in html
+    book = openpyxl.load_workbook(io.BytesIO(render(planned.quote, ReportFormat.XLSX, Language.KO).content))
+    assert "할인율 (연)" not in [r[0] for r in book[SHEET].iter_rows(values_only=True)]
