@@ -44,6 +44,8 @@ from report.data import (
 )
 from report.disaggregation import why_row
 from report.embeddings import embedding_rows, hourly_loads
+from report.schedule import schedule_of
+from report.schedule_alternatives import staged_alternatives
 from report.sections import (
     api_rows,
     buy_vs_rent_rows,
@@ -99,7 +101,9 @@ def build_quote(
         saving=saving.saving if saving is not None else None,
         saving_fraction=saving.saving_fraction if saving is not None else None,
         saving_against=saving.best_baseline_gpu if saving is not None else "",
-        alternatives=_alternatives(result, rent_only, plan_tco, rentals_allowed=_rentals_allowed(resolved)),
+        alternatives=_alternatives(result, rent_only, plan_tco, rentals_allowed=_rentals_allowed(resolved))
+        if result.schedule is None
+        else staged_alternatives(result, rent_only, rentals_allowed=_rentals_allowed(resolved)),
         bom=_bom(result, book, resolved.request.constraints.storage),
         workloads=workload_rows(result, resolved.request),
         groups=group_rows(result),
@@ -137,6 +141,7 @@ def build_quote(
         power_kw=sum(line.power_kw for line in on_site) if result.tco is not None else None,
         rack_units=sum(line.rack_units for line in on_site) if result.tco is not None else None,
         site=_site(resolved),
+        schedule=schedule_of(result.schedule),
     )
 
 
@@ -213,6 +218,7 @@ def _discounting(result: PlanResult) -> Discounting | None:
             for y in flows.years
         ),
         npv=flows.npv,
+        nominal_total=flows.nominal_total,
     )
 
 

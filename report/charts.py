@@ -174,9 +174,10 @@ def cash_flow_chart(flow: CashFlow, site: QuoteSite, lang: Language) -> str:
         return _svg(fig, "cashflow")
 
 
-def present_value_chart(rows: Sequence[Any], lang: Language) -> str:
+def present_value_chart(rows: Sequence[Any], lang: Language, *, title: str = "") -> str:
     """Per plan year (0 = purchases): nominal and discounted cash side by side, and the running
-    total of the discounted cash (ending at the NPV) as a line. ``rows``: ``PresentValueRow``."""
+    total of the discounted cash (ending at the NPV) as a line. ``rows``: ``PresentValueRow``;
+    ``title`` (e.g. the NPV stated) above the plot."""
     with rc_context(_style()):
         fig, ax = _figure()
         x = list(range(len(rows)))
@@ -206,6 +207,8 @@ def present_value_chart(rows: Sequence[Any], lang: Language) -> str:
         ax.axhline(0, color="#333333", linewidth=0.6)
         _money_axis(ax, rows[0].nominal.currency if rows else "USD", lang)
         ax.legend(fontsize=7, ncols=3, loc="upper left", frameon=False)
+        if title:
+            ax.set_title(title, fontsize=9)
         return _svg(fig, "present-value")
 
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from pricebook.schema import Currency, Money
 from report.disagg_data import DisaggregationWhy, RolesRow
 from report.presentation import Audience, QuoteHeader
+from report.schedule import Schedule
 
 QUOTE_SCHEMA_VERSION = 1
 """Bumped when a stored ``QuoteData`` document would no longer validate."""
@@ -211,6 +212,8 @@ class Discounting(_Quote):
     """What the plan minimised: "npv" or "nominal"."""
     years: tuple[DiscountedYear, ...]
     npv: Money
+    nominal_total: Money | None = None
+    """Σ nominal: the horizon's TCO in cash (None in quotes stored before it was kept)."""
 
 
 class Economics(_Quote):
@@ -514,6 +517,9 @@ class QuoteData(_Quote):
     site: QuoteSite = QuoteSite()
     disaggregation: DisaggregationWhy | None = None
     """Why the plan's disaggregated deployments won (None: the plan has none)."""
+    schedule: Schedule | None = None
+    """A multi-year plan's schedule (연차별 도입 계획); None for one period. The other sections'
+    fleet, bill of materials and cost lines are then the final year's, for its months alone."""
 
     @property
     def internal(self) -> bool:

@@ -27,6 +27,7 @@ from report.html_bid import (
 from report.labels import COLUMNS, Language, label
 from report.present_value import npv_summary_item, present_value_html
 from report.row_text import cost_label, group_cells, quote_warnings, shows_no_credit, workload_deployments
+from report.schedule_html import alternatives_note, final_year_note, schedule_html
 from report.style import CSS
 from report.text import DASH, replicas
 
@@ -77,6 +78,7 @@ def _summary(quote: QuoteData, lang: Language) -> str:
         gauge = charts.budget_chart(float(use.budget.amount), float(use.spend.amount), quote.currency, lang)
         body += _chart("budget", gauge, label("budget", lang))
     body += _note(label("vat_included" if quote.includes_vat else "vat_excluded", lang))
+    body += final_year_note(quote, lang)
     if econ is None:
         body = f'<p class="no-plan">{_e(label("no_plan", lang))}</p>' + body
         body += _bullets("diagnosis", quote.diagnosis, lang)
@@ -128,7 +130,9 @@ def _alternatives(quote: QuoteData, lang: Language) -> str:
     body = _table(headers, rows, "alternatives-table")
     if not any(a.kind is AlternativeKind.RENT_ONLY for a in quote.alternatives):
         body += _note(label("no_rent_only", lang))
-    if not any(a.kind is AlternativeKind.API for a in quote.alternatives):
+    if staged := alternatives_note(quote, lang):
+        body += _note(staged)
+    elif not any(a.kind is AlternativeKind.API for a in quote.alternatives):
         body += _note(label("no_api_price", lang))
     return _section("alternatives", "alternatives", body, lang)
 
@@ -194,9 +198,9 @@ def _cash_flow(quote: QuoteData, lang: Language) -> str:
             (_e(money(flow.total, lang)), "cashflow-total"),
         ]
     ]
-    body = _table(headers, rows, "cashflow-table", foot)
+    body = final_year_note(quote, lang) + _table(headers, rows, "cashflow-table", foot)
     body += _chart("cashflow", charts.cash_flow_chart(flow, quote.site, lang), label("cashflow", lang))
-    if econ.discounting is not None:
+    if econ.discounting is not None and quote.schedule is None:  # a multi-year plan's: in its schedule
         body += present_value_html(econ.discounting, econ.horizon_tco, lang)
     # the planner's explanations are English: another language shows the amounts (the words are
     # in the internal annex)
@@ -464,9 +468,11 @@ def render_html(quote: QuoteData, lang: Language) -> str:
     numbered sections, then the annexes (headed 부록 / Annex; the internal ones only for the
     bidder's team)."""
     title = quote.title or label("title", lang)
+    staged = schedule_html(quote, lang)
     sections = (
         _summary(quote, lang),
         bom_section(quote, lang),
+        *([staged] if staged else []),
         _alternatives(quote, lang),
         _cash_flow(quote, lang),
         _buy_vs_rent(quote, lang),

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
@@ -13,8 +14,18 @@ Cell = Any
 """Escaped cell text (str), or (escaped text, the cell's ``data-field`` name)."""
 
 
+HANGUL_WORD = re.compile(r"[^\s<>]*[\uac00-\ud7a3][^\s<>]*")
+"""A word (between spaces, outside tags) with a Hangul syllable in it."""
+
+
 def e(text: object) -> str:
     return escape(str(text))
+
+
+def keep_words(escaped: str) -> str:
+    """Each Korean word of ``escaped`` kept on one line (a ``kw`` span, no wrap inside): WeasyPrint
+    breaks Hangul between any two syllables and knows no ``word-break: keep-all``."""
+    return HANGUL_WORD.sub(lambda m: f'<span class="kw">{m.group()}</span>', escaped)
 
 
 def table(
@@ -28,7 +39,7 @@ def table(
             out.append(f"<{tag}{attr}>{text}</{tag}>")
         return "<tr>" + "".join(out) + "</tr>"
 
-    head = "".join(f"<th>{e(h)}</th>" for h in headers)
+    head = "".join(f"<th>{keep_words(e(h))}</th>" for h in headers)
     body = "".join(cells(r, "td") for r in rows)
     tfoot = "<tfoot>" + "".join(cells(r, "td") for r in foot) + "</tfoot>" if foot else ""
     return f'<table id="{table_id}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody>{tfoot}</table>'

@@ -130,6 +130,36 @@ LABELS: dict[str, str] = {
     "pv.cumulative": "Cumulative (discounted)",
     "npv.minimised": "The plan minimises the NPV",
     "npv.nominal_minimised": "The plan minimises the nominal TCO; the NPV is shown for comparison",
+    # Acquisition plan by year (a multi-year plan)
+    "schedule": "Acquisition plan by year",
+    "sched.note": "What is bought, reserved or rented each year; hardware bought stays in service in the "
+    "later years. Each year's capex is paid at its start, its opex every month.",
+    "sched.final_year": "A plan over {years} years ({months} months): the bill of materials, the cash flow "
+    "by year and the cost breakdown show the final year's fleet alone, for its {last} months; the whole "
+    "horizon is in the acquisition plan by year.",
+    "sched.added": "Added at the year's start",
+    "sched.capex": "Capex (at the year's start)",
+    "sched.opex_monthly": "Opex per month",
+    "sched.fleet": "Fleet in service (cumulative)",
+    "sched.deployments": "Deployments (replicas at peak)",
+    "sched.none": "none",
+    "sched.horizon": "Horizon",
+    "sched.years": "{years} years ({months} months)",
+    "sched.nominal_tco": "Nominal TCO over the horizon",
+    "sched.capex_total": "Capex over the horizon",
+    "sched.tranches": "Each year's purchases and their depreciation to the horizon",
+    "tranche.year": "Bought in",
+    "tranche.servers": "Servers",
+    "tranche.hardware": "Hardware",
+    "tranche.residual": "Value at the horizon",
+    "tranche.depreciation": "Depreciation over the plan",
+    "sched.chart": "Cash flow by plan year, nominal and discounted: NPV {npv}",
+    "sheet.Schedule": "Schedule",
+    "alt.staged": "A multi-year plan: the plan and its rent-only plan, each planned year by year, are "
+    "compared by {basis} over the whole horizon ({months} months); capex is every purchase of the "
+    "horizon and the fleet shown is the final year's. The per-token API is not compared year by year.",
+    "alt.staged.npv": "the NPV of their cash at {rate} a year",
+    "alt.staged.nominal": "their nominal TCO",
     "component": "Component",
     "monthly": "Per month",
     "comp.gpu_purchase": "GPU purchase",

@@ -54,7 +54,9 @@ def objective_text(d: Discounting, lang: Language) -> str:
     return label("npv.minimised" if d.objective == "npv" else "npv.nominal_minimised", lang)
 
 
-def present_value_html(d: Discounting, horizon_tco: Money, lang: Language) -> str:
+def present_value_html(d: Discounting, horizon_tco: Money, lang: Language, *, chart_title: str = "") -> str:
+    """The table and its chart; ``horizon_tco`` is the nominal total, ``chart_title`` a title drawn
+    in the chart (none by default)."""
     headers = [
         label("year", lang),
         label("months", lang),
@@ -78,7 +80,8 @@ def present_value_html(d: Discounting, horizon_tco: Money, lang: Language) -> st
     title = label("pv", lang).format(rate=rate_text(d))
     body = f"<h3>{e(title)}</h3><p>{e(label('pv.note', lang))} {e(objective_text(d, lang))}.</p>"
     body += table(headers, rows, "present-value-table", foot)
-    body += chart("present-value", charts.present_value_chart(present_value_rows(d), lang), title)
+    svg = charts.present_value_chart(present_value_rows(d), lang, title=chart_title)
+    body += chart("present-value", svg, chart_title or title)
     return body
 
 

@@ -27,6 +27,8 @@ from report.formatting import mix_change, money_summary, signed_percent
 from report.html import outside_requirement, why_it_loses
 from report.labels import COLUMNS, Language, label
 from report.row_text import cost_label, group_cells, workload_deployments
+from report.schedule_html import alternatives_note
+from report.schedule_xlsx import schedule_sheet
 
 SHEETS = ("Summary", "Alternatives", "BOM", "CashFlow", "Workloads", "Assumptions", "Sensitivity")
 """The sheets in order (English names; ``sheet_names`` gives them in the quote's language)."""
@@ -36,6 +38,15 @@ def sheet_names(lang: Language, *, internal: bool = False) -> dict[str, str]:
     """Sheet key → its name in ``lang``; the internal quote adds the sourcing sheet."""
     keys = (*SHEETS, "Sourcing") if internal else SHEETS
     return {key: label(f"sheet.{key}", lang) for key in keys}
+
+
+def _with_schedule(names: dict[str, str], quote: QuoteData, lang: Language) -> dict[str, str]:
+    """A multi-year plan's workbook adds its schedule sheet after the cash flow."""
+    if quote.schedule is None:
+        return names
+    keys = list(names)
+    keys.insert(keys.index("CashFlow") + 1, "Schedule")
+    return {key: names.get(key) or label(f"sheet.{key}", lang) for key in keys}
 
 
 MINOR_DIGITS = {"KRW": 0, "USD": 2}
@@ -271,7 +282,7 @@ def _cash_flow(
     grand = xl_rowcol_to_cell(total_row, 2 + years)
     residual_total = xl_rowcol_to_cell(first + ROWS.index("residual"), 2 + years)
     end = vat_end = _vat_block(sheet, total_row + 2, quote, (grand, residual_total), f=f, lang=lang)
-    if econ.discounting is not None:
+    if econ.discounting is not None and quote.schedule is None:  # a multi-year plan's: its own sheet
         capex_row = first + ROWS.index("capex")
         end = _present_value_block(sheet, end + 2, econ.discounting, (capex_row, total_row), f=f, lang=lang)
     sheet.print_area(0, 0, end, 2 + years)
@@ -469,6 +480,8 @@ def _alternatives(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Languag
         sheet.write(1 + i, 3, _amount(a.capex), f.money)
         why = outside_requirement(quote, a, lang) + why_it_loses(a, quote.currency, lang)
         _row(sheet, 1 + i, [None, None, None, None, a.gpus, bid.fleet_text(a.fleet_summary, lang), why])
+    if staged := alternatives_note(quote, lang):
+        sheet.write_string(2 + len(quote.shown_alternatives()), 0, staged)
     sheet.set_column(0, 0, 28)
     sheet.set_column(2, 3, 18)
     sheet.set_column(5, 6, 50)
@@ -640,7 +653,7 @@ def render_xlsx(quote: QuoteData, lang: Language) -> bytes:
     created = dt.datetime.combine(quote.quoted_on, dt.time(0, 0), tzinfo=dt.UTC)
     book.set_properties({"title": quote.title or label("title", lang), "created": created})
     f = _Formats(book, quote.currency, lang)
-    names = sheet_names(lang, internal=quote.internal)
+    names = _with_schedule(sheet_names(lang, internal=quote.internal), quote, lang)
     sheets = {key: book.add_worksheet(name) for key, name in names.items()}
     bom = _bom(sheets["BOM"], quote, f, lang)
     capex = bom.supply if bom is not None else None
@@ -652,6 +665,8 @@ def render_xlsx(quote: QuoteData, lang: Language) -> bytes:
         "proposed": bom.total if bom is not None and quote.bom is not None and quote.bom.lines else None,
     }
     _summary(sheets["Summary"], quote, cells, f, lang)
+    if "Schedule" in sheets:
+        schedule_sheet(book, sheets["Schedule"], quote, digits=MINOR_DIGITS[quote.currency], f=f, lang=lang)
     _alternatives(sheets["Alternatives"], quote, f, lang)
     _workloads(sheets["Workloads"], quote, f, lang)
     _assumptions(sheets["Assumptions"], quote, f, lang)
@@ -664,7 +679,7 @@ def render_xlsx(quote: QuoteData, lang: Language) -> bytes:
         write_disaggregation(sheets["Disaggregation"], quote, lang, formats)
     for key, sheet in sheets.items():
         sheet.set_paper(A4)
-        if key not in ("Summary", "BOM", "CashFlow"):  # those set their own print areas
+        if key not in ("Summary", "BOM", "CashFlow", "Schedule"):  # those set their own print areas
             _print_wide(sheet)
     book.close()
     return buffer.getvalue()

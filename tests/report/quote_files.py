@@ -69,6 +69,12 @@ class _Page(HTMLParser):
             self._cell.append(data)
 
 
+def without_word_spans(html: str) -> str:
+    """The page with its table headers' Korean words out of their no-wrap spans (the text as
+    written)."""
+    return re.sub(r'<span class="kw">([^<]*)</span>', r"\1", html)
+
+
 def html_tables(html: str) -> dict[str, list[list[str]]]:
     """Each table's body rows (cells' text; header rows of ``th`` cells left out), by table id."""
     page = _Page()

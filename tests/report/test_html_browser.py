@@ -118,3 +118,67 @@ def test_the_blank_chart_check_can_fail(driver: webdriver.Chrome, tmp_path: Path
     _open(driver, f"<!DOCTYPE html><html><body>{blank}</body></html>", tmp_path / "blank.html")
     ink, _ = _ink(driver.find_element(By.ID, "chart-blank").screenshot_as_png)
     assert ink <= MIN_INK_FRACTION
+
+
+def test_the_five_year_korean_quote_shows_its_schedule_and_yearly_cash_flow(
+    driver: webdriver.Chrome, tmp_path: Path
+) -> None:
+    """The five-year rollout's Korean quote (issue 32): it loads clean, the 연차별 도입 계획 table
+    shows each year's capex and monthly opex as the plan's schedule has them, the yearly cash-flow
+    chart is drawn, and the NPV shown is the plan's."""
+    planned = example("korean_public_rollout_5yr")
+    _open(driver, render_html(planned.quote, Language.KO), tmp_path / "rollout-ko.html")
+    assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
+    assert driver.execute_script("return performance.getEntriesByType('resource').length") == 0
+    section = driver.find_element(By.ID, "schedule")
+    assert section.find_element(By.TAG_NAME, "h2").text == "3. 연차별 도입 계획"
+    assert section.find_element(By.ID, "schedule-table").is_displayed()
+    for year in planned.plan_json["schedule"]["years"]:
+        n = year["year"]
+        assert [exact_amount(t) for t in _field(driver, f"schedule-capex-{n}")] == [amount(year["capex"])]
+        assert [exact_amount(t) for t in _field(driver, f"schedule-opex-{n}")] == [
+            amount(year["opex_monthly"])
+        ]
+    npv = amount(planned.plan_json["cost"]["npv"])
+    assert [exact_amount(t) for t in _field(driver, "schedule-npv")] == [npv]
+    chart = section.find_element(By.ID, "chart-present-value")
+    ink, colours = _ink(chart.screenshot_as_png)
+    assert ink > MIN_INK_FRACTION and colours > 3
+    assert f"{int(npv):,}원" in chart.find_element(By.TAG_NAME, "figcaption").text
+
+
+SPLIT_KOREAN_WORDS = """
+const split = [], wrapped = [];
+for (const th of document.querySelectorAll('th')) {
+  const lines = new Set();
+  const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const words = /\\S*[\\uac00-\\ud7a3]\\S*/g;
+    for (let m = words.exec(node.data); m; m = words.exec(node.data)) {
+      const range = document.createRange();
+      range.setStart(node, m.index);
+      range.setEnd(node, m.index + m[0].length);
+      const tops = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+      tops.forEach(t => lines.add(t));
+      if (tops.size > 1) split.push(m[0]);
+    }
+  }
+  if (lines.size > 1) wrapped.push(th.textContent);
+}
+return [split, wrapped];
+"""
+"""Korean header words drawn over more than one line, and the headers that wrap at all."""
+
+
+def test_korean_table_headers_wrap_between_words_only(driver: webdriver.Chrome, tmp_path: Path) -> None:
+    """In a narrow window the five-year quote's headers wrap, but never inside a Korean word
+    (WeasyPrint and browsers break Hangul between any two syllables unless told not to)."""
+    planned = example("korean_public_rollout_5yr")
+    driver.set_window_size(640, 900)
+    try:
+        _open(driver, render_html(planned.quote, Language.KO), tmp_path / "narrow-ko.html")
+        split, wrapped = driver.execute_script(SPLIT_KOREAN_WORDS)
+    finally:
+        driver.set_window_size(1200, 900)
+    assert len(wrapped) > 5, "the narrow page should wrap some headers"
+    assert split == []

@@ -12,12 +12,13 @@ import shutil
 import subprocess
 import warnings
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
 
 import openpyxl
 import pytest
-from report_support import example
+from report_support import amount, example
 from xlsx_edit import PriceEdit, price_edit
 
 from report import Language
@@ -112,3 +113,48 @@ def test_an_edited_unit_price_moves_support_residual_vat_and_tco_in_libreoffice(
     before = {k: float(recalculated.as_rendered[s][c].value) for k, (s, c) in edit.watched.items()}
     after = {k: float(recalculated.edited[s][c].value) for k, (s, c) in edit.watched.items()}
     edit.check(before, after, example(EXAMPLE).quote.horizon_months)
+
+
+STAGED = "korean_public_rollout_5yr"
+"""A five-year plan with a discount rate: its schedule sheet discounts the yearly cash by formula."""
+SCHEDULE_SHEET = "연차별 도입 계획"
+
+
+def test_libreoffice_discounts_the_five_year_schedule_as_the_plan_and_the_formula_do(
+    tmp_path: Path,
+) -> None:
+    """The schedule sheet recalculated by LibreOffice (cached values taken out) gives the plan's
+    discounted cash and NPV; with the rate cell set to 20 % its NPV is Σ nominal ÷ 1.2^year, each
+    year rounded to the won (Excel's ROUND), computed here."""
+    soffice = _soffice()
+    planned = example(STAGED)
+    content = render_xlsx(planned.quote, Language.KO)
+    book = openpyxl.load_workbook(io.BytesIO(content))
+    sheet = book[SCHEDULE_SHEET]
+    rate_row = next(c.row for c in sheet["A"] if c.value == "할인율 (연)")
+    as_rendered, dearer = tmp_path / "staged.xlsx", tmp_path / "staged-20.xlsx"
+    book.save(as_rendered)
+    sheet[f"B{rate_row}"] = 0.2
+    book.save(dearer)
+    values, values_dearer = _recalculate(soffice, tmp_path, as_rendered, dearer)
+    cached = openpyxl.load_workbook(io.BytesIO(content), data_only=True)[SCHEDULE_SHEET]
+    formulas = openpyxl.load_workbook(io.BytesIO(content))[SCHEDULE_SHEET]
+    checked = 0
+    for row in formulas.iter_rows():
+        for cell in row:
+            if isinstance(cell.value, str) and cell.value.startswith("="):
+                computed = values[SCHEDULE_SHEET][cell.coordinate].value
+                assert computed == pytest.approx(cached[cell.coordinate].value, abs=0.011), cell.coordinate
+                checked += 1
+    assert checked >= 3 * 6
+    flows = planned.plan_json["cost"]["cash_flows_by_year"]
+    npv_row = next(c.row for c in formulas["A"] if c.value == "순현재가치 (NPV)")
+    assert values[SCHEDULE_SHEET][f"E{npv_row}"].value == pytest.approx(
+        float(amount(planned.plan_json["cost"]["npv"]))
+    )
+    nominal = [(int(y.get("year", 0)), amount(y["nominal"])) for y in flows]
+    expected = sum(
+        ((n / Decimal("1.2") ** y).quantize(Decimal(1), rounding=ROUND_HALF_UP) for y, n in nominal),
+        Decimal(0),
+    )
+    assert values_dearer[SCHEDULE_SHEET][f"E{npv_row}"].value == pytest.approx(float(expected))
