@@ -38,7 +38,7 @@ from bench.independent_checks.scenarios import (
     lean,
     plan_fleet,
 )
-from clients import FleetPlannerClient
+from clients import FleetPlanError, FleetPlannerClient
 from pricebook.overrides import OfferOverride, PricebookOverrides
 from pricebook.schema import Money, OfferKind
 from service.convert.encode import plan_request_to_proto
@@ -336,11 +336,18 @@ def check_reprice(
     run = runs.setdefault("reprice at unchanged prices = the plan", RelationRun())
     message = plan_request_to_proto(lean(request))
     message.save = True
-    saved = client.plan_fleet(message)
-    if not saved.plan_id or not saved.plan.fleet:
-        run.skipped += 1
+    try:
+        saved = client.plan_fleet(message)
+        if not saved.plan_id or not saved.plan.fleet:
+            run.skipped += 1
+            return
+        repriced = client.reprice_plan(saved.plan_id)
+    except FleetPlanError as error:
+        run.checked += 1
+        run.failures.append(
+            {"relation": "reprice", "seed": seed, "error": str(error), "request": described(request)}
+        )
         return
-    repriced = client.reprice_plan(saved.plan_id)
     run.checked += 1
     if (
         not repriced.still_feasible

@@ -11,11 +11,9 @@ from decimal import Decimal
 from functools import cache
 from typing import Any
 
-import grpc
-
 from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import plan_pb2
-from clients import FleetPlannerClient
+from clients import FleetPlanError, FleetPlannerClient
 from pricebook.loader import load_default
 from pricebook.schema import OfferKind, Pricebook
 from service.convert.encode import plan_request_to_proto
@@ -166,8 +164,8 @@ class Planned:
 def plan_fleet(client: FleetPlannerClient, request: PlanRequest) -> Planned:
     try:
         return Planned(client.plan_fleet(plan_request_to_proto(request)))
-    except grpc.RpcError as error:
-        return Planned(api.PlanFleetResponse(), f"{error.code().name}: {error.details()}")
+    except FleetPlanError as error:
+        return Planned(api.PlanFleetResponse(), f"{error.code.name}: {error.message}")
 
 
 @dataclass(frozen=True)
@@ -182,8 +180,8 @@ def evaluate_fleet(client: FleetPlannerClient, request: PlanRequest, fleet: Flee
     """EvaluateFleet through gRPC (no comparison with the optimum)."""
     try:
         answer = client.evaluate_fleet(request, fleet, compare_with_optimal=False)
-    except grpc.RpcError as error:
-        return Evaluated(False, None, (), f"{error.code().name}: {error.details()}")
+    except FleetPlanError as error:
+        return Evaluated(False, None, (), f"{error.code.name}: {error.message}")
     tco = Decimal(answer.fleet_horizon_tco.amount) if answer.HasField("fleet_horizon_tco") else None
     return Evaluated(answer.feasible, tco, tuple(answer.plan.warnings))
 
