@@ -4,7 +4,9 @@ plan's own fleet must evaluate feasible at exactly its reported TCO.
 
 Fleets: every mix of the allowed GPU types and modes up to ``MAX_GPUS`` GPUs in all (the evaluator
 prices each line on the cheapest valid mix of its eligible offers), every one-line fleet of
-``SINGLE_COUNTS`` GPUs, and every one-line fleet on each eligible offer by name."""
+``SINGLE_COUNTS`` GPUs, and every one-line fleet on each offer the planner may choose by name (the
+request's pins, label policy and provider filters applied: a fleet naming another offer is the
+user's choice, not one the plan could have made)."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from bench.independent_checks.scenarios import (
     evaluate_in_process,
     fleet_text,
     plan_fleet,
+    planner_offers,
     resolved,
 )
 from clients import FleetPlannerClient
@@ -74,11 +77,9 @@ def candidate_fleets(request: PlanRequest) -> list[Fleet]:
             fleets.append(Fleet(items=items))
     for (gpu, mode), count in itertools.product(lines, SINGLE_COUNTS):
         fleets.append(Fleet(items=(FleetItem(gpu=gpu, mode=mode, count=count),)))
-    pinned = set(limits.pinned_offers)
+    choosable = planner_offers(limits)
     for gpu, mode in lines:
-        offers = eligible_offers(gpu, mode)
-        if pinned & set(offers):
-            offers = [o for o in offers if o in pinned]
+        offers = [o for o in eligible_offers(gpu, mode) if o in choosable]
         for offer, count in itertools.product(offers, (1, 2, 4, 8)):
             fleets.append(Fleet(items=(FleetItem(gpu=gpu, mode=mode, count=count, offer=offer),)))
     fleets.sort(key=lambda f: sum(i.count for i in f.items))
@@ -167,6 +168,7 @@ def _check_plan(client: FleetPlannerClient, result: BruteResult) -> None:
         )
     _check_plan_evaluates(client, result, gap)
     _check_lines_sum(result)
+    _check_whole_instances(result)
 
 
 def _check_plan_evaluates(client: FleetPlannerClient, result: BruteResult, gap: float) -> None:
@@ -203,3 +205,17 @@ def _check_lines_sum(result: BruteResult) -> None:
             "fleet lines and cost components sum to the TCO",
             f"lines {lines}, components {components}, TCO {tco}",
         )
+
+
+def _check_whole_instances(result: BruteResult) -> None:
+    """A rental line on an offer renting N-GPU instances holds whole instances at every hour."""
+    for line in result.planned.response.plan.fleet:
+        unit = max(1, line.gpus_per_instance)
+        counts = [line.gpu_count, *line.on_demand_gpus_by_hour]
+        if any(c % unit for c in counts):
+            _fail(
+                result,
+                "rental lines rent whole instances",
+                f"{line.gpu_id} {line.offer_id}: {line.gpu_count} GPUs "
+                f"(by hour {list(line.on_demand_gpus_by_hour)}) on {unit}-GPU instances",
+            )

@@ -15,7 +15,7 @@ from api.fleetplan.v1 import fleet_planner_pb2 as api
 from api.fleetplan.v1 import plan_pb2
 from clients import FleetPlanError, FleetPlannerClient
 from pricebook.loader import load_default
-from pricebook.schema import OfferKind, Pricebook
+from pricebook.schema import Money, OfferKind, Pricebook
 from service.convert.encode import plan_request_to_proto
 from service.convert.enums import MODE_FROM_PROTO
 from solver.domain import (
@@ -26,15 +26,28 @@ from solver.domain import (
     FleetItem,
     InferenceWorkload,
     ModelRef,
+    OfferPolicy,
     PlanRequest,
     Sla,
     SolverOptions,
 )
 from solver.errors import InvalidRequest
 from solver.planner.evaluate import evaluate
+from solver.pricing.costs import eligible_offers as policy_offers
 from solver.resolve import ResolvedRequest, resolve
 
-GPUS = ("l4", "l40s", "a100-sxm-80gb", "a100-pcie-80gb", "h100-sxm", "h100-pcie", "h100-nvl", "h200-sxm")
+GPUS = (
+    "l4",
+    "l40s",
+    "a100-sxm-80gb",
+    "a100-pcie-80gb",
+    "h100-sxm",
+    "h100-pcie",
+    "h100-nvl",
+    "h200-sxm",
+    "b200",
+    "rtx-pro-6000-server",
+)
 MODELS = ("Qwen/Qwen3-8B", "meta-llama/Llama-3.1-8B", "Qwen/Qwen3-14B")
 BUY, RESERVED, ON_DEMAND = AcquisitionMode.BUY, AcquisitionMode.RESERVED, AcquisitionMode.ON_DEMAND
 MODE_MIXES = ((BUY,), (ON_DEMAND,), (BUY, ON_DEMAND), (RESERVED, ON_DEMAND), (BUY, RESERVED, ON_DEMAND))
@@ -59,6 +72,16 @@ def eligible_offers(gpu: str, mode: AcquisitionMode) -> list[str]:
     return [o.id for o in book().offers if o.gpu == gpu and o.kind in OFFER_KINDS[mode]]
 
 
+def planner_offers(constraints: Constraints) -> frozenset[str]:
+    """The offers the planner may choose from under ``constraints`` (pins, label policy, filters)."""
+    chosen: set[str] = set()
+    for gpu in constraints.allowed_gpus:
+        for mode in constraints.allowed_modes:
+            offers = [o for o in book().offers if o.gpu == gpu and o.kind in OFFER_KINDS[mode]]
+            chosen |= {o.id for o in policy_offers(offers, constraints)}
+    return frozenset(chosen)
+
+
 def _workload(rng: random.Random, index: int) -> InferenceWorkload:
     batch = rng.random() < 0.25
     return InferenceWorkload(
@@ -72,12 +95,18 @@ def _workload(rng: random.Random, index: int) -> InferenceWorkload:
         if batch
         else Sla(ttft_p95_ms=rng.choice((1500, 3000)), tpot_p95_ms=rng.choice((40, 60, 90))),
         interactive=not batch,
+        redundancy=1 if not batch and rng.random() < 0.1 else 0,
     )
+
+
+def _usd(amount: int) -> Money:
+    return Money(amount=Decimal(amount), currency="USD")
 
 
 def random_request(rng: random.Random) -> PlanRequest:
     """1–3 inference workloads on 2–4 GPU types, a buy / rent mix, sometimes offers pinned (a
-    rental's 8-GPU instance offer, its 1-GPU one, or both), a GPU count cap and host costs."""
+    rental's 8-GPU instance offer, its 1-GPU one, or both), a GPU count minimum or maximum, a
+    capex or monthly opex cap, host costs, the ``cheapest`` offer policy."""
     gpus = tuple(rng.sample(GPUS, rng.randint(2, 4)))
     modes = rng.choice(MODE_MIXES)
     pins: list[str] = []
@@ -87,8 +116,13 @@ def random_request(rng: random.Random) -> PlanRequest:
             if mode in modes and len(offers) >= 2 and rng.random() < 0.4:
                 pins += rng.sample(offers, rng.randint(1, 2))
     bounds: tuple[CountBound, ...] = ()
-    if rng.random() < 0.25:
-        bounds = (CountBound(gpu=rng.choice(gpus), max_count=rng.choice((1, 2, 4))),)
+    if rng.random() < 0.3:
+        minimum = rng.random() < 0.5
+        count = rng.choice((1, 2, 4))
+        bound = CountBound(
+            gpu=rng.choice(gpus), min_count=count if minimum else 0, max_count=None if minimum else count
+        )
+        bounds = (bound,)
     constraints = Constraints(
         currency="USD",
         horizon_months=rng.choice((12, 24, 36)),
@@ -97,6 +131,9 @@ def random_request(rng: random.Random) -> PlanRequest:
         pinned_offers=tuple(pins),
         count_bounds=bounds,
         include_host_costs=rng.random() < 0.5,
+        offer_policy=OfferPolicy.CHEAPEST if rng.random() < 0.2 else OfferPolicy.MOST_RELIABLE,
+        capex_budget=_usd(rng.choice((20_000, 60_000, 150_000))) if rng.random() < 0.15 else None,
+        monthly_opex_cap=_usd(rng.choice((1_000, 3_000, 8_000))) if rng.random() < 0.15 else None,
     )
     workloads = tuple(_workload(rng, i) for i in range(rng.randint(1, 3)))
     options = SolverOptions(time_limit_s=PLAN_TIME_LIMIT_S)
