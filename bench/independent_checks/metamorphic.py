@@ -139,13 +139,19 @@ def variants(request: PlanRequest, base: Planned) -> Iterator[Variant]:
         )
     if limits.count_bounds:
         looser = tuple(
-            b.model_copy(update={"max_count": (b.max_count or 0) + 2}) for b in limits.count_bounds
+            b.model_copy(
+                update={
+                    "min_count": max(0, b.min_count - 1),
+                    "max_count": None if b.max_count is None else b.max_count + 2,
+                }
+            )
+            for b in limits.count_bounds
         )
         yield (
             "a looser count cap never dearer",
             "<=",
             _with_constraints(request, count_bounds=looser),
-            "max_count + 2",
+            "min_count − 1, max_count + 2",
         )
     renamed = tuple(
         w.model_copy(update={"name": f"renamed-{w.name[::-1]}"}) for w in reversed(request.inference)
