@@ -413,14 +413,19 @@ class TrainingWorkload(_Frozen):
 Workload = InferenceWorkload | TrainingWorkload
 
 
+MAX_GPU_COUNT = 100_000
+"""Most GPUs a request may name in one place (a fleet line, owned GPUs, a count bound's minimum): a
+fleet line's count is an int32 in the API, and no bid is near it."""
+
+
 class OwnedGpus(_Frozen):
     gpu: GpuId
-    count: Annotated[int, Field(gt=0, le=100_000)]
+    count: Annotated[int, Field(gt=0, le=MAX_GPU_COUNT)]
 
 
 class CountBound(_Frozen):
     gpu: GpuId
-    min_count: Annotated[int, Field(ge=0)] = 0
+    min_count: Annotated[int, Field(ge=0, le=MAX_GPU_COUNT)] = 0
     """At least this many at the plan's busiest hour, GPUs of every mode counted (held + rented)."""
     max_count: Annotated[int, Field(ge=0)] | None = None
 
@@ -656,7 +661,7 @@ class MeasuredPoint(_Frozen):
     precision: Precision = Precision.BF16
     kv_precision: Precision | None = None
     tp: Annotated[int, Field(ge=1, le=72)] = 1
-    num_gpus: Annotated[int, Field(ge=1, le=100_000)] | None = None
+    num_gpus: Annotated[int, Field(ge=1, le=MAX_GPU_COUNT)] | None = None
     """GPUs of the run (num_gpus / tp replicas); None = one replica."""
     input_len: Annotated[int, Field(ge=1, le=2_000_000)]
     output_len: Annotated[int, Field(ge=1, le=1_000_000)]
@@ -732,7 +737,7 @@ class FleetItem(_Frozen):
 
     gpu: GpuId
     mode: AcquisitionMode
-    count: Annotated[int, Field(gt=0, le=100_000)]
+    count: Annotated[int, Field(gt=0, le=MAX_GPU_COUNT)]
     owned: bool = False
     """Already owned: no capex."""
     server: str | None = None

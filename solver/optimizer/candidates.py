@@ -463,7 +463,6 @@ def _fleet_constraints(constraints: Constraints, fleet: Fleet) -> Constraints:
             "allowed_gpus": gpus,
             "allowed_modes": modes,
             "owned": tuple(OwnedGpus(gpu=g, count=n) for g, n in owned.items()),
-            "count_bounds": (),
         }
     )
 

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections import Counter
 from functools import partial
 
-from solver.domain import Fleet
+from solver.domain import AcquisitionMode, Fleet
 from solver.optimizer.cancel import CancelToken
+from solver.optimizer.caps import CapKey, count_cap, counted_gpu
 from solver.optimizer.concurrency import run_side_by_side
 from solver.optimizer.driver import solve_mip
 from solver.optimizer.evaluate import CapacityOf, check_solution
@@ -43,7 +45,10 @@ def evaluate_fixed_fleet(
         msg = "evaluate_fixed_fleet needs an instance built for a fixed fleet"
         raise ValueError(msg)
     backend = "scip" if backend == "auto" else backend
-    caps = frozenset(instance.caps.present())
+    # Caps and the count bounds the fleet cannot meet are reported with their figures rather than
+    # left to make every use of the fleet infeasible; bounds it can meet hold in its use.
+    unmet = _bounds_unmet(instance, fleet)
+    caps = frozenset(instance.caps.present()) | frozenset(unmet)
     # First every demand in full: an elastic solve trades a sliver of demand (pool shares are
     # continuous) for a GPU's busy hours whenever the penalty on that sliver is below the GPU's
     # price (0.1 of 1,400 req/s on a Mélange fleet, issue 20), so it only runs when that fails.
@@ -104,14 +109,18 @@ def evaluate_fixed_fleet(
     )
     messages = [f"{f.workload}: {f.message}" for f in fits if f.message]
     if feasible:
-        # Caps are reported once, with their overage, by ``_caps_exceeded``.
+        # Caps are reported once, with their overage, by ``_caps_exceeded``; unmet bounds once too.
+        unmet_gpus = {counted_gpu(cap) for cap in unmet}
         violations = [
-            v for v in check_solution(instance, solution, capacity_of) if v.kind is not ViolationKind.CAP
+            v
+            for v in check_solution(instance, solution, capacity_of)
+            if v.kind is not ViolationKind.CAP
+            and not (v.kind is ViolationKind.COUNT and v.subject in unmet_gpus)
         ]
         if violations:
             feasible = False
             messages.extend(f"{v.kind} {v.subject}: {v.message}" for v in violations)
-    over = _caps_exceeded(instance, solution)
+    over = _caps_exceeded(instance, solution) + list(unmet.values())
     feasible = feasible and not over
     messages += over
     solution = dataclasses.replace(solution, status=solution.status if feasible else SolveStatus.INFEASIBLE)
@@ -160,6 +169,26 @@ def _caps_exceeded(instance: FleetInstance, solution: FleetSolution) -> list[str
         used = solution.usage.get(cap.usage_key, 0.0)
         if limit is not None and used > limit * (1 + 1e-9):
             out.append(f"{cap}: the fleet is {cap.overage(used, limit, instance.currency)}")
+    return out
+
+
+def _bounds_unmet(instance: FleetInstance, fleet: Fleet) -> dict[CapKey, str]:
+    """The request's count bounds the fleet as given cannot meet (fewer GPUs of a type than its
+    minimum, or more held than its maximum), each with what to tell the user."""
+    given: Counter[str] = Counter()
+    held: Counter[str] = Counter()
+    for item in fleet.items:
+        given[item.gpu] += item.count
+        if item.owned or item.mode is not AcquisitionMode.ON_DEMAND:
+            held[item.gpu] += item.count
+    out: dict[CapKey, str] = {}
+    for lim in instance.count_limits:
+        if given[lim.gpu] < lim.min_count:
+            out[count_cap(lim.gpu)] = (
+                f"count {lim.gpu}: {given[lim.gpu]} GPUs in the fleet < minimum {lim.min_count}"
+            )
+        elif lim.max_count is not None and held[lim.gpu] > lim.max_count:
+            out[count_cap(lim.gpu)] = f"count {lim.gpu}: {held[lim.gpu]} GPUs held > maximum {lim.max_count}"
     return out
 
 

@@ -13,14 +13,19 @@ from __future__ import annotations
 
 import math
 import random
+import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import grpc
 from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
 
 from api.fleetplan.v1 import catalog_pb2
 from api.fleetplan.v1 import fleet_planner_pb2 as api
@@ -259,4 +264,88 @@ def picker(all_seeds: list[Seed], rng: random.Random) -> Callable[[], Seed]:
     return lambda: rng.choices(all_seeds, weights)[0]
 
 
-__all__ = ["Seed", "mutated", "picker", "seeds"]
+# --------------------------------------------------------------------------------------------
+# Running mutations against a server (the test and ``bench.independent_checks`` share it)
+# --------------------------------------------------------------------------------------------
+
+SERVICE = "/fleetplan.v1.FleetPlanner/"
+CALL_TIMEOUT_S = 8.0
+"""Bounds the run: a mutation to a huge demand may solve until its deadline (DEADLINE_EXCEEDED is a
+documented answer)."""
+CALLERS = 3
+"""Concurrent callers: two solve slots busy and one call converting or being refused."""
+RESPONSES: dict[str, type[Message]] = {
+    "PlanFleet": api.PlanFleetResponse,
+    "EvaluateFleet": api.EvaluateFleetResponse,
+    "AnalyzeBreakEven": api.AnalyzeBreakEvenResponse,
+    "EstimatePerformance": api.EstimatePerformanceResponse,
+    "ListCatalog": api.ListCatalogResponse,
+    "SweepPlans": api.SweepPlansResponse,
+}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    seed: str
+    mutations: tuple[str, ...]
+    code: grpc.StatusCode
+    problem: str
+    """Empty when the answer is acceptable."""
+    seconds: float = 0.0
+
+
+def _call(channel: grpc.Channel, method: str, request: Message) -> None:
+    serializer = type(request).SerializeToString
+    deserializer = RESPONSES[method].FromString
+    if method == "SweepPlans":
+        stream = channel.unary_stream(SERVICE + method, serializer, deserializer)
+        for _ in stream(request, timeout=CALL_TIMEOUT_S):
+            pass
+        return
+    channel.unary_unary(SERVICE + method, serializer, deserializer)(request, timeout=CALL_TIMEOUT_S)
+
+
+def problem(error: grpc.RpcError) -> str:
+    """What is wrong with a refusal ('' = nothing): INTERNAL or UNKNOWN, or an INVALID_ARGUMENT
+    without BadRequest field violations naming a field and the reason."""
+    code = error.code()
+    if code in (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN):
+        return f"{code.name}: {error.details()}"
+    if code != grpc.StatusCode.INVALID_ARGUMENT:
+        return ""
+    status = rpc_status.from_call(error)
+    if status is None:
+        return f"INVALID_ARGUMENT without rich details: {error.details()}"
+    for detail in status.details:
+        if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+            bad = error_details_pb2.BadRequest()
+            detail.Unpack(bad)
+            if bad.field_violations and all(v.field and v.description for v in bad.field_violations):
+                return ""
+    return f"INVALID_ARGUMENT without BadRequest field violations: {error.details()}"
+
+
+def run_one(channel: grpc.Channel, seed: Seed, request: Message, done: list[str]) -> Outcome:
+    """``request`` (``seed`` changed by ``done``) sent, and how it was answered."""
+    started = time.perf_counter()
+    try:
+        _call(channel, seed.method, request)
+    except grpc.RpcError as error:
+        return Outcome(seed.name, tuple(done), error.code(), problem(error), time.perf_counter() - started)
+    return Outcome(seed.name, tuple(done), grpc.StatusCode.OK, "", time.perf_counter() - started)
+
+
+def fuzz(address: str, fuzz_seed: int, mutations: int, callers: int = CALLERS) -> list[Outcome]:
+    """``mutations`` mutated requests (drawn from ``fuzz_seed``) sent to the server at ``address``."""
+    rng = random.Random(fuzz_seed)
+    pick = picker(seeds(), rng)
+    jobs = []
+    for _ in range(mutations):
+        seed = pick()
+        request, done = mutated(seed, rng)
+        jobs.append((seed, request, done))
+    with grpc.insecure_channel(address) as channel, ThreadPoolExecutor(callers) as pool:
+        return list(pool.map(lambda job: run_one(channel, *job), jobs))
+
+
+__all__ = ["Outcome", "Seed", "fuzz", "mutated", "picker", "problem", "run_one", "seeds"]

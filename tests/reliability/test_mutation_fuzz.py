@@ -10,42 +10,20 @@ from __future__ import annotations
 
 import logging
 import os
-import random
-import time
 from collections import Counter
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 
 import grpc
 import pytest
 import structlog
-from google.protobuf.message import Message
-from google.rpc import error_details_pb2
-from grpc_status import rpc_status
-from mutation import Seed, mutated, picker, seeds
+from mutation import fuzz, run_one, seeds
 
-from api.fleetplan.v1 import fleet_planner_pb2 as api
 from service.server import ThreadedServer, start_in_thread
 from service.settings import ServerSettings
 
-SERVICE = "/fleetplan.v1.FleetPlanner/"
 CI_MUTATIONS = 2000
 MUTATIONS = int(os.environ.get("FLEETPLAN_FUZZ_MUTATIONS", str(CI_MUTATIONS)))
 FUZZ_SEED = int(os.environ.get("FLEETPLAN_FUZZ_SEED", "19"))
-CALL_TIMEOUT_S = 8.0
-"""Bounds the run: a mutation to a huge demand may solve until its deadline (DEADLINE_EXCEEDED is a
-documented answer)."""
-CALLERS = 3
-"""Concurrent callers: two solve slots busy and one call converting or being refused."""
-RESPONSES: dict[str, type[Message]] = {
-    "PlanFleet": api.PlanFleetResponse,
-    "EvaluateFleet": api.EvaluateFleetResponse,
-    "AnalyzeBreakEven": api.AnalyzeBreakEvenResponse,
-    "EstimatePerformance": api.EstimatePerformanceResponse,
-    "ListCatalog": api.ListCatalogResponse,
-    "SweepPlans": api.SweepPlansResponse,
-}
 
 
 @pytest.fixture(scope="module")
@@ -62,60 +40,11 @@ def fuzz_server() -> Iterator[ThreadedServer]:
     structlog.configure(**previous)
 
 
-@dataclass(frozen=True)
-class Outcome:
-    seed: str
-    mutations: tuple[str, ...]
-    code: grpc.StatusCode
-    problem: str
-    """Empty when the answer is acceptable."""
-    seconds: float = 0.0
-
-
-def _call(channel: grpc.Channel, method: str, request: Message) -> None:
-    serializer = type(request).SerializeToString
-    deserializer = RESPONSES[method].FromString
-    if method == "SweepPlans":
-        stream = channel.unary_stream(SERVICE + method, serializer, deserializer)
-        for _ in stream(request, timeout=CALL_TIMEOUT_S):
-            pass
-        return
-    channel.unary_unary(SERVICE + method, serializer, deserializer)(request, timeout=CALL_TIMEOUT_S)
-
-
-def _problem(error: grpc.RpcError) -> str:
-    """What is wrong with a refusal ('' = nothing)."""
-    code = error.code()
-    if code in (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN):
-        return f"{code.name}: {error.details()}"
-    if code != grpc.StatusCode.INVALID_ARGUMENT:
-        return ""
-    status = rpc_status.from_call(error)
-    if status is None:
-        return f"INVALID_ARGUMENT without rich details: {error.details()}"
-    for detail in status.details:
-        if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
-            bad = error_details_pb2.BadRequest()
-            detail.Unpack(bad)
-            if bad.field_violations and all(v.field and v.description for v in bad.field_violations):
-                return ""
-    return f"INVALID_ARGUMENT without BadRequest field violations: {error.details()}"
-
-
-def _run(channel: grpc.Channel, seed: Seed, request: Message, done: list[str]) -> Outcome:
-    started = time.perf_counter()
-    try:
-        _call(channel, seed.method, request)
-    except grpc.RpcError as error:
-        return Outcome(seed.name, tuple(done), error.code(), _problem(error), time.perf_counter() - started)
-    return Outcome(seed.name, tuple(done), grpc.StatusCode.OK, "", time.perf_counter() - started)
-
-
 def test_every_seed_is_valid(fuzz_server: ThreadedServer) -> None:
     """The fuzzer mutates valid requests: each seed itself must be answered OK."""
     with grpc.insecure_channel(fuzz_server.address) as channel:
         for seed in seeds():
-            outcome = _run(channel, seed, seed.request, [])
+            outcome = run_one(channel, seed, seed.request, [])
             assert outcome.code == grpc.StatusCode.OK, (seed.name, outcome)
 
 
@@ -123,15 +52,7 @@ def test_every_seed_is_valid(fuzz_server: ThreadedServer) -> None:
 def test_mutated_valid_requests_never_get_internal(
     fuzz_server: ThreadedServer, record_property: object
 ) -> None:
-    rng = random.Random(FUZZ_SEED)
-    pick = picker(seeds(), rng)
-    jobs = []
-    for _ in range(MUTATIONS):
-        seed = pick()
-        request, done = mutated(seed, rng)
-        jobs.append((seed, request, done))
-    with grpc.insecure_channel(fuzz_server.address) as channel, ThreadPoolExecutor(CALLERS) as pool:
-        outcomes = list(pool.map(lambda job: _run(channel, *job), jobs))
+    outcomes = fuzz(fuzz_server.address, FUZZ_SEED, MUTATIONS)
     codes = Counter(o.code.name for o in outcomes)
     assert callable(record_property)
     slowest = sorted(outcomes, key=lambda o: -o.seconds)[:5]
