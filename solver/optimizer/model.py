@@ -190,9 +190,10 @@ class Relaxation:
     minimize: CapKey | None = None
     """Minimise this cap's usage instead of TCO (a ``Cap`` or ``count_cap(gpu)``): the smallest
     relaxation of that cap."""
-    fixed_replicas: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    fixed_replicas: tuple[tuple[str, tuple[float, ...]], ...] = ()
     """(candidate id, replicas per bucket) held at these values (local runner-ups: the other
-    workloads keep their planned replicas while one workload moves)."""
+    workloads keep their planned replicas while one workload moves); a shared pool's id holds its
+    replicas, a member's id its load (``solver.optimizer.idle``: a plan's deployments kept)."""
 
 
 NO_RELAXATION = Relaxation()
@@ -366,10 +367,10 @@ class ModelBuilder:
                 self.s[o.id] = slv.IntVar(0, servers_hi, f"s[{o.id}]")
         for pool in self.pools:
             self._pool_variables(pool)
-        for cid, replicas in self.relax.fixed_replicas:
-            if cid in self.r:
-                for var, count in zip(self.r[cid], replicas, strict=True):
-                    var.SetBounds(count, count)
+        for key, replicas in self.relax.fixed_replicas:
+            held = self.pool_r.get(key) if key in self.shared_pool_ids else self.r.get(key)
+            for var, count in zip(held or (), replicas, strict=bool(held)):
+                var.SetBounds(count, count)
         checkpoint()
         self._demand()
         checkpoint()
