@@ -545,6 +545,9 @@ class Constraints(_Frozen):
     software_licences: tuple[SoftwareLicence, ...] = Field(default=(), max_length=MAX_SOFTWARE_LICENCES)
     """Licences paid per GPU-year on every GPU of the fleet (held, or per hour rented on demand)."""
     storage: Storage | None = None
+    allow_colocation: bool = True
+    """Small models may share a card with another deployment (``solver.optimizer.colocation``);
+    False keeps every deployment on cards (or MIG slices) of its own."""
     allow_consumer_gpus: bool = False
     """Consumer (GeForce) cards may be planned; off by default: NVIDIA's GeForce driver licence
     excludes data-centre deployment, and they have no ECC and no enterprise support."""

@@ -132,6 +132,7 @@ def _constraints(c: domain.Constraints) -> scenario_pb2.Constraints:
     if c.site_model is not None:
         fields["site_model"] = SITE_MODEL_TO_PROTO[c.site_model]
     put(fields, "residual_value_credit", c.residual_value_credit)
+    put(fields, "allow_colocation", None if c.allow_colocation else False)
     put(fields, "discount_rate_annual", c.discount_rate_annual)
     if c.objective is not None:
         fields["objective"] = COST_OBJECTIVE_TO_PROTO[c.objective]

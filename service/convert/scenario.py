@@ -242,6 +242,7 @@ def _constraints(msg: scenario_pb2.Constraints, col: Collector, path: str) -> di
     out["include_regions"] = tuple(msg.include_regions)
     out["exclude_regions"] = tuple(msg.exclude_regions)
     out["allow_consumer_gpus"] = msg.allow_consumer_gpus
+    put(out, "allow_colocation", optional(msg, "allow_colocation"))
     _whole_system(msg, out)
     _periods(msg, col, path, out)
     return out

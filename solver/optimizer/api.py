@@ -7,7 +7,8 @@
 
 Every returned plan has passed ``solver.optimizer.evaluate.check_solution``; a plan that fails is
 our bug: logged with the request, re-solved once by the plain model, and discarded when that
-fails too (an answer without a plan that says why, never an error).
+fails too (an answer without a plan that says why, never an error). Hardware a plan leaves idle is
+removed before it is returned (``solver.optimizer.idle``), whichever solve found it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from solver.optimizer.driver import DEFAULT_BACKEND, OwnPlans, relaxation_bound,
 from solver.optimizer.evaluate import CapacityOf, check_solution
 from solver.optimizer.explain import diagnose_infeasible, explain_local_runner_ups, explain_runner_ups
 from solver.optimizer.fleet_eval import evaluate_fixed_fleet
+from solver.optimizer.idle import without_idle_hardware
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.pool_timing import solve_pools_by_timing
 from solver.optimizer.results import Diagnosis, FleetEvaluation, FleetSolution, SolveStatus, Violation
@@ -102,6 +104,15 @@ def solve(
             resolve=lambda limit: planned(solved_on, limit, plain=True),
             time_left=lambda: time_limit_s - (time.perf_counter() - started),
         )
+    if solution.has_plan and not (cancel is not None and cancel.expired):
+        solution = without_idle_hardware(
+            instance,
+            solution,
+            time_limit_s=time_limit_s - (time.perf_counter() - started),
+            backend=backend,
+            capacity_of=capacity_of,
+            cancel=cancel,
+        )
     if not explain:
         return solution
     remaining = time_limit_s - (time.perf_counter() - started)
@@ -131,11 +142,8 @@ def with_earlier_bound(earlier: FleetSolution, later: FleetSolution) -> FleetSol
     tco = later.stats.objective
     if carried is None or tco is None or not later.has_plan or (own is not None and own >= carried):
         return later
-    bound = min(carried, tco)
-    gap = abs(tco - bound) / abs(tco) if tco else 0.0
-    status = SolveStatus.OPTIMAL if gap <= later.stats.relative_gap_target else later.status
-    stats = dataclasses.replace(later.stats, status=status, best_bound=bound, gap=gap)
-    return dataclasses.replace(later, status=status, stats=stats)
+    stats = later.stats.restated(tco, carried)
+    return dataclasses.replace(later, status=stats.status, stats=stats)
 
 
 MIN_REPAIR_SOLVE_S = 0.5

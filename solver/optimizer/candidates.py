@@ -297,7 +297,7 @@ def colocated_candidates(
     memory by the model's own figures. A host is tried only beside another workload's guest, and
     only for a deployment whose whole-card candidate (``whole``, after dominance) is kept."""
     own = [f for f in families(request) if not f.sizing.shared and not f.members[0].length_mix]
-    if len(request.inference) < 2 or not own:
+    if not request.constraints.allow_colocation or len(request.inference) < 2 or not own:
         return []
     models = {f.members[0].name: resolve_model(f.members[0].model, book) for f in own}
     guests = [f for f in own if small_model(models[f.members[0].name])]

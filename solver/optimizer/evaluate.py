@@ -40,6 +40,9 @@ CapacityOf = Callable[[Candidate], float]
 """Request rate one replica of this deployment sustains at its workload's SLA (0 = infeasible)."""
 
 REL_TOL = 1e-6
+IDLE_TOL_GPU_HOURS = 1e-6 * DAYS_PER_MONTH * 24
+"""Training's idle hours are checked to a millionth of a GPU held all month (2.6 GPU-seconds): the
+solver's feasibility tolerance on the MIP's row, which counts GPUs (model constraint 11)."""
 
 
 def _stated_capacity(candidate: Candidate) -> float:
@@ -456,7 +459,7 @@ def check_training(instance: FleetInstance, solution: FleetSolution, fleet: _Fle
     serving = _serving_hours_on_held(instance, solution, fleet)
     for g, hours in need.items():
         idle = DAYS_PER_MONTH * 24 * fleet.held.get(g, 0) - serving.get(g, 0.0)
-        if hours > idle * (1 + REL_TOL) + 1e-6:
+        if hours > idle * (1 + REL_TOL) + IDLE_TOL_GPU_HOURS:
             out.append(
                 Violation(
                     ViolationKind.TRAINING, g, f"training needs {hours:.6g} GPU-hours/month, idle {idle:.6g}"

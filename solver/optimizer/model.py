@@ -190,9 +190,10 @@ class Relaxation:
     minimize: CapKey | None = None
     """Minimise this cap's usage instead of TCO (a ``Cap`` or ``count_cap(gpu)``): the smallest
     relaxation of that cap."""
-    fixed_replicas: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    fixed_replicas: tuple[tuple[str, tuple[float, ...]], ...] = ()
     """(candidate id, replicas per bucket) held at these values (local runner-ups: the other
-    workloads keep their planned replicas while one workload moves)."""
+    workloads keep their planned replicas while one workload moves); a shared pool's id holds its
+    replicas, a member's id its load (``solver.optimizer.idle``: a plan's deployments kept)."""
 
 
 NO_RELAXATION = Relaxation()
@@ -366,10 +367,10 @@ class ModelBuilder:
                 self.s[o.id] = slv.IntVar(0, servers_hi, f"s[{o.id}]")
         for pool in self.pools:
             self._pool_variables(pool)
-        for cid, replicas in self.relax.fixed_replicas:
-            if cid in self.r:
-                for var, count in zip(self.r[cid], replicas, strict=True):
-                    var.SetBounds(count, count)
+        for key, replicas in self.relax.fixed_replicas:
+            held = self.pool_r.get(key) if key in self.shared_pool_ids else self.r.get(key)
+            for var, count in zip(held or (), replicas, strict=bool(held)):
+                var.SetBounds(count, count)
         checkpoint()
         self._demand()
         checkpoint()
@@ -746,11 +747,12 @@ class ModelBuilder:
                     held = [self.n[o.id] for o in held_opts]
                     slv.Add(sum(held) >= ch.min_gpus * q, f"train_deadline[{t.name},{ch.gpu}]")
             slv.Add(sum(zs) == 1 if zs else slv.Sum([]) == 1, f"train_choice[{t.name}]")
+        # In GPUs idle all month (GPU-hours ÷ the month's), as every other row counts GPUs: with
+        # coefficients of ~730 SCIP 10's conflicts proved a dearer optimum (docs/optimizer.md).
+        month = DAYS_PER_MONTH * 24
         for o_id, used in idle_use.items():
-            idle = sum(
-                DAYS_PER_MONTH * self.hours[b] * (self.n[o_id] - self.u[o_id][b]) for b in range(self.nb)
-            )
-            slv.Add(used <= idle, f"train_idle[{o_id}]")
+            idle = sum(self.hours[b] / 24 * (self.n[o_id] - self.u[o_id][b]) for b in range(self.nb))
+            slv.Add(used * (1 / month) <= idle, f"train_idle[{o_id}]")
 
     def cap_usage_expr(self, cap: CapKey) -> Any:
         """What the plan uses of ``cap`` (constraints 5–8; held GPUs of a count cap's type)."""

@@ -7,7 +7,7 @@ the planner turns it into Decimal ``Money`` for reports. Bucket-indexed tuples f
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from pricebook.schema import GpuId
@@ -56,6 +56,15 @@ class SolverStats:
     def gap_unknown(self) -> bool:
         """A plan without a proven bound: how far it is from optimal is not known."""
         return self.objective is not None and self.gap is None
+
+    def restated(self, objective: float, bound: float | None) -> SolverStats:
+        """These statistics for another plan of the same request, costing ``objective``, against
+        ``bound`` (a proven bound of every plan of the request; None = none proven): the bound
+        capped at the objective, the gap recomputed, ``OPTIMAL`` when within the requested gap."""
+        bound = None if bound is None else min(bound, objective)
+        gap = None if bound is None else (abs(objective - bound) / abs(objective) if objective else 0.0)
+        status = SolveStatus.OPTIMAL if gap is not None and gap <= self.relative_gap_target else self.status
+        return replace(self, status=status, objective=objective, best_bound=bound, gap=gap)
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ from pricebook.schema import Currency
 from solver.analysis.whatif import BaselineRun
 from solver.optimizer.evaluate import CapacityOf, check_solution
 from solver.optimizer.instance import FleetInstance
-from solver.optimizer.results import FleetSolution, SolveStatus
+from solver.optimizer.results import FleetSolution
 from solver.planner.assemble import solution_tco
 
 
@@ -48,12 +48,6 @@ def cheaper_baseline_as_plan(
 
 def _with_main_statistics(baseline: FleetSolution, main: FleetSolution) -> FleetSolution:
     """The baseline's plan with the main solve's statistics, its objective and gap moved to it."""
-    stats = main.stats
-    tco = baseline.cost.total if baseline.cost is not None else stats.objective
-    bound = None if stats.best_bound is None or tco is None else min(stats.best_bound, tco)
-    gap = None if bound is None or tco is None else (abs(tco - bound) / abs(tco) if tco else 0.0)
-    status = stats.status
-    if gap is not None and gap <= stats.relative_gap_target:
-        status = SolveStatus.OPTIMAL
-    new_stats = dataclasses.replace(stats, status=status, objective=tco, best_bound=bound, gap=gap)
-    return dataclasses.replace(baseline, status=status, stats=new_stats)
+    tco = baseline.cost.total if baseline.cost is not None else main.stats.objective
+    stats = main.stats if tco is None else main.stats.restated(tco, main.stats.best_bound)
+    return dataclasses.replace(baseline, status=stats.status, stats=stats)

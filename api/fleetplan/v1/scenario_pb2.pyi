@@ -758,6 +758,7 @@ class Constraints(_message.Message):
     SOFTWARE_LICENCES_FIELD_NUMBER: _builtins.int
     STORAGE_FIELD_NUMBER: _builtins.int
     ALLOW_CONSUMER_GPUS_FIELD_NUMBER: _builtins.int
+    ALLOW_COLOCATION_FIELD_NUMBER: _builtins.int
     DEPLOYMENT_POLICY_FIELD_NUMBER: _builtins.int
     SITE_MODEL_FIELD_NUMBER: _builtins.int
     RESIDUAL_VALUE_CREDIT_FIELD_NUMBER: _builtins.int
@@ -801,6 +802,12 @@ class Constraints(_message.Message):
     """Whether consumer (GeForce) GPUs may be planned; default false: NVIDIA's GeForce driver
     licence excludes data-centre deployment, and the cards have no ECC and no enterprise support.
     Naming one in allowed_gpu_ids or owned_gpus without it is INVALID_ARGUMENT.
+    """
+    allow_colocation: _builtins.bool
+    """Whether a small model (up to 14 B parameters, one request size) may run on a share of a card
+    beside another workload's deployment before a card is bought for it (co-location: time and
+    memory split per card); absent = true. false keeps every deployment on cards (or MIG slices)
+    of its own.
     """
     deployment_policy: Global___DeploymentPolicy.ValueType
     """How replicas follow the hours: static = one set of replicas all day on held GPUs (bought,
@@ -932,6 +939,7 @@ class Constraints(_message.Message):
         software_licences: _abc.Iterable[Global___SoftwareLicence] | None = ...,
         storage: Global___Storage | None = ...,
         allow_consumer_gpus: _builtins.bool = ...,
+        allow_colocation: _builtins.bool | None = ...,
         deployment_policy: Global___DeploymentPolicy.ValueType = ...,
         site_model: Global___SiteModel.ValueType = ...,
         residual_value_credit: _builtins.bool | None = ...,
@@ -942,10 +950,12 @@ class Constraints(_message.Message):
         price_by_year: _abc.Iterable[Global___PricePath] | None = ...,
         available_from_year: _abc.Iterable[Global___GpuAvailability] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_discount_rate_annual", b"_discount_rate_annual", "_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_include_network_costs", b"_include_network_costs", "_installation_fraction", b"_installation_fraction", "_period_months", b"_period_months", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "_residual_value_credit", b"_residual_value_credit", "capex_budget", b"capex_budget", "discount_rate_annual", b"discount_rate_annual", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_network_costs", b"include_network_costs", "installation_fraction", b"installation_fraction", "installation_per_server", b"installation_per_server", "monthly_opex_cap", b"monthly_opex_cap", "period_months", b"period_months", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap", "residual_value_credit", b"residual_value_credit", "storage", b"storage"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_allow_colocation", b"_allow_colocation", "_discount_rate_annual", b"_discount_rate_annual", "_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_include_network_costs", b"_include_network_costs", "_installation_fraction", b"_installation_fraction", "_period_months", b"_period_months", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "_residual_value_credit", b"_residual_value_credit", "allow_colocation", b"allow_colocation", "capex_budget", b"capex_budget", "discount_rate_annual", b"discount_rate_annual", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_network_costs", b"include_network_costs", "installation_fraction", b"installation_fraction", "installation_per_server", b"installation_per_server", "monthly_opex_cap", b"monthly_opex_cap", "period_months", b"period_months", "power_cap_kw", b"power_cap_kw", "rack_units_cap", b"rack_units_cap", "residual_value_credit", b"residual_value_credit", "storage", b"storage"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_discount_rate_annual", b"_discount_rate_annual", "_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_include_network_costs", b"_include_network_costs", "_installation_fraction", b"_installation_fraction", "_period_months", b"_period_months", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "_residual_value_credit", b"_residual_value_credit", "allow_consumer_gpus", b"allow_consumer_gpus", "allowed_gpu_ids", b"allowed_gpu_ids", "allowed_modes", b"allowed_modes", "available_from_year", b"available_from_year", "capacity_quantile", b"capacity_quantile", "capex_budget", b"capex_budget", "capex_budget_includes_vat", b"capex_budget_includes_vat", "count_bounds", b"count_bounds", "currency_code", b"currency_code", "deployment_policy", b"deployment_policy", "discount_rate_annual", b"discount_rate_annual", "exclude_providers", b"exclude_providers", "exclude_regions", b"exclude_regions", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_leases", b"include_leases", "include_network_costs", b"include_network_costs", "include_providers", b"include_providers", "include_regions", b"include_regions", "include_vat", b"include_vat", "installation_fraction", b"installation_fraction", "installation_per_server", b"installation_per_server", "monthly_opex_cap", b"monthly_opex_cap", "objective", b"objective", "offer_policy", b"offer_policy", "owned_gpus", b"owned_gpus", "period_months", b"period_months", "pinned_offer_ids", b"pinned_offer_ids", "power_cap_kw", b"power_cap_kw", "price_by_year", b"price_by_year", "rack_units_cap", b"rack_units_cap", "residual_value_credit", b"residual_value_credit", "site_model", b"site_model", "software_licences", b"software_licences", "storage", b"storage"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_allow_colocation", b"_allow_colocation", "_discount_rate_annual", b"_discount_rate_annual", "_horizon_months", b"_horizon_months", "_include_host_costs", b"_include_host_costs", "_include_network_costs", b"_include_network_costs", "_installation_fraction", b"_installation_fraction", "_period_months", b"_period_months", "_power_cap_kw", b"_power_cap_kw", "_rack_units_cap", b"_rack_units_cap", "_residual_value_credit", b"_residual_value_credit", "allow_colocation", b"allow_colocation", "allow_consumer_gpus", b"allow_consumer_gpus", "allowed_gpu_ids", b"allowed_gpu_ids", "allowed_modes", b"allowed_modes", "available_from_year", b"available_from_year", "capacity_quantile", b"capacity_quantile", "capex_budget", b"capex_budget", "capex_budget_includes_vat", b"capex_budget_includes_vat", "count_bounds", b"count_bounds", "currency_code", b"currency_code", "deployment_policy", b"deployment_policy", "discount_rate_annual", b"discount_rate_annual", "exclude_providers", b"exclude_providers", "exclude_regions", b"exclude_regions", "horizon_months", b"horizon_months", "include_host_costs", b"include_host_costs", "include_leases", b"include_leases", "include_network_costs", b"include_network_costs", "include_providers", b"include_providers", "include_regions", b"include_regions", "include_vat", b"include_vat", "installation_fraction", b"installation_fraction", "installation_per_server", b"installation_per_server", "monthly_opex_cap", b"monthly_opex_cap", "objective", b"objective", "offer_policy", b"offer_policy", "owned_gpus", b"owned_gpus", "period_months", b"period_months", "pinned_offer_ids", b"pinned_offer_ids", "power_cap_kw", b"power_cap_kw", "price_by_year", b"price_by_year", "rack_units_cap", b"rack_units_cap", "residual_value_credit", b"residual_value_credit", "site_model", b"site_model", "software_licences", b"software_licences", "storage", b"storage"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__allow_colocation: _TypeAlias = _typing.Literal["allow_colocation"]  # noqa: Y015
+    _WhichOneofArgType__allow_colocation: _TypeAlias = _typing.Literal["_allow_colocation", b"_allow_colocation"]  # noqa: Y015
     _WhichOneofReturnType__discount_rate_annual: _TypeAlias = _typing.Literal["discount_rate_annual"]  # noqa: Y015
     _WhichOneofArgType__discount_rate_annual: _TypeAlias = _typing.Literal["_discount_rate_annual", b"_discount_rate_annual"]  # noqa: Y015
     _WhichOneofReturnType__horizon_months: _TypeAlias = _typing.Literal["horizon_months"]  # noqa: Y015
@@ -964,6 +974,8 @@ class Constraints(_message.Message):
     _WhichOneofArgType__rack_units_cap: _TypeAlias = _typing.Literal["_rack_units_cap", b"_rack_units_cap"]  # noqa: Y015
     _WhichOneofReturnType__residual_value_credit: _TypeAlias = _typing.Literal["residual_value_credit"]  # noqa: Y015
     _WhichOneofArgType__residual_value_credit: _TypeAlias = _typing.Literal["_residual_value_credit", b"_residual_value_credit"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__allow_colocation) -> _WhichOneofReturnType__allow_colocation | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__discount_rate_annual) -> _WhichOneofReturnType__discount_rate_annual | None: ...
     @_typing.overload

@@ -1,5 +1,5 @@
-"""The request's site model and residual credit (issue 30 item 7) reach the domain; bad values and
-bad site assumptions are refused naming their proto field."""
+"""The request's site model and residual credit (issue 30 item 7) and the co-location switch (issue
+28) reach the domain; bad values and bad site assumptions are refused naming their proto field."""
 
 from __future__ import annotations
 
@@ -49,3 +49,15 @@ def test_the_settings_survive_a_round_trip(book: Pricebook) -> None:
     again = plan_request_from_proto(plan_request_to_proto(domain_request), book)
     assert again.constraints.site_model is SiteModel.COLOCATION
     assert again.constraints.residual_value_credit is True
+
+
+def test_allow_colocation_is_true_unless_turned_off_and_survives_a_round_trip(book: Pricebook) -> None:
+    assert plan_request_from_proto(_request(), book).constraints.allow_colocation is True
+    off = plan_request_from_proto(_request(allow_colocation=False), book)
+    assert off.constraints.allow_colocation is False
+    assert not plan_request_to_proto(off).constraints.allow_colocation
+    assert plan_request_to_proto(off).constraints.HasField("allow_colocation")
+    again = plan_request_from_proto(plan_request_to_proto(off), book)
+    assert again.constraints.allow_colocation is False
+    on = plan_request_from_proto(_request(allow_colocation=True), book)
+    assert not plan_request_to_proto(on).constraints.HasField("allow_colocation")  # the default

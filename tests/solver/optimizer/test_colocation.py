@@ -3,7 +3,9 @@
 Properties on random two-workload requests (a chat model and an embedding model, one GPU type,
 buy only; hypothesis with a fixed seed): allowing co-location never makes a plan dearer than the
 same instance without its co-located candidates, and the plan with co-location passes the
-independent check (``evaluate.check_solution`` with the performance model run afresh). The checks
+independent check (``evaluate.check_solution`` with the performance model run afresh); forbidding
+it (``constraints.allow_colocation: false``) leaves no co-located candidate or row and never makes a
+plan cheaper. The checks
 of the evaluator are shown to fail on broken plans: a guest without a host card, and a guest too
 large for its share of the memory. Memory figures are computed here from the model cards."""
 
@@ -33,6 +35,8 @@ from solver.optimizer.evaluate import check_solution, perf_capacity_checker
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.results import FleetSolution, SolveStatus
 from solver.perf import resolve_model
+from solver.planner.plan import plan_request
+from solver.resolve import resolve
 
 pytestmark = pytest.mark.slow
 GIB = 1024**3
@@ -173,3 +177,44 @@ def test_an_earlier_rounds_bound_closes_a_later_rounds_gap(book: Pricebook) -> N
     lower = dataclasses.replace(earlier, stats=dataclasses.replace(earlier.stats, best_bound=0.5 * tco))
     kept = with_earlier_bound(lower, weak)  # a weaker earlier bound changes nothing
     assert kept is weak
+
+
+def _forbidden(request: PlanRequest) -> PlanRequest:
+    """``request`` with ``constraints.allow_colocation`` off."""
+    constraints = request.constraints.model_copy(update={"allow_colocation": False})
+    return request.model_copy(update={"constraints": constraints})
+
+
+def test_with_colocation_forbidden_no_row_shares_a_card(book: Pricebook) -> None:
+    request, _, shared = _co_located_plan(book)  # the same request shares a card when allowed
+    forbidden = _forbidden(request)
+    instance = build_instance(forbidden, book)
+    assert all(c.card_share == 1 for c in instance.candidates)
+    result = plan_request(resolve(forbidden, book), time_limit_s=60, cancel=None, with_extras=False)
+    assert result.solution.status is SolveStatus.OPTIMAL
+    assert result.deployment_lines and all(line.card_share == 1 for line in result.deployment_lines)
+    assert all(not line.co_located_with for line in result.deployment_lines)
+    assert result.solution.cost is not None and shared.cost is not None
+    assert result.solution.cost.total >= shared.cost.total * (1 - 2e-4)
+
+
+@seed(2029)
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    chat_rate=st.floats(0.2, 6.0),
+    embed_rate=st.floats(0.5, 40.0),
+    gpu=st.sampled_from(["l40s", "h100-nvl", "rtx-pro-6000-server"]),
+)
+def test_forbidding_colocation_never_makes_a_plan_cheaper(
+    book: Pricebook, chat_rate: float, embed_rate: float, gpu: str
+) -> None:
+    request = _request(chat_rate, embed_rate, gpu)
+    allowed = _solved(build_instance(request, book), request, book)
+    forbidden_request = _forbidden(request)
+    forbidden_instance = build_instance(forbidden_request, book)
+    assert all(c.card_share == 1 for c in forbidden_instance.candidates)
+    forbidden = _solved(forbidden_instance, forbidden_request, book)
+    assert allowed.cost is not None and forbidden.cost is not None
+    # Both proven within the requested relative gap (1e-4).
+    assert forbidden.cost.total >= allowed.cost.total * (1 - 2e-4)
+    assert all(u.candidate.card_share == 1 for a in forbidden.assignments for u in a.uses)

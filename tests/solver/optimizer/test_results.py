@@ -50,3 +50,31 @@ def test_gpu_counts_and_fleet_take_on_demand_at_its_peak_bucket() -> None:
         (AcquisitionMode.BUY, 2),
         (AcquisitionMode.ON_DEMAND, 3),
     ]
+
+
+def _stopped(objective: float, bound: float | None) -> SolverStats:
+    """A solve the time limit stopped at ``objective``, asked for a 1e-4 gap."""
+    gap = None if bound is None else (objective - bound) / objective
+    return SolverStats(
+        "scip", SolveStatus.FEASIBLE, objective, bound, gap, 1.0, LimitFired.TIME, 1, 1, 1.0, 1e-4
+    )
+
+
+def test_restated_statistics_recompute_the_gap_against_the_same_bound() -> None:
+    stats = _stopped(200.0, 150.0).restated(180.0, 150.0)
+    assert (stats.objective, stats.best_bound, stats.status) == (180.0, 150.0, SolveStatus.FEASIBLE)
+    assert stats.gap == pytest.approx(30.0 / 180.0)
+    assert stats.limit_fired is LimitFired.TIME and stats.seconds == 1.0
+
+
+def test_a_plan_within_the_requested_gap_of_the_bound_is_optimal_and_the_bound_never_exceeds_it() -> None:
+    within = _stopped(200.0, 150.0).restated(150.01, 150.0)
+    assert within.status is SolveStatus.OPTIMAL and within.gap == pytest.approx(0.01 / 150.01)
+    below = _stopped(200.0, 150.0).restated(149.0, 150.0)  # a bound above the plan is the plan's cost
+    assert (below.best_bound, below.gap, below.status) == (149.0, 0.0, SolveStatus.OPTIMAL)
+
+
+def test_without_a_bound_the_gap_stays_unknown() -> None:
+    stats = _stopped(200.0, None).restated(180.0, None)
+    assert stats.best_bound is None and stats.gap is None and stats.gap_unknown
+    assert stats.status is SolveStatus.FEASIBLE
