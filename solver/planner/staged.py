@@ -91,12 +91,13 @@ def staged_instance(request: PlanRequest, book: Pricebook, bases: Sequence[Fleet
     credit = residual_value_credit(request.constraints, book)
     later = request.constraints.available_from_year
     periods = []
+    factors = {w.name: w.demand_factors() for w in request.inference if w.demand_factors()}
     for p, m in enumerate(months):
         periods.append(
             period_instance(
                 bases[p],
                 months=m,
-                demand_factor={w.name: w.demand_by_year[p] for w in request.inference if w.demand_by_year},
+                demand_factor={name: f[p] for name, f in factors.items()},
                 rental_multiplier={o.id: price_path(request, book, o, starts)[p] for o in bases[p].options},
                 unavailable_gpus={a.gpu for a in later if a.from_year > p + 1},
             )

@@ -222,3 +222,20 @@ def test_every_golden_example_as_one_flat_period_is_its_plan(book: Pricebook, na
     bound = minor / 2 * ((len(today.fleet) + 2) * req.constraints.horizon_months + 1)
     assert abs(staged.schedule.horizon_tco.amount - total) <= bound
     assert not [w for w in staged.warnings if w.startswith("internal")]
+
+
+def test_absolute_daily_tokens_plan_as_their_multipliers(book: Pricebook) -> None:
+    flat = (PricePath(gpu="h200-sxm", multipliers=(1.0,) * 3), PricePath(gpu="l40s", multipliers=(1.0,) * 3))
+    req = _request(price_by_year=flat)
+    growth = (1.0, 1.5, 2.25)
+    absolute = tuple(
+        w.model_copy(update={"daily_tokens_by_year": tuple(round(f * (w.daily_tokens or 0)) for f in growth)})
+        for w in req.inference
+    )
+    by_tokens = _plan(book, req.model_copy(update={"inference": absolute}))
+    by_multipliers = _plan(book, _grown(req, growth))
+    assert by_tokens.schedule is not None and by_multipliers.schedule is not None
+    assert by_tokens.schedule.horizon_tco == by_multipliers.schedule.horizon_tco
+    assert [[(i.gpu, i.gpus) for i in y.added] for y in by_tokens.schedule.years] == [
+        [(i.gpu, i.gpus) for i in y.added] for y in by_multipliers.schedule.years
+    ]
