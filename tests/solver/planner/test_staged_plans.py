@@ -239,3 +239,28 @@ def test_absolute_daily_tokens_plan_as_their_multipliers(book: Pricebook) -> Non
     assert [[(i.gpu, i.gpus) for i in y.added] for y in by_tokens.schedule.years] == [
         [(i.gpu, i.gpus) for i in y.added] for y in by_multipliers.schedule.years
     ]
+
+
+def test_baselines_of_a_staged_plan_are_the_staged_plans_of_one_type(book: Pricebook) -> None:
+    # each baseline is derived again as the staged plan of a request allowing only its GPU type
+    req = _grown(_request(), (1.0, 2.0, 3.0))
+    opts = req.options.model_copy(update={"compute_baselines": True, "time_limit_s": 60})
+    result = plan(resolve(req.model_copy(update={"options": opts}), book), time_limit_s=60)
+    assert result.schedule is not None
+    assert [b.gpu for b in result.baselines] == ["h200-sxm", "l40s"]
+    for b in result.baselines:
+        alone = req.model_copy(
+            update={"constraints": req.constraints.model_copy(update={"allowed_gpus": (b.gpu,)})}
+        )
+        expected = _plan(book, alone)
+        if expected.schedule is None:
+            assert not b.feasible
+            continue
+        assert b.feasible and b.horizon_tco == expected.schedule.horizon_tco
+        assert b.extra_cost is not None and b.extra_cost.amount >= 0  # the plan may use both types
+        assert b.extra_cost.amount == b.horizon_tco.amount - result.schedule.horizon_tco.amount
+    extra = {b.gpu: b.extra_cost for b in result.baselines if b.extra_cost is not None}
+    cheapest = min(extra, key=lambda g: extra[g].amount)
+    assert result.baseline_saving is not None
+    assert result.baseline_saving.best_baseline_gpu == cheapest
+    assert result.baseline_saving.saving == extra[cheapest]
