@@ -6,20 +6,22 @@ The answer's fleet, deployments and cost lines are the final year's (its months 
 schedule carries the plan over the whole horizon: what is added each year, its capex, the fleet
 in service, and the TCO (NPV under ``objective: npv``). Baselines, sensitivity and headroom are
 single-period analyses; a staged plan's baselines are staged plans of one GPU type each
-(``staged_baselines``), sensitivity and headroom are not computed (a warning says so).
+(``staged_baselines``), its headroom that of the final year's fleet, and sensitivity is not
+computed (a warning says so).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
 from pricebook import catalog
 from pricebook.schema import Currency, Money, Pricebook
 from solver.analysis.cash_flows import CashFlows, yearly_flows
+from solver.analysis.headroom import Headroom
 from solver.analysis.tco import VatLines, to_money
 from solver.budget import DEFAULT_BUDGET as BUDGET
 from solver.domain import PlanRequest
@@ -48,9 +50,10 @@ MONTHS_PER_YEAR = 12
 TCO_TOLERANCE = 1e-6
 """Relative difference between the MIP's TCO and the independently priced plan that is a defect."""
 NOT_COMPUTED = (
-    "multi-year plan: sensitivity and headroom are not computed; the fleet, deployments and cost "
-    "lines shown are the final year's (baselines: each type's staged plan, its final year's fleet), "
-    "the whole horizon is in the schedule"
+    "multi-year plan: sensitivity is not computed; the fleet, deployments and cost lines shown are "
+    "the final year's (baselines: each type's staged plan, its final year's fleet; headroom: the "
+    "final year's fleet, an addition priced over that year's months), the whole horizon is in the "
+    "schedule"
 )
 
 
@@ -204,11 +207,22 @@ def solve_checked(
     return StagedPlan(staged, result, solutions[-1], solutions, price_staged(staged, solutions))
 
 
+FinalYearHeadroom = Callable[[FleetInstance, FleetSolution, float, list[str]], Headroom | None]
+"""The headroom of a period's plan (instance, solution, deadline, warnings to add to): the
+single-period planner's, passed in by ``solver.planner.plan``."""
+
+
 def plan_staged(
-    resolved: ResolvedRequest, *, time_limit_s: float, cancel: CancelToken | None, started: float
+    resolved: ResolvedRequest,
+    *,
+    time_limit_s: float,
+    cancel: CancelToken | None,
+    started: float,
+    headroom: FinalYearHeadroom | None = None,
 ) -> PlanResult:
-    """The staged plan of ``resolved`` within ``time_limit_s`` (the module docstring), and its
-    baselines when the request asks for them (``staged_baselines``)."""
+    """The staged plan of ``resolved`` within ``time_limit_s`` (the module docstring), its
+    baselines when the request asks for them (``staged_baselines``) and, with sensitivity asked,
+    the headroom of the final year's fleet (``headroom``)."""
     request = resolved.request
     base = build_instance(request, resolved.book)
     opts = request.options
@@ -224,11 +238,16 @@ def plan_staged(
             f"internal: the staged MIP's TCO {tco:.2f} differs from its priced plan's {main.cost.tco:.2f}"
         )
     plan = staged_answer(resolved, main.staged, main.solutions, main.cost, started)
+    deadline = BUDGET.extras_deadline(started, time_limit_s)
     if opts.compute_baselines:
-        deadline = BUDGET.extras_deadline(started, time_limit_s)
-        baselines, saving, notes = staged_baselines(resolved, base, plan, deadline=deadline, cancel=cancel)
+        until = BUDGET.baselines_deadline(deadline, with_sensitivity=opts.compute_sensitivity)
+        baselines, saving, notes = staged_baselines(resolved, base, plan, deadline=until, cancel=cancel)
         plan = dataclasses.replace(plan, baselines=baselines, baseline_saving=saving)
         warnings += notes
+    if opts.compute_sensitivity and headroom is not None:
+        until = BUDGET.headroom_deadline(deadline)
+        found = headroom(main.staged.periods[-1], main.solution, until, warnings)
+        plan = dataclasses.replace(plan, headroom=found)
     return dataclasses.replace(plan, warnings=(*warnings, *plan.warnings))
 
 
@@ -287,9 +306,10 @@ def staged_baselines(
 
 
 def _main_share(request: PlanRequest) -> float:
-    """The staged solve's share of the call's time: all of it, or with baselines the main
-    solve's share of ``solver.budget`` (the baselines end by its extras' end)."""
-    return BUDGET.main_solve if request.options.compute_baselines else 1.0
+    """The staged solve's share of the call's time: all of it, or with baselines or headroom the
+    main solve's share of ``solver.budget`` (they end by its extras' end)."""
+    opts = request.options
+    return BUDGET.main_solve if opts.compute_baselines or opts.compute_sensitivity else 1.0
 
 
 def staged_answer(

@@ -264,3 +264,27 @@ def test_baselines_of_a_staged_plan_are_the_staged_plans_of_one_type(book: Price
     assert result.baseline_saving is not None
     assert result.baseline_saving.best_baseline_gpu == cheapest
     assert result.baseline_saving.saving == extra[cheapest]
+
+
+def test_headroom_of_a_staged_plan_is_its_final_years_fleets(book: Pricebook) -> None:
+    # checked by EvaluateFleet alone: the final year's fleet serves the final year's demand
+    # × (1 + growth) as a one-period request, and not one point more
+    flat = (PricePath(gpu="h200-sxm", multipliers=(1.0,) * 3), PricePath(gpu="l40s", multipliers=(1.0,) * 3))
+    req = _grown(_request(price_by_year=flat), (1.0, 2.0, 3.0))
+    opts = req.options.model_copy(update={"compute_sensitivity": True, "time_limit_s": 60})
+    result = plan(resolve(req.model_copy(update={"options": opts}), book), time_limit_s=60)
+    h = result.headroom
+    fleet = result.solution.fleet()
+    assert h is not None and fleet is not None
+
+    def serves(factor: float) -> bool:
+        inference = tuple(
+            w.model_copy(update={"daily_tokens": (w.daily_tokens or 0) * 3 * factor, "demand_by_year": ()})
+            for w in req.inference
+        )
+        one_period = _request().model_copy(update={"inference": inference})
+        return evaluate(fleet, resolve(one_period, book), compare_with_optimal=False).feasible
+
+    assert serves(1 + h.demand_growth_served)
+    if not h.at_least:
+        assert not serves(1 + h.demand_growth_served + 0.01)
