@@ -258,6 +258,16 @@ class InferenceWorkload(_Frozen):
     ] = ()
     """Multi-year plans: the stated demand × this multiplier in each period (one per period of
     ``Constraints.periods``); empty = the stated demand in every period."""
+    daily_tokens_by_year: Annotated[
+        tuple[Annotated[int, Field(ge=0, le=MAX_DAILY_TOKENS)], ...], Field(max_length=MAX_PERIODS)
+    ] = ()
+    """Multi-year plans: input + output tokens a day in each period (absolute; instead of
+    ``demand_by_year``): the stated demand × its ratio to the stated daily tokens."""
+    peak_request_rate_by_year: Annotated[
+        tuple[Annotated[float, Field(ge=0, le=1e9, allow_inf_nan=False)], ...], Field(max_length=MAX_PERIODS)
+    ] = ()
+    """Multi-year plans: requests per second at peak in each period (absolute; instead of
+    ``demand_by_year``): the stated demand × its ratio to the stated peak rate."""
 
     @model_validator(mode="before")
     @classmethod
@@ -363,6 +373,29 @@ class InferenceWorkload(_Frozen):
             return (daily_requests / SECONDS_PER_DAY * self.peak_to_average,) * HOURS_PER_DAY
         total = sum(self.hourly_profile)
         return tuple(daily_requests * w / total / SECONDS_PER_HOUR for w in self.hourly_profile)
+
+    def demand_factors(self) -> tuple[float, ...]:
+        """The stated demand's multiplier in each period, from whichever per-period figure is given
+        (``demand_by_year``, ``daily_tokens_by_year`` or ``peak_request_rate_by_year``; every rate
+        is linear in the demand); empty = the stated demand in every period."""
+        if self.daily_tokens_by_year:
+            stated = self.average_request_rate() * self.tokens_per_request * SECONDS_PER_DAY
+            daily = self.daily_tokens or stated
+            return tuple(v / daily for v in self.daily_tokens_by_year)
+        if self.peak_request_rate_by_year:
+            peak = self.stated_peak_rate()
+            return tuple(v / peak for v in self.peak_request_rate_by_year)
+        return self.demand_by_year
+
+    def stated_peak_rate(self) -> float:
+        """Requests per second at the day's peak of the stated demand (as interactive work)."""
+        if self.peak_request_rate_per_s is not None:
+            return self.peak_request_rate_per_s
+        assert self.daily_tokens is not None  # guaranteed by _demand
+        daily_requests = self.daily_tokens / self.tokens_per_request
+        if self.hourly_profile is None:
+            return daily_requests / SECONDS_PER_DAY * self.peak_to_average
+        return daily_requests * max(self.hourly_profile) / sum(self.hourly_profile) / SECONDS_PER_HOUR
 
     def average_request_rate(self) -> float:
         """The day's average requests per second (the peak ÷ ``peak_to_average`` for a peak rate)."""

@@ -75,6 +75,9 @@ def _inference(w: domain.InferenceWorkload) -> scenario_pb2.Workload:
     put(fields, "allow_mig", None if w.allow_mig else False)
     put(fields, "target_utilization", w.target_utilization)
     put(fields, "batch_deadline_hours", w.batch_deadline_hours)
+    for key in ("demand_by_year", "daily_tokens_by_year", "peak_request_rate_by_year"):
+        if getattr(w, key):
+            fields[key] = list(getattr(w, key))
     return scenario_pb2.Workload(name=w.name, inference=scenario_pb2.InferenceWorkload(**fields))
 
 

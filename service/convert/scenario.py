@@ -166,6 +166,13 @@ def _sharing_and_restrictions(
         out["demand_by_year"] = tuple(
             col.number(v, join_path(path, "demand_by_year", i)) for i, v in enumerate(msg.demand_by_year)
         )
+    if msg.daily_tokens_by_year:
+        out["daily_tokens_by_year"] = tuple(msg.daily_tokens_by_year)
+    if msg.peak_request_rate_by_year:
+        out["peak_request_rate_by_year"] = tuple(
+            col.number(v, join_path(path, "peak_request_rate_by_year", i))
+            for i, v in enumerate(msg.peak_request_rate_by_year)
+        )
 
 
 def _training(msg: scenario_pb2.TrainingWorkload, col: Collector, path: str) -> dict[str, Any]:

@@ -84,14 +84,21 @@ def price_baselines(
                 binding_caps=run.binding,
             )
         )
-    priced = [(b.extra_cost.amount + plan_total.amount, b.gpu) for b in result if b.extra_cost is not None]
+    return tuple(result), saving_over(result, plan_total, request)
+
+
+def saving_over(
+    baselines: Sequence[Baseline], plan_total: Money, request: PlanRequest
+) -> BaselineSaving | None:
+    """The plan's saving over the cheapest priced baseline (each priced as plan + its extra cost)."""
+    priced = [(b.extra_cost.amount + plan_total.amount, b.gpu) for b in baselines if b.extra_cost is not None]
     if not priced:
-        return tuple(result), None
+        return None
     best_total, best_gpu = min(priced)
     saving = best_total - plan_total.amount
-    return tuple(result), BaselineSaving(
+    return BaselineSaving(
         best_baseline_gpu=best_gpu,
-        saving=Money(amount=saving, currency=currency),
+        saving=Money(amount=saving, currency=plan_total.currency),
         saving_fraction=float(saving / best_total) if best_total > 0 else 0.0,
         in_npv=bool(request.constraints.objective_discount_rate),  # at 0 % the NPV is the TCO
     )

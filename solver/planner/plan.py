@@ -35,10 +35,11 @@ from solver.planner.incumbent import cheaper_baseline_as_plan
 from solver.planner.notices import with_notices
 from solver.planner.results import Baseline, BaselineSaving, PlanResult, Sensitivity
 from solver.planner.sensitivity import cut_short, sensitivity_rows
-from solver.planner.staged import plan_staged
+from solver.planner.staged import FinalYearHeadroom, plan_staged
 from solver.resolve import ResolvedRequest
 
 log = structlog.get_logger(__name__)
+
 
 def plan(
     resolved: ResolvedRequest,
@@ -73,7 +74,10 @@ def plan_request(
     """The instance built, then ``plan_instance``: all within ``time_limit_s``."""
     started = time.monotonic()
     if is_staged(resolved.request):
-        return plan_staged(resolved, time_limit_s=time_limit_s, cancel=cancel, started=started)
+        final_year = _final_year_headroom(resolved, cancel)
+        return plan_staged(
+            resolved, time_limit_s=time_limit_s, cancel=cancel, started=started, headroom=final_year
+        )
     instance = build_instance(resolved.request, resolved.book)
     return plan_instance(
         resolved,
@@ -301,6 +305,20 @@ def _headroom(
         return None
     if headroom is not None and headroom.at_least and headroom.demand_growth_served < GROWTH_SEARCHED_TO - 1:
         warnings.append("headroom search was cut short by the time limit: the growth shown is a lower bound")
+    return headroom
+
+
+def _final_year_headroom(resolved: ResolvedRequest, cancel: CancelToken | None) -> FinalYearHeadroom:
+    """A staged plan's headroom: its final year's fleet on that year's instance (``_headroom``)."""
+    re_solve = ReSolver(resolved.request, resolved.book, cancel)
+
+    def headroom(
+        instance: FleetInstance, solution: FleetSolution, deadline: float, warnings: list[str]
+    ) -> Headroom | None:
+        return _headroom(
+            resolved, instance, solution, re_solve, cancel=cancel, warnings=warnings, deadline=deadline
+        )
+
     return headroom
 
 

@@ -5,20 +5,25 @@
 The answer's fleet, deployments and cost lines are the final year's (its months only); the
 schedule carries the plan over the whole horizon: what is added each year, its capex, the fleet
 in service, and the TCO (NPV under ``objective: npv``). Baselines, sensitivity and headroom are
-single-period analyses and are not computed for a staged plan (a warning says so).
+single-period analyses; a staged plan's baselines are staged plans of one GPU type each
+(``staged_baselines``), its headroom that of the final year's fleet, and sensitivity is not
+computed (a warning says so).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 
 from pricebook import catalog
 from pricebook.schema import Currency, Money, Pricebook
 from solver.analysis.cash_flows import CashFlows, yearly_flows
+from solver.analysis.headroom import Headroom
 from solver.analysis.tco import VatLines, to_money
+from solver.budget import DEFAULT_BUDGET as BUDGET
 from solver.domain import PlanRequest
 from solver.optimizer.api import discarded
 from solver.optimizer.cancel import CancelToken
@@ -28,10 +33,12 @@ from solver.optimizer.results import FleetSolution
 from solver.optimizer.solution import empty_solution
 from solver.optimizer.stage_eval import StagedCost, check_staged, price_staged, staged_solutions
 from solver.optimizer.stage_instance import period_instance
-from solver.optimizer.stages import PeriodWeights, StagedInstance, is_bought, solve_staged
+from solver.optimizer.stages import PeriodWeights, StagedInstance, StagedResult, is_bought, solve_staged
+from solver.optimizer.variants import describe_fleet
 from solver.periods import period_months
-from solver.planner.assemble import Extras, assemble_result
-from solver.planner.results import PlanResult
+from solver.planner.assemble import Extras, assemble_result, plan_fleet_lines, solution_tco
+from solver.planner.baselines import saving_over, solve_baselines
+from solver.planner.results import Baseline, BaselineSaving, PlanResult
 from solver.planner.schedule import StagedSchedule, schedule
 from solver.pricing.costs import residual_value_credit
 from solver.pricing.discounting import discount_factor, residual_weight
@@ -43,8 +50,10 @@ MONTHS_PER_YEAR = 12
 TCO_TOLERANCE = 1e-6
 """Relative difference between the MIP's TCO and the independently priced plan that is a defect."""
 NOT_COMPUTED = (
-    "multi-year plan: baselines, sensitivity and headroom are not computed; the fleet, deployments "
-    "and cost lines shown are the final year's, the whole horizon is in the schedule"
+    "multi-year plan: sensitivity is not computed; the fleet, deployments and cost lines shown are "
+    "the final year's (baselines: each type's staged plan, its final year's fleet; headroom: the "
+    "final year's fleet, an addition priced over that year's months), the whole horizon is in the "
+    "schedule"
 )
 
 
@@ -91,12 +100,13 @@ def staged_instance(request: PlanRequest, book: Pricebook, bases: Sequence[Fleet
     credit = residual_value_credit(request.constraints, book)
     later = request.constraints.available_from_year
     periods = []
+    factors = {w.name: w.demand_factors() for w in request.inference if w.demand_factors()}
     for p, m in enumerate(months):
         periods.append(
             period_instance(
                 bases[p],
                 months=m,
-                demand_factor={w.name: w.demand_by_year[p] for w in request.inference if w.demand_by_year},
+                demand_factor={name: f[p] for name, f in factors.items()},
                 rental_multiplier={o.id: price_path(request, book, o, starts)[p] for o in bases[p].options},
                 unavailable_gpus={a.gpu for a in later if a.from_year > p + 1},
             )
@@ -163,34 +173,143 @@ def staged_vat(cost: StagedCost, rate: float, currency: Currency) -> VatLines:
     )
 
 
-def plan_staged(
-    resolved: ResolvedRequest, *, time_limit_s: float, cancel: CancelToken | None, started: float
-) -> PlanResult:
-    """The staged plan of ``resolved`` within ``time_limit_s`` (the module docstring)."""
+@dataclass(frozen=True, slots=True)
+class StagedPlan:
+    """One staged solve of a request over a base instance: the plan per period, checked and priced."""
+
+    staged: StagedInstance
+    result: StagedResult
+    solution: FleetSolution
+    """The final period's plan (an empty or discarded solution without a verified plan)."""
+    solutions: tuple[FleetSolution, ...] = ()
+    """Every period's plan, verified (empty without one)."""
+    cost: StagedCost | None = None
+
+
+def solve_checked(
+    resolved: ResolvedRequest, base: FleetInstance, time_limit_s: float, cancel: CancelToken | None
+) -> StagedPlan:
+    """The staged MIP on ``base``'s periods, each year's plan checked on its own and priced."""
     request, book = resolved.request, resolved.book
-    base = build_instance(request, book)
     staged = staged_instance(request, book, (base,) * len(period_months(request)))
     opts = request.options
-    left = max(0.1, min(opts.time_limit_s, time_limit_s - (time.monotonic() - started)))
     backend = "scip" if opts.backend == "auto" else opts.backend
     result = solve_staged(
-        staged, time_limit_s=left, relative_gap=opts.relative_gap, backend=backend, cancel=cancel
+        staged, time_limit_s=time_limit_s, relative_gap=opts.relative_gap, backend=backend, cancel=cancel
     )
     solutions = staged_solutions(staged, result)
     last = staged.periods[-1]
     if not solutions:
-        return assembled(resolved, last, empty_solution(last, result.stats), started)
+        return StagedPlan(staged, result, empty_solution(last, result.stats))
     violations = check_staged(staged, solutions, perf_capacity_checker(request, book))
     if violations:
-        return assembled(resolved, last, discarded(last, solutions[-1], violations), started)
-    cost = price_staged(staged, solutions)
+        return StagedPlan(staged, result, discarded(last, solutions[-1], violations))
+    return StagedPlan(staged, result, solutions[-1], solutions, price_staged(staged, solutions))
+
+
+FinalYearHeadroom = Callable[[FleetInstance, FleetSolution, float, list[str]], Headroom | None]
+"""The headroom of a period's plan (instance, solution, deadline, warnings to add to): the
+single-period planner's, passed in by ``solver.planner.plan``."""
+
+
+def plan_staged(
+    resolved: ResolvedRequest,
+    *,
+    time_limit_s: float,
+    cancel: CancelToken | None,
+    started: float,
+    headroom: FinalYearHeadroom | None = None,
+) -> PlanResult:
+    """The staged plan of ``resolved`` within ``time_limit_s`` (the module docstring), its
+    baselines when the request asks for them (``staged_baselines``) and, with sensitivity asked,
+    the headroom of the final year's fleet (``headroom``)."""
+    request = resolved.request
+    base = build_instance(request, resolved.book)
+    opts = request.options
+    left = max(0.1, time_limit_s - (time.monotonic() - started))
+    limit = max(0.1, min(opts.time_limit_s, left * _main_share(request)))
+    main = solve_checked(resolved, base, limit, cancel)
+    if main.cost is None:
+        return assembled(resolved, main.staged.periods[-1], main.solution, started)
     warnings = [NOT_COMPUTED]
-    if result.tco is not None and abs(result.tco - cost.tco) > TCO_TOLERANCE * max(1.0, abs(cost.tco)):
+    tco = main.result.tco
+    if tco is not None and abs(tco - main.cost.tco) > TCO_TOLERANCE * max(1.0, abs(main.cost.tco)):
         warnings.append(
-            f"internal: the staged MIP's TCO {result.tco:.2f} differs from its priced plan's {cost.tco:.2f}"
+            f"internal: the staged MIP's TCO {tco:.2f} differs from its priced plan's {main.cost.tco:.2f}"
         )
-    plan = staged_answer(resolved, staged, solutions, cost, started)
+    plan = staged_answer(resolved, main.staged, main.solutions, main.cost, started)
+    deadline = BUDGET.extras_deadline(started, time_limit_s)
+    if opts.compute_baselines:
+        until = BUDGET.baselines_deadline(deadline, with_sensitivity=opts.compute_sensitivity)
+        baselines, saving, notes = staged_baselines(resolved, base, plan, deadline=until, cancel=cancel)
+        plan = dataclasses.replace(plan, baselines=baselines, baseline_saving=saving)
+        warnings += notes
+    if opts.compute_sensitivity and headroom is not None:
+        until = BUDGET.headroom_deadline(deadline)
+        found = headroom(main.staged.periods[-1], main.solution, until, warnings)
+        plan = dataclasses.replace(plan, headroom=found)
     return dataclasses.replace(plan, warnings=(*warnings, *plan.warnings))
+
+
+def staged_baselines(
+    resolved: ResolvedRequest,
+    base: FleetInstance,
+    plan: PlanResult,
+    *,
+    deadline: float,
+    cancel: CancelToken | None,
+) -> tuple[tuple[Baseline, ...], BaselineSaving | None, list[str]]:
+    """For each allowed GPU type, the best staged plan of that type alone (what is owned kept, as
+    the single-period baselines), by the same staged MIP, check and pricing as the plan; each
+    baseline's TCO, extra cost and the saving are on the plan's measure (the schedule's horizon
+    TCO: its NPV under objective npv). Baseline fleets are their final year's."""
+    currency = plan.currency
+    priced: dict[int, StagedPlan] = {}
+
+    def solve(single: FleetInstance, limit: float) -> FleetSolution:
+        found = solve_checked(resolved, single, limit, cancel)
+        priced[id(single)] = found
+        return found.solution
+
+    warnings: list[str] = []
+    runs = solve_baselines(base, resolved.allowed_gpus, solve, deadline, warnings)
+    assert plan.schedule is not None
+    plan_total = plan.schedule.horizon_tco
+    result: list[Baseline] = []
+    for run in runs:
+        found = priced.get(id(run.instance)) if run.instance is not None else None
+        if found is None or found.cost is None:
+            result.append(Baseline(run.gpu, False, (), None, None, run.reason or "no plan", ""))
+            continue
+        last = found.staged.periods[-1]
+        total = to_money(found.cost.tco, currency)
+        lines = plan_fleet_lines(found.solution, last, solution_tco(found.solution, last, currency), currency)
+        result.append(
+            Baseline(
+                gpu=run.gpu,
+                feasible=True,
+                fleet=lines,
+                horizon_tco=total,
+                extra_cost=Money(amount=total.amount - plan_total.amount, currency=currency),
+                reason=run.reason,
+                fleet_summary=describe_fleet(found.solution),
+                capex=to_money(sum(t.capex for t in found.cost.tranches), currency),
+            )
+        )
+    cheaper = [b.gpu for b in result if b.extra_cost is not None and b.extra_cost.amount < 0]
+    if cheaper:
+        warnings.append(
+            f"the staged plan of {', '.join(cheaper)} alone is cheaper than this plan, which was not "
+            "proven optimal in the time limit (see the gap)"
+        )
+    return (*result,), saving_over(result, plan_total, resolved.request), warnings
+
+
+def _main_share(request: PlanRequest) -> float:
+    """The staged solve's share of the call's time: all of it, or with baselines or headroom the
+    main solve's share of ``solver.budget`` (they end by its extras' end)."""
+    opts = request.options
+    return BUDGET.main_solve if opts.compute_baselines or opts.compute_sensitivity else 1.0
 
 
 def staged_answer(

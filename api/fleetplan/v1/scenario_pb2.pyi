@@ -364,6 +364,8 @@ class InferenceWorkload(_message.Message):
     TARGET_UTILIZATION_FIELD_NUMBER: _builtins.int
     BATCH_DEADLINE_HOURS_FIELD_NUMBER: _builtins.int
     DEMAND_BY_YEAR_FIELD_NUMBER: _builtins.int
+    DAILY_TOKENS_BY_YEAR_FIELD_NUMBER: _builtins.int
+    PEAK_REQUEST_RATE_BY_YEAR_FIELD_NUMBER: _builtins.int
     precision: _common_pb2.Precision.ValueType
     """Weight precision; unspecified lets the planner choose: the weights' own precision as released
     (BF16 for most models, FP8 for DeepSeek-V3/R1, MXFP4 for gpt-oss) or FP8, plus what
@@ -436,6 +438,18 @@ class InferenceWorkload(_message.Message):
         the horizon, see Constraints.period_months); empty = the stated demand in every period.
         """
 
+    @_builtins.property
+    def daily_tokens_by_year(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Multi-year plans, instead of demand_by_year: input + output tokens a day in each period
+        (absolute; the stated demand scaled by its ratio to the stated daily tokens, 0 = none).
+        """
+
+    @_builtins.property
+    def peak_request_rate_by_year(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
+        """Multi-year plans, instead of demand_by_year: requests per second at peak in each period
+        (absolute; the stated demand scaled by its ratio to the stated peak rate, 0 = none).
+        """
+
     def __init__(
         self,
         *,
@@ -462,10 +476,12 @@ class InferenceWorkload(_message.Message):
         target_utilization: _builtins.float | None = ...,
         batch_deadline_hours: _builtins.int | None = ...,
         demand_by_year: _abc.Iterable[_builtins.float] | None = ...,
+        daily_tokens_by_year: _abc.Iterable[_builtins.int] | None = ...,
+        peak_request_rate_by_year: _abc.Iterable[_builtins.float] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_allow_mig", b"_allow_mig", "_batch_deadline_hours", b"_batch_deadline_hours", "_max_tp", b"_max_tp", "_peak_to_average", b"_peak_to_average", "_target_utilization", b"_target_utilization", "allow_mig", b"allow_mig", "batch_deadline_hours", b"batch_deadline_hours", "daily_tokens", b"daily_tokens", "demand", b"demand", "max_tp", b"max_tp", "model", b"model", "peak_request_rate_per_s", b"peak_request_rate_per_s", "peak_to_average", b"peak_to_average", "sla", b"sla", "target_utilization", b"target_utilization"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_allow_mig", b"_allow_mig", "_batch_deadline_hours", b"_batch_deadline_hours", "_max_tp", b"_max_tp", "_peak_to_average", b"_peak_to_average", "_target_utilization", b"_target_utilization", "allow_mig", b"allow_mig", "allowed_precisions", b"allowed_precisions", "allowed_tp", b"allowed_tp", "batch_deadline_hours", b"batch_deadline_hours", "daily_tokens", b"daily_tokens", "demand", b"demand", "demand_by_year", b"demand_by_year", "engine", b"engine", "hourly_profile", b"hourly_profile", "input_tokens", b"input_tokens", "isolation", b"isolation", "kv_precision", b"kv_precision", "length_mix", b"length_mix", "max_tp", b"max_tp", "model", b"model", "output_tokens", b"output_tokens", "peak_request_rate_per_s", b"peak_request_rate_per_s", "peak_to_average", b"peak_to_average", "precision", b"precision", "prefix_cache_hit_rate", b"prefix_cache_hit_rate", "redundancy", b"redundancy", "serving_kind", b"serving_kind", "sla", b"sla", "target_utilization", b"target_utilization"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_allow_mig", b"_allow_mig", "_batch_deadline_hours", b"_batch_deadline_hours", "_max_tp", b"_max_tp", "_peak_to_average", b"_peak_to_average", "_target_utilization", b"_target_utilization", "allow_mig", b"allow_mig", "allowed_precisions", b"allowed_precisions", "allowed_tp", b"allowed_tp", "batch_deadline_hours", b"batch_deadline_hours", "daily_tokens", b"daily_tokens", "daily_tokens_by_year", b"daily_tokens_by_year", "demand", b"demand", "demand_by_year", b"demand_by_year", "engine", b"engine", "hourly_profile", b"hourly_profile", "input_tokens", b"input_tokens", "isolation", b"isolation", "kv_precision", b"kv_precision", "length_mix", b"length_mix", "max_tp", b"max_tp", "model", b"model", "output_tokens", b"output_tokens", "peak_request_rate_by_year", b"peak_request_rate_by_year", "peak_request_rate_per_s", b"peak_request_rate_per_s", "peak_to_average", b"peak_to_average", "precision", b"precision", "prefix_cache_hit_rate", b"prefix_cache_hit_rate", "redundancy", b"redundancy", "serving_kind", b"serving_kind", "sla", b"sla", "target_utilization", b"target_utilization"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__allow_mig: _TypeAlias = _typing.Literal["allow_mig"]  # noqa: Y015
     _WhichOneofArgType__allow_mig: _TypeAlias = _typing.Literal["_allow_mig", b"_allow_mig"]  # noqa: Y015

@@ -222,3 +222,69 @@ def test_every_golden_example_as_one_flat_period_is_its_plan(book: Pricebook, na
     bound = minor / 2 * ((len(today.fleet) + 2) * req.constraints.horizon_months + 1)
     assert abs(staged.schedule.horizon_tco.amount - total) <= bound
     assert not [w for w in staged.warnings if w.startswith("internal")]
+
+
+def test_absolute_daily_tokens_plan_as_their_multipliers(book: Pricebook) -> None:
+    flat = (PricePath(gpu="h200-sxm", multipliers=(1.0,) * 3), PricePath(gpu="l40s", multipliers=(1.0,) * 3))
+    req = _request(price_by_year=flat)
+    growth = (1.0, 1.5, 2.25)
+    absolute = tuple(
+        w.model_copy(update={"daily_tokens_by_year": tuple(round(f * (w.daily_tokens or 0)) for f in growth)})
+        for w in req.inference
+    )
+    by_tokens = _plan(book, req.model_copy(update={"inference": absolute}))
+    by_multipliers = _plan(book, _grown(req, growth))
+    assert by_tokens.schedule is not None and by_multipliers.schedule is not None
+    assert by_tokens.schedule.horizon_tco == by_multipliers.schedule.horizon_tco
+    assert [[(i.gpu, i.gpus) for i in y.added] for y in by_tokens.schedule.years] == [
+        [(i.gpu, i.gpus) for i in y.added] for y in by_multipliers.schedule.years
+    ]
+
+
+def test_baselines_of_a_staged_plan_are_the_staged_plans_of_one_type(book: Pricebook) -> None:
+    # each baseline is derived again as the staged plan of a request allowing only its GPU type
+    req = _grown(_request(), (1.0, 2.0, 3.0))
+    opts = req.options.model_copy(update={"compute_baselines": True, "time_limit_s": 60})
+    result = plan(resolve(req.model_copy(update={"options": opts}), book), time_limit_s=60)
+    assert result.schedule is not None
+    assert [b.gpu for b in result.baselines] == ["h200-sxm", "l40s"]
+    for b in result.baselines:
+        alone = req.model_copy(
+            update={"constraints": req.constraints.model_copy(update={"allowed_gpus": (b.gpu,)})}
+        )
+        expected = _plan(book, alone)
+        if expected.schedule is None:
+            assert not b.feasible
+            continue
+        assert b.feasible and b.horizon_tco == expected.schedule.horizon_tco
+        assert b.extra_cost is not None and b.extra_cost.amount >= 0  # the plan may use both types
+        assert b.extra_cost.amount == b.horizon_tco.amount - result.schedule.horizon_tco.amount
+    extra = {b.gpu: b.extra_cost for b in result.baselines if b.extra_cost is not None}
+    cheapest = min(extra, key=lambda g: extra[g].amount)
+    assert result.baseline_saving is not None
+    assert result.baseline_saving.best_baseline_gpu == cheapest
+    assert result.baseline_saving.saving == extra[cheapest]
+
+
+def test_headroom_of_a_staged_plan_is_its_final_years_fleets(book: Pricebook) -> None:
+    # checked by EvaluateFleet alone: the final year's fleet serves the final year's demand
+    # × (1 + growth) as a one-period request, and not one point more
+    flat = (PricePath(gpu="h200-sxm", multipliers=(1.0,) * 3), PricePath(gpu="l40s", multipliers=(1.0,) * 3))
+    req = _grown(_request(price_by_year=flat), (1.0, 2.0, 3.0))
+    opts = req.options.model_copy(update={"compute_sensitivity": True, "time_limit_s": 60})
+    result = plan(resolve(req.model_copy(update={"options": opts}), book), time_limit_s=60)
+    h = result.headroom
+    fleet = result.solution.fleet()
+    assert h is not None and fleet is not None
+
+    def serves(factor: float) -> bool:
+        inference = tuple(
+            w.model_copy(update={"daily_tokens": (w.daily_tokens or 0) * 3 * factor, "demand_by_year": ()})
+            for w in req.inference
+        )
+        one_period = _request().model_copy(update={"inference": inference})
+        return evaluate(fleet, resolve(one_period, book), compare_with_optimal=False).feasible
+
+    assert serves(1 + h.demand_growth_served)
+    if not h.at_least:
+        assert not serves(1 + h.demand_growth_served + 0.01)
