@@ -1,0 +1,205 @@
+"""Capacity of a disaggregated unit at an SLA: the largest request rate it serves within the targets.
+
+A *unit* is ``p`` prefill engines and ``d`` decode engines (``solver.perf.disagg``). Its capacity
+at the SLA is the request rate of the steady closed loop of the most users for which the
+p95 TTFT and the TPOT still meet their targets (``solve_steady``, the loop the disaggregated
+calibration was fitted on; more users only add load). The p95 TTFT adds to the mean the tail of
+the waits (for a prefill engine and for a decode slot) as the aggregated model does for its
+queue: an exponential wait of mean W when busy a share ρ of the time has its 95th percentile at
+(W/ρ)·ln(ρ/0.05) (``P95_TAIL``; no tail when ρ ≤ 0.05).
+
+All the ratios of one pair of engines and all the loads are solved together (arrays), once on a
+geometric grid of users and once more between the last grid point that meets the SLA and the
+next; the answer is then ``estimate_disagg`` itself at that many users (whole users, stepped down
+until it meets the SLA), so the plan's evaluator recomputes exactly what the candidate states.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from pricebook.schema import ModelArch
+from solver.domain import Sla
+from solver.perf.disagg import (
+    DisaggCalibration,
+    DisaggDeployment,
+    DisaggFactors,
+    DisaggTiming,
+    RawPhysics,
+    Transfer,
+    disagg_infeasibility,
+    estimate_disagg,
+    factor_arrays,
+    load_disagg_calibration,
+    raw_physics,
+    solve_steady,
+)
+from solver.perf.replica import WorkloadShape
+from solver.perf.timing import P95_TAIL
+
+USER_GRID_POINTS = 40
+REFINE_POINTS = 24
+
+
+@dataclass(frozen=True, slots=True)
+class UnitCapacity:
+    """One unit (``prefill_engines`` + ``decode_engines``) at its largest load within the SLA."""
+
+    prefill_engines: int
+    decode_engines: int
+    req_s: float
+    """Requests per second the unit serves within the SLA (0 = none)."""
+    users: float
+    ttft_p95_ms: float
+    tpot_ms: float
+    decode_batch: float
+    prefill_utilisation: float
+    transfer: Transfer
+    reason: str = ""
+    """Why it serves nothing ("" when ``req_s`` > 0)."""
+
+
+def ttft_p95(ttft_s: np.ndarray, wait_s: np.ndarray, rho: np.ndarray) -> np.ndarray:
+    """The p95 TTFT from the mean and the mean wait (see the module docstring)."""
+    busy = np.clip(rho, 1e-12, 1.0 - 1e-12)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tail = np.where(busy > P95_TAIL, np.log(busy / P95_TAIL) / busy - 1.0, 0.0)
+    extra = np.where(np.isfinite(wait_s), np.maximum(wait_s, 0.0) * tail, np.inf)
+    result: np.ndarray = ttft_s + extra
+    return result
+
+
+def _meets(ttft_p95_s: np.ndarray, tpot_s: np.ndarray, sla: Sla) -> np.ndarray:
+    ok: np.ndarray = np.isfinite(ttft_p95_s) & np.isfinite(tpot_s) & (tpot_s > 0)
+    if sla.ttft_p95_ms is not None:
+        ok &= ttft_p95_s * 1e3 <= sla.ttft_p95_ms
+    if sla.tpot_p95_ms is not None:
+        ok &= tpot_s * 1e3 <= sla.tpot_p95_ms
+    if sla.min_per_user_tok_s is not None:
+        with np.errstate(divide="ignore"):
+            ok &= 1.0 / tpot_s >= sla.min_per_user_tok_s
+    return ok
+
+
+def _loads(raw: RawPhysics, users: Sequence[float] | np.ndarray) -> list[RawPhysics]:
+    """``raw`` (a unit's engines, its batch grid up to the decode slots) under each number of users."""
+    return [replace(raw, users=float(n)) for n in users]
+
+
+def unit_capacities(
+    model: ModelArch,
+    deployment: DisaggDeployment,
+    shape: WorkloadShape,
+    sla: Sla,
+    ratios: Sequence[tuple[int, int]],
+    *,
+    calibration: DisaggCalibration | None = None,
+) -> list[UnitCapacity]:
+    """Each (prefill engines, decode engines) unit of ``deployment``'s engines at ``sla``.
+    ``deployment``'s own worker counts are ignored (one engine of each role is timed)."""
+    cal = calibration or load_disagg_calibration()
+    one = replace(
+        deployment,
+        prefill=replace(deployment.prefill, workers=1),
+        decode=replace(deployment.decode, workers=1),
+    )
+    reason = disagg_infeasibility(model, one, shape)
+    if reason:
+        return [_none(p, d, reason) for p, d in ratios]
+    f = cal.factors(deployment.engine, deployment.precision)
+    raws: list[RawPhysics] = []
+    grids: list[np.ndarray] = []
+    for p, d in ratios:
+        unit = replace(one, prefill=replace(one.prefill, workers=p), decode=replace(one.decode, workers=d))
+        raw = raw_physics(model, unit, shape, 10**9)  # the batch grid up to the decode slots
+        top = max(raw.decode_slots * d * 1.5, 2.0)
+        grids.append(np.geomspace(0.5, top, USER_GRID_POINTS))
+        raws.append(raw)
+    first = _solve([_loads(r, g) for r, g in zip(raws, grids, strict=True)], f, sla)
+    lows, highs = [], []
+    for grid, ok in zip(grids, first, strict=True):
+        bad = np.flatnonzero(~ok)
+        last = (bad[0] - 1) if bad.size else len(grid) - 1
+        lows.append(grid[last] if last >= 0 else 0.0)
+        highs.append(grid[last + 1] if last + 1 < len(grid) else grid[last])
+    fine = [
+        np.linspace(lo, hi, REFINE_POINTS) if lo > 0 else np.array([])
+        for lo, hi in zip(lows, highs, strict=True)
+    ]
+    out = []
+    for (p, d), raw, points in zip(ratios, raws, fine, strict=True):
+        if points.size == 0:
+            out.append(_none(p, d, "even one request at a time misses the SLA"))
+            continue
+        loads = _loads(raw, points)
+        solved = solve_steady(loads, factor_arrays([f] * len(loads)))
+        ok = _meets(ttft_p95(solved.ttft_s, solved.prefill_wait_s, solved.rho), solved.tpot_s, sla)
+        bad = np.flatnonzero(~ok)
+        i = max((bad[0] - 1) if bad.size else len(points) - 1, 0)
+        unit = replace(one, prefill=replace(one.prefill, workers=p), decode=replace(one.decode, workers=d))
+        out.append(_exact(model, unit, shape, sla, users=max(int(points[i]), 1), cal=cal))
+    return out
+
+
+def _exact(
+    model: ModelArch,
+    unit: DisaggDeployment,
+    shape: WorkloadShape,
+    sla: Sla,
+    *,
+    users: int,
+    cal: DisaggCalibration,
+) -> UnitCapacity:
+    """The unit at the most users up to ``users`` that meet ``sla`` by ``estimate_disagg`` itself
+    (what the plan's evaluator recomputes), stepping down from the grid's answer."""
+    p, d = unit.prefill.workers, unit.decode.workers
+    while users >= 1:
+        e = estimate_disagg(model, unit, shape, users, disagg_calibration=cal)
+        t = e.timing
+        if e.feasible and timing_meets(t, sla):
+            return UnitCapacity(
+                p,
+                d,
+                t.req_s,
+                float(users),
+                timing_ttft_p95(t) * 1e3,
+                t.tpot_s * 1e3,
+                t.decode_batch,
+                t.prefill_utilisation,
+                t.transfer,
+            )
+        users -= max(1, users // 64)
+    return _none(p, d, "even one request at a time misses the SLA")
+
+
+def timing_ttft_p95(t: DisaggTiming) -> float:
+    """The p95 TTFT (s) of one estimate (``ttft_p95``)."""
+    return float(
+        ttft_p95(np.array([t.ttft_s]), np.array([t.prefill_wait_s]), np.array([t.prefill_utilisation]))[0]
+    )
+
+
+def timing_meets(t: DisaggTiming, sla: Sla) -> bool:
+    """Whether one estimate meets every target of ``sla``."""
+    return bool(_meets(np.array([timing_ttft_p95(t)]), np.array([t.tpot_s]), sla)[0])
+
+
+def _solve(groups: list[list[RawPhysics]], f: DisaggFactors, sla: Sla) -> list[np.ndarray]:
+    """Which loads of each group meet ``sla`` (one vectorised solve over all groups)."""
+    flat = [r for g in groups for r in g]
+    solved = solve_steady(flat, factor_arrays([f] * len(flat)))
+    ok = _meets(ttft_p95(solved.ttft_s, solved.prefill_wait_s, solved.rho), solved.tpot_s, sla)
+    out, start = [], 0
+    for g in groups:
+        out.append(ok[start : start + len(g)])
+        start += len(g)
+    return out
+
+
+def _none(p: int, d: int, reason: str) -> UnitCapacity:
+    nan = math.nan
+    return UnitCapacity(p, d, 0.0, 0.0, nan, nan, 0.0, 0.0, Transfer(0.0, "", 0.0), reason)
