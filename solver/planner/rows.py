@@ -241,9 +241,7 @@ def _gpus_of(line: DeploymentLine) -> tuple[tuple[GpuId, float], ...]:
     roles = line.disaggregation
     if roles is None:
         return ((line.gpu, line.gpus_per_replica),)
-    return tuple(
-        (r.gpu, float(r.engines_per_unit * r.tp * r.attention_dp)) for r in (roles.prefill, roles.decode)
-    )
+    return tuple((r.gpu, float(r.gpus_per_unit)) for r in (roles.prefill, roles.decode))
 
 
 def with_workloads(
