@@ -101,6 +101,8 @@ def unit_capacities(
 ) -> list[UnitCapacity]:
     """Each (prefill engines, decode engines) unit of ``deployment``'s engines at ``sla``.
     ``deployment``'s own worker counts are ignored (one engine of each role is timed)."""
+    if not ratios:
+        return []
     cal = calibration or load_disagg_calibration()
     one = replace(
         deployment,
