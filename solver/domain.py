@@ -210,7 +210,7 @@ coefficients infinite, as a vanishing peak rate did."""
 rows' coefficients infinite, and the solver gave up without a word."""
 
 
-DISAGGREGATION_BY_DEFAULT = False
+DISAGGREGATION_BY_DEFAULT = True
 """Whether interactive work with TTFT and TPOT targets may be disaggregated unless it says."""
 
 

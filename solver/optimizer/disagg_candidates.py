@@ -1,11 +1,14 @@
 """Disaggregated candidates: units of prefill and decode engines, on one GPU type or two.
 
-For an inference workload that allows it (``InferenceWorkload.disaggregation_allowed``; one
-request size), every (prefill GPU, decode GPU) pair of the allowed GPU types, each weight precision
-both run (``candidates.precisions_to_try``), and a few engines per role:
+For an inference workload that allows it (``InferenceWorkload.disaggregation_allowed``: asked for,
+or by default interactive work with TTFT and TPOT targets in requests of at most
+``MAX_DEFAULT_WORKLOADS`` inference workloads; one request size), every (prefill GPU, decode GPU)
+pair of the allowed GPU types, each weight precision both run (``candidates.precisions_to_try``),
+and a few engines per role:
 
-- the two smallest TP degrees whose engine holds the weights and one sequence (``disagg_infeasibility``),
-  the MoE layers over expert parallelism across the engine (EP = TP) when the experts divide;
+- the two smallest TP degrees whose engine holds the weights and one sequence
+  (``disagg_infeasibility``), the MoE layers over expert parallelism across the engine (EP = TP)
+  when the experts divide;
 - for MLA models (DeepSeek), decode engines with attention data parallelism (TP 1 × DP n, EP n).
 
 Each (prefill engine, decode engine) is timed as units of ``RATIOS`` (p prefill : d decode engines)
@@ -51,6 +54,10 @@ from solver.pricing.options import AcquisitionOption
 
 RATIOS = ((1, 1), (1, 2), (2, 1), (1, 3), (3, 1), (2, 3), (3, 2), (1, 4), (4, 1))
 """Prefill : decode engines of a unit (coprime; larger units are multiples)."""
+MAX_DEFAULT_WORKLOADS = 12
+"""Units are built for workloads that leave ``allow_disaggregation`` unset only in requests of at
+most this many inference workloads (as shared pools, ``pooling.MAX_SHARING_WORKLOADS``): each
+such workload adds 0.3-4 s of candidates on 2 GPU types (measured on the examples, load ~12)."""
 KEEP_PER_PAIR = 2
 KEEP_PER_WORKLOAD = 8
 ENGINE_TPS = (1, 2, 4, 8)
@@ -78,7 +85,12 @@ def disaggregated_candidates(
     precisions: Precisions,
 ) -> list[Candidate]:
     """The kept disaggregated units of every workload that allows them."""
-    allowed = [w for w in request.inference if w.disaggregation_allowed and not w.length_mix]
+    few = len(request.inference) <= MAX_DEFAULT_WORKLOADS
+    allowed = [
+        w
+        for w in request.inference
+        if w.disaggregation_allowed and not w.length_mix and (few or w.allow_disaggregation)
+    ]
     if not allowed:
         return []
     types = _types(book, gpus, max_tp, options, request.constraints.horizon_months)

@@ -27,6 +27,7 @@ def test_the_field_reaches_the_domain_and_round_trips(book: Pricebook) -> None:
 def test_absent_it_is_left_to_the_default(book: Pricebook) -> None:
     request = plan_request_from_proto(api.PlanFleetRequest(workloads=[chat(sla=SLA)]), book)
     assert request.inference[0].allow_disaggregation is None
+    assert request.inference[0].disaggregation_allowed  # interactive, with TTFT and TPOT targets
     without_tpot = plan_request_from_proto(
         api.PlanFleetRequest(workloads=[chat(sla=scenario_pb2.Sla(ttft_p95_ms=2000))]), book
     )
