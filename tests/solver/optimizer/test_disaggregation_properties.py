@@ -19,6 +19,8 @@ from solver.domain import (
     AcquisitionMode,
     Constraints,
     Engine,
+    Fleet,
+    FleetItem,
     InferenceWorkload,
     ModelRef,
     PlanRequest,
@@ -30,6 +32,9 @@ from solver.optimizer.candidates import build_instance
 from solver.optimizer.evaluate import check_solution, perf_capacity_checker
 from solver.optimizer.instance import FleetInstance
 from solver.optimizer.results import FleetSolution, SolveStatus
+from solver.planner.evaluate import evaluate
+from solver.planner.plan import plan
+from solver.resolve import resolve
 
 pytestmark = pytest.mark.slow
 GAP = 1e-6
@@ -120,3 +125,21 @@ def test_a_long_prompt_moe_chat_plan_disaggregates_and_passes_the_check(book: Pr
     plan = _solved(instance, request, book)
     assert _units_used(plan)
     assert check_solution(instance, plan, perf_capacity_checker(request, book)) == []
+
+
+def test_evaluate_fleet_accepts_the_fleet_of_a_disaggregated_plan(book: Pricebook) -> None:
+    """EvaluateFleet on the plan's own fleet: feasible, served by units, at the plan's TCO."""
+    sla = Sla(ttft_p95_ms=3000, tpot_p95_ms=15)
+    request = _request(20.0, sla, ("b200", "h200-sxm"), allow=True, model=MOE)
+    resolved = resolve(request, book)
+    planned = plan(resolved, time_limit_s=60)
+    assert planned.disaggregation is not None and planned.disaggregation.saving is not None
+    assert planned.disaggregation.saving.amount > 0
+    items = tuple(
+        FleetItem(gpu=f.gpu, mode=f.mode, count=f.gpus, server=f.server_id, offer=f.offer_id)
+        for f in planned.fleet
+    )
+    evaluated = evaluate(Fleet(items=items), resolved, time_limit_s=60)
+    assert evaluated.feasible, evaluated.messages
+    assert _units_used(evaluated.plan.solution)
+    assert evaluated.fleet_horizon_tco == planned.horizon_tco
