@@ -158,10 +158,13 @@ class DisaggRole:
         return self.gpus_per_engine * self.engines
 
     def describe(self) -> str:
-        extra = (f" DP{self.attention_dp}" if self.attention_dp > 1 else "") + (
-            f" EP{self.ep}" if self.ep > 1 else ""
-        )
-        return f"{self.engines}× {self.gpu} TP{self.tp}{extra}"
+        return role_label(self.engines, self.gpu, self.tp, self.attention_dp, self.ep)
+
+
+def role_label(engines: int, gpu: GpuId, tp: int, attention_dp: int, ep: int) -> str:
+    """One role of a disaggregated unit in words, e.g. "3× h200-sxm TP4 EP4"."""
+    extra = (f" DP{attention_dp}" if attention_dp > 1 else "") + (f" EP{ep}" if ep > 1 else "")
+    return f"{engines}× {gpu} TP{tp}{extra}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from solver.analysis.headroom import Headroom
 from solver.analysis.tco import CostComponent, DepreciationYear, FleetTco, UnitCost, VatLines
 from solver.budget import StageTime
 from solver.domain import AcquisitionMode, CapacityQuantile, Precision
-from solver.optimizer.instance import GUEST_SHARE_MAX, deployment_label
+from solver.optimizer.instance import GUEST_SHARE_MAX, deployment_label, role_label
 from solver.optimizer.results import CapRelaxation, FleetSolution, SolveStatus, WorkloadFit
 from solver.planner.notices import Notice
 from solver.planner.schedule import StagedSchedule
@@ -97,10 +97,7 @@ class DisaggregatedRole:
     @property
     def label(self) -> str:
         """E.g. "3× h200-sxm TP4 EP4" (engines per unit, GPU, parallelism)."""
-        extra = (f" DP{self.attention_dp}" if self.attention_dp > 1 else "") + (
-            f" EP{self.ep}" if self.ep > 1 else ""
-        )
-        return f"{self.engines_per_unit}× {self.gpu} TP{self.tp}{extra}"
+        return role_label(self.engines_per_unit, self.gpu, self.tp, self.attention_dp, self.ep)
 
 
 @dataclass(frozen=True, slots=True)
