@@ -142,8 +142,9 @@ def unit_capacities(
         ok = _meets(ttft_p95(solved.ttft_s, solved.prefill_wait_s, solved.rho), solved.tpot_s, sla)
         bad = np.flatnonzero(~ok)
         i = max((bad[0] - 1) if bad.size else len(points) - 1, 0)
+        miss = math.ceil(points[i + 1]) if bad.size and i + 1 < len(points) else None
         unit = replace(one, prefill=replace(one.prefill, workers=p), decode=replace(one.decode, workers=d))
-        out.append(_exact(model, unit, shape, sla, users=max(int(points[i]), 1), cal=cal))
+        out.append(_exact(model, unit, shape, sla, users=(max(int(points[i]), 1), miss), cal=cal))
     return out
 
 
@@ -153,29 +154,41 @@ def _exact(
     shape: WorkloadShape,
     sla: Sla,
     *,
-    users: int,
+    users: tuple[int, int | None],
     cal: DisaggCalibration,
 ) -> UnitCapacity:
-    """The unit at the most users up to ``users`` that meet ``sla`` by ``estimate_disagg`` itself
-    (what the plan's evaluator recomputes), stepping down from the grid's answer."""
+    """The unit at the most whole users that meet ``sla`` by ``estimate_disagg`` itself (what the
+    plan's evaluator recomputes): from the grid's last users within the SLA (stepping down while
+    the exact model misses) up to its first users beyond it (``users``; bisected)."""
     p, d = unit.prefill.workers, unit.decode.workers
-    while users >= 1:
-        e = estimate_disagg(model, unit, shape, users, disagg_calibration=cal)
-        t = e.timing
-        if e.feasible and timing_meets(t, sla):
-            return UnitCapacity(
-                p,
-                d,
-                t.req_s,
-                float(users),
-                timing_ttft_p95(t) * 1e3,
-                t.tpot_s * 1e3,
-                t.decode_batch,
-                t.prefill_utilisation,
-                t.transfer,
-            )
-        users -= max(1, users // 64)
-    return _none(p, d, "even one request at a time misses the SLA")
+
+    def estimate(n: int) -> DisaggTiming | None:
+        e = estimate_disagg(model, unit, shape, n, disagg_calibration=cal)
+        return e.timing if e.feasible and timing_meets(e.timing, sla) else None
+
+    low, high = users
+    met = estimate(low)
+    while met is None and low > 1:
+        high, low = low, low - max(1, low // 64)
+        met = estimate(low)
+    if met is None:
+        return _none(p, d, "even one request at a time misses the SLA")
+    while high is not None and high - low > 1:
+        mid = (low + high) // 2
+        at_mid = estimate(mid)
+        low, high, met = (mid, high, at_mid) if at_mid is not None else (low, mid, met)
+    t = met
+    return UnitCapacity(
+        p,
+        d,
+        t.req_s,
+        float(low),
+        timing_ttft_p95(t) * 1e3,
+        t.tpot_s * 1e3,
+        t.decode_batch,
+        t.prefill_utilisation,
+        t.transfer,
+    )
 
 
 def timing_ttft_p95(t: DisaggTiming) -> float:
