@@ -20,9 +20,10 @@ smallest per-GPU NIC among the type's servers; rented instances: 400G). A unit's
 its KV bytes per second fit its prefill GPUs' NICs and its decode GPUs' NICs at line rate. Units
 on a GPU type without a scale-out NIC are not built across servers.
 
-Pruning keeps the MIP small: per GPU pair and precision, the ``KEEP_PER_PAIR`` units of least cost
-per request (each role's GPUs at the type's cheapest horizon cost per GPU), and per workload the
-``KEEP_PER_WORKLOAD`` cheapest of those. Capacities are scaled like every candidate's (target
+Pruning keeps the MIP small: per GPU pair and precision, the ``REFINED_PER_PAIR`` units of least
+cost per request at the grid's capacities (each role's GPUs at the type's cheapest horizon cost per
+GPU) are made exact (``refine_unit``), the ``KEEP_PER_PAIR`` cheapest of them kept, and per workload
+the ``KEEP_PER_WORKLOAD`` cheapest of those. Capacities are scaled like every candidate's (target
 utilization × the capacity quantile's factor of the disaggregated calibration's throughput band).
 """
 
@@ -48,7 +49,7 @@ from solver.perf.disagg import (
     disagg_infeasibility,
     load_disagg_calibration,
 )
-from solver.perf.disagg_capacity import UnitCapacity, unit_capacities
+from solver.perf.disagg_capacity import UnitCapacity, refine_unit, unit_capacities
 from solver.perf.physics import GB
 from solver.pricing.options import AcquisitionOption
 
@@ -59,6 +60,8 @@ MAX_DEFAULT_WORKLOADS = 12
 most this many inference workloads (as shared pools, ``pooling.MAX_SHARING_WORKLOADS``): each
 such workload adds 0.3-4 s of candidates on 2 GPU types (measured on the examples, load ~12)."""
 KEEP_PER_PAIR = 2
+REFINED_PER_PAIR = 4
+"""Units per GPU pair and precision whose grid capacity is made exact before the final ranking."""
 KEEP_PER_WORKLOAD = 8
 ENGINE_TPS = (1, 2, 4, 8)
 ATTENTION_DP = (4, 8)
@@ -160,7 +163,8 @@ Precisions = Callable[[InferenceWorkload, ModelArch, GpuSpec], tuple[Precision, 
 def workload_units(
     w: InferenceWorkload, model: ModelArch, types: dict[str, _Types], sizing: Sizing, precisions: Precisions
 ) -> list[Candidate]:
-    """``w``'s kept units over every pair of ``types`` (see the module docstring)."""
+    """``w``'s kept units over every pair of ``types`` (see the module docstring): per pair, the
+    cheapest by the grid's capacities, made exact (``refine_unit``) and ranked again."""
     size, _ = w.length_shares()[0]
     shape = WorkloadShape(size.input_tokens, size.output_tokens, w.prefix_cache_hit_rate)
     ranked: list[tuple[float, Candidate]] = []
@@ -171,8 +175,28 @@ def workload_units(
             common = set(precisions(w, model, pre_type.spec)) & set(precisions(w, model, dec_type.spec))
             for precision in sorted(common, key=lambda p: p.value):
                 units = _pair_units(w, model, (pre_type, dec_type), precision, shape=shape, sizing=sizing)
-                pair = sorted(((_unit_cost(c, types) / c.capacity_req_s, c) for c in units), key=_rank)
-                ranked += pair[:KEEP_PER_PAIR]
+                grid = sorted(
+                    ((_unit_cost(c, types) / c.capacity_req_s, c, dep, cap) for c, dep, cap in units),
+                    key=lambda x: (x[0], x[1].id),
+                )
+                exact = [
+                    c
+                    for _, _, dep, cap in grid[:REFINED_PER_PAIR]
+                    if (
+                        c := _unit_candidate(
+                            w,
+                            dep,
+                            refine_unit(model, dep, shape, sizing.sla, cap),
+                            shape,
+                            sizing=sizing,
+                            nic_gbps=dep.scale_out_gbps,
+                        )
+                    )
+                    is not None
+                ]
+                ranked += sorted(((_unit_cost(c, types) / c.capacity_req_s, c) for c in exact), key=_rank)[
+                    :KEEP_PER_PAIR
+                ]
     return [c for _, c in sorted(ranked, key=_rank)[:KEEP_PER_WORKLOAD]]
 
 
@@ -188,8 +212,9 @@ def _pair_units(
     *,
     shape: WorkloadShape,
     sizing: Sizing,
-) -> list[Candidate]:
-    """Every unit of the fitting engines of one (prefill type, decode type) pair at one precision."""
+) -> list[tuple[Candidate, DisaggDeployment, UnitCapacity]]:
+    """Every unit of the fitting engines of one (prefill type, decode type) pair at one precision,
+    at the grid's capacities."""
     pre_type, dec_type = roles
     same = pre_type.spec.id == dec_type.spec.id
     nic = min(pre_type.nic_gbps, dec_type.nic_gbps)
@@ -198,10 +223,10 @@ def _pair_units(
         for dec in _fitting(_engines(w, model, dec_type, decode=True), model, precision, w, shape):
             dep = _deployment(pre, dec, precision, w, nic)
             ratios = _ratios(pre, dec, same, pre_type, nic)
-            for cap in unit_capacities(model, dep, shape, sizing.sla, ratios):
+            for cap in unit_capacities(model, dep, shape, sizing.sla, ratios, exact=False):
                 c = _unit_candidate(w, dep, cap, shape, sizing=sizing, nic_gbps=nic)
                 if c is not None:
-                    out.append(c)
+                    out.append((c, dep, cap))
     return out
 
 

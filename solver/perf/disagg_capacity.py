@@ -34,10 +34,12 @@ from solver.perf.disagg import (
     disagg_infeasibility,
     estimate_disagg,
     factor_arrays,
+    kv_transfer,
     load_disagg_calibration,
     raw_physics,
     solve_steady,
 )
+from solver.perf.physics import GB
 from solver.perf.replica import WorkloadShape
 from solver.perf.timing import P95_TAIL
 
@@ -61,6 +63,9 @@ class UnitCapacity:
     transfer: Transfer
     reason: str = ""
     """Why it serves nothing ("" when ``req_s`` > 0)."""
+    bracket: tuple[int, int | None] = (0, None)
+    """Grid answers (``exact=False``): whole users within the SLA, and the first found beyond it
+    (None: none below the loop's saturation), for ``refine_unit``."""
 
 
 def ttft_p95(ttft_s: np.ndarray, wait_s: np.ndarray, rho: np.ndarray) -> np.ndarray:
@@ -98,9 +103,11 @@ def unit_capacities(
     ratios: Sequence[tuple[int, int]],
     *,
     calibration: DisaggCalibration | None = None,
+    exact: bool = True,
 ) -> list[UnitCapacity]:
     """Each (prefill engines, decode engines) unit of ``deployment``'s engines at ``sla``.
-    ``deployment``'s own worker counts are ignored (one engine of each role is timed)."""
+    ``deployment``'s own worker counts are ignored (one engine of each role is timed). With
+    ``exact=False`` the grid's answers (within about 1 %; ``refine_unit`` makes one exact)."""
     if not ratios:
         return []
     cal = calibration or load_disagg_calibration()
@@ -113,39 +120,89 @@ def unit_capacities(
     if reason:
         return [_none(p, d, reason) for p, d in ratios]
     f = cal.factors(deployment.engine, deployment.precision)
-    raws: list[RawPhysics] = []
-    grids: list[np.ndarray] = []
-    for p, d in ratios:
-        unit = replace(one, prefill=replace(one.prefill, workers=p), decode=replace(one.decode, workers=d))
-        raw = raw_physics(model, unit, shape, 10**9)  # the batch grid up to the decode slots
-        top = max(raw.decode_slots * d * 1.5, 2.0)
-        grids.append(np.geomspace(0.5, top, USER_GRID_POINTS))
-        raws.append(raw)
-    first = _solve([_loads(r, g) for r, g in zip(raws, grids, strict=True)], f, sla)
-    lows, highs = [], []
-    for grid, ok in zip(grids, first, strict=True):
-        bad = np.flatnonzero(~ok)
-        last = (bad[0] - 1) if bad.size else len(grid) - 1
-        lows.append(grid[last] if last >= 0 else 0.0)
-        highs.append(grid[last + 1] if last + 1 < len(grid) else grid[last])
-    fine = [
-        np.linspace(lo, hi, REFINE_POINTS) if lo > 0 else np.array([])
-        for lo, hi in zip(lows, highs, strict=True)
+    base = raw_physics(model, one, shape, 10**9)  # one engine a role; the batch grid up to its slots
+    raws = [
+        _scaled(
+            base,
+            model,
+            replace(one, prefill=replace(one.prefill, workers=p), decode=replace(one.decode, workers=d)),
+            shape,
+        )
+        for p, d in ratios
     ]
+    grids = [
+        np.geomspace(0.5, max(r.decode_slots * r.decode_workers * 1.5, 2.0), USER_GRID_POINTS) for r in raws
+    ]
+    fine = []
+    for grid, solved in zip(
+        grids, _solve([_loads(r, g) for r, g in zip(raws, grids, strict=True)], f, sla), strict=True
+    ):
+        i = _last_within(solved["ok"])
+        fine.append(np.linspace(grid[i], grid[min(i + 1, len(grid) - 1)], REFINE_POINTS) if i >= 0 else None)
+    groups = [(r, g) for r, g in zip(raws, fine, strict=True) if g is not None]
+    solved_fine = iter(_solve([_loads(r, g) for r, g in groups], f, sla))
     out = []
     for (p, d), raw, points in zip(ratios, raws, fine, strict=True):
-        if points.size == 0:
+        if points is None:
             out.append(_none(p, d, "even one request at a time misses the SLA"))
             continue
-        loads = _loads(raw, points)
-        solved = solve_steady(loads, factor_arrays([f] * len(loads)))
-        ok = _meets(ttft_p95(solved.ttft_s, solved.prefill_wait_s, solved.rho), solved.tpot_s, sla)
-        bad = np.flatnonzero(~ok)
-        i = max((bad[0] - 1) if bad.size else len(points) - 1, 0)
-        miss = math.ceil(points[i + 1]) if bad.size and i + 1 < len(points) else None
-        unit = replace(one, prefill=replace(one.prefill, workers=p), decode=replace(one.decode, workers=d))
-        out.append(_exact(model, unit, shape, sla, users=(max(int(points[i]), 1), miss), cal=cal))
+        solved = next(solved_fine)
+        i = max(_last_within(solved["ok"]), 0)
+        miss = math.ceil(points[i + 1]) if not solved["ok"].all() and i + 1 < len(points) else None
+        grid_answer = UnitCapacity(
+            p,
+            d,
+            float(solved["req_s"][i]),
+            float(points[i]),
+            float(solved["ttft_p95_s"][i] * 1e3),
+            float(solved["tpot_s"][i] * 1e3),
+            float(solved["batch"][i]),
+            float(solved["rho"][i]),
+            raw.transfer,
+            bracket=(max(int(points[i]), 1), miss),
+        )
+        out.append(
+            refine_unit(model, one, shape, sla, grid_answer, calibration=cal) if exact else grid_answer
+        )
     return out
+
+
+def _scaled(base: RawPhysics, model: ModelArch, unit: DisaggDeployment, shape: WorkloadShape) -> RawPhysics:
+    """``base`` (one engine a role) for ``unit``'s engines: the prefill pool's rate and the decode
+    engines scale with their counts; the KV link depends on the unit's size."""
+    transfer = kv_transfer(model, unit, shape)
+    return replace(
+        base,
+        prefill_rate=base.prefill_rate * unit.prefill.workers,
+        decode_workers=float(unit.decode.workers),
+        transfer_s=transfer.bytes_per_request / (transfer.gbytes_s * GB),
+        transfer=transfer,
+    )
+
+
+def _last_within(ok: np.ndarray) -> int:
+    """Index of the last point before the first that misses the SLA (-1: the first misses)."""
+    bad = np.flatnonzero(~ok)
+    return int(bad[0]) - 1 if bad.size else len(ok) - 1
+
+
+def refine_unit(
+    model: ModelArch,
+    deployment: DisaggDeployment,
+    shape: WorkloadShape,
+    sla: Sla,
+    grid: UnitCapacity,
+    *,
+    calibration: DisaggCalibration | None = None,
+) -> UnitCapacity:
+    """The exact capacity of a unit ``unit_capacities(exact=False)`` answered ``grid`` for."""
+    cal = calibration or load_disagg_calibration()
+    unit = replace(
+        deployment,
+        prefill=replace(deployment.prefill, workers=grid.prefill_engines),
+        decode=replace(deployment.decode, workers=grid.decode_engines),
+    )
+    return _exact(model, unit, shape, sla, users=grid.bracket, cal=cal)
 
 
 def _exact(
@@ -203,14 +260,24 @@ def timing_meets(t: DisaggTiming, sla: Sla) -> bool:
     return bool(_meets(np.array([timing_ttft_p95(t)]), np.array([t.tpot_s]), sla)[0])
 
 
-def _solve(groups: list[list[RawPhysics]], f: DisaggFactors, sla: Sla) -> list[np.ndarray]:
-    """Which loads of each group meet ``sla`` (one vectorised solve over all groups)."""
+def _solve(groups: list[list[RawPhysics]], f: DisaggFactors, sla: Sla) -> list[dict[str, np.ndarray]]:
+    """Each group's loads solved (one vectorised solve over all groups): request rate, p95 TTFT,
+    TPOT, decode batch, prefill utilisation and whether the SLA is met, per load."""
     flat = [r for g in groups for r in g]
+    if not flat:
+        return []
     solved = solve_steady(flat, factor_arrays([f] * len(flat)))
-    ok = _meets(ttft_p95(solved.ttft_s, solved.prefill_wait_s, solved.rho), solved.tpot_s, sla)
+    columns = {
+        "req_s": solved.req_s,
+        "ttft_p95_s": ttft_p95(solved.ttft_s, solved.prefill_wait_s, solved.rho),
+        "tpot_s": solved.tpot_s,
+        "batch": solved.batch,
+        "rho": solved.rho,
+    }
+    columns["ok"] = _meets(columns["ttft_p95_s"], solved.tpot_s, sla)
     out, start = [], 0
     for g in groups:
-        out.append(ok[start : start + len(g)])
+        out.append({name: values[start : start + len(g)] for name, values in columns.items()})
         start += len(g)
     return out
 
