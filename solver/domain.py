@@ -14,7 +14,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from pricebook.overrides import PricebookOverrides
 from pricebook.schema import Currency, GpuId, Money, SiteModel
@@ -210,6 +210,10 @@ coefficients infinite, as a vanishing peak rate did."""
 rows' coefficients infinite, and the solver gave up without a word."""
 
 
+DISAGGREGATION_BY_DEFAULT = True
+"""Whether interactive work with TTFT and TPOT targets may be disaggregated unless it says."""
+
+
 class InferenceWorkload(_Frozen):
     name: WorkloadName
     model: ModelRef
@@ -247,6 +251,10 @@ class InferenceWorkload(_Frozen):
     """Largest tensor-parallel degree (e.g. "TP ≤ 2"); None = no limit."""
     allow_mig: bool = True
     """False: never on a MIG slice (e.g. "no MIG in production")."""
+    allow_disaggregation: bool | None = None
+    """Prefill and decode on separate engines (possibly GPU types) with the KV cache moved between
+    them (``solver.optimizer.disagg_candidates``); None = on for interactive work with both a TTFT
+    and a TPOT target (``disaggregation_allowed``)."""
     target_utilization: Annotated[float, Field(gt=0, le=1)] | None = None
     """Share of a replica's capacity at the SLA the plan may use; None = 0.85 interactive, 1.0 batch."""
     batch_deadline_hours: Annotated[int, Field(ge=1, le=MAX_BATCH_DEADLINE_HOURS)] | None = None
@@ -299,6 +307,14 @@ class InferenceWorkload(_Frozen):
                 raise ValueError(msg)
         return values
 
+    @field_validator("allow_disaggregation")
+    @classmethod
+    def _disaggregation_is_interactive(cls, value: bool | None, info: ValidationInfo) -> bool | None:
+        if value and info.data.get("interactive") is False:
+            msg = "disaggregated prefill and decode is for interactive work (serving_kind interactive)"
+            raise ValueError(msg)
+        return value
+
     @model_validator(mode="after")
     def _batch_window(self) -> InferenceWorkload:
         if self.batch_deadline_hours is not None and self.interactive:
@@ -347,6 +363,15 @@ class InferenceWorkload(_Frozen):
         if self.target_utilization is not None:
             return self.target_utilization
         return INTERACTIVE_TARGET_UTILIZATION if self.interactive else BATCH_TARGET_UTILIZATION
+
+    @property
+    def disaggregation_allowed(self) -> bool:
+        """``allow_disaggregation``, or its default: interactive work with TTFT and TPOT targets."""
+        if self.allow_disaggregation is not None:
+            return self.allow_disaggregation
+        return DISAGGREGATION_BY_DEFAULT and self.interactive and (
+            self.sla.ttft_p95_ms is not None and self.sla.tpot_p95_ms is not None
+        )
 
     def allows_tp(self, tp: int) -> bool:
         """Whether the workload's restrictions let it run at tensor-parallel degree ``tp``."""

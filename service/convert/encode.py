@@ -73,6 +73,7 @@ def _inference(w: domain.InferenceWorkload) -> scenario_pb2.Workload:
         fields["allowed_tp"] = list(w.allowed_tp)
     put(fields, "max_tp", w.max_tp)
     put(fields, "allow_mig", None if w.allow_mig else False)
+    put(fields, "allow_disaggregation", w.allow_disaggregation)
     put(fields, "target_utilization", w.target_utilization)
     put(fields, "batch_deadline_hours", w.batch_deadline_hours)
     for key in ("demand_by_year", "daily_tokens_by_year", "peak_request_rate_by_year"):

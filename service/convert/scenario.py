@@ -155,6 +155,7 @@ def _sharing_and_restrictions(
         out["allowed_tp"] = tuple(msg.allowed_tp)
     put(out, "max_tp", optional(msg, "max_tp"))
     put(out, "allow_mig", optional(msg, "allow_mig"))
+    put(out, "allow_disaggregation", optional(msg, "allow_disaggregation"))
     target = optional(msg, "target_utilization")
     put(
         out,

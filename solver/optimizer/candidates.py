@@ -37,6 +37,7 @@ from solver.domain import (
 from solver.errors import FieldViolation, InvalidRequest
 from solver.optimizer.cancel import checkpoint
 from solver.optimizer.colocation import GUEST_SHARES, guest_share, memory_fits, small_model
+from solver.optimizer.disagg_candidates import disaggregated_candidates
 from solver.optimizer.evaluate import perf_capacity_checker
 from solver.optimizer.fleet_lines import fixed_fleet
 from solver.optimizer.instance import (
@@ -553,7 +554,8 @@ def build_instance(request: PlanRequest, book: Pricebook, *, fleet: Fleet | None
     candidates, dominated = drop_dominated(found)
     co_located = colocated_candidates(request, book, gpus, max_tp, candidates, measured=measured)
     shared_cards, _ = drop_dominated(co_located)
-    candidates = sorted([*candidates, *shared_cards], key=lambda c: c.id)
+    units = disaggregated_candidates(request, book, gpus, max_tp, options, precisions=precisions_to_try)
+    candidates = sorted([*candidates, *shared_cards, *units], key=lambda c: c.id)
     rejections += dominated
     buckets, demands = _demands(request, len(candidates))
     _refuse_oversized(request, candidates, demands)

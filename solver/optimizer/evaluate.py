@@ -22,6 +22,7 @@ from solver.optimizer.batch_window import hour_buckets, hourly_arrivals, window_
 from solver.optimizer.cancel import checkpoint
 from solver.optimizer.caps import Cap
 from solver.optimizer.colocation import check_shared_cards
+from solver.optimizer.disaggregation import check_disaggregation
 from solver.optimizer.instance import Candidate, FleetInstance, InferenceDemand, owned_host_of
 from solver.optimizer.pool_timing import PerfCapacity, pool_loads, pool_verdicts
 from solver.optimizer.results import (
@@ -82,8 +83,8 @@ def _fleet(instance: FleetInstance, solution: FleetSolution) -> _Fleet:
             if use.candidate.guest:
                 continue  # on a host's card (``colocation.check_shared_cards``)
             for b in range(nb):
-                if use.replicas[b]:
-                    replica_gpus[use.candidate.gpu][b][use.candidate.gpus_per_replica] += use.replicas[b]
+                for g, size, count in _packed(use.candidate) if use.replicas[b] else ():
+                    replica_gpus[g][b][size] += count * use.replicas[b]
     for pool in solution.pools:
         for b in range(nb):
             if pool.replicas[b]:
@@ -94,6 +95,14 @@ def _fleet(instance: FleetInstance, solution: FleetSolution) -> _Fleet:
         if o is not None and o.mode is not AcquisitionMode.ON_DEMAND:
             held[o.gpu] += c.gpus
     return _Fleet(options=options, replica_gpus=dict(replica_gpus), held=dict(held))
+
+
+def _packed(c: Candidate) -> tuple[tuple[str, float, int], ...]:
+    """(GPU type, GPUs of one item to pack into a domain, items) of one replica: itself, or a
+    disaggregated unit's engines (or the whole unit when its KV stays in one server)."""
+    if c.unit is not None:
+        return tuple((g, float(size), count) for g, size, count in c.unit.groups())
+    return ((c.gpu, c.gpus_per_replica, 1),)
 
 
 def check_solution(
@@ -114,6 +123,7 @@ def check_solution(
         *check_shared_cards(
             instance, solution, capacity_of.specs if isinstance(capacity_of, PerfCapacity) else None
         ),
+        *check_disaggregation(instance, solution),
     ]
 
 
@@ -553,8 +563,8 @@ def check_static(instance: FleetInstance, solution: FleetSolution, fleet: _Fleet
             out.append(
                 Violation(ViolationKind.STATIC, key, f"{fixed} static replicas, {min(replicas)} in some hour")
             )
-        if c.guest:
-            continue  # on a host's card (``colocation.check_shared_cards``)
+        if c.guest or c.unit is not None:
+            continue  # on a host's card (``check_shared_cards``); a unit: the same all day, packed by 2-3
         static[c.gpu][c.gpus_per_replica] += fixed
         for b, count in enumerate(replicas):
             hourly[c.gpu][b][c.gpus_per_replica] += max(0, count - fixed)

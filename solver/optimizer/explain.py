@@ -23,7 +23,7 @@ from solver.optimizer.cancel import CancelToken
 from solver.optimizer.caps import Cap, CapKey, count_cap, counted_gpu
 from solver.optimizer.concurrency import EXTRA_SOLVE_WORKERS, run_side_by_side
 from solver.optimizer.driver import solve_mip
-from solver.optimizer.gpu_costs import cheapest_cost_per_gpu, replicas_alone
+from solver.optimizer.gpu_costs import cheapest_cost_per_gpu, replica_cost, replicas_alone
 from solver.optimizer.instance import CandidateRejection, FleetInstance
 from solver.optimizer.model import MipResult, Relaxation, usable_candidates
 from solver.optimizer.results import (
@@ -411,7 +411,7 @@ def _cheapest_alone(instance: FleetInstance, workload: str) -> tuple[tuple[str, 
     usable = [c for c in usable_candidates(instance) if c.workload == workload and c.gpu in per_gpu]
     if w is None or not usable:
         return ()
-    best = min(usable, key=lambda c: (per_gpu[c.gpu] * c.gpu_equivalents / c.capacity_req_s, c.id))
+    best = min(usable, key=lambda c: (replica_cost(c, per_gpu) / c.capacity_req_s, c.id))
     return ((best.id, tuple(replicas_alone(lam, best.capacity_req_s, w.redundancy) for lam in w.rate_req_s)),)
 
 
@@ -463,7 +463,7 @@ def _footprint(a: Assignment) -> float:
     """GPUs the workload's replicas occupy in its busiest bucket."""
     return max(
         (
-            sum(u.replicas[b] * u.candidate.gpus_per_replica for u in a.uses)
+            sum(u.replicas[b] * n for u in a.uses for _, n in u.candidate.gpus_by_type())
             for b in range(len(a.demand_req_s))
         ),
         default=0.0,

@@ -15,6 +15,7 @@ __all__ = [
     "cost_alone",
     "horizon_cost_per_gpu",
     "lease_cost_per_server",
+    "replica_cost",
     "replicas_alone",
 ]
 
@@ -70,4 +71,11 @@ def cost_alone(
         len(bucket.hours) / 24 * replicas_alone(rate, candidate.capacity_req_s, demand.redundancy)
         for bucket, rate in zip(buckets, demand.rate_req_s, strict=True)
     )
-    return gpu_days * candidate.gpu_equivalents * per_gpu.get(candidate.gpu, math.inf)
+    return gpu_days * replica_cost(candidate, per_gpu)
+
+
+def replica_cost(candidate: Candidate, per_gpu: Mapping[str, float]) -> float:
+    """One replica's GPUs at their types' per-GPU cost (a disaggregated unit: both roles')."""
+    if candidate.unit is None:
+        return candidate.gpu_equivalents * per_gpu.get(candidate.gpu, math.inf)
+    return sum(n * per_gpu.get(g, math.inf) for g, n in candidate.gpus_by_type())

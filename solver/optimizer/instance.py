@@ -81,6 +81,9 @@ class Candidate:
     card_share: float = 1.0
     """< 1: co-located (``solver.optimizer.colocation``): a guest (share ≤ 1/2) gets this share of
     one card beside a host; a host (share > 1/2) gets it of each of its cards, beside a guest."""
+    unit: DisaggUnit | None = None
+    """A disaggregated deployment (``solver.optimizer.disaggregation``): each "replica" is one unit
+    of prefill and decode engines; ``gpu``/``tp`` then describe one decode engine."""
 
     @property
     def guest(self) -> bool:
@@ -95,7 +98,9 @@ class Candidate:
     @property
     def gpus_per_replica(self) -> float:
         """GPUs one replica occupies (a fraction for a MIG slice; none for a guest, which sits on a
-        host's card)."""
+        host's card; a disaggregated unit's on its decode GPU type, ``gpus_by_type`` for both)."""
+        if self.unit is not None:
+            return float(self.unit.decode_gpus)
         if self.guest:
             return 0.0
         return 1.0 / self.mig_slice if self.mig_slice else float(self.tp)
@@ -104,12 +109,113 @@ class Candidate:
     def gpu_equivalents(self) -> float:
         """GPUs' worth one replica uses (costs, bounds, GPU-hours): its GPUs times its share of
         them — a guest's share of one card, a host's share of each of its cards."""
+        if self.unit is not None:
+            return float(self.unit.gpus)
         whole = 1.0 / self.mig_slice if self.mig_slice else float(self.tp)
         return whole * self.card_share
 
+    def gpus_by_type(self) -> tuple[tuple[GpuId, float], ...]:
+        """(GPU type, GPUs) one replica occupies: one type, or a disaggregated unit's two roles."""
+        if self.unit is None:
+            return ((self.gpu, self.gpus_per_replica),)
+        u = self.unit
+        if u.prefill_gpu == u.decode_gpu:
+            return ((u.decode_gpu, float(u.gpus)),)
+        return ((u.prefill_gpu, float(u.prefill_gpus)), (u.decode_gpu, float(u.decode_gpus)))
+
+    def tp_groups(self) -> tuple[tuple[GpuId, int, int], ...]:
+        """(GPU type, group size, groups) of one replica that must each sit in one NVLink/P2P domain
+        (none for a MIG slice or a guest)."""
+        if self.unit is not None:
+            return self.unit.groups()
+        if self.mig_slice or self.guest:
+            return ()
+        return ((self.gpu, self.tp, 1),)
+
     @property
     def label(self) -> str:
+        if self.unit is not None:
+            return self.unit.label(self.precision)
         return deployment_label(self.gpu, self.tp, self.precision, self.mig_slice, self.card_share)
+
+
+@dataclass(frozen=True, slots=True)
+class DisaggRole:
+    """One role of a disaggregated unit: ``engines`` engines of ``tp × attention_dp`` GPUs each."""
+
+    gpu: GpuId
+    tp: int
+    ep: int
+    attention_dp: int
+    engines: int
+
+    @property
+    def gpus_per_engine(self) -> int:
+        return self.tp * self.attention_dp
+
+    @property
+    def gpus(self) -> int:
+        return self.gpus_per_engine * self.engines
+
+    def describe(self) -> str:
+        return role_label(self.engines, self.gpu, self.tp, self.attention_dp, self.ep)
+
+
+def role_label(engines: int, gpu: GpuId, tp: int, attention_dp: int, ep: int) -> str:
+    """One role of a disaggregated unit in words, e.g. "3× h200-sxm TP4 EP4"."""
+    extra = (f" DP{attention_dp}" if attention_dp > 1 else "") + (f" EP{ep}" if ep > 1 else "")
+    return f"{engines}× {gpu} TP{tp}{extra}"
+
+
+@dataclass(frozen=True, slots=True)
+class DisaggUnit:
+    """A disaggregated deployment's unit: prefill engines, decode engines and the KV link."""
+
+    prefill: DisaggRole
+    decode: DisaggRole
+    kv_link: str
+    """"nvlink" or "pcie" (the whole unit in one server's domain), or "network" (the NICs)."""
+    kv_bytes_per_request: float
+    nic_gbps: float = 0.0
+    """Per-GPU scale-out NIC the KV crosses (0 over NVLink)."""
+
+    @property
+    def prefill_gpu(self) -> GpuId:
+        return self.prefill.gpu
+
+    @property
+    def decode_gpu(self) -> GpuId:
+        return self.decode.gpu
+
+    @property
+    def prefill_gpus(self) -> int:
+        return self.prefill.gpus
+
+    @property
+    def decode_gpus(self) -> int:
+        return self.decode.gpus
+
+    @property
+    def gpus(self) -> int:
+        return self.prefill.gpus + self.decode.gpus
+
+    @property
+    def networked(self) -> bool:
+        """The KV crosses the scale-out fabric between servers."""
+        return self.kv_link == "network"
+
+    def groups(self) -> tuple[tuple[GpuId, int, int], ...]:
+        """(GPU type, group size, groups): the whole unit in one server's domain when the KV stays
+        inside it (NVLink or PCIe), else each engine on its own."""
+        if not self.networked:
+            return ((self.decode.gpu, self.gpus, 1),)
+        return (
+            (self.prefill.gpu, self.prefill.gpus_per_engine, self.prefill.engines),
+            (self.decode.gpu, self.decode.gpus_per_engine, self.decode.engines),
+        )
+
+    def label(self, precision: Precision) -> str:
+        return f"prefill {self.prefill.describe()} + decode {self.decode.describe()} {precision.value}"
 
 
 @dataclass(frozen=True, slots=True)

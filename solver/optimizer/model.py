@@ -102,6 +102,9 @@ Constraints (numbers match ``ModelBuilder`` method comments and the evaluator's 
 14. Static deployments (``solver.optimizer.static``): one set of replicas on held GPUs all day.
 15. Shared cards (``solver.optimizer.colocation``): a small model's guest replica takes a share of
     a host replica's card (``a_c = 0`` in 2), ∀g, b: Σ guests r_cb ≤ Σ hosts t_c r_cb.
+16. Disaggregated units (``solver.optimizer.disaggregation``): r_cb counts units of prefill and
+    decode engines, taking GPUs of both roles' types in 2 and their engines' TP groups in 3; units
+    whose KV crosses the scale-out fabric put their types' bought servers in it (s_o = 0 or ≥ 2).
 
 Exact reductions (``ModelBuilder(reduce=True)``; ``test_model.py``: same optimum on random instances)
 ------------------------------------------------------------------------------------------
@@ -145,6 +148,7 @@ from solver.optimizer.batch_window import add_window_demand
 from solver.optimizer.cancel import checkpoint
 from solver.optimizer.caps import Cap, CapKey, add_count_minimum, count_cap, counted_gpu
 from solver.optimizer.colocation import add_card_pairing
+from solver.optimizer.disaggregation import add_kv_fabric
 from solver.optimizer.gpu_costs import horizon_cost_per_gpu, lease_cost_per_server, replicas_alone
 from solver.optimizer.instance import (
     MIN_TRAINING_GPU_HOURS,
@@ -240,7 +244,9 @@ def usable_candidates(instance: FleetInstance) -> tuple[Candidate, ...]:
     return tuple(
         c
         for c in instance.candidates
-        if c.capacity_req_s > 0 and (c.mig_slice or c.tp <= max_domain.get(c.gpu, 0))
+        if c.capacity_req_s > 0
+        and (c.mig_slice or c.tp <= max_domain.get(c.gpu, 0))
+        and all(size <= max_domain.get(g, 0) for g, size, _ in c.tp_groups())
     )
 
 
@@ -295,8 +301,8 @@ class ModelBuilder:
             for c in by_w.get(w.name, []):
                 peak = w.peak_served_req_s * w.loads[c.load]
                 replicas = math.ceil(peak / c.capacity_req_s * (1 + 1e-9)) + w.redundancy
-                per_gpu = replicas * c.gpus_per_replica
-                need[c.gpu] += per_gpu
+                for g, gpus in c.gpus_by_type():
+                    need[g] += replicas * gpus
         for t in self.inst.training:
             for ch in t.choices:
                 need[ch.gpu] += ch.min_gpus + ch.gpu_hours_per_month / (DAYS_PER_MONTH * 24)
@@ -381,6 +387,7 @@ class ModelBuilder:
         checkpoint()
         self._servers()
         self._multi_node_fabric()
+        add_kv_fabric(self)  # 16
         add_lease_or_buy(self)  # 4c
         self._rental_instances()
         self._owned_and_counts()
@@ -514,9 +521,10 @@ class ModelBuilder:
 
     # 2 and 3: GPUs and TP domains per GPU type and bucket
     def _gpus_and_domains(self) -> None:
-        by_g: dict[str, list[ReplicaPool]] = defaultdict(list)
+        by_g: dict[str, list[tuple[ReplicaPool, float]]] = defaultdict(list)
         for pool in self.pools:
-            by_g[pool.deployment.gpu].append(pool)
+            for g, gpus in pool.deployment.gpus_by_type():  # a disaggregated unit: both roles' types
+                by_g[g].append((pool, gpus))
         for o in self.inst.options:
             if o.id in self.u:
                 for b in range(self.nb):
@@ -527,9 +535,9 @@ class ModelBuilder:
                 continue
             opts = [o for o in self.inst.options if o.gpu == g]
             for b in range(self.nb):
-                demand = sum(p.deployment.gpus_per_replica * self.pool_r[p.id][b] for p in pools)
+                demand = sum(gpus * self.pool_r[p.id][b] for p, gpus in pools)
                 self.solver.Add(demand <= sum(self._supply(o, b) for o in opts), f"gpus[{g},{b}]")
-                self._tp_groups(g, b, opts, pools)
+                self._tp_groups(g, b, opts, [p for p, _ in pools])
 
     def _supply(self, o: AcquisitionOption, b: int) -> Any:
         """GPUs of option ``o`` in use in bucket ``b``: held ones serving, or rented ones."""
@@ -539,10 +547,17 @@ class ModelBuilder:
         """Constraint 3 on GPU type ``g`` in bucket ``b``: TP groups of each degree are hosted by
         options whose domain holds them, and fill no more than each option's GPUs in use."""
         groups_on: dict[str, Any] = defaultdict(int)
-        deps = [(p.deployment, self.pool_r[p.id][b]) for p in pools]
-        for tau in sorted({c.tp for c, _ in deps if not c.mig_slice and c.tp > 1}):
-            of_degree = [var for c, var in deps if not c.mig_slice and c.tp == tau]
-            groups_ub = min(self.solver.infinity(), sum(var.ub() for var in of_degree))
+        deps = [
+            (size, count, self.pool_r[p.id][b])
+            for p in pools
+            for gpu, size, count in p.deployment.tp_groups()
+            if gpu == g and size > 1
+        ]
+        for tau in sorted({size for size, _, _ in deps}):
+            of_degree = [count * var for size, count, var in deps if size == tau]
+            groups_ub = min(
+                self.solver.infinity(), sum(count * var.ub() for size, count, var in deps if size == tau)
+            )
             hosts = [o for o in opts if tp_domain(o) >= tau]
             k = {o.id: self.solver.IntVar(0, groups_ub, f"k[{o.id},{b},{tau}]") for o in hosts}
             replicas = sum(of_degree)

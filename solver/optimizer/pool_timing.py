@@ -31,6 +31,7 @@ import structlog
 from pricebook import catalog
 from pricebook.schema import GpuSpec, ModelArch, Pricebook
 from solver.domain import PlanRequest
+from solver.optimizer.disaggregation import recheck_unit, unit_factor
 from solver.optimizer.instance import Candidate, FleetInstance
 from solver.optimizer.pooling import Sizing, families, sizing_of, strictest_sla
 from solver.optimizer.results import FleetSolution
@@ -82,10 +83,25 @@ class PerfCapacity:
         return self._models[workload], catalog.gpu(self._book, gpu)
 
     def __call__(self, candidate: Candidate) -> float:
+        if candidate.unit is not None:
+            return self._unit(candidate)
         deployed = self._deployed(candidate)
         if deployed is None or not deployed.capacity.feasible:
             return 0.0
         return deployed.capacity.max_request_rate_per_s * deployed.factor
+
+    def _unit(self, c: Candidate) -> float:
+        """A disaggregated unit's capacity by ``disaggregation.recheck_unit`` (the performance
+        model afresh), at its workload's own SLA, utilization and the quantile's factor."""
+        assert c.unit is not None
+        w = self._workloads[c.workload]
+        model, _ = self.specs(w.name, c.gpu)
+        specs = {g: catalog.gpu(self._book, g) for g in (c.unit.prefill_gpu, c.unit.decode_gpu)}
+        sizing = sizing_of(self._families, w.name, "")
+        factor = unit_factor(sizing)
+        return recheck_unit(
+            model, specs, c, engine=w.engine, kv_precision=w.kv_precision, sla=sizing.sla, factor=factor
+        )
 
     def _deployed(self, candidate: Candidate) -> _Deployed | None:
         w = self._workloads[candidate.workload]

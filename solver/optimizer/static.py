@@ -46,9 +46,10 @@ def add_static_deployment(builder: ModelBuilder) -> dict[str, Any]:
     rented_gpus = {o.gpu for o in builder.inst.options if is_rental_on_demand(o)}
     for pool in builder.pools:
         replicas = builder.pool_r[pool.id]
-        if pool.deployment.gpu not in rented_gpus:
-            # Held GPUs only: the same replicas every bucket (equalities presolve aggregates; the
-            # GPU and TP-domain rows of constraints 2 and 3 then hold all day).
+        if pool.deployment.unit is not None or pool.deployment.gpu not in rented_gpus:
+            # Held GPUs only, or a disaggregated unit (two GPU types): the same replicas every bucket
+            # (equalities presolve aggregates; the GPU and TP-domain rows of constraints 2 and 3
+            # then hold all day).
             static[pool.id] = replicas[0]
             for b, var in enumerate(replicas[1:], start=1):
                 slv.Add(var == replicas[0], f"static_replicas[{pool.id},{b}]")

@@ -293,7 +293,9 @@ def workload_usages(solution: FleetSolution, instance: FleetInstance) -> list[Wo
                 r * use.candidate.gpu_equivalents * hours[b] * DAYS_PER_MONTH
                 for b, r in enumerate(use.replicas)
             )
-            per_gpu[use.candidate.gpu] = per_gpu.get(use.candidate.gpu, 0.0) + gpu_hours
+            for gpu, gpus in use.candidate.gpus_by_type():  # both roles of a disaggregated unit
+                share = gpus / use.candidate.gpu_equivalents if use.candidate.unit is not None else 1.0
+                per_gpu[gpu] = per_gpu.get(gpu, 0.0) + gpu_hours * share
         usages.append(WorkloadUsage(assignment.workload, per_gpu))
     for alloc in solution.training:
         usages.append(WorkloadUsage(alloc.workload, {alloc.gpu: alloc.gpu_hours_per_month}))

@@ -30,6 +30,7 @@ from solver.optimizer.risk import demand_probabilities
 from solver.periods import is_staged
 from solver.planner.assemble import Extras, assemble_result
 from solver.planner.baselines import price_baselines, solve_baselines
+from solver.planner.disaggregation import compare_aggregated, uses_disaggregation
 from solver.planner.headroom import plan_headroom
 from solver.planner.incumbent import cheaper_baseline_as_plan
 from solver.planner.notices import with_notices
@@ -177,6 +178,13 @@ def plan_instance(
     if headroom is not None:
         result = dataclasses.replace(result, headroom=headroom)
     result = with_notices(result, resolved.request, resolved.book)
+    if with_extras and uses_disaggregation(result.solution):
+        limit_s = BUDGET.p50_limit(max(0.0, started + time_limit_s - time.monotonic()))
+        with clock.timed("aggregated_alternative", limit_s):
+            re_solve = ReSolver(request, book, cancel)
+            currency = request.constraints.currency
+            comparison = compare_aggregated(instance, result.solution, re_solve, limit_s, currency)
+        result = dataclasses.replace(result, disaggregation=comparison)
     time_left_s = max(0.0, started + time_limit_s - time.monotonic())
     with clock.timed("p50_resolve", BUDGET.p50_limit(time_left_s)):
         result = _with_risk(result, resolved, instance, cancel, time_left_s)

@@ -17,7 +17,7 @@ from solver.analysis.headroom import Headroom
 from solver.analysis.tco import CostComponent, DepreciationYear, FleetTco, UnitCost, VatLines
 from solver.budget import StageTime
 from solver.domain import AcquisitionMode, CapacityQuantile, Precision
-from solver.optimizer.instance import GUEST_SHARE_MAX, deployment_label
+from solver.optimizer.instance import GUEST_SHARE_MAX, deployment_label, role_label
 from solver.optimizer.results import CapRelaxation, FleetSolution, SolveStatus, WorkloadFit
 from solver.planner.notices import Notice
 from solver.planner.schedule import StagedSchedule
@@ -90,6 +90,15 @@ class DisaggregatedRole:
     gpus_peak: int
     """GPUs of this role in the deployment's peak hour (all units)."""
 
+    @property
+    def gpus_per_unit(self) -> int:
+        return self.engines_per_unit * self.tp * self.attention_dp
+
+    @property
+    def label(self) -> str:
+        """E.g. "3× h200-sxm TP4 EP4" (engines per unit, GPU, parallelism)."""
+        return role_label(self.engines_per_unit, self.gpu, self.tp, self.attention_dp, self.ep)
+
 
 @dataclass(frozen=True, slots=True)
 class DisaggregatedRoles:
@@ -105,6 +114,14 @@ class DisaggregatedRoles:
     kv_bytes_per_request: float
     network_cost: Money | None = None
     """The scale-out ports and optics priced for the KV transfer over the horizon (None: none needed)."""
+
+    @property
+    def gpus_per_unit(self) -> int:
+        return self.prefill.gpus_per_unit + self.decode.gpus_per_unit
+
+    @property
+    def label(self) -> str:
+        return f"prefill {self.prefill.label} + decode {self.decode.label} {self.decode.precision.value}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +172,10 @@ class DeploymentLine:
 
     @property
     def label(self) -> str:
-        """The deployment in words, e.g. "l40s TP2 fp8" or "l40s 1/16 of a card bf16"."""
+        """The deployment in words, e.g. "l40s TP2 fp8", "l40s 1/16 of a card bf16" or
+        "prefill 1× b200 TP2 EP2 + decode 3× h200-sxm TP4 EP4 fp8" (disaggregated)."""
+        if self.disaggregation is not None:
+            return self.disaggregation.label
         return deployment_label(self.gpu, self.tp, self.precision, self.mig_slice, self.card_share)
 
     @property
@@ -169,7 +189,10 @@ class DeploymentLine:
 
     @property
     def gpus_per_replica(self) -> float:
-        """GPUs a replica occupies (a fraction for a MIG slice; none for a co-located guest)."""
+        """GPUs a replica occupies (a fraction for a MIG slice; none for a co-located guest; a
+        disaggregated unit's GPUs of both roles, ``disaggregation`` splits them by GPU type)."""
+        if self.disaggregation is not None:
+            return float(self.disaggregation.gpus_per_unit)
         if self.card_share <= GUEST_SHARE_MAX:
             return 0.0
         return 1.0 / self.mig_slice if self.mig_slice else float(self.tp)

@@ -18,6 +18,7 @@ from pricebook.schema import GpuId
 from solver.domain import PlanRequest
 from solver.optimizer.instance import Bucket, Candidate, FleetInstance
 from solver.optimizer.results import Assignment, DeploymentUse, FleetSolution
+from solver.planner.disagg_roles import with_roles
 from solver.planner.results import (
     DeploymentLine,
     GroupShare,
@@ -153,8 +154,11 @@ def _line(solution: FleetSolution, gid: str, parts: list[_Part]) -> DeploymentLi
 def deployment_lines(solution: FleetSolution, instance: FleetInstance) -> tuple[DeploymentLine, ...]:
     """One line per deployment group with replicas in some hour, in order of first use; co-located
     groups name the groups on the other side of their GPU type's shared cards."""
-    lines = [_line(solution, gid, parts) for gid, parts in _parts(solution, instance).items()]
-    return tuple(dataclasses.replace(line, co_located_with=_partners(line, lines)) for line in lines)
+    groups = _parts(solution, instance)
+    lines = [_line(solution, gid, parts) for gid, parts in groups.items()]
+    lines = [dataclasses.replace(line, co_located_with=_partners(line, lines)) for line in lines]
+    first = {gid: parts[0].candidate for gid, parts in groups.items()}
+    return with_roles(lines, first, instance, solution, instance.currency)
 
 
 def _partners(line: DeploymentLine, lines: Sequence[DeploymentLine]) -> tuple[str, ...]:
@@ -226,11 +230,18 @@ def workload_lines(solution: FleetSolution, lines: Sequence[DeploymentLine]) -> 
 
 
 def gpus_by_hour(lines: Sequence[DeploymentLine], gpu: GpuId) -> tuple[float, ...]:
-    """GPUs of one type the groups occupy in each hour (MIG slices as fractions of a GPU)."""
-    return tuple(
-        sum(line.replicas_by_hour[h] * line.gpus_per_replica for line in lines if line.gpu == gpu)
-        for h in range(HOURS_PER_DAY)
-    )
+    """GPUs of one type the groups occupy in each hour (MIG slices as fractions of a GPU; both
+    roles of a disaggregated unit)."""
+    per_replica = [(line, n) for line in lines for g, n in _gpus_of(line) if g == gpu]
+    return tuple(sum(line.replicas_by_hour[h] * n for line, n in per_replica) for h in range(HOURS_PER_DAY))
+
+
+def _gpus_of(line: DeploymentLine) -> tuple[tuple[GpuId, float], ...]:
+    """(GPU type, GPUs) one replica of ``line`` occupies (a disaggregated unit: each role's)."""
+    roles = line.disaggregation
+    if roles is None:
+        return ((line.gpu, line.gpus_per_replica),)
+    return tuple((r.gpu, float(r.gpus_per_unit)) for r in (roles.prefill, roles.decode))
 
 
 def with_workloads(
@@ -239,7 +250,8 @@ def with_workloads(
     """``fleet`` with each line naming the workloads its GPU type serves."""
     served: dict[GpuId, list[str]] = {}
     for line in lines:
-        served.setdefault(line.gpu, []).extend(line.workloads)
+        for gpu, _ in _gpus_of(line):
+            served.setdefault(gpu, []).extend(line.workloads)
     for t in solution.training:
         served.setdefault(t.gpu, []).append(t.workload)
     return tuple(dataclasses.replace(f, workloads=tuple(dict.fromkeys(served.get(f.gpu, ())))) for f in fleet)
@@ -263,7 +275,7 @@ def mapping_problems(
         if all(f.owned for f in mine) or minimum.get(gpu, 0) > 0:
             continue
         problems.append(f"{gpu} ×{sum(f.gpus for f in mine)} in the fleet serves no workload")
-    for gpu in dict.fromkeys(line.gpu for line in lines):
+    for gpu in dict.fromkeys(g for line in lines for g, _ in _gpus_of(line)):
         held = _fleet_gpus_by_hour(fleet, gpu)
         used = gpus_by_hour(lines, gpu)
         over = [h for h in range(HOURS_PER_DAY) if math.ceil(used[h] - LOAD_TOLERANCE) > held[h]]

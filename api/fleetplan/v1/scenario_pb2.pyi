@@ -366,6 +366,7 @@ class InferenceWorkload(_message.Message):
     DEMAND_BY_YEAR_FIELD_NUMBER: _builtins.int
     DAILY_TOKENS_BY_YEAR_FIELD_NUMBER: _builtins.int
     PEAK_REQUEST_RATE_BY_YEAR_FIELD_NUMBER: _builtins.int
+    ALLOW_DISAGGREGATION_FIELD_NUMBER: _builtins.int
     precision: _common_pb2.Precision.ValueType
     """Weight precision; unspecified lets the planner choose: the weights' own precision as released
     (BF16 for most models, FP8 for DeepSeek-V3/R1, MXFP4 for gpt-oss) or FP8, plus what
@@ -405,6 +406,10 @@ class InferenceWorkload(_message.Message):
     """Batch work only: every request done within this many hours of arriving (24 = within the
     day; 1 to 168), so the plan may serve it in idle hours instead of at its average rate in
     every hour; absent = at the average rate in every hour.
+    """
+    allow_disaggregation: _builtins.bool
+    """Prefill and decode on separate engines (possibly different GPU types), the KV cache moved
+    between them; absent = allowed for interactive work with both a TTFT and a TPOT target.
     """
     @_builtins.property
     def model(self) -> _common_pb2.ModelRef:
@@ -478,11 +483,14 @@ class InferenceWorkload(_message.Message):
         demand_by_year: _abc.Iterable[_builtins.float] | None = ...,
         daily_tokens_by_year: _abc.Iterable[_builtins.int] | None = ...,
         peak_request_rate_by_year: _abc.Iterable[_builtins.float] | None = ...,
+        allow_disaggregation: _builtins.bool | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_allow_mig", b"_allow_mig", "_batch_deadline_hours", b"_batch_deadline_hours", "_max_tp", b"_max_tp", "_peak_to_average", b"_peak_to_average", "_target_utilization", b"_target_utilization", "allow_mig", b"allow_mig", "batch_deadline_hours", b"batch_deadline_hours", "daily_tokens", b"daily_tokens", "demand", b"demand", "max_tp", b"max_tp", "model", b"model", "peak_request_rate_per_s", b"peak_request_rate_per_s", "peak_to_average", b"peak_to_average", "sla", b"sla", "target_utilization", b"target_utilization"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_allow_disaggregation", b"_allow_disaggregation", "_allow_mig", b"_allow_mig", "_batch_deadline_hours", b"_batch_deadline_hours", "_max_tp", b"_max_tp", "_peak_to_average", b"_peak_to_average", "_target_utilization", b"_target_utilization", "allow_disaggregation", b"allow_disaggregation", "allow_mig", b"allow_mig", "batch_deadline_hours", b"batch_deadline_hours", "daily_tokens", b"daily_tokens", "demand", b"demand", "max_tp", b"max_tp", "model", b"model", "peak_request_rate_per_s", b"peak_request_rate_per_s", "peak_to_average", b"peak_to_average", "sla", b"sla", "target_utilization", b"target_utilization"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_allow_mig", b"_allow_mig", "_batch_deadline_hours", b"_batch_deadline_hours", "_max_tp", b"_max_tp", "_peak_to_average", b"_peak_to_average", "_target_utilization", b"_target_utilization", "allow_mig", b"allow_mig", "allowed_precisions", b"allowed_precisions", "allowed_tp", b"allowed_tp", "batch_deadline_hours", b"batch_deadline_hours", "daily_tokens", b"daily_tokens", "daily_tokens_by_year", b"daily_tokens_by_year", "demand", b"demand", "demand_by_year", b"demand_by_year", "engine", b"engine", "hourly_profile", b"hourly_profile", "input_tokens", b"input_tokens", "isolation", b"isolation", "kv_precision", b"kv_precision", "length_mix", b"length_mix", "max_tp", b"max_tp", "model", b"model", "output_tokens", b"output_tokens", "peak_request_rate_by_year", b"peak_request_rate_by_year", "peak_request_rate_per_s", b"peak_request_rate_per_s", "peak_to_average", b"peak_to_average", "precision", b"precision", "prefix_cache_hit_rate", b"prefix_cache_hit_rate", "redundancy", b"redundancy", "serving_kind", b"serving_kind", "sla", b"sla", "target_utilization", b"target_utilization"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_allow_disaggregation", b"_allow_disaggregation", "_allow_mig", b"_allow_mig", "_batch_deadline_hours", b"_batch_deadline_hours", "_max_tp", b"_max_tp", "_peak_to_average", b"_peak_to_average", "_target_utilization", b"_target_utilization", "allow_disaggregation", b"allow_disaggregation", "allow_mig", b"allow_mig", "allowed_precisions", b"allowed_precisions", "allowed_tp", b"allowed_tp", "batch_deadline_hours", b"batch_deadline_hours", "daily_tokens", b"daily_tokens", "daily_tokens_by_year", b"daily_tokens_by_year", "demand", b"demand", "demand_by_year", b"demand_by_year", "engine", b"engine", "hourly_profile", b"hourly_profile", "input_tokens", b"input_tokens", "isolation", b"isolation", "kv_precision", b"kv_precision", "length_mix", b"length_mix", "max_tp", b"max_tp", "model", b"model", "output_tokens", b"output_tokens", "peak_request_rate_by_year", b"peak_request_rate_by_year", "peak_request_rate_per_s", b"peak_request_rate_per_s", "peak_to_average", b"peak_to_average", "precision", b"precision", "prefix_cache_hit_rate", b"prefix_cache_hit_rate", "redundancy", b"redundancy", "serving_kind", b"serving_kind", "sla", b"sla", "target_utilization", b"target_utilization"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__allow_disaggregation: _TypeAlias = _typing.Literal["allow_disaggregation"]  # noqa: Y015
+    _WhichOneofArgType__allow_disaggregation: _TypeAlias = _typing.Literal["_allow_disaggregation", b"_allow_disaggregation"]  # noqa: Y015
     _WhichOneofReturnType__allow_mig: _TypeAlias = _typing.Literal["allow_mig"]  # noqa: Y015
     _WhichOneofArgType__allow_mig: _TypeAlias = _typing.Literal["_allow_mig", b"_allow_mig"]  # noqa: Y015
     _WhichOneofReturnType__batch_deadline_hours: _TypeAlias = _typing.Literal["batch_deadline_hours"]  # noqa: Y015
@@ -495,6 +503,8 @@ class InferenceWorkload(_message.Message):
     _WhichOneofArgType__target_utilization: _TypeAlias = _typing.Literal["_target_utilization", b"_target_utilization"]  # noqa: Y015
     _WhichOneofReturnType_demand: _TypeAlias = _typing.Literal["daily_tokens", "peak_request_rate_per_s"]  # noqa: Y015
     _WhichOneofArgType_demand: _TypeAlias = _typing.Literal["demand", b"demand"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__allow_disaggregation) -> _WhichOneofReturnType__allow_disaggregation | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__allow_mig) -> _WhichOneofReturnType__allow_mig | None: ...
     @_typing.overload
