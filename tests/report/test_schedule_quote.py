@@ -313,3 +313,28 @@ def test_without_a_rate_the_schedule_stands_and_the_alternatives_compare_nominal
     assert "명목 총소유비용 기준으로 비교합니다" in html
     book = openpyxl.load_workbook(io.BytesIO(render(planned.quote, ReportFormat.XLSX, Language.KO).content))
     assert "할인율 (연)" not in [r[0] for r in book[SHEET].iter_rows(values_only=True)]
+
+
+def test_one_rounding_rule_the_horizon_totals_are_the_sums_of_the_yearly_rows(files: Files) -> None:
+    """Issue 28 item 9 for a staged plan: the nominal TCO, the VAT's supply and the NPV are the
+    sums of the rows the answer shows (each year's capex, opex per month × months, the tranches'
+    market value; each plan year's discounted cash) — never a figure rounded on its own a few won
+    off (before: 753,160,968 / 753,160,969 / 753,160,972 and NPV 594,725,950 / 594,725,951)."""
+    plan = files.plan
+    years, tranches = _years(plan), plan["schedule"]["tranches"]
+    paid = sum((amount(y["capex"]) + amount(y["opex_monthly"]) * int(y["months"]) for y in years), Decimal(0))
+    residual = sum((amount(t.get("residual_value")) for t in tranches), Decimal(0))
+    flows = _flows(plan)
+    nominal = sum((n for *_, n, _ in flows), Decimal(0))
+    npv = sum((d for *_, d in flows), Decimal(0))
+    assert nominal == paid - residual
+    assert amount(plan["schedule"]["nominal_tco"]) == nominal
+    assert amount(plan["schedule"]["horizon_tco"]) == npv == amount(plan["cost"]["npv"])
+    vat = plan["cost"]["vat"]
+    assert amount(vat["supply"]) == paid
+    assert amount(vat["total"]) == paid + amount(vat["vat"])
+    assert amount(vat["horizon_tco_with_vat"]) == nominal + amount(vat["vat"])
+    capex = sum((amount(y["capex"]) for y in years), Decimal(0))
+    rate = Decimal(str(vat["vat_rate"]))
+    assert amount(vat["capex_vat"]) == (capex * rate).quantize(Decimal(1), rounding=ROUND_HALF_EVEN)
+    assert "Horizon NPV " + f"{npv:,} KRW" in plan["summary"]
