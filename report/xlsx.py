@@ -20,7 +20,7 @@ from xlsxwriter.worksheet import Worksheet
 
 from pricebook.schema import Money
 from report import bid
-from report.cashflow import ROWS, cash_flow, money_sum
+from report.cashflow import ROWS, money_sum, quote_cash_flow
 from report.data import Discounting, QuoteData
 from report.formatting import mix_change, money_summary, signed_percent
 from report.html import outside_requirement, why_it_loses
@@ -223,17 +223,19 @@ def _cash_flow(
     of each year; then the VAT over the horizon when asked. Returns where the summary's figures
     are (absolute references): ``tco`` (the grand total), ``opex`` (Σ the monthly column) and
     ``tco_with_vat`` (None without VAT)."""
-    capex_cell = bom.supply if bom is not None else None
+    # a multi-year plan's purchases fall in several years: its capex row is the schedule's
+    capex_cell = bom.supply if bom is not None and quote.schedule is None else None
     digits = MINOR_DIGITS[quote.currency]
     sheet.write_string(0, 0, label("cashflow", lang), f.title)
     econ = quote.economics
     if econ is None:
         sheet.write_string(2, 0, label("no_bom", lang))
         return {"tco": None, "opex": None, "tco_with_vat": None}
-    flow = cash_flow(econ, quote.horizon_months)
+    flow = quote_cash_flow(quote)
     years = len(flow.years)
-    # Leased hardware's support and market value are on no BOM line: those rows are then amounts.
-    rates_bom = bom if not econ.lease_by_year else None
+    # Leased hardware's support and market value are on no BOM line: those rows are then amounts
+    # (and a multi-year plan's, whose lines are its tranches at their years' prices).
+    rates_bom = bom if not econ.lease_by_year and quote.schedule is None else None
     _row(
         sheet,
         2,
@@ -279,7 +281,8 @@ def _cash_flow(
     sheet.set_column(0, 0, 22)
     sheet.set_column(1, 2 + years, 16)
     grand = xl_rowcol_to_cell(total_row, 2 + years)
-    residual_total = xl_rowcol_to_cell(first + ROWS.index("residual"), 2 + years)
+    row_keys = [row for row, _ in flow.rows]
+    residual_total = xl_rowcol_to_cell(first + row_keys.index("residual"), 2 + years)
     end = vat_end = _vat_block(sheet, total_row + 2, quote, (grand, residual_total), f=f, lang=lang)
     if econ.discounting is not None and quote.schedule is None:  # a multi-year plan's: its own sheet
         capex_row = first + ROWS.index("capex")
@@ -382,12 +385,9 @@ def _summary(
     rows += [(k, v, None) for k, v in bid.supplier_rows(quote, lang)]
     amount = bid.proposed_amount(quote)
     if amount is not None:
-        key = (
-            "proposed_amount_vat"
-            if quote.bom is not None and quote.bom.vat is not None
-            else "proposed_amount"
-        )
-        rows.append((label(key, lang), (cells["proposed"], amount), f.total))
+        rows.append((bid.proposed_label(quote, lang), (cells["proposed"], amount), f.total))
+        if beside := bid.proposed_beside(quote, lang):
+            rows.append(("", beside, None))
     rows += [
         (label("status", lang), label(f"status.{quote.status}", lang), None),
         (label("recommended_fleet", lang), bid.fleet_text(quote.fleet_summary, lang), None),
@@ -397,7 +397,11 @@ def _summary(
         rows += [
             (label("horizon_tco", lang), (cells["tco"], econ.horizon_tco), f.total),
             (label("capex", lang), (cells["capex"], econ.capex), f.total),
-            (label("opex_monthly", lang), (cells["opex"], econ.opex.total), f.money),
+            *(
+                [(label("opex_monthly", lang), (cells["opex"], econ.opex.total), f.money)]
+                if quote.schedule is None  # a multi-year plan's changes by year: see its schedule
+                else []
+            ),
             *(
                 [
                     (
@@ -646,6 +650,12 @@ def _print_wide(sheet: Worksheet) -> None:
     sheet.repeat_rows(0)
 
 
+def _nominal_headline(quote: QuoteData) -> bool:
+    """A multi-year plan's 제안 금액 is its nominal total (the cash flow's), not the NPV."""
+    d = quote.economics.discounting if quote.economics is not None else None
+    return d is None or d.objective != "npv"
+
+
 def render_xlsx(quote: QuoteData, lang: Language) -> bytes:
     buffer = io.BytesIO()
     book = xlsxwriter.Workbook(buffer, {"in_memory": True})
@@ -661,7 +671,11 @@ def render_xlsx(quote: QuoteData, lang: Language) -> bytes:
         "capex": capex,
         **flow,
         "total": bom.total if bom is not None else None,
-        "proposed": bom.total if bom is not None and quote.bom is not None and quote.bom.lines else None,
+        "proposed": bom.total
+        if bom is not None and quote.bom is not None and quote.bom.lines and quote.schedule is None
+        else flow["tco"]
+        if quote.schedule is not None and _nominal_headline(quote)
+        else None,
     }
     _summary(sheets["Summary"], quote, cells, f, lang)
     if "Schedule" in sheets:

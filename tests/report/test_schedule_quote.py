@@ -338,3 +338,45 @@ def test_one_rounding_rule_the_horizon_totals_are_the_sums_of_the_yearly_rows(fi
     rate = Decimal(str(vat["vat_rate"]))
     assert amount(vat["capex_vat"]) == (capex * rate).quantize(Decimal(1), rounding=ROUND_HALF_EVEN)
     assert "Horizon NPV " + f"{npv:,} KRW" in plan["summary"]
+
+
+def test_every_section_describes_the_staged_plan_over_the_horizon(files: Files) -> None:
+    """제안 금액 = the NPV (what the plan minimised) with the nominal total and the total with VAT
+    beside it; the BOM = each year's purchases (the year in 비고), adding up to every purchase of
+    the horizon; section 5's cash = the yearly flows; summary TCO, capex and months of the horizon;
+    the workbook's summary the same — all summed here from the plan JSON's rows."""
+    plan = files.plan
+    years, flows = _years(plan), _flows(plan)
+    npv = sum((d for *_, d in flows), Decimal(0))
+    nominal = sum((n for *_, n, _ in flows), Decimal(0))
+    capex = sum((amount(y["capex"]) for y in years), Decimal(0))
+    months = sum(int(y["months"]) for y in years)
+    with_vat = nominal + amount(plan["cost"]["vat"]["vat"])
+    fields = html_fields(files.html)
+    assert [exact_amount(v) for v in fields["proposed-amount"]] == [npv]
+    assert "제안 금액 (5개년 순현재가치)" in files.html
+    beside = fields["proposed-beside"][0]
+    assert f"명목 합계 {nominal:,}원" in beside and f"부가세 포함 {with_vat:,}원" in beside
+    assert exact_amount(fields["horizon-tco"][0]) == nominal
+    assert f"({capex:,}원)" in fields["capex"][0] and f"{months} 개월" in files.html
+    assert "최종 연차의 구성만을" not in files.html
+    bom = html_tables(files.html)["bom-table"]
+    lines = [r for r in bom if r[6].startswith(tuple(f"{y['year']}차년도 초 구매" for y in years))]
+    assert sum((exact_amount(r[5]) for r in lines), Decimal(0)) == capex
+    for y in years:
+        bought = [exact_amount(r[5]) for r in lines if r[6].startswith(f"{y['year']}차년도")]
+        assert sum(bought, Decimal(0)) == amount(y["capex"])
+    assert [exact_amount(v) for v in fields["bom-supply"]] == [capex]
+    cash = html_tables(files.html)["cashflow-table"]
+    assert [exact_amount(c) for c in cash[-1][1:-1]] == [
+        amount(y["capex"]) + amount(y["opex_monthly"]) * int(y["months"]) for y in years
+    ]
+    assert exact_amount(cash[-1][-1]) == nominal
+    summary = _workbook_rows(files.xlsx, "요약")
+    by_name = {r[0]: r[1] for r in summary if r[0]}
+    assert Decimal(by_name["제안 금액 (5개년 순현재가치)"]) == npv
+    assert Decimal(by_name["총소유비용(TCO)"]) == nominal
+    assert Decimal(by_name["초기 투자비(CAPEX)"]) == capex
+    assert by_name["기간"] == months
+    flat = " ".join(files.pdf.split())
+    assert f"{npv:,}원" in flat and f"명목 합계 {nominal:,}원" in flat
