@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import xlsxwriter
@@ -120,6 +120,8 @@ class BomCells:
     """An expression: Σ line amount × its support rate (no leading ``=``)."""
     residual: str
     """An expression: Σ line amount × its residual fraction."""
+    years: dict[int, str] = field(default_factory=dict)
+    """A multi-year plan's purchases per year: year → its subtotal cell."""
 
 
 def _bom(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) -> BomCells | None:
@@ -132,20 +134,33 @@ def _bom(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) -> Bom
         return None
     _header(sheet, 2, bid.BOM_COLUMNS, f, lang)
     first = 3
+    r = first
+    subtotals: dict[int, int] = {}
+    """A multi-year plan's year → the row of its purchases' subtotal."""
+    year_first = first
     for i, b in enumerate(bom.lines):
-        r = first + i
         _row(sheet, r, [bid.bom_item(b, lang), bid.bom_spec(b, lang), bid.bom_unit(b, lang), b.quantity])
         sheet.write_number(r, 4, float(b.unit_price.amount), f.money)
         sheet.write_formula(r, 5, f"=E{r + 1}*D{r + 1}", f.money, float(b.amount.amount))
         sheet.write_string(r, 6, bid.bom_remarks(b, lang))
         sheet.write_number(r, 7, b.support_rate, f.rate)
         sheet.write_number(r, 8, b.residual_fraction, f.rate)
+        r += 1
+        if b.year and (i + 1 == len(bom.lines) or bom.lines[i + 1].year != b.year):
+            sheet.write_string(r, 4, label("bom.year_subtotal", lang).format(n=b.year), f.bold)
+            amount = float(bid.year_subtotal(bom, b.year).amount)
+            sheet.write_formula(r, 5, f"=SUM(F{year_first + 1}:F{r})", f.total, amount)
+            subtotals[b.year] = r
+            year_first = r + 1
+            r += 1
     sheet.write_string(2, 7, label("support_rate", lang), f.head)
     sheet.write_string(2, 8, label("residual_fraction", lang), f.head)
-    last = first + len(bom.lines) - 1
+    last = r - 1
     supply_row, vat_row, total_row, rate_row = last + 2, last + 3, last + 4, last + 5
     digits = MINOR_DIGITS[quote.currency]
     lines_sum = f"SUM(F{first + 1}:F{last + 1})" if bom.lines else "0"
+    if subtotals:  # the years' subtotals, not their lines twice
+        lines_sum = "+".join(f"F{row + 1}" for row in subtotals.values())
     rows = [(supply_row, "supply_amount", f"={lines_sum}", bom.supply_amount)]
     if bom.vat is not None:  # VAT only when the request asked for it
         vat = f"=ROUND(F{supply_row + 1}*$F${rate_row + 1},{digits})"
@@ -178,6 +193,7 @@ def _bom(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) -> Bom
         total=f"{ref}$F${(total_row if bom.vat is not None else supply_row) + 1}",
         support_per_year=per_line["H"],
         residual=per_line["I"],
+        years={year: f"{ref}$F${row + 1}" for year, row in subtotals.items()},
     )
 
 
@@ -258,8 +274,8 @@ def _cash_flow(
             value = float(amount.amount)
             if row in monthly:
                 sheet.write_formula(r, col, f"=$B{r + 1}*{xl_rowcol_to_cell(3, col)}", f.money, value)
-            elif row == "capex" and y == 0 and capex_cell is not None:
-                sheet.write_formula(r, col, f"={capex_cell}", f.money, value)
+            elif row == "capex" and (cell := _capex_cell(capex_cell, bom, flow.years, y)) is not None:
+                sheet.write_formula(r, col, f"={cell}", f.money, value)
             elif row == "residual" and y == years - 1 and rates_bom is not None and value:
                 sheet.write_formula(r, col, f"=-ROUND({rates_bom.residual},{digits})", f.money, value)
             else:
@@ -296,11 +312,26 @@ def _cash_flow(
         return _sheet_ref(sheet) + cell
 
     monthly_column = f"{ref(first, 1)}:{xl_rowcol_to_cell(last, 1, row_abs=True, col_abs=True)}"
+    by_year = {  # a multi-year plan's rows per year, for its present value (the schedule sheet)
+        f"{row}:{year}": ref(first + i, 2 + y)
+        for i, (row, _) in enumerate(flow.rows)
+        for y, year in enumerate(flow.years)
+        if quote.schedule is not None
+    }
     return {
+        **by_year,
         "tco": ref(total_row, 2 + years),
         "opex": f"SUM({monthly_column})",
         "tco_with_vat": ref(vat_end - 1, 1) if econ.vat is not None else None,
     }
+
+
+def _capex_cell(single: str | None, bom: BomCells | None, years: tuple[int, ...], y: int) -> str | None:
+    """The cell a year's purchase refers to: one period's BOM supply in year 1; a multi-year
+    plan's BOM subtotal of that year's purchases."""
+    if single is not None:
+        return single if y == 0 else None
+    return bom.years.get(years[y]) if bom is not None else None
 
 
 def _present_value_block(
@@ -677,9 +708,12 @@ def render_xlsx(quote: QuoteData, lang: Language) -> bytes:
         if quote.schedule is not None and _nominal_headline(quote)
         else None,
     }
-    _summary(sheets["Summary"], quote, cells, f, lang)
     if "Schedule" in sheets:
-        schedule_sheet(book, sheets["Schedule"], quote, digits=MINOR_DIGITS[quote.currency], f=f, lang=lang)
+        npv = schedule_sheet(
+            book, sheets["Schedule"], quote, (flow, bom), digits=MINOR_DIGITS[quote.currency], f=f, lang=lang
+        )
+        cells["proposed"] = npv if npv is not None and not _nominal_headline(quote) else cells["proposed"]
+    _summary(sheets["Summary"], quote, cells, f, lang)
     _alternatives(sheets["Alternatives"], quote, f, lang)
     _workloads(sheets["Workloads"], quote, f, lang)
     _assumptions(sheets["Assumptions"], quote, f, lang)

@@ -380,3 +380,32 @@ def test_every_section_describes_the_staged_plan_over_the_horizon(files: Files) 
     assert by_name["기간"] == months
     flat = " ".join(files.pdf.split())
     assert f"{npv:,}원" in flat and f"명목 합계 {nominal:,}원" in flat
+
+
+def test_an_edited_unit_price_moves_the_years_capex_the_tco_and_the_npv_headline(files: Files) -> None:
+    """Cutting the first GPU line's unit price in the workbook's BOM moves its year's subtotal,
+    the supply amount, that year's purchase in the cash flow, the TCO and, through the schedule
+    sheet's yearly cash, the NPV 제안 금액 — by the cut, discounted here from the plan year it is
+    paid in (a purchase at the start of year y is plan year y − 1's cash)."""
+    plan = files.plan
+    book = openpyxl.load_workbook(io.BytesIO(files.xlsx))
+    bom = book["견적 내역"]
+    first = next(
+        r for r in range(1, bom.max_row + 1) if str(bom[f"G{r}"].value or "").endswith("차년도 초 구매")
+    )
+    bought_in = int(str(bom[f"G{first}"].value).split("차년도")[0])
+    quantity, price = int(bom[f"D{first}"].value), Decimal(str(bom[f"E{first}"].value))
+    cut = Decimal(1_000_000)
+    ev = Evaluator(book)
+    summary = {str(c.value): c.row for c in book["요약"]["A"] if c.value}
+    headline, tco = f"B{summary['제안 금액 (5개년 순현재가치)']}", f"B{summary['총소유비용(TCO)']}"
+    before = (ev.value("요약", headline), ev.value("요약", tco))
+    ev.set("견적 내역", f"E{first}", float(price - cut))
+    less = cut * quantity
+    flows = _flows(plan)
+    nominal = [n - (less if year == bought_in - 1 else 0) for year, _, n, _ in flows]
+    rate = _rate()
+    npv = sum((_discounted(n, y, rate, ROUND_HALF_UP) for y, n in enumerate(nominal)), Decimal(0))
+    assert ev.value("요약", tco) == pytest.approx(before[1] - float(less))
+    assert ev.value("요약", headline) == pytest.approx(float(npv), abs=0.5)
+    assert ev.value("요약", headline) < before[0]
