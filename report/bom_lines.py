@@ -9,6 +9,7 @@ from pricebook.errors import UnknownEntryError
 from pricebook.schema import Money, Pricebook, label_rank
 from report.data import BomKind, BomLine
 from solver.analysis.tco import to_money
+from solver.domain import Storage
 
 
 def _unit_price(amount: Money, quantity: int) -> Money:
@@ -92,3 +93,13 @@ def server_name(book: Pricebook, server_id: str) -> str:
         return catalog.server(book, server_id).name
     except UnknownEntryError:
         return server_id
+
+
+def storage_line(storage: Storage | None, amount: Money) -> BomLine | None:
+    """The request's storage bought up front (storage rented per TB-month is in the cash flow)."""
+    if storage is None or amount.amount == 0:
+        return None
+    request = (REQUEST_SUPPLIED, REQUEST_SUPPLIED, REQUEST_SUPPLIED)
+    name = f"storage, {storage.capacity_tb:g} TB"
+    line = bom_line(BomKind.STORAGE, "storage", name, total=amount, quantity=1, origin=request)
+    return line.model_copy(update={"covers": round(storage.capacity_tb)})

@@ -17,7 +17,15 @@ from decimal import Decimal
 
 from pricebook.schema import Money, Pricebook
 from report.assumptions import assumptions
-from report.bom_lines import REQUEST_SUPPLIED, bom_line, gpu_name, network_item, rounding_line, server_name
+from report.bom_lines import (
+    REQUEST_SUPPLIED,
+    bom_line,
+    gpu_name,
+    network_item,
+    rounding_line,
+    server_name,
+    storage_line,
+)
 from report.data import (
     Alternative,
     AlternativeKind,
@@ -105,7 +113,7 @@ def build_quote(
         else staged_alternatives(result, rent_only, rentals_allowed=_rentals_allowed(resolved)),
         bom=_bom(result, book, resolved.request.constraints.storage)
         if result.schedule is None
-        else staged_bom(result, book),
+        else staged_bom(result, book, resolved.request.constraints.storage),
         workloads=workload_rows(result, resolved.request),
         groups=group_rows(result),
         training=training_rows(result, resolved.request),
@@ -266,16 +274,6 @@ def _purchase_lines(line: PlanFleetLine, tco: OptionTco, book: Pricebook) -> lis
     return [b.model_copy(update=details.get(b.kind, {})) for b in lines]
 
 
-def _storage_line(storage: Storage | None, amount: Money) -> BomLine | None:
-    """The request's storage bought up front (storage rented per TB-month is in the cash flow)."""
-    if storage is None or amount.amount == 0:
-        return None
-    request = (REQUEST_SUPPLIED, REQUEST_SUPPLIED, REQUEST_SUPPLIED)
-    name = f"storage, {storage.capacity_tb:g} TB"
-    line = bom_line(BomKind.STORAGE, "storage", name, total=amount, quantity=1, origin=request)
-    return line.model_copy(update={"covers": round(storage.capacity_tb)})
-
-
 def _lease_line(line: PlanFleetLine, tco: OptionTco) -> RentalLine:
     """Leased servers: a monthly line (the lease's payments over the horizon ÷ its months, buy-out
     included; the hardware's support and site costs are in the cost lines as for bought servers)."""
@@ -325,7 +323,7 @@ def _bom(result: PlanResult, book: Pricebook, storage: Storage | None = None) ->
             rentals.append(_lease_line(line, tco))
         else:
             lines.extend(_purchase_lines(line, tco, book))
-    stored = _storage_line(storage, result.tco.total.storage)
+    stored = storage_line(storage, result.tco.total.storage)
     if stored is not None:
         lines.append(stored)
     # The purchases' own support and market value (leased hardware's are on no purchase line).

@@ -11,9 +11,18 @@ from __future__ import annotations
 from decimal import Decimal
 
 from pricebook.schema import Money, Pricebook
-from report.bom_lines import REQUEST_SUPPLIED, bom_line, gpu_name, network_item, rounding_line, server_name
+from report.bom_lines import (
+    REQUEST_SUPPLIED,
+    bom_line,
+    gpu_name,
+    network_item,
+    rounding_line,
+    server_name,
+    storage_line,
+)
 from report.data import Bom, BomKind, BomLine, Economics, OpexMonthly
 from solver.analysis.tco import add_money
+from solver.domain import Storage
 from solver.planner.results import PlanResult
 from solver.planner.schedule import StagedSchedule, TrancheLine
 
@@ -66,7 +75,7 @@ def _tranche_lines(t: TrancheLine, result: PlanResult, book: Pricebook) -> list[
     return [b.model_copy(update={"year": t.year}) for b in lines]
 
 
-def staged_bom(result: PlanResult, book: Pricebook) -> Bom | None:
+def staged_bom(result: PlanResult, book: Pricebook, storage: Storage | None = None) -> Bom | None:
     """Each year's purchases in year order, closed to that year's capex; supply = Σ the years'
     capex, VAT on it at the request's rate (the planner's ``vat.capex_vat``). Rentals change
     from year to year: they are in the schedule (each year's opex), not listed here."""
@@ -77,6 +86,9 @@ def staged_bom(result: PlanResult, book: Pricebook) -> Bom | None:
     lines: list[BomLine] = []
     for y in s.years:
         year = [b for t in s.tranches if t.year == y.year for b in _tranche_lines(t, result, book)]
+        stored = storage_line(storage, result.tco.total.storage) if y.year == 1 else None
+        if stored is not None:  # the request's storage, bought with the first year
+            year.append(stored.model_copy(update={"year": 1}))
         rounding = rounding_line(y.capex, add_money((b.amount for b in year), currency))
         if rounding is not None:
             year.append(rounding.model_copy(update={"year": y.year}))

@@ -409,3 +409,23 @@ def test_an_edited_unit_price_moves_the_years_capex_the_tco_and_the_npv_headline
     assert ev.value("요약", tco) == pytest.approx(before[1] - float(less))
     assert ev.value("요약", headline) == pytest.approx(float(npv), abs=0.5)
     assert ev.value("요약", headline) < before[0]
+
+
+def test_storage_bought_with_the_first_year_is_a_line_of_its_purchases() -> None:
+    """The request's storage (a one-off purchase, paid with year 1's capex) is a BOM line of year 1,
+    and each year's lines add up to that year's capex in the plan JSON."""
+    request = load_scenario(EXAMPLES / f"{EXAMPLE}.yaml", api.PlanFleetRequest)
+    request.constraints.storage.capacity_tb = 50
+    request.constraints.storage.price_per_tb.amount = "400000"
+    request.constraints.storage.price_per_tb.currency_code = "KRW"
+    planned = plan_and_quote(resolved_of(request), "storage")
+    years = planned.plan_json["schedule"]["years"]
+    assert amount(years[0]["capex"]) >= Decimal(50 * 400_000)
+    html = render(planned.quote, ReportFormat.HTML, Language.KO).content.decode("utf-8")
+    fields = html_fields(html)
+    for y in years:
+        shown = [exact_amount(v) for v in fields.get(f"bom-year-{y['year']}", [])]
+        assert shown == ([amount(y["capex"])] if amount(y["capex"]) else [])
+    rows = html_tables(html)["bom-table"]
+    storage = [r for r in rows if r[6].startswith("1차년도 초 구매") and "50" in r[1]]
+    assert [exact_amount(r[5]) for r in storage] == [Decimal(50 * 400_000)]
