@@ -113,6 +113,18 @@ def proposed_beside(quote: QuoteData, lang: Language) -> str:
     return " · ".join(out)
 
 
+def recommended_fleet(quote: QuoteData, lang: Language) -> str:
+    """The summary's fleet: a multi-year plan's is the one in service in its last year (each
+    year's is in the schedule)."""
+    text = fleet_text(quote.fleet_summary, lang)
+    s = quote.schedule
+    if s is None:
+        return text
+    return label("sched.final_fleet", lang).format(
+        fleet=text, year=label("year_n", lang).format(n=s.years[-1].year)
+    )
+
+
 def year_subtotal(bom: Bom, year: int) -> Money:
     """The purchases of one plan year (a multi-year plan's BOM)."""
     amounts = [b.amount for b in bom.lines if b.year == year]

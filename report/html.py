@@ -50,7 +50,7 @@ def _summary(quote: QuoteData, lang: Language) -> str:
     econ = quote.economics
     if econ is not None:
         items += [
-            (L("recommended_fleet"), _e(bid.fleet_text(quote.fleet_summary, lang)), "fleet"),
+            (L("recommended_fleet"), _e(bid.recommended_fleet(quote, lang)), "fleet"),
             (L("horizon_tco"), _e(money_summary(econ.horizon_tco, lang)), "horizon-tco"),
             (L("capex"), _e(capex_text(quote, lang)), "capex"),
             *(

@@ -147,6 +147,7 @@ LABELS: dict[str, str] = {
     "sched.rentals": "Rentals change from year to year: each year's are in its opex per month in the "
     "acquisition plan by year.",
     "cf.opex": "Opex (per month × months)",
+    "sched.final_fleet": "{fleet} (in service in {year}; each year's in the acquisition plan by year)",
     "capex_in_year": "{year}: {amount}",
     "sched.added": "Added at the year's start",
     "sched.capex": "Capex (at the year's start)",

@@ -421,7 +421,7 @@ def _summary(
             rows.append(("", beside, None))
     rows += [
         (label("status", lang), label(f"status.{quote.status}", lang), None),
-        (label("recommended_fleet", lang), bid.fleet_text(quote.fleet_summary, lang), None),
+        (label("recommended_fleet", lang), bid.recommended_fleet(quote, lang), None),
     ]
     econ = quote.economics
     if econ is not None:
