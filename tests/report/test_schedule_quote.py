@@ -23,7 +23,9 @@ from quote_files import html_fields, html_tables, pdf_text, section_text
 from report_support import EXAMPLES, amount, exact_amount, example, plan_and_quote, resolved_of
 from xlsx_eval import Evaluator
 
+from api.fleetplan.v1 import common_pb2
 from api.fleetplan.v1 import fleet_planner_pb2 as api
+from clients.render.plan import render_plan
 from clients.scenario import load_scenario
 from report import Language, ReportFormat, render
 from report.data import QuoteData
@@ -338,6 +340,11 @@ def test_one_rounding_rule_the_horizon_totals_are_the_sums_of_the_yearly_rows(fi
     rate = Decimal(str(vat["vat_rate"]))
     assert amount(vat["capex_vat"]) == (capex * rate).quantize(Decimal(1), rounding=ROUND_HALF_EVEN)
     assert "Horizon NPV " + f"{npv:,} KRW" in plan["summary"]
+    # the CLI's tables: the same totals, never another rounding of them
+    text = render_plan(plan_to_proto(example(EXAMPLE).result), common_pb2.Provenance())
+    assert f"horizon NPV at 10.00% a year {npv:,} KRW; nominal {nominal:,} KRW" in text
+    assert f"NPV at 10.00% a year: {npv:,} KRW (nominal TCO {nominal:,} KRW" in text
+    assert f"horizon TCO incl. VAT {amount(vat['horizon_tco_with_vat']):,} KRW" in " ".join(text.split())
 
 
 def test_every_section_describes_the_staged_plan_over_the_horizon(files: Files) -> None:
