@@ -436,3 +436,27 @@ def test_storage_bought_with_the_first_year_is_a_line_of_its_purchases() -> None
     rows = html_tables(html)["bom-table"]
     storage = [r for r in rows if r[6].startswith("1차년도 초 구매") and "50" in r[1]]
     assert [exact_amount(r[5]) for r in storage] == [Decimal(50 * 400_000)]
+
+
+def test_with_a_resale_credit_the_totals_are_still_the_rows_and_the_residual_is_a_row() -> None:
+    """The rollout with the market value credited: the tranches' rounded values at the horizon
+    come off the last year, and the nominal TCO, the yearly cash and the NPV stay the sums of the
+    rows; the quote's cash flow credits the same amount in its last year."""
+    request = load_scenario(EXAMPLES / f"{EXAMPLE}.yaml", api.PlanFleetRequest)
+    request.constraints.residual_value_credit = True
+    planned = plan_and_quote(resolved_of(request), "resale")
+    plan = planned.plan_json
+    years, tranches = _years(plan), plan["schedule"]["tranches"]
+    residual = sum((amount(t.get("residual_value")) for t in tranches), Decimal(0))
+    assert residual > 0, "the example should buy hardware with a market value at the horizon"
+    paid = sum((amount(y["capex"]) + amount(y["opex_monthly"]) * int(y["months"]) for y in years), Decimal(0))
+    flows = _flows(plan)
+    nominal = sum((n for *_, n, _ in flows), Decimal(0))
+    assert nominal == paid - residual == amount(plan["schedule"]["nominal_tco"])
+    assert amount(plan["schedule"]["horizon_tco"]) == sum((d for *_, d in flows), Decimal(0))
+    assert amount(plan["cost"]["vat"]["supply"]) == paid
+    html = render(planned.quote, ReportFormat.HTML, Language.KO).content.decode("utf-8")
+    cash = html_tables(html)["cashflow-table"]
+    credited = [r for r in cash if r[0].startswith("잔존 가치")]
+    assert [exact_amount(c) for c in credited[0][1:-1]] == [Decimal(0)] * (len(years) - 1) + [-residual]
+    assert exact_amount(cash[-1][-1]) == nominal
