@@ -143,8 +143,9 @@ def _bom(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) -> Bom
         sheet.write_number(r, 4, float(b.unit_price.amount), f.money)
         sheet.write_formula(r, 5, f"=E{r + 1}*D{r + 1}", f.money, float(b.amount.amount))
         sheet.write_string(r, 6, bid.bom_remarks(b, lang))
-        sheet.write_number(r, 7, b.support_rate, f.rate)
-        sheet.write_number(r, 8, b.residual_fraction, f.rate)
+        if quote.schedule is None:  # a multi-year plan's support and value follow its tranches' years
+            sheet.write_number(r, 7, b.support_rate, f.rate)
+            sheet.write_number(r, 8, b.residual_fraction, f.rate)
         r += 1
         if b.year and (i + 1 == len(bom.lines) or bom.lines[i + 1].year != b.year):
             sheet.write_string(r, 4, label("bom.year_subtotal", lang).format(n=b.year), f.bold)
@@ -153,8 +154,9 @@ def _bom(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) -> Bom
             subtotals[b.year] = r
             year_first = r + 1
             r += 1
-    sheet.write_string(2, 7, label("support_rate", lang), f.head)
-    sheet.write_string(2, 8, label("residual_fraction", lang), f.head)
+    if quote.schedule is None:
+        sheet.write_string(2, 7, label("support_rate", lang), f.head)
+        sheet.write_string(2, 8, label("residual_fraction", lang), f.head)
     last = r - 1
     supply_row, vat_row, total_row, rate_row = last + 2, last + 3, last + 4, last + 5
     digits = MINOR_DIGITS[quote.currency]
