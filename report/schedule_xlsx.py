@@ -40,9 +40,17 @@ TRANCHE_KEYS = (
     "tranche.residual",
     "tranche.depreciation",
 )
+TABLE_ROW = 3
+"""The row (0-based) of the schedule table's header; the years follow it."""
 LINE_POINTS = 15
 """The height of a line of text in a row (points)."""
 PV_KEYS = ("year", "months", "pv.nominal", "pv.factor", "pv.discounted", "pv.cumulative")
+
+
+def opex_monthly_ref(lang: Language, index: int) -> str:
+    """The schedule table's opex per month of its ``index``-th year (0-based), for other sheets."""
+    name = label("sheet.Schedule", lang).replace("'", "''")
+    return f"'{name}'!$E${TABLE_ROW + 2 + index}"
 
 
 def _heads(sheet: Worksheet, row: int, keys: tuple[str, ...], f: _Formats, lang: Language) -> None:
@@ -197,7 +205,7 @@ def schedule_sheet(
     flow, bom = cells
     sheet.write_string(0, 0, label("schedule", lang), f.title)
     sheet.write_string(1, 0, label("sched.note", lang))
-    end = _years(sheet, 3, quote, s, bom, f=f, lang=lang)
+    end = _years(sheet, TABLE_ROW, quote, s, bom, f=f, lang=lang)
     if s.tranches:
         end = _tranches(sheet, end + 2, s, f, lang)
     d = quote.economics.discounting if quote.economics is not None else None

@@ -27,7 +27,7 @@ from report.html import outside_requirement, why_it_loses
 from report.labels import COLUMNS, Language, label
 from report.row_text import cost_label, group_cells, workload_deployments
 from report.schedule_html import alternatives_note
-from report.schedule_xlsx import schedule_sheet
+from report.schedule_xlsx import opex_monthly_ref, schedule_sheet
 
 SHEETS = ("Summary", "Alternatives", "BOM", "CashFlow", "Workloads", "Assumptions", "Sensitivity")
 """The sheets in order (English names; ``sheet_names`` gives them in the quote's language)."""
@@ -276,8 +276,8 @@ def _cash_flow(
             value = float(amount.amount)
             if row in monthly:
                 sheet.write_formula(r, col, f"=$B{r + 1}*{xl_rowcol_to_cell(3, col)}", f.money, value)
-            elif row == "capex" and (cell := _capex_cell(capex_cell, bom, flow.years, y)) is not None:
-                sheet.write_formula(r, col, f"={cell}", f.money, value)
+            elif (linked := _linked(row, y, (capex_cell, bom), flow.years, lang)) is not None:
+                sheet.write_formula(r, col, linked, f.money, value)
             elif row == "residual" and y == years - 1 and rates_bom is not None and value:
                 sheet.write_formula(r, col, f"=-ROUND({rates_bom.residual},{digits})", f.money, value)
             else:
@@ -328,12 +328,21 @@ def _cash_flow(
     }
 
 
-def _capex_cell(single: str | None, bom: BomCells | None, years: tuple[int, ...], y: int) -> str | None:
-    """The cell a year's purchase refers to: one period's BOM supply in year 1; a multi-year
-    plan's BOM subtotal of that year's purchases."""
+def _linked(
+    row: str, y: int, purchase: tuple[str | None, BomCells | None], years: tuple[int, ...], lang: Language
+) -> str | None:
+    """The formula of a year's purchase or (a multi-year plan's) opex, None for a plain amount:
+    one period's purchase is the BOM supply in year 1; a multi-year plan's is the BOM subtotal of
+    that year's purchases, its opex the schedule's opex per month × the year's months."""
+    single, bom = purchase
+    if row == "opex":
+        return f"={opex_monthly_ref(lang, y)}*{xl_rowcol_to_cell(3, 2 + y)}"
+    if row != "capex":
+        return None
     if single is not None:
-        return single if y == 0 else None
-    return bom.years.get(years[y]) if bom is not None else None
+        return f"={single}" if y == 0 else None
+    cell = bom.years.get(years[y]) if bom is not None else None
+    return f"={cell}" if cell is not None else None
 
 
 def _present_value_block(

@@ -460,3 +460,25 @@ def test_with_a_resale_credit_the_totals_are_still_the_rows_and_the_residual_is_
     credited = [r for r in cash if r[0].startswith("잔존 가치")]
     assert [exact_amount(c) for c in credited[0][1:-1]] == [Decimal(0)] * (len(years) - 1) + [-residual]
     assert exact_amount(cash[-1][-1]) == nominal
+
+
+def test_an_edited_opex_per_month_moves_the_cash_flow_the_tco_and_the_npv(files: Files) -> None:
+    """A year's opex per month in the schedule sheet is what the cash flow multiplies by the
+    year's months: raising year 1's moves the TCO by 12 × the rise and the NPV by its discounted
+    year-1 cash (plan year 1's opex is paid at its end), computed here."""
+    book = openpyxl.load_workbook(io.BytesIO(files.xlsx))
+    ev = Evaluator(book)
+    rows = _sheet_rows(files.xlsx)
+    year_one = _row_after(rows, "연도") + 1  # the first year's row, 1-based
+    summary = {str(c.value): c.row for c in book["요약"]["A"] if c.value}
+    headline, tco = f"B{summary['제안 금액 (5개년 순현재가치)']}", f"B{summary['총소유비용(TCO)']}"
+    before = ev.value("요약", tco)
+    rise = Decimal(1000)
+    monthly = Decimal(str(book[SHEET][f"E{year_one}"].value))
+    assert monthly == amount(_years(files.plan)[0]["opex_monthly"])
+    ev.set(SHEET, f"E{year_one}", float(monthly + rise))
+    flows = _flows(files.plan)
+    nominal = [n + (rise * months if year == 1 else 0) for year, months, n, _ in flows]
+    npv = sum((_discounted(n, y, _rate(), ROUND_HALF_UP) for y, n in enumerate(nominal)), Decimal(0))
+    assert ev.value("요약", tco) == pytest.approx(before + float(rise * 12))
+    assert ev.value("요약", headline) == pytest.approx(float(npv), abs=0.5)
