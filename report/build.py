@@ -127,7 +127,7 @@ def build_quote(
         uncertainty_low=result.uncertainty.low_factor,
         uncertainty_high=result.uncertainty.high_factor,
         uncertainty_note=result.uncertainty.note,
-        depreciation_note=_depreciation_note(book, result.horizon_months),
+        depreciation_note=_depreciation_note(book, _horizon_months(result)),
         diagnosis=_diagnosis(result),
         warnings=result.warnings,
         notices=tuple(QuoteNotice(code=n.code, params=n.params) for n in result.notices),
