@@ -15,6 +15,7 @@ from report.data import (
     Alternative,
     AlternativeKind,
     ApiRow,
+    Bom,
     BomKind,
     BomLine,
     BuyVsRentRow,
@@ -23,7 +24,7 @@ from report.data import (
     SensitivityRow,
     WorkloadRow,
 )
-from report.formatting import mix_change, money, number
+from report.formatting import mix_change, money, number, percent
 from report.labels import Language, label
 from report.text import DASH
 
@@ -64,9 +65,74 @@ def proposed_amount(quote: QuoteData) -> Money | None:
     """제안 금액: what the bid asks the customer to pay for what it supplies — the bill of
     materials' total (with VAT when the request asked for it), or the horizon TCO when nothing is
     bought (a rental fleet)."""
+    if quote.schedule is not None:
+        return _staged_amount(quote)
     if quote.bom is not None and quote.bom.lines:
         return quote.bom.total
     return quote.economics.horizon_tco if quote.economics is not None else None
+
+
+def _staged_amount(quote: QuoteData) -> Money | None:
+    """A multi-year plan's: its horizon total on the measure it minimised (NPV, else nominal)."""
+    econ = quote.economics
+    if econ is None:
+        return None
+    d = econ.discounting
+    return d.npv if d is not None and d.objective == "npv" else econ.horizon_tco
+
+
+def proposed_label(quote: QuoteData, lang: Language) -> str:
+    """제안 금액's label: with VAT when the BOM adds it; a multi-year plan's names its measure."""
+    s = quote.schedule
+    if s is not None:
+        d = quote.economics.discounting if quote.economics is not None else None
+        key = "proposed_amount_npv" if d is not None and d.objective == "npv" else "proposed_amount_nominal"
+        return label(key, lang).format(years=len(s.years))
+    vat = quote.bom is not None and quote.bom.vat is not None
+    return label("proposed_amount_vat" if vat else "proposed_amount", lang)
+
+
+def proposed_beside(quote: QuoteData, lang: Language) -> str:
+    """A multi-year plan's other measure beside 제안 금액 (nominal beside the NPV, or the NPV
+    beside the nominal) and the nominal total with VAT when the request adds VAT; "" otherwise."""
+    econ = quote.economics
+    if quote.schedule is None or econ is None:
+        return ""
+    d = econ.discounting
+    if d is not None and d.objective == "npv":
+        out = [label("proposed_beside.nominal", lang).format(amount=money(econ.horizon_tco, lang))]
+    elif d is not None:
+        rate = percent(d.rate, 2)
+        out = [label("proposed_beside.npv", lang).format(rate=rate, amount=money(d.npv, lang))]
+    else:
+        out = []
+    if econ.vat is not None:
+        out.append(
+            label("proposed_beside.vat", lang).format(amount=money(econ.vat.horizon_tco_with_vat, lang))
+        )
+    return " · ".join(out)
+
+
+def recommended_fleet(quote: QuoteData, lang: Language) -> str:
+    """The summary's fleet: a multi-year plan's is the one in service in its last year (each
+    year's is in the schedule)."""
+    text = fleet_text(quote.fleet_summary, lang)
+    s = quote.schedule
+    if s is None:
+        return text
+    return label("sched.final_fleet", lang).format(
+        fleet=text, year=label("year_n", lang).format(n=s.years[-1].year)
+    )
+
+
+def year_subtotal(bom: Bom, year: int) -> Money:
+    """The purchases of one plan year (a multi-year plan's BOM)."""
+    amounts = [b.amount for b in bom.lines if b.year == year]
+    return Money(amount=sum((a.amount for a in amounts), Decimal(0)), currency=amounts[0].currency)
+
+
+def proposed_note(quote: QuoteData, lang: Language) -> str:
+    return label("proposed_note" if quote.schedule is None else "proposed_note_staged", lang)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,9 +181,10 @@ def bom_remarks(line: BomLine, lang: Language) -> str:
     """비고: owned hardware (no price paid) and the rounding line's reason."""
     if line.owned:
         return label("remark.owned", lang)
+    bought = label("remark.bought_year", lang).format(n=line.year) if line.year else ""
     if line.kind is BomKind.ROUNDING:
-        return label("remark.rounding", lang)
-    return ""
+        return ", ".join(w for w in (bought, label("remark.rounding", lang)) if w)
+    return bought
 
 
 MODE_WORD = re.compile(r"\b(buy|reserved|on_demand|lease)\b")

@@ -15,10 +15,17 @@ import json
 from collections.abc import Iterable
 from decimal import Decimal
 
-from pricebook import catalog
-from pricebook.errors import UnknownEntryError
-from pricebook.schema import Money, Pricebook, label_rank
+from pricebook.schema import Money, Pricebook
 from report.assumptions import assumptions
+from report.bom_lines import (
+    REQUEST_SUPPLIED,
+    bom_line,
+    gpu_name,
+    network_item,
+    rounding_line,
+    server_name,
+    storage_line,
+)
 from report.data import (
     Alternative,
     AlternativeKind,
@@ -46,6 +53,7 @@ from report.disaggregation import why_row
 from report.embeddings import embedding_rows, hourly_loads
 from report.schedule import schedule_of
 from report.schedule_alternatives import staged_alternatives
+from report.schedule_quote import staged_bom, staged_economics
 from report.sections import (
     api_rows,
     buy_vs_rent_rows,
@@ -83,7 +91,7 @@ def build_quote(
     the domain request's JSON); ``rent_only`` the plan of the same request with rentals only."""
     book = resolved.book
     currency = result.currency
-    economics = _economics(result)
+    economics = staged_economics(result, _economics(result))
     plan_tco = economics.horizon_tco if economics is not None else None
     saving = result.baseline_saving
     on_site = [line for line in result.fleet if line.mode is AcquisitionMode.BUY]
@@ -93,7 +101,7 @@ def build_quote(
         status=result.status.value,
         summary=result.summary,
         currency=currency,
-        horizon_months=result.horizon_months,
+        horizon_months=_horizon_months(result),
         includes_vat=result.includes_vat,
         fleet_summary=describe_fleet(result.solution),
         gpus=sum(line.gpus for line in result.fleet),
@@ -104,7 +112,9 @@ def build_quote(
         alternatives=_alternatives(result, rent_only, plan_tco, rentals_allowed=_rentals_allowed(resolved))
         if result.schedule is None
         else staged_alternatives(result, rent_only, rentals_allowed=_rentals_allowed(resolved)),
-        bom=_bom(result, book, resolved.request.constraints.storage),
+        bom=_bom(result, book, resolved.request.constraints.storage)
+        if result.schedule is None
+        else staged_bom(result, book, resolved.request.constraints.storage),
         workloads=workload_rows(result, resolved.request),
         groups=group_rows(result),
         disaggregation=why_row(result),
@@ -119,7 +129,7 @@ def build_quote(
         uncertainty_low=result.uncertainty.low_factor,
         uncertainty_high=result.uncertainty.high_factor,
         uncertainty_note=result.uncertainty.note,
-        depreciation_note=_depreciation_note(book, result.horizon_months),
+        depreciation_note=_depreciation_note(book, _horizon_months(result)),
         diagnosis=_diagnosis(result),
         warnings=result.warnings,
         notices=tuple(QuoteNotice(code=n.code, params=n.params) for n in result.notices),
@@ -227,43 +237,30 @@ def _discounting(result: PlanResult) -> Discounting | None:
 # --------------------------------------------------------------------------------------------
 
 
-def _unit_price(amount: Money, quantity: int) -> Money:
-    """A line's amount ÷ its quantity, to the currency's minor unit."""
-    return to_money(float(amount.amount / quantity), amount.currency) if quantity else amount
-
-
-def _times(unit: Money, quantity: int) -> Money:
-    return Money(amount=unit.amount * quantity, currency=unit.currency)
-
-
-_REQUEST_SUPPLIED = "request"
-"""Offer, provider and label of a BOM line priced by the request itself (installation, storage)."""
-
-
 def _purchase_lines(line: PlanFleetLine, tco: OptionTco, book: Pricebook) -> list[BomLine]:
     """The line's GPUs, then its hosts when they were bought (the request counts host costs), the
     fabric of multi-node servers and the installation."""
     label = line.price_label.value if line.price_label is not None else ""
     source = (line.offer_id, line.provider, label)
-    items = [(BomKind.GPU, line.gpu, _gpu_name(book, line.gpu), tco.tco.purchase_gpus, line.gpus, source)]
+    items = [(BomKind.GPU, line.gpu, gpu_name(book, line.gpu), tco.tco.purchase_gpus, line.gpus, source)]
     if tco.tco.purchase_hosts.amount != 0 and line.server_id is not None:
-        name = _server_name(book, line.server_id)
+        name = server_name(book, line.server_id)
         items.append((BomKind.HOST, line.server_id, name, tco.tco.purchase_hosts, line.servers, source))
     if tco.tco.networking.amount != 0 and line.server_id is not None:
-        items.append(_network_item(book, line.server_id, tco.tco.networking, line.servers))
+        items.append(network_item(book, line.server_id, tco.tco.networking, line.servers))
     if tco.tco.installation.amount != 0:
         quantity = line.servers or line.gpus
         what = "servers" if line.servers else "GPUs"
-        request = (_REQUEST_SUPPLIED, _REQUEST_SUPPLIED, _REQUEST_SUPPLIED)
+        request = (REQUEST_SUPPLIED, REQUEST_SUPPLIED, REQUEST_SUPPLIED)
         name = f"installation / integration of {quantity} {what}"
         # One lump sum: a share of the GPUs' and of the hosts' prices plus a per-server fee has no
         # whole-won price per server when a server is not full.
         items.append((BomKind.INSTALLATION, line.option_id, name, tco.tco.installation, 1, request))
     lines = [
-        _bom_line(kind, item_id, item_name, total=total, quantity=quantity, origin=origin, owned=line.owned)
+        bom_line(kind, item_id, item_name, total=total, quantity=quantity, origin=origin, owned=line.owned)
         for kind, item_id, item_name, total, quantity, origin in items
     ]
-    server = _server_name(book, line.server_id) if line.server_id is not None else ""
+    server = server_name(book, line.server_id) if line.server_id is not None else ""
     details: dict[BomKind, dict[str, object]] = {
         BomKind.INSTALLATION: {"covers": line.servers or line.gpus, "covers_servers": bool(line.servers)},
         BomKind.NETWORKING: {"server_name": server},
@@ -277,72 +274,6 @@ def _purchase_lines(line: PlanFleetLine, tco: OptionTco, book: Pricebook) -> lis
         for kind in (BomKind.GPU, BomKind.HOST):
             details[kind] = details.get(kind, {}) | rates
     return [b.model_copy(update=details.get(b.kind, {})) for b in lines]
-
-
-def _bom_line(
-    kind: BomKind,
-    item_id: str,
-    item_name: str,
-    *,
-    total: Money,
-    quantity: int,
-    origin: tuple[str, str, str],
-    owned: bool = False,
-) -> BomLine:
-    unit = _unit_price(total, quantity)
-    offer_id, provider, label = origin
-    return BomLine(
-        kind=kind,
-        item_id=item_id,
-        item_name=item_name,
-        offer_id=offer_id,
-        provider=provider,
-        price_label=label,
-        unit_price=unit,
-        quantity=quantity,
-        amount=_times(unit, quantity),
-        owned=owned,
-    )
-
-
-def _network_item(
-    book: Pricebook, server_id: str, amount: Money, servers: int
-) -> tuple[BomKind, str, str, Money, int, tuple[str, str, str]]:
-    """The fabric of ``servers`` servers: named by kind, labelled by its least reliable component."""
-    spec = catalog.server(book, server_id)
-    fabric = catalog.network_fabric(book.site, spec)
-    kind = fabric.kind if fabric is not None else "fabric"
-    parts = catalog.network_parts(fabric, spec) if fabric is not None else ()
-    label = max((p.label for p in parts), key=label_rank).value if parts else ""
-    name = f"{kind} scale-out fabric per {_server_name(book, server_id)}"
-    return (
-        BomKind.NETWORKING,
-        f"{server_id}.{kind}",
-        name,
-        amount,
-        servers,
-        (f"site.network_fabrics.{kind}", "", label),
-    )
-
-
-def _storage_line(storage: Storage | None, amount: Money) -> BomLine | None:
-    """The request's storage bought up front (storage rented per TB-month is in the cash flow)."""
-    if storage is None or amount.amount == 0:
-        return None
-    request = (_REQUEST_SUPPLIED, _REQUEST_SUPPLIED, _REQUEST_SUPPLIED)
-    name = f"storage, {storage.capacity_tb:g} TB"
-    line = _bom_line(BomKind.STORAGE, "storage", name, total=amount, quantity=1, origin=request)
-    return line.model_copy(update={"covers": round(storage.capacity_tb)})
-
-
-def _rounding_line(capex: Money, lines_sum: Money) -> BomLine | None:
-    """What the lines' rounded unit prices leave between their sum and the plan's capex."""
-    difference = Money(amount=capex.amount - lines_sum.amount, currency=capex.currency)
-    if difference.amount == 0:
-        return None
-    name = "unit prices rounded to the minor unit"
-    origin = ("", "", "derived")
-    return _bom_line(BomKind.ROUNDING, "rounding", name, total=difference, quantity=1, origin=origin)
 
 
 def _lease_line(line: PlanFleetLine, tco: OptionTco) -> RentalLine:
@@ -394,7 +325,7 @@ def _bom(result: PlanResult, book: Pricebook, storage: Storage | None = None) ->
             rentals.append(_lease_line(line, tco))
         else:
             lines.extend(_purchase_lines(line, tco, book))
-    stored = _storage_line(storage, result.tco.total.storage)
+    stored = storage_line(storage, result.tco.total.storage)
     if stored is not None:
         lines.append(stored)
     # The purchases' own support and market value (leased hardware's are on no purchase line).
@@ -402,7 +333,7 @@ def _bom(result: PlanResult, book: Pricebook, storage: Storage | None = None) ->
     support = sum((t.support_monthly.amount for t in kept), Decimal(0)) * 12
     residual = sum((t.residual_value.amount for t in kept), Decimal(0))
     lines = _scaled_rates(lines, support, residual)
-    rounding = _rounding_line(result.tco.total.capex, add_money((b.amount for b in lines), currency))
+    rounding = rounding_line(result.tco.total.capex, add_money((b.amount for b in lines), currency))
     if rounding is not None:
         lines.append(rounding)
     supply = add_money((b.amount for b in lines), currency)
@@ -435,20 +366,6 @@ def _scaled_rates(lines: list[BomLine], support_per_year: Decimal, residual: Dec
         )
         for b in lines
     ]
-
-
-def _gpu_name(book: Pricebook, gpu_id: str) -> str:
-    try:
-        return catalog.gpu(book, gpu_id).name
-    except UnknownEntryError:
-        return gpu_id
-
-
-def _server_name(book: Pricebook, server_id: str) -> str:
-    try:
-        return catalog.server(book, server_id).name
-    except UnknownEntryError:
-        return server_id
 
 
 # --------------------------------------------------------------------------------------------
@@ -634,3 +551,10 @@ def _solver(result: PlanResult) -> SolverInfo:
         limit_fired=stats.limit_fired.value,
         complete=result.complete,
     )
+
+
+def _horizon_months(result: PlanResult) -> int:
+    """The plan's months: a multi-year plan's whole horizon (its answer's lines are its last year's)."""
+    if result.schedule is None:
+        return result.horizon_months
+    return sum(y.months for y in result.schedule.years)

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from pricebook.schema import Money
-from report.data import Economics
+from report.data import Economics, QuoteData
+from report.schedule import Schedule
 from solver.pricing.discounting import year_months
 
 ROWS = (
@@ -74,3 +75,44 @@ def cash_flow(economics: Economics, horizon_months: int) -> CashFlow:
         totals=totals,
         total=money(sum((t.amount for t in totals), zero)),
     )
+
+
+STAGED_ROWS = ("capex", "opex", "residual")
+"""A multi-year plan's cash-flow rows: each year's purchases, its opex, the residual value."""
+
+
+def staged_cash_flow(schedule: Schedule, residual: Money) -> CashFlow:
+    """A multi-year plan's cash by year from its schedule's rows: the year's capex (paid at its
+    start), its opex per month × its months, the residual value credited in the last year."""
+    years = schedule.years
+    currency = residual.currency
+    zero = Decimal(0) * residual.amount
+    last = len(years) - 1
+    rows = (
+        ("capex", tuple(y.capex for y in years)),
+        ("opex", tuple(Money(amount=y.opex_monthly.amount * y.months, currency=currency) for y in years)),
+        (
+            "residual",
+            tuple(
+                Money(amount=-residual.amount if i == last else zero, currency=currency)
+                for i in range(len(years))
+            ),
+        ),
+    )
+    totals = tuple(money_sum([r[1][i] for r in rows]) for i in range(len(years)))
+    return CashFlow(
+        years=tuple(y.year for y in years),
+        months=tuple(y.months for y in years),
+        rows=rows,
+        totals=totals,
+        total=money_sum(totals),
+    )
+
+
+def quote_cash_flow(quote: QuoteData) -> CashFlow:
+    """The quote's cash flow by year: a multi-year plan's from its schedule, else the plan's lines."""
+    econ = quote.economics
+    assert econ is not None
+    if quote.schedule is not None:
+        return staged_cash_flow(quote.schedule, econ.residual_value)
+    return cash_flow(econ, quote.horizon_months)

@@ -115,6 +115,8 @@ class BomLine(_Quote):
     option ÷ the option's purchase lines), so the workbook's support follows an edited price."""
     residual_fraction: float = 0.0
     """Market value at the end of the horizon as a share of ``amount`` (the same way)."""
+    year: int = 0
+    """The plan year it is bought at the start of (a multi-year plan's tranche); 0 for one period."""
 
 
 class RentalLine(_Quote):

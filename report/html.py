@@ -5,7 +5,7 @@ as it is. Sections follow issue 17's contents 1–9; each says so when it has no
 from __future__ import annotations
 
 from report import bid, charts
-from report.cashflow import cash_flow, money_sum
+from report.cashflow import money_sum, quote_cash_flow
 from report.data import Alternative, AlternativeKind, QuoteData
 from report.disaggregation import disaggregation_html
 from report.formatting import compact_json, mix_change, money, money_summary, number, percent
@@ -27,7 +27,7 @@ from report.html_bid import (
 from report.labels import COLUMNS, Language, label
 from report.present_value import npv_summary_item, present_value_html
 from report.row_text import cost_label, group_cells, quote_warnings, shows_no_credit, workload_deployments
-from report.schedule_html import alternatives_note, final_year_note, schedule_html
+from report.schedule_html import alternatives_note, capex_text, schedule_html
 from report.style import CSS
 from report.text import DASH, replicas
 
@@ -51,10 +51,14 @@ def _summary(quote: QuoteData, lang: Language) -> str:
     econ = quote.economics
     if econ is not None:
         items += [
-            (L("recommended_fleet"), _e(bid.fleet_text(quote.fleet_summary, lang)), "fleet"),
+            (L("recommended_fleet"), _e(bid.recommended_fleet(quote, lang)), "fleet"),
             (L("horizon_tco"), _e(money_summary(econ.horizon_tco, lang)), "horizon-tco"),
-            (L("capex"), _e(money_summary(econ.capex, lang)), "capex"),
-            (L("opex_monthly"), _e(money_summary(econ.opex.total, lang)), "opex-monthly"),
+            (L("capex"), _e(capex_text(quote, lang)), "capex"),
+            *(
+                [(L("opex_monthly"), _e(money_summary(econ.opex.total, lang)), "opex-monthly")]
+                if quote.schedule is None  # a multi-year plan's changes by year: see its schedule
+                else []
+            ),
             *(
                 [(L("tco_with_vat"), _e(money_summary(econ.vat.horizon_tco_with_vat, lang)), "tco-with-vat")]
                 if econ.vat is not None
@@ -78,7 +82,6 @@ def _summary(quote: QuoteData, lang: Language) -> str:
         gauge = charts.budget_chart(float(use.budget.amount), float(use.spend.amount), quote.currency, lang)
         body += _chart("budget", gauge, label("budget", lang))
     body += _note(label("vat_included" if quote.includes_vat else "vat_excluded", lang))
-    body += final_year_note(quote, lang)
     if econ is None:
         body = f'<p class="no-plan">{_e(label("no_plan", lang))}</p>' + body
         body += _bullets("diagnosis", quote.diagnosis, lang)
@@ -173,7 +176,7 @@ def _cash_flow(quote: QuoteData, lang: Language) -> str:
     econ = quote.economics
     if econ is None:
         return _section("cashflow", "cashflow", _note(label("no_bom", lang)), lang)
-    flow = cash_flow(econ, quote.horizon_months)
+    flow = quote_cash_flow(quote)
     headers = [
         "",
         *(
@@ -198,10 +201,21 @@ def _cash_flow(quote: QuoteData, lang: Language) -> str:
             (_e(money(flow.total, lang)), "cashflow-total"),
         ]
     ]
-    body = final_year_note(quote, lang) + _table(headers, rows, "cashflow-table", foot)
+    body = _table(headers, rows, "cashflow-table", foot)
     body += _chart("cashflow", charts.cash_flow_chart(flow, quote.site, lang), label("cashflow", lang))
     if econ.discounting is not None and quote.schedule is None:  # a multi-year plan's: in its schedule
         body += present_value_html(econ.discounting, econ.horizon_tco, lang)
+    if quote.schedule is None:
+        body += _tco_breakdown(quote, lang)
+    body += _vat_and_depreciation(quote, lang)
+    return _section("cashflow", "cashflow", body, lang)
+
+
+def _tco_breakdown(quote: QuoteData, lang: Language) -> str:
+    """The TCO by component and its chart (a plan of one period: a multi-year plan's components
+    change by year, its cash flow above is by year)."""
+    econ = quote.economics
+    assert econ is not None
     # the planner's explanations are English: another language shows the amounts (the words are
     # in the internal annex)
     explain = lang is Language.EN
@@ -216,7 +230,7 @@ def _cash_flow(quote: QuoteData, lang: Language) -> str:
     ]
     tco_total = [_e(label("horizon_tco", lang)), (_e(money(econ.horizon_tco, lang)), "tco-total"), ""]
     comp_foot = [tco_total + ([""] if explain else [])]
-    body += f"<h3>{_e(label('tco_breakdown', lang))}</h3>"
+    body = f"<h3>{_e(label('tco_breakdown', lang))}</h3>"
     columns = (
         ("component", "total", "monthly", "explanation") if explain else ("component", "total", "monthly")
     )
@@ -226,8 +240,7 @@ def _cash_flow(quote: QuoteData, lang: Language) -> str:
         charts.tco_chart(econ.components, quote.currency, quote.site, lang),
         label("tco_breakdown", lang),
     )
-    body += _vat_and_depreciation(quote, lang)
-    return _section("cashflow", "cashflow", body, lang)
+    return body
 
 
 # --------------------------------------------------------------------------------------------

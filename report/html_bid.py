@@ -27,12 +27,13 @@ def header_block(quote: QuoteData, lang: Language) -> str:
     amount = bid.proposed_amount(quote)
     if amount is None:
         return head
-    key = "proposed_amount_vat" if quote.bom is not None and quote.bom.vat is not None else "proposed_amount"
+    beside = bid.proposed_beside(quote, lang)
+    other = f' <span data-field="proposed-beside">({e(beside)})</span>' if beside else ""
     return (
         head
-        + f'<p class="headline"><span>{e(label(key, lang))}</span> '
-        + f'<strong data-field="proposed-amount">{e(money_summary(amount, lang))}</strong></p>'
-        + note(label("proposed_note", lang))
+        + f'<p class="headline"><span>{e(bid.proposed_label(quote, lang))}</span> '
+        + f'<strong data-field="proposed-amount">{e(money_summary(amount, lang))}</strong>{other}</p>'
+        + note(bid.proposed_note(quote, lang))
     )
 
 
@@ -59,18 +60,23 @@ def bom_section(quote: QuoteData, lang: Language) -> str:
     bom = quote.bom
     if bom is None:
         return section("bom", "bom", note(label("no_bom", lang)), lang)
-    rows = [
-        [
-            e(bid.bom_item(b, lang)),
-            e(bid.bom_spec(b, lang)),
-            e(bid.bom_unit(b, lang)),
-            (e(b.quantity), "bom-qty"),
-            (e(money(b.unit_price, lang)), "bom-unit"),
-            (e(money(b.amount, lang)), "bom-amount"),
-            e(bid.bom_remarks(b, lang)),
-        ]
-        for b in bom.lines
-    ]
+    rows: list[list[str | tuple[str, str]]] = []
+    for i, b in enumerate(bom.lines):
+        rows.append(
+            [
+                e(bid.bom_item(b, lang)),
+                e(bid.bom_spec(b, lang)),
+                e(bid.bom_unit(b, lang)),
+                (e(b.quantity), "bom-qty"),
+                (e(money(b.unit_price, lang)), "bom-unit"),
+                (e(money(b.amount, lang)), "bom-amount"),
+                e(bid.bom_remarks(b, lang)),
+            ]
+        )
+        if b.year and (i + 1 == len(bom.lines) or bom.lines[i + 1].year != b.year):
+            subtotal = money(bid.year_subtotal(bom, b.year), lang)
+            name = label("bom.year_subtotal", lang).format(n=b.year)
+            rows.append(["", "", "", "", e(name), (e(subtotal), f"bom-year-{b.year}"), ""])
     pad = ["", "", "", ""]
     foot = [[*pad, e(label("supply_amount", lang)), (e(money(bom.supply_amount, lang)), "bom-supply"), ""]]
     if bom.vat is not None:
@@ -95,6 +101,8 @@ def bom_section(quote: QuoteData, lang: Language) -> str:
         ]
         rental_headers = [label(k, lang) for k in COLUMNS.rentals if k not in ("offer", "provider")]
         body += f"<h3>{e(label('rentals', lang))}</h3>" + table(rental_headers, rental_rows, "rentals-table")
+    if quote.schedule is not None:
+        body += note(label("sched.rentals", lang))
     return section("bom", "bom", body, lang)
 
 

@@ -134,9 +134,21 @@ LABELS: dict[str, str] = {
     "schedule": "Acquisition plan by year",
     "sched.note": "What is bought, reserved or rented each year; hardware bought stays in service in the "
     "later years. Each year's capex is paid at its start, its opex every month.",
-    "sched.final_year": "A plan over {years} years ({months} months): the bill of materials, the cash flow "
-    "by year and the cost breakdown show the final year's fleet alone, for its {last} months; the whole "
-    "horizon is in the acquisition plan by year.",
+    "proposed_amount_npv": "Proposed amount: NPV over {years} years",
+    "proposed_amount_nominal": "Proposed amount: total over {years} years",
+    "proposed_beside.nominal": "nominal total {amount}",
+    "proposed_beside.npv": "NPV at {rate} a year {amount}",
+    "proposed_beside.vat": "{amount} incl. VAT",
+    "proposed_note_staged": "the plan's cost over the whole horizon: every year's purchases at their year's "
+    "price and its running costs, ex VAT, less the market value at the end; the purchases are in the "
+    "quotation details by year",
+    "remark.bought_year": "bought at the start of year {n}",
+    "bom.year_subtotal": "Year {n} subtotal",
+    "sched.rentals": "Rentals change from year to year: each year's are in its opex per month in the "
+    "acquisition plan by year.",
+    "cf.opex": "Opex (per month × months)",
+    "sched.final_fleet": "{fleet} (in service in {year}; each year's in the acquisition plan by year)",
+    "capex_in_year": "{year}: {amount}",
     "sched.added": "Added at the year's start",
     "sched.capex": "Capex (at the year's start)",
     "sched.opex_monthly": "Opex per month",

@@ -59,13 +59,22 @@ def horizon_text(s: Schedule, lang: Language) -> str:
     return label("sched.years", lang).format(years=len(s.years), months=s.months)
 
 
-def final_year_note(quote: QuoteData, lang: Language) -> str:
-    """What the single-period sections of a multi-year quote show (empty for one period)."""
+def capex_text(quote: QuoteData, lang: Language) -> str:
+    """The summary's capex: a multi-year plan's every purchase of the horizon, with the year of each."""
+    econ = quote.economics
+    assert econ is not None
+    total = money_summary(econ.capex, lang)
     s = quote.schedule
     if s is None:
-        return ""
-    last = s.years[-1].months
-    return note(label("sched.final_year", lang).format(years=len(s.years), months=s.months, last=last))
+        return total
+    years = [
+        label("capex_in_year", lang).format(
+            year=label("year_n", lang).format(n=y.year), amount=money(y.capex, lang)
+        )
+        for y in s.years
+        if y.capex.amount
+    ]
+    return f"{total} ({', '.join(years)})" if years else total
 
 
 def alternatives_note(quote: QuoteData, lang: Language) -> str:

@@ -20,7 +20,7 @@ from report.schedule import Schedule
 from report.schedule_html import deployment_text, items_text
 
 if TYPE_CHECKING:
-    from report.xlsx import _Formats
+    from report.xlsx import BomCells, _Formats
 
 YEAR_KEYS = (
     "year",
@@ -40,9 +40,17 @@ TRANCHE_KEYS = (
     "tranche.residual",
     "tranche.depreciation",
 )
+TABLE_ROW = 3
+"""The row (0-based) of the schedule table's header; the years follow it."""
 LINE_POINTS = 15
 """The height of a line of text in a row (points)."""
 PV_KEYS = ("year", "months", "pv.nominal", "pv.factor", "pv.discounted", "pv.cumulative")
+
+
+def opex_monthly_ref(lang: Language, index: int) -> str:
+    """The schedule table's opex per month of its ``index``-th year (0-based), for other sheets."""
+    name = label("sheet.Schedule", lang).replace("'", "''")
+    return f"'{name}'!$E${TABLE_ROW + 2 + index}"
 
 
 def _heads(sheet: Worksheet, row: int, keys: tuple[str, ...], f: _Formats, lang: Language) -> None:
@@ -50,7 +58,16 @@ def _heads(sheet: Worksheet, row: int, keys: tuple[str, ...], f: _Formats, lang:
         sheet.write_string(row, col, label(key, lang), f.head)
 
 
-def _years(sheet: Worksheet, r: int, quote: QuoteData, s: Schedule, *, f: _Formats, lang: Language) -> int:
+def _years(
+    sheet: Worksheet,
+    r: int,
+    quote: QuoteData,
+    s: Schedule,
+    bom: BomCells | None,
+    *,
+    f: _Formats,
+    lang: Language,
+) -> int:
     """The schedule table from row ``r``, its total row (=SUM of months and capex) last; returns it."""
     _heads(sheet, r, YEAR_KEYS, f, lang)
     sheet.set_row(r, 2 * LINE_POINTS)
@@ -60,7 +77,10 @@ def _years(sheet: Worksheet, r: int, quote: QuoteData, s: Schedule, *, f: _Forma
         sheet.write_number(at, 0, y.year)
         sheet.write_number(at, 1, y.months)
         sheet.write_string(at, 2, items_text(y.added, lang, internal=quote.internal), f.wrap)
-        sheet.write_number(at, 3, float(y.capex.amount), f.money)
+        if bom is not None and y.year in bom.years:  # the BOM's subtotal of the year's purchases
+            sheet.write_formula(at, 3, f"={bom.years[y.year]}", f.money, float(y.capex.amount))
+        else:
+            sheet.write_number(at, 3, float(y.capex.amount), f.money)
         sheet.write_number(at, 4, float(y.opex_monthly.amount), f.money)
         sheet.write_string(at, 5, items_text(y.fleet, lang, internal=False), f.wrap)
         sheet.write_string(at, 6, "\n".join(deployment_text(d, lang) for d in y.deployments), f.wrap)
@@ -89,7 +109,14 @@ def _tranches(sheet: Worksheet, r: int, s: Schedule, f: _Formats, lang: Language
 
 
 def _present_value(
-    sheet: Worksheet, r: int, d: Discounting, digits: int, *, f: _Formats, lang: Language
+    sheet: Worksheet,
+    r: int,
+    d: Discounting,
+    nominal_cells: list[str | None],
+    digits: int,
+    *,
+    f: _Formats,
+    lang: Language,
 ) -> int:
     """The cash by plan year from row ``r``: the rate cell, then per year its nominal cash, the
     factor, the discounted cash and the running total as formulas; the NPV row last (returned)."""
@@ -106,7 +133,11 @@ def _present_value(
         running += float(y.discounted.amount)
         sheet.write_number(at, 0, y.year)
         sheet.write_number(at, 1, y.months)
-        sheet.write_number(at, 2, float(y.nominal.amount), f.money)
+        cell = nominal_cells[i] if i < len(nominal_cells) else None
+        if cell is not None:
+            sheet.write_formula(at, 2, f"={cell}", f.money, float(y.nominal.amount))
+        else:
+            sheet.write_number(at, 2, float(y.nominal.amount), f.money)
         sheet.write_formula(at, 3, f"=POWER(1+{rate},-A{x})", f.number6, (1.0 + d.rate) ** -y.year)
         sheet.write_formula(at, 4, f"=ROUND(C{x}*D{x},{digits})", f.money, float(y.discounted.amount))
         sheet.write_formula(at, 5, f"=SUM(E${first + 1}:E{x})", f.money, running)
@@ -156,21 +187,33 @@ def _chart(
 
 
 def schedule_sheet(
-    book: Workbook, sheet: Worksheet, quote: QuoteData, *, digits: int, f: _Formats, lang: Language
-) -> None:
-    """The sheet; nothing for a plan of one period."""
+    book: Workbook,
+    sheet: Worksheet,
+    quote: QuoteData,
+    cells: tuple[dict[str, str | None], BomCells | None],
+    *,
+    digits: int,
+    f: _Formats,
+    lang: Language,
+) -> str | None:
+    """The sheet; nothing for a plan of one period. ``cells``: the cash-flow sheet's cells per row
+    and year (``capex:3``, …) and the BOM's, which the capex and the nominal cash refer to.
+    Returns the NPV's cell (None without a present value)."""
     s = quote.schedule
     if s is None:
-        return
+        return None
+    flow, bom = cells
     sheet.write_string(0, 0, label("schedule", lang), f.title)
     sheet.write_string(1, 0, label("sched.note", lang))
-    end = _years(sheet, 3, quote, s, f=f, lang=lang)
+    end = _years(sheet, TABLE_ROW, quote, s, bom, f=f, lang=lang)
     if s.tranches:
         end = _tranches(sheet, end + 2, s, f, lang)
     d = quote.economics.discounting if quote.economics is not None else None
+    npv: str | None = None
     if d is not None:
         start = end + 2
-        end = _present_value(sheet, start, d, digits, f=f, lang=lang)
+        end = _present_value(sheet, start, d, _nominal_cells(s, flow), digits, f=f, lang=lang)
+        npv = "'" + sheet.get_name().replace("'", "''") + "'!" + f"$E${end + 1}"
         _chart(book, sheet, (start + 3, end - 1), d, money_format=f.money.num_format, lang=lang)
         end += 18  # the chart below the block
     sheet.set_column(0, 1, 10)
@@ -180,3 +223,16 @@ def schedule_sheet(
     sheet.print_area(0, 0, end, 6)
     sheet.set_landscape()
     sheet.fit_to_pages(1, 0)
+    return npv
+
+
+def _nominal_cells(s: Schedule, flow: dict[str, str | None]) -> list[str | None]:
+    """Each plan year's nominal cash as a formula of the cash-flow sheet's cells (year 0 the first
+    year's purchases; year y its opex and the next year's purchases, the last its residual)."""
+    years = [y.year for y in s.years]
+    out = [flow.get(f"capex:{years[0]}")]
+    for i, year in enumerate(years):
+        after = flow.get(f"capex:{years[i + 1]}") if i + 1 < len(years) else flow.get(f"residual:{year}")
+        opex = flow.get(f"opex:{year}")
+        out.append(f"{opex}+{after}" if opex and after else None)
+    return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import xlsxwriter
@@ -20,7 +20,7 @@ from xlsxwriter.worksheet import Worksheet
 
 from pricebook.schema import Money
 from report import bid
-from report.cashflow import ROWS, cash_flow, money_sum
+from report.cashflow import ROWS, money_sum, quote_cash_flow
 from report.data import Discounting, QuoteData
 from report.disaggregation import has_disaggregation, write_disaggregation
 from report.formatting import mix_change, money_summary, signed_percent
@@ -28,7 +28,7 @@ from report.html import outside_requirement, why_it_loses
 from report.labels import COLUMNS, Language, label
 from report.row_text import cost_label, group_cells, workload_deployments
 from report.schedule_html import alternatives_note
-from report.schedule_xlsx import schedule_sheet
+from report.schedule_xlsx import opex_monthly_ref, schedule_sheet
 
 SHEETS = ("Summary", "Alternatives", "BOM", "CashFlow", "Workloads", "Assumptions", "Sensitivity")
 """The sheets in order (English names; ``sheet_names`` gives them in the quote's language)."""
@@ -121,6 +121,8 @@ class BomCells:
     """An expression: Σ line amount × its support rate (no leading ``=``)."""
     residual: str
     """An expression: Σ line amount × its residual fraction."""
+    years: dict[int, str] = field(default_factory=dict)
+    """A multi-year plan's purchases per year: year → its subtotal cell."""
 
 
 def _bom(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) -> BomCells | None:
@@ -133,20 +135,35 @@ def _bom(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) -> Bom
         return None
     _header(sheet, 2, bid.BOM_COLUMNS, f, lang)
     first = 3
+    r = first
+    subtotals: dict[int, int] = {}
+    """A multi-year plan's year → the row of its purchases' subtotal."""
+    year_first = first
     for i, b in enumerate(bom.lines):
-        r = first + i
         _row(sheet, r, [bid.bom_item(b, lang), bid.bom_spec(b, lang), bid.bom_unit(b, lang), b.quantity])
         sheet.write_number(r, 4, float(b.unit_price.amount), f.money)
         sheet.write_formula(r, 5, f"=E{r + 1}*D{r + 1}", f.money, float(b.amount.amount))
         sheet.write_string(r, 6, bid.bom_remarks(b, lang))
-        sheet.write_number(r, 7, b.support_rate, f.rate)
-        sheet.write_number(r, 8, b.residual_fraction, f.rate)
-    sheet.write_string(2, 7, label("support_rate", lang), f.head)
-    sheet.write_string(2, 8, label("residual_fraction", lang), f.head)
-    last = first + len(bom.lines) - 1
+        if quote.schedule is None:  # a multi-year plan's support and value follow its tranches' years
+            sheet.write_number(r, 7, b.support_rate, f.rate)
+            sheet.write_number(r, 8, b.residual_fraction, f.rate)
+        r += 1
+        if b.year and (i + 1 == len(bom.lines) or bom.lines[i + 1].year != b.year):
+            sheet.write_string(r, 4, label("bom.year_subtotal", lang).format(n=b.year), f.bold)
+            amount = float(bid.year_subtotal(bom, b.year).amount)
+            sheet.write_formula(r, 5, f"=SUM(F{year_first + 1}:F{r})", f.total, amount)
+            subtotals[b.year] = r
+            year_first = r + 1
+            r += 1
+    if quote.schedule is None:
+        sheet.write_string(2, 7, label("support_rate", lang), f.head)
+        sheet.write_string(2, 8, label("residual_fraction", lang), f.head)
+    last = r - 1
     supply_row, vat_row, total_row, rate_row = last + 2, last + 3, last + 4, last + 5
     digits = MINOR_DIGITS[quote.currency]
     lines_sum = f"SUM(F{first + 1}:F{last + 1})" if bom.lines else "0"
+    if subtotals:  # the years' subtotals, not their lines twice
+        lines_sum = "+".join(f"F{row + 1}" for row in subtotals.values())
     rows = [(supply_row, "supply_amount", f"={lines_sum}", bom.supply_amount)]
     if bom.vat is not None:  # VAT only when the request asked for it
         vat = f"=ROUND(F{supply_row + 1}*$F${rate_row + 1},{digits})"
@@ -179,6 +196,7 @@ def _bom(sheet: Worksheet, quote: QuoteData, f: _Formats, lang: Language) -> Bom
         total=f"{ref}$F${(total_row if bom.vat is not None else supply_row) + 1}",
         support_per_year=per_line["H"],
         residual=per_line["I"],
+        years={year: f"{ref}$F${row + 1}" for year, row in subtotals.items()},
     )
 
 
@@ -224,17 +242,19 @@ def _cash_flow(
     of each year; then the VAT over the horizon when asked. Returns where the summary's figures
     are (absolute references): ``tco`` (the grand total), ``opex`` (Σ the monthly column) and
     ``tco_with_vat`` (None without VAT)."""
-    capex_cell = bom.supply if bom is not None else None
+    # a multi-year plan's purchases fall in several years: its capex row is the schedule's
+    capex_cell = bom.supply if bom is not None and quote.schedule is None else None
     digits = MINOR_DIGITS[quote.currency]
     sheet.write_string(0, 0, label("cashflow", lang), f.title)
     econ = quote.economics
     if econ is None:
         sheet.write_string(2, 0, label("no_bom", lang))
         return {"tco": None, "opex": None, "tco_with_vat": None}
-    flow = cash_flow(econ, quote.horizon_months)
+    flow = quote_cash_flow(quote)
     years = len(flow.years)
-    # Leased hardware's support and market value are on no BOM line: those rows are then amounts.
-    rates_bom = bom if not econ.lease_by_year else None
+    # Leased hardware's support and market value are on no BOM line: those rows are then amounts
+    # (and a multi-year plan's, whose lines are its tranches at their years' prices).
+    rates_bom = bom if not econ.lease_by_year and quote.schedule is None else None
     _row(
         sheet,
         2,
@@ -257,8 +277,8 @@ def _cash_flow(
             value = float(amount.amount)
             if row in monthly:
                 sheet.write_formula(r, col, f"=$B{r + 1}*{xl_rowcol_to_cell(3, col)}", f.money, value)
-            elif row == "capex" and y == 0 and capex_cell is not None:
-                sheet.write_formula(r, col, f"={capex_cell}", f.money, value)
+            elif (linked := _linked(row, y, (capex_cell, bom), flow.years, lang)) is not None:
+                sheet.write_formula(r, col, linked, f.money, value)
             elif row == "residual" and y == years - 1 and rates_bom is not None and value:
                 sheet.write_formula(r, col, f"=-ROUND({rates_bom.residual},{digits})", f.money, value)
             else:
@@ -280,7 +300,8 @@ def _cash_flow(
     sheet.set_column(0, 0, 22)
     sheet.set_column(1, 2 + years, 16)
     grand = xl_rowcol_to_cell(total_row, 2 + years)
-    residual_total = xl_rowcol_to_cell(first + ROWS.index("residual"), 2 + years)
+    row_keys = [row for row, _ in flow.rows]
+    residual_total = xl_rowcol_to_cell(first + row_keys.index("residual"), 2 + years)
     end = vat_end = _vat_block(sheet, total_row + 2, quote, (grand, residual_total), f=f, lang=lang)
     if econ.discounting is not None and quote.schedule is None:  # a multi-year plan's: its own sheet
         capex_row = first + ROWS.index("capex")
@@ -294,11 +315,35 @@ def _cash_flow(
         return _sheet_ref(sheet) + cell
 
     monthly_column = f"{ref(first, 1)}:{xl_rowcol_to_cell(last, 1, row_abs=True, col_abs=True)}"
+    by_year = {  # a multi-year plan's rows per year, for its present value (the schedule sheet)
+        f"{row}:{year}": ref(first + i, 2 + y)
+        for i, (row, _) in enumerate(flow.rows)
+        for y, year in enumerate(flow.years)
+        if quote.schedule is not None
+    }
     return {
+        **by_year,
         "tco": ref(total_row, 2 + years),
         "opex": f"SUM({monthly_column})",
         "tco_with_vat": ref(vat_end - 1, 1) if econ.vat is not None else None,
     }
+
+
+def _linked(
+    row: str, y: int, purchase: tuple[str | None, BomCells | None], years: tuple[int, ...], lang: Language
+) -> str | None:
+    """The formula of a year's purchase or (a multi-year plan's) opex, None for a plain amount:
+    one period's purchase is the BOM supply in year 1; a multi-year plan's is the BOM subtotal of
+    that year's purchases, its opex the schedule's opex per month × the year's months."""
+    single, bom = purchase
+    if row == "opex":
+        return f"={opex_monthly_ref(lang, y)}*{xl_rowcol_to_cell(3, 2 + y)}"
+    if row != "capex":
+        return None
+    if single is not None:
+        return f"={single}" if y == 0 else None
+    cell = bom.years.get(years[y]) if bom is not None else None
+    return f"={cell}" if cell is not None else None
 
 
 def _present_value_block(
@@ -383,22 +428,23 @@ def _summary(
     rows += [(k, v, None) for k, v in bid.supplier_rows(quote, lang)]
     amount = bid.proposed_amount(quote)
     if amount is not None:
-        key = (
-            "proposed_amount_vat"
-            if quote.bom is not None and quote.bom.vat is not None
-            else "proposed_amount"
-        )
-        rows.append((label(key, lang), (cells["proposed"], amount), f.total))
+        rows.append((bid.proposed_label(quote, lang), (cells["proposed"], amount), f.total))
+        if beside := bid.proposed_beside(quote, lang):
+            rows.append(("", beside, None))
     rows += [
         (label("status", lang), label(f"status.{quote.status}", lang), None),
-        (label("recommended_fleet", lang), bid.fleet_text(quote.fleet_summary, lang), None),
+        (label("recommended_fleet", lang), bid.recommended_fleet(quote, lang), None),
     ]
     econ = quote.economics
     if econ is not None:
         rows += [
             (label("horizon_tco", lang), (cells["tco"], econ.horizon_tco), f.total),
             (label("capex", lang), (cells["capex"], econ.capex), f.total),
-            (label("opex_monthly", lang), (cells["opex"], econ.opex.total), f.money),
+            *(
+                [(label("opex_monthly", lang), (cells["opex"], econ.opex.total), f.money)]
+                if quote.schedule is None  # a multi-year plan's changes by year: see its schedule
+                else []
+            ),
             *(
                 [
                     (
@@ -647,6 +693,12 @@ def _print_wide(sheet: Worksheet) -> None:
     sheet.repeat_rows(0)
 
 
+def _nominal_headline(quote: QuoteData) -> bool:
+    """A multi-year plan's 제안 금액 is its nominal total (the cash flow's), not the NPV."""
+    d = quote.economics.discounting if quote.economics is not None else None
+    return d is None or d.objective != "npv"
+
+
 def render_xlsx(quote: QuoteData, lang: Language) -> bytes:
     buffer = io.BytesIO()
     book = xlsxwriter.Workbook(buffer, {"in_memory": True})
@@ -662,11 +714,18 @@ def render_xlsx(quote: QuoteData, lang: Language) -> bytes:
         "capex": capex,
         **flow,
         "total": bom.total if bom is not None else None,
-        "proposed": bom.total if bom is not None and quote.bom is not None and quote.bom.lines else None,
+        "proposed": bom.total
+        if bom is not None and quote.bom is not None and quote.bom.lines and quote.schedule is None
+        else flow["tco"]
+        if quote.schedule is not None and _nominal_headline(quote)
+        else None,
     }
-    _summary(sheets["Summary"], quote, cells, f, lang)
     if "Schedule" in sheets:
-        schedule_sheet(book, sheets["Schedule"], quote, digits=MINOR_DIGITS[quote.currency], f=f, lang=lang)
+        npv = schedule_sheet(
+            book, sheets["Schedule"], quote, (flow, bom), digits=MINOR_DIGITS[quote.currency], f=f, lang=lang
+        )
+        cells["proposed"] = npv if npv is not None and not _nominal_headline(quote) else cells["proposed"]
+    _summary(sheets["Summary"], quote, cells, f, lang)
     _alternatives(sheets["Alternatives"], quote, f, lang)
     _workloads(sheets["Workloads"], quote, f, lang)
     _assumptions(sheets["Assumptions"], quote, f, lang)

@@ -3,7 +3,9 @@ service and how each workload is deployed; per tranche its depreciation to the h
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 
 from pricebook.schema import Currency, Money
 from solver.analysis.tco import to_money as money
@@ -62,6 +64,15 @@ class TrancheLine:
     hardware: Money
     residual_value: Money
     depreciation: Money
+    gpu_purchase: Money
+    """The GPUs at the year's price (``hardware`` = it + ``host_purchase``, each rounded)."""
+    host_purchase: Money
+    """The hosts at the year's price (0 when the request does not count host costs)."""
+    networking: Money
+    """The fabric the tranche adds."""
+    installation: Money
+    capex: Money
+    """What the tranche costs at its year's start: hardware, fabric and installation."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +82,32 @@ class StagedSchedule:
     horizon_tco: Money
     """The objective's TCO (discounted when the plan minimised the NPV)."""
     nominal_tco: Money
+    """Σ the years' capex + opex per month × months, less the tranches' residual values: the
+    rows shown, each rounded once to the minor unit (``rounded_nominal``)."""
     discount_rate: float = 0.0
+
+    @property
+    def residual(self) -> Money:
+        """The tranches' market value at the horizon (Σ the rows)."""
+        return _sum((t.residual_value for t in self.tranches), self.nominal_tco.currency)
+
+
+def _sum(amounts: Iterable[Money], currency: Currency) -> Money:
+    return Money(amount=sum((a.amount for a in amounts), Decimal(0)), currency=currency)
+
+
+def rounded_nominal(
+    years: Sequence[ScheduleYear], tranches: Sequence[TrancheLine], currency: Currency
+) -> Money:
+    """The horizon's nominal cash from the rounded rows (the one rounding rule of a staged plan:
+    a year's capex and its opex per month each rounded once, × months exactly)."""
+    paid = _sum(
+        (Money(amount=y.capex.amount + y.opex_monthly.amount * y.months, currency=currency) for y in years),
+        currency,
+    )
+    return Money(
+        amount=paid.amount - _sum((t.residual_value for t in tranches), currency).amount, currency=currency
+    )
 
 
 def _added(
@@ -125,26 +161,34 @@ def schedule(
         )
         for p, (inst, sol) in enumerate(zip(staged.periods, solutions, strict=True))
     )
-    lines = []
-    for t in cost.tranches:
-        o = staged.periods[t.period].option(t.option_id)
-        lines.append(
-            TrancheLine(
-                year=t.period + 1,
-                gpu=o.gpu,
-                offer_id=o.offer_id,
-                server_id=o.server_id,
-                gpus=t.gpus,
-                servers=t.servers,
-                hardware=money(t.hardware, currency),
-                residual_value=money(t.residual, currency),
-                depreciation=money(t.depreciation, currency),
-            )
-        )
+    lines = tuple(_tranche_line(staged, t, currency) for t in cost.tranches)
+    nominal = rounded_nominal(years, lines, currency)
     return StagedSchedule(
         years=years,
-        tranches=tuple(lines),
-        horizon_tco=money(cost.tco, currency),
-        nominal_tco=money(cost.nominal_tco, currency),
+        tranches=lines,
+        horizon_tco=nominal if staged.weights is None else money(cost.tco, currency),
+        nominal_tco=nominal,
         discount_rate=discount_rate,
+    )
+
+
+def _tranche_line(staged: StagedInstance, t: Tranche, currency: Currency) -> TrancheLine:
+    o = staged.periods[t.period].option(t.option_id)
+    mu = staged.multiplier(o, t.period)
+    hardware, residual = money(t.hardware, currency), money(t.residual, currency)
+    return TrancheLine(
+        year=t.period + 1,
+        gpu=o.gpu,
+        offer_id=o.offer_id,
+        server_id=o.server_id,
+        gpus=t.gpus,
+        servers=t.servers,
+        hardware=hardware,
+        residual_value=residual,
+        depreciation=Money(amount=hardware.amount - residual.amount, currency=currency),
+        gpu_purchase=money(mu * o.capex_per_gpu * t.gpus, currency),
+        host_purchase=money(mu * o.capex_per_server * t.servers, currency),
+        networking=money(t.capex - t.hardware - o.installation_capex(t.gpus, t.servers), currency),
+        installation=money(o.installation_capex(t.gpus, t.servers), currency),
+        capex=money(t.capex, currency),
     )

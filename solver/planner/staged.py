@@ -24,7 +24,7 @@ from solver.analysis.cash_flows import CashFlows, yearly_flows
 from solver.analysis.headroom import Headroom
 from solver.analysis.tco import VatLines, to_money
 from solver.budget import DEFAULT_BUDGET as BUDGET
-from solver.domain import PlanRequest
+from solver.domain import CostObjective, PlanRequest
 from solver.optimizer.api import discarded
 from solver.optimizer.cancel import CancelToken
 from solver.optimizer.candidates import build_instance, perf_capacity_checker
@@ -135,41 +135,37 @@ def _value(book: Pricebook, o: AcquisitionOption, age_months: int) -> float:
     return catalog.residual_curve(book.site, catalog.gpu(book, o.gpu)).value_at(age_months)
 
 
-def staged_cash_flows(request: PlanRequest, cost: StagedCost, currency: Currency) -> CashFlows | None:
-    """Per plan year (periods of 12 months only): year 0 the first purchases, year y its months'
-    opex, the purchases of the next year's start and, in the last, less the market value."""
+def staged_cash_flows(request: PlanRequest, sched: StagedSchedule, currency: Currency) -> CashFlows | None:
+    """Per plan year (periods of 12 months only) from the schedule's rounded rows: year 0 the first
+    purchases, year y its months' opex, the purchases of the next year's start and, in the last,
+    less the market value — so they add up to ``sched.nominal_tco`` exactly."""
     rate = request.constraints.discount_rate_annual
-    periods = cost.periods
-    if rate is None or any(p.months != MONTHS_PER_YEAR for p in periods[:-1]):
+    years = sched.years
+    if rate is None or any(y.months != MONTHS_PER_YEAR for y in years[:-1]):
         return None
-    amounts = [periods[0].capex]
-    for y, p in enumerate(periods, start=1):
-        amounts.append(p.monthly * p.months + (periods[y].capex if y < len(periods) else -cost.residual))
-    nominal = [to_money(a, currency).amount for a in amounts]
-    months = [p.months for p in periods]
+    nominal = [years[0].capex.amount]
+    for i, y in enumerate(years, start=1):
+        after = years[i].capex.amount if i < len(years) else -sched.residual.amount
+        nominal.append(y.opex_monthly.amount * y.months + after)
+    months = [y.months for y in years]
     return yearly_flows(nominal, months, rate, request.constraints.cost_objective, currency)
 
 
-def staged_vat(cost: StagedCost, rate: float, currency: Currency) -> VatLines:
-    """Supply / VAT / total of every payment of the horizon (``analysis.tco.VatLines``' rules):
-    supply = the periods' capex + monthly opex × months; the TCO with VAT adds the VAT line."""
-    # the schedule's rounded amounts, so that the supply adds up from the rows the answer shows
-    paid = [
-        to_money(p.capex, currency).amount + to_money(p.monthly, currency).amount * p.months
-        for p in cost.periods
-    ]
+def staged_vat(sched: StagedSchedule, rate: float, currency: Currency) -> VatLines:
+    """Supply / VAT / total of every payment of the horizon (``analysis.tco.VatLines``' rules) from
+    the schedule's rounded rows: supply = the years' capex + monthly opex × months; VAT on the
+    purchases = their sum × rate; the TCO with VAT adds the VAT line to the nominal TCO."""
+    paid = [y.capex.amount + y.opex_monthly.amount * y.months for y in sched.years]
     supply = Money(amount=sum(paid, Decimal(0)), currency=currency)
     vat = to_money(float(supply.amount) * rate, currency)
-    capex = sum(p.capex for p in cost.periods)
+    capex = sum((y.capex.amount for y in sched.years), Decimal(0))
     return VatLines(
         rate=rate,
         supply=supply,
         vat=vat,
         total=Money(amount=supply.amount + vat.amount, currency=currency),
-        capex_vat=to_money(capex * rate, currency),
-        horizon_total_with_vat=Money(
-            amount=to_money(cost.nominal_tco, currency).amount + vat.amount, currency=currency
-        ),
+        capex_vat=to_money(float(capex) * rate, currency),
+        horizon_total_with_vat=Money(amount=sched.nominal_tco.amount + vat.amount, currency=currency),
     )
 
 
@@ -324,12 +320,15 @@ def staged_answer(
     request, book = resolved.request, resolved.book
     plan = assembled(resolved, staged.periods[-1], solutions[-1], started)
     sched = schedule(staged, solutions, cost, request.constraints.objective_discount_rate, plan.currency)
+    flows = staged_cash_flows(request, sched, plan.currency)
+    if flows is not None and flows.objective is CostObjective.NPV:
+        sched = dataclasses.replace(sched, horizon_tco=flows.npv)  # Σ the years rounded, as shown
     return dataclasses.replace(
         plan,
         schedule=sched,
         summary=staged_summary(sched, plan.currency),
-        cash_flows=staged_cash_flows(request, cost, plan.currency),
-        vat=staged_vat(cost, book.site.vat_rate, plan.currency) if plan.vat is not None else None,
+        cash_flows=flows,
+        vat=staged_vat(sched, book.site.vat_rate, plan.currency) if plan.vat is not None else None,
         depreciation=(),  # the final year's book depreciation would be wrong; tranches carry theirs
     )
 

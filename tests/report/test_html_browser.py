@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -145,6 +146,20 @@ def test_the_five_year_korean_quote_shows_its_schedule_and_yearly_cash_flow(
     ink, colours = _ink(chart.screenshot_as_png)
     assert ink > MIN_INK_FRACTION and colours > 3
     assert f"{int(npv):,}원" in chart.find_element(By.TAG_NAME, "figcaption").text
+    # 제안 금액 is the NPV over the horizon; the BOM is each year's purchases; the cash by year is drawn
+    assert [exact_amount(t) for t in _field(driver, "proposed-amount")] == [npv]
+    years = planned.plan_json["schedule"]["years"]
+    for year in years:
+        n = year["year"]
+        shown = [exact_amount(t) for t in _field(driver, f"bom-year-{n}")]
+        assert shown == ([amount(year["capex"])] if amount(year["capex"]) else [])
+    capex = sum((amount(y["capex"]) for y in years), Decimal(0))
+    assert [exact_amount(t) for t in _field(driver, "bom-supply")] == [capex]
+    flows = planned.plan_json["cost"]["cash_flows_by_year"]
+    nominal = sum((amount(y["nominal"]) for y in flows), Decimal(0))
+    assert [exact_amount(t) for t in _field(driver, "cashflow-total")] == [nominal]
+    ink, colours = _ink(driver.find_element(By.ID, "chart-cashflow").screenshot_as_png)
+    assert ink > MIN_INK_FRACTION and colours > 3
 
 
 SPLIT_KOREAN_WORDS = """

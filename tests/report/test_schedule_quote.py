@@ -23,7 +23,9 @@ from quote_files import html_fields, html_tables, pdf_text, section_text
 from report_support import EXAMPLES, amount, exact_amount, example, plan_and_quote, resolved_of
 from xlsx_eval import Evaluator
 
+from api.fleetplan.v1 import common_pb2
 from api.fleetplan.v1 import fleet_planner_pb2 as api
+from clients.render.plan import render_plan
 from clients.scenario import load_scenario
 from report import Language, ReportFormat, render
 from report.data import QuoteData
@@ -313,3 +315,170 @@ def test_without_a_rate_the_schedule_stands_and_the_alternatives_compare_nominal
     assert "명목 총소유비용 기준으로 비교합니다" in html
     book = openpyxl.load_workbook(io.BytesIO(render(planned.quote, ReportFormat.XLSX, Language.KO).content))
     assert "할인율 (연)" not in [r[0] for r in book[SHEET].iter_rows(values_only=True)]
+
+
+def test_one_rounding_rule_the_horizon_totals_are_the_sums_of_the_yearly_rows(files: Files) -> None:
+    """Issue 28 item 9 for a staged plan: the nominal TCO, the VAT's supply and the NPV are the
+    sums of the rows the answer shows (each year's capex, opex per month × months, the tranches'
+    market value; each plan year's discounted cash) — never a figure rounded on its own a few won
+    off (before: 753,160,968 / 753,160,969 / 753,160,972 and NPV 594,725,950 / 594,725,951)."""
+    plan = files.plan
+    years, tranches = _years(plan), plan["schedule"]["tranches"]
+    paid = sum((amount(y["capex"]) + amount(y["opex_monthly"]) * int(y["months"]) for y in years), Decimal(0))
+    residual = sum((amount(t.get("residual_value")) for t in tranches), Decimal(0))
+    flows = _flows(plan)
+    nominal = sum((n for *_, n, _ in flows), Decimal(0))
+    npv = sum((d for *_, d in flows), Decimal(0))
+    assert nominal == paid - residual
+    assert amount(plan["schedule"]["nominal_tco"]) == nominal
+    assert amount(plan["schedule"]["horizon_tco"]) == npv == amount(plan["cost"]["npv"])
+    vat = plan["cost"]["vat"]
+    assert amount(vat["supply"]) == paid
+    assert amount(vat["total"]) == paid + amount(vat["vat"])
+    assert amount(vat["horizon_tco_with_vat"]) == nominal + amount(vat["vat"])
+    capex = sum((amount(y["capex"]) for y in years), Decimal(0))
+    rate = Decimal(str(vat["vat_rate"]))
+    assert amount(vat["capex_vat"]) == (capex * rate).quantize(Decimal(1), rounding=ROUND_HALF_EVEN)
+    assert "Horizon NPV " + f"{npv:,} KRW" in plan["summary"]
+    # the CLI's tables: the same totals, never another rounding of them
+    text = render_plan(plan_to_proto(example(EXAMPLE).result), common_pb2.Provenance())
+    assert f"horizon NPV at 10.00% a year {npv:,} KRW; nominal {nominal:,} KRW" in text
+    assert f"NPV at 10.00% a year: {npv:,} KRW (nominal TCO {nominal:,} KRW" in text
+    assert f"horizon TCO incl. VAT {amount(vat['horizon_tco_with_vat']):,} KRW" in " ".join(text.split())
+
+
+def test_every_section_describes_the_staged_plan_over_the_horizon(files: Files) -> None:
+    """제안 금액 = the NPV (what the plan minimised) with the nominal total and the total with VAT
+    beside it; the BOM = each year's purchases (the year in 비고), adding up to every purchase of
+    the horizon; section 5's cash = the yearly flows; summary TCO, capex and months of the horizon;
+    the workbook's summary the same — all summed here from the plan JSON's rows."""
+    plan = files.plan
+    years, flows = _years(plan), _flows(plan)
+    npv = sum((d for *_, d in flows), Decimal(0))
+    nominal = sum((n for *_, n, _ in flows), Decimal(0))
+    capex = sum((amount(y["capex"]) for y in years), Decimal(0))
+    months = sum(int(y["months"]) for y in years)
+    with_vat = nominal + amount(plan["cost"]["vat"]["vat"])
+    fields = html_fields(files.html)
+    assert [exact_amount(v) for v in fields["proposed-amount"]] == [npv]
+    assert "제안 금액 (5개년 순현재가치)" in files.html
+    beside = fields["proposed-beside"][0]
+    assert f"명목 합계 {nominal:,}원" in beside and f"부가세 포함 {with_vat:,}원" in beside
+    assert exact_amount(fields["horizon-tco"][0]) == nominal
+    assert f"({capex:,}원)" in fields["capex"][0] and f"{months} 개월" in files.html
+    assert "최종 연차의 구성만을" not in files.html
+    bom = html_tables(files.html)["bom-table"]
+    lines = [r for r in bom if r[6].startswith(tuple(f"{y['year']}차년도 초 구매" for y in years))]
+    assert sum((exact_amount(r[5]) for r in lines), Decimal(0)) == capex
+    for y in years:
+        bought = [exact_amount(r[5]) for r in lines if r[6].startswith(f"{y['year']}차년도")]
+        assert sum(bought, Decimal(0)) == amount(y["capex"])
+    assert [exact_amount(v) for v in fields["bom-supply"]] == [capex]
+    cash = html_tables(files.html)["cashflow-table"]
+    assert [exact_amount(c) for c in cash[-1][1:-1]] == [
+        amount(y["capex"]) + amount(y["opex_monthly"]) * int(y["months"]) for y in years
+    ]
+    assert exact_amount(cash[-1][-1]) == nominal
+    summary = _workbook_rows(files.xlsx, "요약")
+    by_name = {r[0]: r[1] for r in summary if r[0]}
+    assert Decimal(by_name["제안 금액 (5개년 순현재가치)"]) == npv
+    assert Decimal(by_name["총소유비용(TCO)"]) == nominal
+    assert Decimal(by_name["초기 투자비(CAPEX)"]) == capex
+    assert by_name["기간"] == months
+    flat = " ".join(files.pdf.split())
+    assert f"{npv:,}원" in flat and f"명목 합계 {nominal:,}원" in flat
+
+
+def test_an_edited_unit_price_moves_the_years_capex_the_tco_and_the_npv_headline(files: Files) -> None:
+    """Cutting the first GPU line's unit price in the workbook's BOM moves its year's subtotal,
+    the supply amount, that year's purchase in the cash flow, the TCO and, through the schedule
+    sheet's yearly cash, the NPV 제안 금액 — by the cut, discounted here from the plan year it is
+    paid in (a purchase at the start of year y is plan year y − 1's cash)."""
+    plan = files.plan
+    book = openpyxl.load_workbook(io.BytesIO(files.xlsx))
+    bom = book["견적 내역"]
+    first = next(
+        r for r in range(1, bom.max_row + 1) if str(bom[f"G{r}"].value or "").endswith("차년도 초 구매")
+    )
+    bought_in = int(str(bom[f"G{first}"].value).split("차년도")[0])
+    quantity, price = int(bom[f"D{first}"].value), Decimal(str(bom[f"E{first}"].value))
+    cut = Decimal(1_000_000)
+    ev = Evaluator(book)
+    summary = {str(c.value): c.row for c in book["요약"]["A"] if c.value}
+    headline, tco = f"B{summary['제안 금액 (5개년 순현재가치)']}", f"B{summary['총소유비용(TCO)']}"
+    before = (ev.value("요약", headline), ev.value("요약", tco))
+    ev.set("견적 내역", f"E{first}", float(price - cut))
+    less = cut * quantity
+    flows = _flows(plan)
+    nominal = [n - (less if year == bought_in - 1 else 0) for year, _, n, _ in flows]
+    rate = _rate()
+    npv = sum((_discounted(n, y, rate, ROUND_HALF_UP) for y, n in enumerate(nominal)), Decimal(0))
+    assert ev.value("요약", tco) == pytest.approx(before[1] - float(less))
+    assert ev.value("요약", headline) == pytest.approx(float(npv), abs=0.5)
+    assert ev.value("요약", headline) < before[0]
+
+
+def test_storage_bought_with_the_first_year_is_a_line_of_its_purchases() -> None:
+    """The request's storage (a one-off purchase, paid with year 1's capex) is a BOM line of year 1,
+    and each year's lines add up to that year's capex in the plan JSON."""
+    request = load_scenario(EXAMPLES / f"{EXAMPLE}.yaml", api.PlanFleetRequest)
+    request.constraints.storage.capacity_tb = 50
+    request.constraints.storage.price_per_tb.amount = "400000"
+    request.constraints.storage.price_per_tb.currency_code = "KRW"
+    planned = plan_and_quote(resolved_of(request), "storage")
+    years = planned.plan_json["schedule"]["years"]
+    assert amount(years[0]["capex"]) >= Decimal(50 * 400_000)
+    html = render(planned.quote, ReportFormat.HTML, Language.KO).content.decode("utf-8")
+    fields = html_fields(html)
+    for y in years:
+        shown = [exact_amount(v) for v in fields.get(f"bom-year-{y['year']}", [])]
+        assert shown == ([amount(y["capex"])] if amount(y["capex"]) else [])
+    rows = html_tables(html)["bom-table"]
+    storage = [r for r in rows if r[6].startswith("1차년도 초 구매") and "50" in r[1]]
+    assert [exact_amount(r[5]) for r in storage] == [Decimal(50 * 400_000)]
+
+
+def test_with_a_resale_credit_the_totals_are_still_the_rows_and_the_residual_is_a_row() -> None:
+    """The rollout with the market value credited: the tranches' rounded values at the horizon
+    come off the last year, and the nominal TCO, the yearly cash and the NPV stay the sums of the
+    rows; the quote's cash flow credits the same amount in its last year."""
+    request = load_scenario(EXAMPLES / f"{EXAMPLE}.yaml", api.PlanFleetRequest)
+    request.constraints.residual_value_credit = True
+    planned = plan_and_quote(resolved_of(request), "resale")
+    plan = planned.plan_json
+    years, tranches = _years(plan), plan["schedule"]["tranches"]
+    residual = sum((amount(t.get("residual_value")) for t in tranches), Decimal(0))
+    assert residual > 0, "the example should buy hardware with a market value at the horizon"
+    paid = sum((amount(y["capex"]) + amount(y["opex_monthly"]) * int(y["months"]) for y in years), Decimal(0))
+    flows = _flows(plan)
+    nominal = sum((n for *_, n, _ in flows), Decimal(0))
+    assert nominal == paid - residual == amount(plan["schedule"]["nominal_tco"])
+    assert amount(plan["schedule"]["horizon_tco"]) == sum((d for *_, d in flows), Decimal(0))
+    assert amount(plan["cost"]["vat"]["supply"]) == paid
+    html = render(planned.quote, ReportFormat.HTML, Language.KO).content.decode("utf-8")
+    cash = html_tables(html)["cashflow-table"]
+    credited = [r for r in cash if r[0].startswith("잔존 가치")]
+    assert [exact_amount(c) for c in credited[0][1:-1]] == [Decimal(0)] * (len(years) - 1) + [-residual]
+    assert exact_amount(cash[-1][-1]) == nominal
+
+
+def test_an_edited_opex_per_month_moves_the_cash_flow_the_tco_and_the_npv(files: Files) -> None:
+    """A year's opex per month in the schedule sheet is what the cash flow multiplies by the
+    year's months: raising year 1's moves the TCO by 12 × the rise and the NPV by its discounted
+    year-1 cash (plan year 1's opex is paid at its end), computed here."""
+    book = openpyxl.load_workbook(io.BytesIO(files.xlsx))
+    ev = Evaluator(book)
+    rows = _sheet_rows(files.xlsx)
+    year_one = _row_after(rows, "연도") + 1  # the first year's row, 1-based
+    summary = {str(c.value): c.row for c in book["요약"]["A"] if c.value}
+    headline, tco = f"B{summary['제안 금액 (5개년 순현재가치)']}", f"B{summary['총소유비용(TCO)']}"
+    before = ev.value("요약", tco)
+    rise = Decimal(1000)
+    monthly = Decimal(str(book[SHEET][f"E{year_one}"].value))
+    assert monthly == amount(_years(files.plan)[0]["opex_monthly"])
+    ev.set(SHEET, f"E{year_one}", float(monthly + rise))
+    flows = _flows(files.plan)
+    nominal = [n + (rise * months if year == 1 else 0) for year, months, n, _ in flows]
+    npv = sum((_discounted(n, y, _rate(), ROUND_HALF_UP) for y, n in enumerate(nominal)), Decimal(0))
+    assert ev.value("요약", tco) == pytest.approx(before + float(rise * 12))
+    assert ev.value("요약", headline) == pytest.approx(float(npv), abs=0.5)

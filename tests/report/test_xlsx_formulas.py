@@ -26,7 +26,12 @@ def _books(name: str, lang: Language) -> tuple[Any, Any]:
 
 
 @pytest.mark.parametrize(
-    ("name", "lang"), [("500m_krw_portfolio", Language.KO), ("100b_tp_serving", Language.EN)]
+    ("name", "lang"),
+    [
+        ("500m_krw_portfolio", Language.KO),
+        ("100b_tp_serving", Language.EN),
+        ("korean_public_rollout_5yr", Language.KO),  # the BOM by year, the cash by year, the NPV
+    ],
 )
 def test_every_formula_evaluates_to_its_cached_value(name: str, lang: Language) -> None:
     formulas, values = _books(name, lang)

@@ -137,16 +137,27 @@ def test_libreoffice_discounts_the_five_year_schedule_as_the_plan_and_the_formul
     sheet[f"B{rate_row}"] = 0.2
     book.save(dearer)
     values, values_dearer = _recalculate(soffice, tmp_path, as_rendered, dearer)
-    cached = openpyxl.load_workbook(io.BytesIO(content), data_only=True)[SCHEDULE_SHEET]
-    formulas = openpyxl.load_workbook(io.BytesIO(content))[SCHEDULE_SHEET]
+    cached_book = openpyxl.load_workbook(io.BytesIO(content), data_only=True)
+    formulas_book = openpyxl.load_workbook(io.BytesIO(content))
+    formulas = formulas_book[SCHEDULE_SHEET]
     checked = 0
-    for row in formulas.iter_rows():
-        for cell in row:
-            if isinstance(cell.value, str) and cell.value.startswith("="):
-                computed = values[SCHEDULE_SHEET][cell.coordinate].value
-                assert computed == pytest.approx(cached[cell.coordinate].value, abs=0.011), cell.coordinate
-                checked += 1
+    for sheet in formulas_book.worksheets:  # the summary, BOM and cash flow refer to one another
+        for row in sheet.iter_rows():
+            for cell in row:
+                if isinstance(cell.value, str) and cell.value.startswith("="):
+                    computed = values[sheet.title][cell.coordinate].value
+                    expected = cached_book[sheet.title][cell.coordinate].value
+                    assert computed == pytest.approx(expected, abs=0.011), (sheet.title, cell.coordinate)
+                    checked += 1
     assert checked >= 3 * 6
+    summary = {r[0]: r[1] for r in values["요약"].iter_rows(values_only=True) if r[0]}
+    flows_nominal = sum(
+        (amount(y["nominal"]) for y in planned.plan_json["cost"]["cash_flows_by_year"]), Decimal(0)
+    )
+    assert summary["제안 금액 (5개년 순현재가치)"] == pytest.approx(
+        float(amount(planned.plan_json["cost"]["npv"]))
+    )
+    assert summary["총소유비용(TCO)"] == pytest.approx(float(flows_nominal))
     flows = planned.plan_json["cost"]["cash_flows_by_year"]
     npv_row = next(c.row for c in formulas["A"] if c.value == "순현재가치 (NPV)")
     assert values[SCHEDULE_SHEET][f"E{npv_row}"].value == pytest.approx(
