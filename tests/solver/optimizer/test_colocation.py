@@ -85,13 +85,18 @@ def _solved(instance: FleetInstance, request: PlanRequest, book: Pricebook) -> F
     return solution
 
 
+TWO_WORKLOADS = {
+    "chat_rate": st.floats(0.2, 6.0),
+    "embed_rate": st.floats(0.5, 40.0),
+    "gpu": st.sampled_from(["l40s", "h100-nvl", "rtx-pro-6000-server"]),
+}
+"""The random requests of the properties: a chat and an embedding workload on one GPU type."""
+FIXTURES_OK = [HealthCheck.function_scoped_fixture]
+
+
 @seed(2028)
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    chat_rate=st.floats(0.2, 6.0),
-    embed_rate=st.floats(0.5, 40.0),
-    gpu=st.sampled_from(["l40s", "h100-nvl", "rtx-pro-6000-server"]),
-)
+@settings(max_examples=30, deadline=None, suppress_health_check=FIXTURES_OK)
+@given(**TWO_WORKLOADS)
 def test_sharing_never_makes_a_plan_dearer_and_its_plan_passes_the_check(
     book: Pricebook, chat_rate: float, embed_rate: float, gpu: str
 ) -> None:
@@ -199,12 +204,8 @@ def test_with_colocation_forbidden_no_row_shares_a_card(book: Pricebook) -> None
 
 
 @seed(2029)
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    chat_rate=st.floats(0.2, 6.0),
-    embed_rate=st.floats(0.5, 40.0),
-    gpu=st.sampled_from(["l40s", "h100-nvl", "rtx-pro-6000-server"]),
-)
+@settings(max_examples=15, deadline=None, suppress_health_check=FIXTURES_OK)
+@given(**TWO_WORKLOADS)
 def test_forbidding_colocation_never_makes_a_plan_cheaper(
     book: Pricebook, chat_rate: float, embed_rate: float, gpu: str
 ) -> None:
