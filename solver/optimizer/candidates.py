@@ -292,12 +292,13 @@ def colocated_candidates(
     *,
     measured: MeasuredCorrections = NO_CORRECTIONS,
 ) -> list[Candidate]:
-    """Guests (small one-size models on a share of a card) and hosts (one-size workloads on the
-    rest of whole cards) on every GPU type where a small model fits (``solver.optimizer.colocation``):
-    each sized at its own SLA on its part of the card, and kept only when it fits its share of the
-    memory by the model's own figures. A host is tried only beside another workload's guest, and
-    only for a deployment whose whole-card candidate (``whole``, after dominance) is kept."""
-    own = [f for f in families(request) if not f.sizing.shared and not f.members[0].length_mix]
+    """Guests (small models on a share of a card) and hosts (workloads on the rest of whole cards)
+    on every GPU type where a small model fits (``solver.optimizer.colocation``): each request size
+    of a workload on its own replicas, sized at the workload's SLA on its part of the card, and kept
+    only when it fits its share of the memory by the model's own figures. A host is tried only
+    beside another workload's guest, and only for a deployment whose whole-card candidate
+    (``whole``, after dominance) is kept."""
+    own = [f for f in families(request) if not f.sizing.shared]
     if not request.constraints.allow_colocation or len(request.inference) < 2 or not own:
         return []
     models = {f.members[0].name: resolve_model(f.members[0].model, book) for f in own}
@@ -309,7 +310,7 @@ def colocated_candidates(
     found: list[Candidate] = []
     for gpu in gpus:
         placed = [(f, _guest_candidates(f, models[f.members[0].name], gpu, measured)) for f in guests]
-        share = guest_share([min(s for s, _ in cands) for _, cands in placed if cands])
+        share = guest_share([s for _, cands in placed if (s := _every_size_fits(cands)) is not None])
         if share is None:
             continue
         placed_guests = {f.members[0].name: [c for s, c in cands if s == share] for f, cands in placed}
@@ -325,14 +326,23 @@ def colocated_candidates(
                 if not skip and not dep.mig_slice and (gpu.id, dep.tp, dep.precision) in kept[w.name]
                 for c in _fitting(family, model, gpu, replace(dep, card_share=1 - share), measured)
             ]
-            found += _fewest_hosts(hosts)
+            for load in sorted({c.load for c in hosts}):
+                found += _fewest_hosts([c for c in hosts if c.load == load])
     return found
 
 
+def _every_size_fits(cands: list[tuple[float, Candidate]]) -> float | None:
+    """The smallest share of a card at which each request size of a guest that fits at all fits."""
+    sizes = {c.load for _, c in cands}
+    return next(
+        (s for s in sorted({s for s, _ in cands}) if {c.load for t, c in cands if t == s} == sizes), None
+    )
+
+
 def _fewest_hosts(hosts: list[Candidate]) -> list[Candidate]:
-    """At most two host deployments per workload and GPU type — the smallest TP group (a low load
-    beside a guest) and the most requests per card (a high one) — so co-location adds a few
-    options to the MIP, not one per TP degree and precision."""
+    """At most two host deployments per workload, request size and GPU type — the smallest TP
+    group (a low load beside a guest) and the most requests per card (a high one) — so co-location
+    adds a few options to the MIP, not one per TP degree and precision."""
     if not hosts:
         return []
     smallest = min(hosts, key=lambda c: (c.tp, -c.capacity_req_s, c.id))
@@ -358,16 +368,22 @@ def _guest_candidates(
 def _fitting(
     family: Family, model: ModelArch, gpu: GpuSpec, dep: Deployment, measured: MeasuredCorrections
 ) -> list[Candidate]:
-    """The own candidate of a one-size workload on ``dep`` when it serves and fits its memory share."""
+    """The own candidates of the family's workload on ``dep``, one per request size (ids as the
+    whole-card ones: ``/len<k>/alone`` in a length mix), that serve and fit their memory share."""
     w = family.members[0]
-    size, _ = w.length_shares()[0]
-    shape = WorkloadShape(size.input_tokens, size.output_tokens, w.prefix_cache_hit_rate)
-    cap = corrected_capacity(model, dep, shape, family.sizing.sla, measured)
-    if not _serves(cap):
-        return []
-    cid = candidate_id(w.name, dep, None, family.sizing)
-    c = _candidate(cid, w.name, dep, cap, load=0, sizing=family.sizing, pool=("", (shape,)), size=shape)
-    return [c] if memory_fits(model, c, gpu) else []
+    sizes = w.length_shares()
+    mixed = len(sizes) > 1
+    found = []
+    for k, (size, _) in enumerate(sizes):
+        shape = WorkloadShape(size.input_tokens, size.output_tokens, w.prefix_cache_hit_rate)
+        cap = corrected_capacity(model, dep, shape, family.sizing.sla, measured)
+        if not _serves(cap):
+            continue
+        cid = candidate_id(w.name, dep, k if mixed else None, family.sizing, alone=mixed)
+        c = _candidate(cid, w.name, dep, cap, load=k, sizing=family.sizing, pool=("", (shape,)), size=shape)
+        if memory_fits(model, c, gpu):
+            found.append(c)
+    return found
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,13 +5,17 @@ Mathematics
 A card of GPU type g may be split by time and memory between two deployments (time-slicing, e.g.
 CUDA MPS with an SM share and a pinned-memory limit per process):
 
-- a *guest* replica of a small model w (``params_b ≤ GUEST_MAX_PARAMS_B``, one request size, TP 1)
-  gets a share ``s_g`` of one card's time and memory;
-- a *host* replica of another one-size workload (TP t, whole cards) gets ``1 − s_g`` of each of
-  its t cards' time and memory, so each of its cards has room for one guest. Host options are
+- a *guest* replica of a small model w (``params_b ≤ GUEST_MAX_PARAMS_B``, TP 1) gets a share
+  ``s_g`` of one card's time and memory;
+- a *host* replica of another deployment (TP t, whole cards) gets ``1 − s_g`` of each of its t
+  cards' time and memory, so each of its cards has room for one guest. Host options are
   pruned to keep the MIP small (``candidates.colocated_candidates``): only deployments whose
-  whole-card candidate survives dominance, at most two per workload and GPU type (the smallest
-  TP group and the most requests per card).
+  whole-card candidate survives dominance, at most two per workload, request size and GPU type
+  (the smallest TP group and the most requests per card).
+
+Guests and hosts are replicas of a workload's own (not of a shared pool): for a workload with a
+length mix, one per request size, each sized for its own requests (as its whole-card candidates of
+its own are), so the memory check and the timing are those of its size.
 
 Both are timed by the performance model as a smaller card (``solver.perf.physics.GpuPhysics
 .card_part``: compute, memory bandwidth, links and memory × their share; each step of either

@@ -830,7 +830,7 @@ class Constraints(_message.Message):
     Naming one in allowed_gpu_ids or owned_gpus without it is INVALID_ARGUMENT.
     """
     allow_colocation: _builtins.bool
-    """Whether a small model (up to 14 B parameters, one request size) may run on a share of a card
+    """Whether a small model (up to 14 B parameters) may run on a share of a card
     beside another workload's deployment before a card is bought for it (co-location: time and
     memory split per card); absent = true. false keeps every deployment on cards (or MIG slices)
     of its own.

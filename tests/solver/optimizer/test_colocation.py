@@ -3,11 +3,12 @@
 Properties on random two-workload requests (a chat model and an embedding model, one GPU type,
 buy only; hypothesis with a fixed seed): allowing co-location never makes a plan dearer than the
 same instance without its co-located candidates, and the plan with co-location passes the
-independent check (``evaluate.check_solution`` with the performance model run afresh); forbidding
-it (``constraints.allow_colocation: false``) leaves no co-located candidate or row and never makes a
-plan cheaper. The checks
-of the evaluator are shown to fail on broken plans: a guest without a host card, and a guest too
-large for its share of the memory. Memory figures are computed here from the model cards."""
+independent check (``evaluate.check_solution`` with the performance model run afresh), also with
+the embedding's (and the chat's) requests in a length mix, each size a guest or host of its own;
+forbidding it (``constraints.allow_colocation: false``) leaves no co-located candidate or row and
+never makes a plan cheaper. The checks of the evaluator are shown to fail on broken plans: a guest
+without a host card, and a guest too large for its share of the memory. Memory figures are computed
+here from the model cards."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from solver.domain import (
     AcquisitionMode,
     Constraints,
     InferenceWorkload,
+    LengthBucket,
     ModelRef,
     PlanRequest,
     Precision,
@@ -85,17 +87,25 @@ def _solved(instance: FleetInstance, request: PlanRequest, book: Pricebook) -> F
     return solution
 
 
+TWO_WORKLOADS = {
+    "chat_rate": st.floats(0.2, 6.0),
+    "embed_rate": st.floats(0.5, 40.0),
+    "gpu": st.sampled_from(["l40s", "h100-nvl", "rtx-pro-6000-server"]),
+}
+"""The random requests of the properties: a chat and an embedding workload on one GPU type."""
+FIXTURES_OK = [HealthCheck.function_scoped_fixture]
+
+
 @seed(2028)
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    chat_rate=st.floats(0.2, 6.0),
-    embed_rate=st.floats(0.5, 40.0),
-    gpu=st.sampled_from(["l40s", "h100-nvl", "rtx-pro-6000-server"]),
-)
+@settings(max_examples=30, deadline=None, suppress_health_check=FIXTURES_OK)
+@given(**TWO_WORKLOADS)
 def test_sharing_never_makes_a_plan_dearer_and_its_plan_passes_the_check(
     book: Pricebook, chat_rate: float, embed_rate: float, gpu: str
 ) -> None:
-    request = _request(chat_rate, embed_rate, gpu)
+    _assert_sharing_is_never_dearer_and_checked(_request(chat_rate, embed_rate, gpu), book)
+
+
+def _assert_sharing_is_never_dearer_and_checked(request: PlanRequest, book: Pricebook) -> None:
     instance = build_instance(request, book)
     shared = _solved(instance, request, book)
     alone = _solved(_without_sharing(instance), request, book)
@@ -199,12 +209,8 @@ def test_with_colocation_forbidden_no_row_shares_a_card(book: Pricebook) -> None
 
 
 @seed(2029)
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    chat_rate=st.floats(0.2, 6.0),
-    embed_rate=st.floats(0.5, 40.0),
-    gpu=st.sampled_from(["l40s", "h100-nvl", "rtx-pro-6000-server"]),
-)
+@settings(max_examples=15, deadline=None, suppress_health_check=FIXTURES_OK)
+@given(**TWO_WORKLOADS)
 def test_forbidding_colocation_never_makes_a_plan_cheaper(
     book: Pricebook, chat_rate: float, embed_rate: float, gpu: str
 ) -> None:
@@ -218,3 +224,50 @@ def test_forbidding_colocation_never_makes_a_plan_cheaper(
     # Both proven within the requested relative gap (1e-4).
     assert forbidden.cost.total >= allowed.cost.total * (1 - 2e-4)
     assert all(u.candidate.card_share == 1 for a in forbidden.assignments for u in a.uses)
+
+
+def _sizes(*sizes: tuple[int, int, float]) -> tuple[LengthBucket, ...]:
+    return tuple(LengthBucket(input_tokens=i, output_tokens=o, share=share) for i, o, share in sizes)
+
+
+MIX = _sizes((400, 1, 0.7), (2000, 1, 0.3))
+"""Two request sizes of the embedding workload: short queries and long documents."""
+CHAT_MIX = _sizes((1500, 250, 0.5), (400, 150, 0.5))
+
+
+def _with_mix(w: InferenceWorkload, mix: tuple[LengthBucket, ...]) -> InferenceWorkload:
+    return InferenceWorkload.model_validate({**w.model_dump(), "length_mix": mix})
+
+
+def _mixed_request(chat_rate: float, embed_rate: float, gpu: str, *, chat_mix: bool = False) -> PlanRequest:
+    """``_request`` with the embedding workload's requests (and optionally the chat's) in a mix."""
+    request = _request(chat_rate, embed_rate, gpu)
+    chat, embed = request.inference
+    chat = _with_mix(chat, CHAT_MIX) if chat_mix else chat
+    return request.model_copy(update={"inference": (chat, _with_mix(embed, MIX))})
+
+
+def test_each_size_of_a_length_mix_may_share_a_card(book: Pricebook) -> None:
+    """Each size of the embedding mix has a guest candidate, sized for its own requests; the plan
+    puts some on host cards, and the independent check (memory of each size) passes."""
+    request = _mixed_request(1.0, 5.0, "l40s")
+    instance = build_instance(request, book)
+    assert {c.load for c in instance.candidates if c.guest and c.workload == "embed"} == {0, 1}
+    plan = _solved(instance, request, book)
+    uses = [u for a in plan.assignments for u in a.uses if any(u.replicas)]
+    guests = [u.candidate for u in uses if u.candidate.guest]
+    assert guests and all(c.workload == "embed" for c in guests)
+    assert all(c.input_tokens == MIX[c.load].input_tokens for c in guests)
+    assert any(u.candidate.host for u in uses)
+    assert not check_solution(instance, plan, perf_capacity_checker(request, book))
+
+
+@seed(2030)
+@settings(max_examples=15, deadline=None, suppress_health_check=FIXTURES_OK)
+@given(**TWO_WORKLOADS, chat_mix=st.booleans())
+def test_with_length_mixes_sharing_never_makes_a_plan_dearer_and_passes_the_check(
+    book: Pricebook, chat_rate: float, embed_rate: float, gpu: str, chat_mix: bool
+) -> None:
+    _assert_sharing_is_never_dearer_and_checked(
+        _mixed_request(chat_rate, embed_rate, gpu, chat_mix=chat_mix), book
+    )
