@@ -76,7 +76,12 @@ def plan_request(
     if is_staged(resolved.request):
         final_year = _final_year_headroom(resolved, cancel)
         return plan_staged(
-            resolved, time_limit_s=time_limit_s, cancel=cancel, started=started, headroom=final_year
+            resolved,
+            time_limit_s=time_limit_s,
+            cancel=cancel,
+            started=started,
+            headroom=final_year if with_extras else None,
+            with_extras=with_extras,
         )
     instance = build_instance(resolved.request, resolved.book)
     return plan_instance(

@@ -219,15 +219,17 @@ def plan_staged(
     cancel: CancelToken | None,
     started: float,
     headroom: FinalYearHeadroom | None = None,
+    with_extras: bool = True,
 ) -> PlanResult:
     """The staged plan of ``resolved`` within ``time_limit_s`` (the module docstring), its
     baselines when the request asks for them (``staged_baselines``) and, with sensitivity asked,
-    the headroom of the final year's fleet (``headroom``)."""
+    the headroom of the final year's fleet (``headroom``); ``with_extras=False`` (sweep points)
+    computes neither."""
     request = resolved.request
     base = build_instance(request, resolved.book)
     opts = request.options
     left = max(0.1, time_limit_s - (time.monotonic() - started))
-    limit = max(0.1, min(opts.time_limit_s, left * _main_share(request)))
+    limit = max(0.1, min(opts.time_limit_s, left * (_main_share(request) if with_extras else 1.0)))
     main = solve_checked(resolved, base, limit, cancel)
     if main.cost is None:
         return assembled(resolved, main.staged.periods[-1], main.solution, started)
@@ -239,7 +241,7 @@ def plan_staged(
         )
     plan = staged_answer(resolved, main.staged, main.solutions, main.cost, started)
     deadline = BUDGET.extras_deadline(started, time_limit_s)
-    if opts.compute_baselines:
+    if opts.compute_baselines and with_extras:
         until = BUDGET.baselines_deadline(deadline, with_sensitivity=opts.compute_sensitivity)
         baselines, saving, notes = staged_baselines(resolved, base, plan, deadline=until, cancel=cancel)
         plan = dataclasses.replace(plan, baselines=baselines, baseline_saving=saving)
