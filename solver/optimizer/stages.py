@@ -86,6 +86,7 @@ from solver.optimizer.instance import FleetInstance, is_on_site
 from solver.optimizer.lp_guided import LpGuidedSearch, RestrictedResult, SearchCandidate
 from solver.optimizer.model import NO_RELAXATION, TIE_BREAK_PER_GPU, MipValues, ModelBuilder, Relaxation
 from solver.optimizer.results import LimitFired, SolverStats, SolveStatus
+from solver.pricing.discounting import MONTHS_PER_YEAR
 from solver.pricing.options import AcquisitionOption
 
 
@@ -99,6 +100,11 @@ class PeriodWeights:
     """ω_p: one month's payment in period p (average over its months)."""
     at_horizon: float = 1.0
     """ω_H: the residual value at the end of the horizon."""
+    year_end: tuple[float, ...] = ()
+    """λ_y: a payment at the end of plan year y + 1 (a lease's payments; absent = 1)."""
+
+    def at_year_end(self, y: int) -> float:
+        return self.year_end[y] if y < len(self.year_end) else 1.0
 
     @staticmethod
     def nominal(periods: int) -> PeriodWeights:
@@ -132,6 +138,29 @@ class StagedInstance:
     def multiplier(self, o: AcquisitionOption, q: int) -> float:
         path = self.purchase_multiplier.get(o.id)
         return path[q] if path else 1.0
+
+    @property
+    def starts(self) -> tuple[int, ...]:
+        months = self.months
+        return tuple(sum(months[:p]) for p in range(len(months)))
+
+    def lease_years(self, o: AcquisitionOption, q: int) -> tuple[tuple[int, float], ...]:
+        """One server of lease o taken at the start of period q: (plan year − 1 of the horizon,
+        payment) for each plan year of the lease (its instalments, and the buy-out with whatever
+        is still due settled by the horizon's end, as the single-period lease)."""
+        start = self.starts[q]
+        years = o.lease_payments_over(sum(self.months) - start)
+        return tuple((start // MONTHS_PER_YEAR + j, amount) for j, amount in enumerate(years) if amount)
+
+    def period_of_year(self, y: int) -> int:
+        """The period holding the first month of plan year y + 1."""
+        month = y * MONTHS_PER_YEAR
+        return max(p for p, t in enumerate(self.starts) if t <= month)
+
+    def lease_running(self, o: AcquisitionOption, q: int, p: int) -> bool:
+        """Whether a lease of o taken at the start of period q still pays instalments in period p."""
+        starts = self.starts
+        return q <= p and starts[p] < starts[q] + o.lease_term_months
 
     def residual_of(self, o: AcquisitionOption, q: int) -> float:
         path = self.residual.get(o.id)
@@ -260,11 +289,35 @@ class StagedModel:
         return expr
 
     def residual(self) -> Any:
-        """Market value at the horizon of every tranche."""
+        """Market value at the horizon of every tranche (a leased one's from its cash price)."""
         return sum(
-            self.staged.residual_of(o, q) * self.tranche_hardware(o, q)
+            self.staged.residual_of(o, q)
+            * (self.tranche_hardware(o, q) + o.lease_value_per_server * self.added("s", o.id, q))
             for o in self.bought_options()
             for q in range(len(self.periods))
+        )
+
+    # leases
+    def leases(self) -> list[AcquisitionOption]:
+        return [o for o in self.bought_options() if o.leased]
+
+    def lease_cost(self) -> Any:
+        """Every lease tranche's payments, each at the weight of the end of its plan year."""
+        w = self.weights
+        return sum(
+            amount * w.at_year_end(y) * self.added("s", o.id, q)
+            for o in self.leases()
+            for q in range(len(self.periods))
+            for y, amount in self.staged.lease_years(o, q)
+        )
+
+    def lease_instalments(self, p: int) -> Any:
+        """A month's instalments in period p of the leases running then (the opex cap's share)."""
+        return sum(
+            o.lease_monthly_per_server * self.added("s", o.id, q)
+            for o in self.leases()
+            for q in range(p + 1)
+            if self.staged.lease_running(o, q, p)
         )
 
     # S3–S5
@@ -280,7 +333,10 @@ class StagedModel:
                 slv.Add(total <= limit, f"cap[{cap}]")
                 continue
             for p, b in enumerate(self.periods):
-                usage = self.monthly(p) if cap is Cap.MONTHLY_OPEX else b.cap_usage_expr(cap)
+                if cap is Cap.MONTHLY_OPEX:
+                    usage = self.monthly(p) + self.lease_instalments(p)
+                else:
+                    usage = b.cap_usage_expr(cap)
                 slv.Add(usage <= limit, f"cap[{cap},{p}]")
 
     def _objective(self) -> None:
@@ -288,7 +344,7 @@ class StagedModel:
         tco: Any = 0
         for p, b in enumerate(self.periods):
             tco += w.at_start[p] * self.capex_paid(p) + b.months * w.per_month[p] * self.monthly(p)
-        tco -= w.at_horizon * self.residual()
+        tco += self.lease_cost() - w.at_horizon * self.residual()
         self.tco_expr = tco
         gpus: Any = 0
         for b in self.periods:

@@ -45,7 +45,8 @@ class ScheduleYear:
     """Paid at its start (the tranches, their fabric and installation; the request's one-off
     costs in year 1)."""
     opex_monthly: Money
-    """Paid every month of the year (tranches held, rentals at the year's prices, power)."""
+    """Paid every month of the year (tranches held, rentals at the year's prices, power; the
+    year's lease payments spread over its months)."""
     fleet: tuple[ScheduleItem, ...]
     """In service during the year: bought so far, owned, reserved, on demand (at the peak)."""
     deployments: tuple[YearDeployment, ...]
@@ -119,7 +120,7 @@ def schedule(
             months=inst.horizon_months,
             added=_added(inst, cost.tranches, p, currency),
             capex=money(cost.periods[p].capex, currency),
-            opex_monthly=money(cost.periods[p].monthly, currency),
+            opex_monthly=money(cost.periods[p].paid_monthly, currency),
             fleet=_fleet(inst, sol),
             deployments=_deployments(sol),
         )
@@ -136,7 +137,7 @@ def schedule(
                 server_id=o.server_id,
                 gpus=t.gpus,
                 servers=t.servers,
-                hardware=money(t.hardware, currency),
+                hardware=money(t.hardware + t.leased_value, currency),  # a lease's at its cash price
                 residual_value=money(t.residual, currency),
                 depreciation=money(t.depreciation, currency),
             )

@@ -41,7 +41,7 @@ from solver.planner.baselines import saving_over, solve_baselines
 from solver.planner.results import Baseline, BaselineSaving, PlanResult
 from solver.planner.schedule import StagedSchedule, schedule
 from solver.pricing.costs import residual_value_credit
-from solver.pricing.discounting import discount_factor, residual_weight
+from solver.pricing.discounting import discount_factor, plan_years, residual_weight
 from solver.pricing.options import AcquisitionOption
 from solver.pricing.trends import default_multiplier
 from solver.resolve import ResolvedRequest
@@ -88,6 +88,7 @@ def discount_weights(rate: float, months: tuple[int, ...]) -> PeriodWeights:
         at_start=tuple(discount_factor(rate, t // MONTHS_PER_YEAR) for t in starts),
         per_month=per_month,
         at_horizon=residual_weight(rate, sum(months)),
+        year_end=tuple(discount_factor(rate, y) for y in range(1, plan_years(sum(months)) + 1)),
     )
 
 
@@ -124,7 +125,8 @@ def staged_instance(request: PlanRequest, book: Pricebook, bases: Sequence[Fleet
     rate = request.constraints.objective_discount_rate
     return StagedInstance(
         periods=tuple(periods),
-        purchase_multiplier={o.id: price_path(request, book, o, starts) for o in bought},
+        # a lease is paid as offered whichever year it is taken (its offer has no price path)
+        purchase_multiplier={o.id: price_path(request, book, o, starts) for o in bought if not o.leased},
         residual=residual,
         weights=discount_weights(rate, months) if rate > 0 else None,
     )
@@ -144,7 +146,9 @@ def staged_cash_flows(request: PlanRequest, cost: StagedCost, currency: Currency
         return None
     amounts = [periods[0].capex]
     for y, p in enumerate(periods, start=1):
-        amounts.append(p.monthly * p.months + (periods[y].capex if y < len(periods) else -cost.residual))
+        amounts.append(
+            p.monthly * p.months + p.lease + (periods[y].capex if y < len(periods) else -cost.residual)
+        )
     nominal = [to_money(a, currency).amount for a in amounts]
     months = [p.months for p in periods]
     return yearly_flows(nominal, months, rate, request.constraints.cost_objective, currency)
@@ -155,7 +159,9 @@ def staged_vat(cost: StagedCost, rate: float, currency: Currency) -> VatLines:
     supply = the periods' capex + monthly opex × months; the TCO with VAT adds the VAT line."""
     # the schedule's rounded amounts, so that the supply adds up from the rows the answer shows
     paid = [
-        to_money(p.capex, currency).amount + to_money(p.monthly, currency).amount * p.months
+        to_money(p.capex, currency).amount
+        + to_money(p.monthly, currency).amount * p.months
+        + to_money(p.lease, currency).amount
         for p in cost.periods
     ]
     supply = Money(amount=sum(paid, Decimal(0)), currency=currency)
