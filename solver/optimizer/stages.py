@@ -13,8 +13,13 @@ Data
 - Cost weights (``PeriodWeights``): ``κ_p`` of a payment at the start of period p, ``ω_p`` of one
   month's payment in period p, ``ω_H`` of the residual at the horizon. Nominal: all 1; discount
   factors plug in here.
-- ``O_b``: bought options (``mode = buy``, not owned); every other held option (reserved, owned)
-  and every on-demand option is chosen period by period.
+- ``O_b``: bought options (``mode = buy``, not owned), leases among them (``O_l ⊆ O_b``: no
+  capex); every other held option (reserved, owned) and every on-demand option is chosen period by
+  period.
+- Leases: ``L_oqy``, one server of lease o taken at the start of period q pays this in plan year
+  y + 1 (``StagedInstance.lease_years``: the single-period rule over the months from ``t_q`` to H);
+  ``P_o`` its instalment a month, ``T_o`` its term, ``V_o`` its cash price; ``λ_y`` the weight of a
+  payment at the end of plan year y + 1 (nominal: 1).
 
 Variables
 ---------
@@ -33,7 +38,8 @@ S2. Bought hardware stays: ∀o ∈ O_b, p ≥ 1: n^p_o ≥ n^{p−1}_o, s^p_o �
 S3. Capex budget (total over the horizon, nominal): Σ_{o∈O_b} Σ_q [μ_oq (cg_o Δn^q + cs_o Δs^q)
     + ig_o Δn^q + is_o Δs^q] + Σ_o NET^{P−1}_o + X ≤ BUD.
 S4. Monthly opex cap, ∀p: X_m + Σ_{o∈O_b} Σ_{q≤p} (F^q_{o,gpu} Δn^q + F^q_{o,srv} Δs^q)
-    + Σ_{o∉O_b held} (fg_o n^p + fs_o s^p) + BUSY^p ≤ OPX, where a tranche's support follows its
+    + Σ_{o∉O_b held} (fg_o n^p + fs_o s^p) + BUSY^p
+    + Σ_{o∈O_l} Σ_{q≤p, t_p < t_q + T_o} P_o Δs^q_o ≤ OPX, where a tranche's support follows its
     price, F^q_{o,gpu} = fg_o + (μ_oq − 1) sup_o (``support_monthly_per_gpu``), likewise per server
     with the host's support, and BUSY^p is I_p's busy cost a month (on-demand rent at p's prices,
     busy power, training).
@@ -42,13 +48,17 @@ S5. Power and rack units, ∀p: the on-site fleet of p within the caps (constrai
 Objective (TCO over the horizon, weighted)
 ------------------------------------------
 min Σ_{o∈O_b} Σ_q [ κ_q (μ_oq (cg Δn^q + cs Δs^q) + ig Δn^q + is Δs^q)
-                  − ω_H ρ_oq μ_oq (cg Δn^q + cs Δs^q)
+                  − ω_H ρ_oq (μ_oq (cg Δn^q + cs Δs^q) + V_o Δs^q)
                   + (Σ_{p≥q} m_p ω_p) (F^q_{o,gpu} Δn^q + F^q_{o,srv} Δs^q) ]
     + Σ_o Σ_p κ_p (NET^p_o − NET^{p−1}_o)
     + Σ_p m_p ω_p [ Σ_{o∉O_b held} (fg_o n^p_o + fs_o s^p_o) + BUSY^p + X_m ] + κ_0 X
+    + Σ_{o∈O_l} Σ_q Σ_y λ_y L_oqy Δs^q_o
     + ε Σ_p GPUS^p                                   (the single-period model's tie-break measure)
 
-With one period, flat prices and nominal weights (m_0 = H, μ = κ = ω = 1, ρ_o0 = res_o) this is
+(V_o = 0 and no L for a purchase; μ = 1 for a lease.) A server model is leased or bought in each
+period (constraint 4c on I_p), hence over the horizon, since S2 keeps what is held.
+
+With one period, flat prices and nominal weights (m_0 = H, μ = κ = ω = λ = 1, ρ_o0 = res_o) this is
 term for term the single-period objective: the same optimum (``test_stages.py``).
 
 Solve: SCIP on one thread; on large models (``driver.LP_GUIDED_MIN_REPLICA_VARS`` replica variables
