@@ -6,8 +6,8 @@ The answer's fleet, deployments and cost lines are the final year's (its months 
 schedule carries the plan over the whole horizon: what is added each year, its capex, the fleet
 in service, and the TCO (NPV under ``objective: npv``). Baselines, sensitivity and headroom are
 single-period analyses; a staged plan's baselines are staged plans of one GPU type each
-(``staged_baselines``), its headroom that of the final year's fleet, and sensitivity is not
-computed (a warning says so).
+(``staged_baselines``), its headroom that of the final year's fleet, and its sensitivity the price
+rows re-solved on the staged model (``staged_sensitivity``).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import partial
 
 from pricebook import catalog
 from pricebook.schema import Currency, Money, Pricebook
@@ -40,6 +41,8 @@ from solver.planner.assemble import Extras, assemble_result, plan_fleet_lines, s
 from solver.planner.baselines import saving_over, solve_baselines
 from solver.planner.results import Baseline, BaselineSaving, PlanResult
 from solver.planner.schedule import StagedSchedule, schedule
+from solver.planner.sensitivity import cut_short
+from solver.planner.staged_sensitivity import horizon_fleet, staged_sensitivity
 from solver.pricing.costs import residual_value_credit
 from solver.pricing.discounting import discount_factor, plan_years, residual_weight
 from solver.pricing.options import AcquisitionOption
@@ -49,11 +52,11 @@ from solver.resolve import ResolvedRequest
 MONTHS_PER_YEAR = 12
 TCO_TOLERANCE = 1e-6
 """Relative difference between the MIP's TCO and the independently priced plan that is a defect."""
-NOT_COMPUTED = (
-    "multi-year plan: sensitivity is not computed; the fleet, deployments and cost lines shown are "
-    "the final year's (baselines: each type's staged plan, its final year's fleet; headroom: the "
-    "final year's fleet, an addition priced over that year's months), the whole horizon is in the "
-    "schedule"
+WHAT_IS_SHOWN = (
+    "multi-year plan: the fleet, deployments and cost lines shown are the final year's (baselines: "
+    "each type's staged plan, its final year's fleet; headroom: the final year's fleet, an addition "
+    "priced over that year's months; sensitivity: a GPU type's price moved in every year, the mix "
+    "held in any year), the whole horizon is in the schedule"
 )
 
 
@@ -229,8 +232,8 @@ def plan_staged(
 ) -> PlanResult:
     """The staged plan of ``resolved`` within ``time_limit_s`` (the module docstring), its
     baselines when the request asks for them (``staged_baselines``) and, with sensitivity asked,
-    the headroom of the final year's fleet (``headroom``); ``with_extras=False`` (sweep points)
-    computes neither."""
+    the headroom of the final year's fleet (``headroom``) and the price rows
+    (``staged_sensitivity``); ``with_extras=False`` (sweep points) computes none of them."""
     request = resolved.request
     base = build_instance(request, resolved.book)
     opts = request.options
@@ -239,7 +242,7 @@ def plan_staged(
     main = solve_checked(resolved, base, limit, cancel)
     if main.cost is None:
         return assembled(resolved, main.staged.periods[-1], main.solution, started)
-    warnings = [NOT_COMPUTED]
+    warnings = [WHAT_IS_SHOWN]
     tco = main.result.tco
     if tco is not None and abs(tco - main.cost.tco) > TCO_TOLERANCE * max(1.0, abs(main.cost.tco)):
         warnings.append(
@@ -256,7 +259,21 @@ def plan_staged(
         until = BUDGET.headroom_deadline(deadline)
         found = headroom(main.staged.periods[-1], main.solution, until, warnings)
         plan = dataclasses.replace(plan, headroom=found)
+    if opts.compute_sensitivity and with_extras:
+        probe = partial(_horizon_plan, resolved, cancel)
+        rows = staged_sensitivity(base, main.solutions, plan.baselines, probe, deadline=deadline)
+        if cut_short(rows):
+            warnings.append("sensitivity search was cut short by the time limit (see each explanation)")
+        plan = dataclasses.replace(plan, sensitivity=rows)
     return dataclasses.replace(plan, warnings=(*warnings, *plan.warnings))
+
+
+def _horizon_plan(
+    resolved: ResolvedRequest, cancel: CancelToken | None, base: FleetInstance, time_limit_s: float
+) -> FleetSolution:
+    """The staged plan on ``base`` as one solution over the horizon (a sensitivity probe)."""
+    found = solve_checked(resolved, base, time_limit_s, cancel)
+    return horizon_fleet(found.solutions) if found.solutions else found.solution
 
 
 def staged_baselines(
