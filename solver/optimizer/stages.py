@@ -17,7 +17,7 @@ Data
   capex); every other held option (reserved, owned) and every on-demand option is chosen period by
   period.
 - Leases: ``L_oqy``, one server of lease o taken at the start of period q pays this in plan year
-  y + 1 (``StagedInstance.lease_years``: the single-period rule over the months from ``t_q`` to H);
+  y + 1 (``StagedInstance.lease_years``: the single-period rule from month ``t_q``, by plan year);
   ``P_o`` its instalment a month, ``T_o`` its term, ``V_o`` its cash price; ``λ_y`` the weight of a
   payment at the end of plan year y + 1 (nominal: 1).
 
@@ -156,11 +156,10 @@ class StagedInstance:
 
     def lease_years(self, o: AcquisitionOption, q: int) -> tuple[tuple[int, float], ...]:
         """One server of lease o taken at the start of period q: (plan year − 1 of the horizon,
-        payment) for each plan year of the lease (its instalments, and the buy-out with whatever
-        is still due settled by the horizon's end, as the single-period lease)."""
-        start = self.starts[q]
-        years = o.lease_payments_over(sum(self.months) - start)
-        return tuple((start // MONTHS_PER_YEAR + j, amount) for j, amount in enumerate(years) if amount)
+        payment) for each plan year it pays in (its instalments, and the buy-out with whatever is
+        still due settled by the horizon's end, as the single-period lease)."""
+        years = o.lease_payments_over(sum(self.months), self.starts[q])
+        return tuple((y, amount) for y, amount in enumerate(years) if amount)
 
     def period_of_year(self, y: int) -> int:
         """The period holding the first month of plan year y + 1."""

@@ -98,11 +98,15 @@ class AcquisitionOption:
     lease_minor_digits: int = 2
     """Decimals of the request's currency: each plan year's lease payment is rounded to them."""
 
-    def lease_payments_over(self, months: int) -> tuple[float, ...]:
-        """One server's lease taken for ``months`` months of plan: its payments per plan year from
-        when it is taken (``discounting.lease_payments_by_year``), each to the minor unit."""
+    def lease_payments_over(self, horizon_months: int, start_month: int = 0) -> tuple[float, ...]:
+        """One server's lease taken at ``start_month`` of a ``horizon_months`` plan: its payments per
+        plan year of the plan (``discounting.lease_payments_by_year``), each to the minor unit."""
         by_year = lease_payments_by_year(
-            self.lease_monthly_per_server, self.lease_term_months, self.lease_buyout_per_server, months
+            self.lease_monthly_per_server,
+            self.lease_term_months,
+            self.lease_buyout_per_server,
+            horizon_months,
+            start_month,
         )
         return tuple(round(amount, self.lease_minor_digits) for amount in by_year)
 
