@@ -34,7 +34,7 @@ from solver.planner.headroom import plan_headroom
 from solver.planner.incumbent import cheaper_baseline_as_plan
 from solver.planner.notices import with_notices
 from solver.planner.results import Baseline, BaselineSaving, PlanResult, Sensitivity
-from solver.planner.sensitivity import cut_short, sensitivity_rows
+from solver.planner.sensitivity import CUT_SHORT_WARNING, cut_short, sensitivity_rows
 from solver.planner.staged import FinalYearHeadroom, plan_staged
 from solver.resolve import ResolvedRequest
 
@@ -279,7 +279,7 @@ def _extras(
                 instance, solution, runs, re_solve, deadline, solve_below=re_solve.below
             )
         if cut_short(sensitivity):
-            warnings.append("sensitivity search was cut short by the time limit (see each explanation)")
+            warnings.append(CUT_SHORT_WARNING)
     return Extras(baselines, saving, sensitivity, tuple(warnings)), runs, headroom, solution
 
 

@@ -38,6 +38,7 @@ from solver.planner.results import Sensitivity
 
 TIME_BUDGET_NOTE = "time budget"
 """Words in a sensitivity explanation whose search the time budget cut short."""
+CUT_SHORT_WARNING = "sensitivity search was cut short by the time limit (see each explanation)"
 
 
 def sensitivity_rows(

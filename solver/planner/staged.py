@@ -41,7 +41,7 @@ from solver.planner.assemble import Extras, assemble_result, plan_fleet_lines, s
 from solver.planner.baselines import saving_over, solve_baselines
 from solver.planner.results import Baseline, BaselineSaving, PlanResult
 from solver.planner.schedule import StagedSchedule, schedule
-from solver.planner.sensitivity import cut_short
+from solver.planner.sensitivity import CUT_SHORT_WARNING, cut_short
 from solver.planner.staged_sensitivity import horizon_fleet, staged_sensitivity
 from solver.pricing.costs import residual_value_credit
 from solver.pricing.discounting import discount_factor, plan_years, residual_weight
@@ -263,7 +263,7 @@ def plan_staged(
         probe = partial(_horizon_plan, resolved, cancel)
         rows = staged_sensitivity(base, main.solutions, plan.baselines, probe, deadline=deadline)
         if cut_short(rows):
-            warnings.append("sensitivity search was cut short by the time limit (see each explanation)")
+            warnings.append(CUT_SHORT_WARNING)
         plan = dataclasses.replace(plan, sensitivity=rows)
     return dataclasses.replace(plan, warnings=(*warnings, *plan.warnings))
 
