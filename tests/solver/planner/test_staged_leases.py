@@ -115,3 +115,24 @@ def test_allowing_leases_never_makes_a_staged_plan_dearer(
     assert without.cost is not None and with_leases.cost is not None
     # both proven within the relative gap target (1e-4) of their optimum
     assert with_leases.cost.tco <= without.cost.tco * (1 + 2e-4)
+
+
+@pytest.mark.parametrize("rate", [0.0, 0.10, 0.25])
+def test_one_flat_period_with_leases_is_todays_plan(book: Pricebook, rate: float) -> None:
+    today = h200_l40s_request(
+        {"discount_rate_annual": rate, "include_leases": True, "allowed_modes": (AcquisitionMode.BUY,)}
+    )
+    flat = (PricePath(gpu="h200-sxm", multipliers=(1.0,)), PricePath(gpu="l40s", multipliers=(1.0,)))
+    one = today.model_copy(
+        update={
+            "constraints": today.constraints.model_copy(update={"period_months": 36, "price_by_year": flat})
+        }
+    )
+    single = plan(resolve(today, book), time_limit_s=30)
+    staged = plan(resolve(one, book), time_limit_s=30)
+    assert single.cash_flows is not None and staged.schedule is not None
+    assert staged.schedule.horizon_tco.amount == pytest.approx(single.cash_flows.npv.amount, abs=1)
+    assert (rate > 0) == any("lease" in f.offer_id for f in single.fleet)  # leased at a positive rate here
+    assert [(f.gpu, f.offer_id, f.gpus) for f in staged.fleet] == [
+        (f.gpu, f.offer_id, f.gpus) for f in single.fleet
+    ]
