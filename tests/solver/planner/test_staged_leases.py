@@ -4,6 +4,8 @@ horizon's end) fall in that year and the following ones, discounted at the end o
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -12,6 +14,8 @@ from planner_factories import h200_l40s_request
 from pricebook.schema import Pricebook
 from solver.domain import AcquisitionMode, PlanRequest, PricePath
 from solver.optimizer.candidates import build_instance
+from solver.optimizer.stage_eval import check_staged, price_staged, staged_solutions
+from solver.optimizer.stages import StagedInstance, solve_staged
 from solver.planner import evaluate, plan
 from solver.planner.staged import StagedPlan, solve_checked
 from solver.planner.staged_evaluate import fleet_of_schedule
@@ -136,3 +140,28 @@ def test_one_flat_period_with_leases_is_todays_plan(book: Pricebook, rate: float
     assert [(f.gpu, f.offer_id, f.gpus) for f in staged.fleet] == [
         (f.gpu, f.offer_id, f.gpus) for f in single.fleet
     ]
+
+
+def test_lease_instalments_count_in_each_years_opex_cap(book: Pricebook) -> None:
+    found = _solved(book, _request((1.0, 2.0, 2.0), 0.10))
+    cost = found.cost
+    assert cost is not None and any(p.lease_monthly > 0 for p in cost.periods)
+    used = max(p.monthly + p.lease_monthly for p in cost.periods)
+    without_leases = max(p.monthly for p in cost.periods)
+    assert without_leases < used - 1
+
+    def capped(limit: float) -> StagedInstance:
+        first = found.staged.periods[0]
+        first = dataclasses.replace(first, caps=dataclasses.replace(first.caps, monthly_opex_cap=limit))
+        return dataclasses.replace(found.staged, periods=(first, *found.staged.periods[1:]))
+
+    # the same plan under a cap its months without the instalments would meet: refused by year
+    refused = check_staged(capped(without_leases + 1), found.solutions)
+    assert any(v.subject.endswith("monthly opex") for v in refused)
+    assert not check_staged(capped(used + 1), found.solutions)
+    # the staged MIP under that cap keeps every year's opex with instalments within it
+    replanned = solve_staged(capped(used - 1), time_limit_s=30)
+    solutions = staged_solutions(capped(used - 1), replanned)
+    assert solutions, "expected a plan within the lower cap"
+    priced = price_staged(capped(used - 1), solutions)
+    assert max(p.monthly + p.lease_monthly for p in priced.periods) <= used - 1 + 1e-6
