@@ -312,6 +312,7 @@ def find_threshold(
     base: FleetSolution | None = None,
     solve_below: SolveBelow | None = None,
     known: Sequence[FleetSolution] = (),
+    linear: bool = True,
 ) -> SearchOutcome:
     """The multiplier between 1 and ``far`` where the mix first changes, to ``tolerance``.
 
@@ -329,7 +330,10 @@ def find_threshold(
     bound reaching a known cost ends the search without finding that plan again. When that plan
     holds today's mix the cutoff is strictly below it, so INFEASIBLE proves the mix unchanged
     there; otherwise INFEASIBLE (or no plan in time) leaves that plan as the one that beats
-    today's. A plan found is the optimum there, as without the cutoff."""
+    today's. A plan found is the optimum there, as without the cutoff.
+
+    ``linear=False``: plain bisection, for plans whose cost ``plan_cost`` does not give (a
+    multi-year plan's)."""
     solves = 0
     plans = _KnownPlans(base_mix)
     for plan in (base, *known):
@@ -358,7 +362,8 @@ def find_threshold(
     complete = True
     while abs(hi - lo) > tolerance:
         if not pending:
-            pending = _probes(make, lo_plan, hi_plan=past, lo=lo, hi=hi, tolerance=tolerance)
+            near = lo_plan if linear else None
+            pending = _probes(make, near, hi_plan=past, lo=lo, hi=hi, tolerance=tolerance)
         probe = pending.pop(0)
         result = mix_at(probe)
         if result is None:

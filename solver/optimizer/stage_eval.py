@@ -41,11 +41,17 @@ class Tranche:
     """Its market value at the end of the horizon."""
     monthly: float
     """What it costs every month it is held (support at its price, colocation, idle power)."""
+    leased_value: float = 0.0
+    """A lease tranche: its servers' cash price (the value its market value is reckoned from)."""
+    lease: tuple[tuple[int, float], ...] = ()
+    """A lease tranche: (plan year − 1 of the horizon, its servers' lease payments that year)."""
+    lease_monthly: float = 0.0
+    """A lease tranche: its servers' instalment a month while the term runs."""
 
     @property
     def depreciation(self) -> float:
         """Value lost by the end of the horizon (hardware price − market value then)."""
-        return self.hardware - self.residual
+        return self.hardware + self.leased_value - self.residual
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,10 +62,19 @@ class PeriodCost:
     """Paid at the start of the period (its tranches; the request's one-off costs in the first)."""
     monthly: float
     """Paid every month of the period (tranches held, rentals, busy power, the rest)."""
+    lease: float = 0.0
+    """Lease payments of the period (instalments and buy-outs; the plan years starting in it)."""
+    lease_monthly: float = 0.0
+    """Lease instalments a month of the leases running in the period (the opex cap's share)."""
 
     @property
     def nominal(self) -> float:
-        return self.capex + self.monthly * self.months
+        return self.capex + self.monthly * self.months + self.lease
+
+    @property
+    def paid_monthly(self) -> float:
+        """Everything paid in the period as a monthly average (lease payments spread)."""
+        return self.monthly + self.lease / self.months
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +116,7 @@ def _tranche(
     hardware = mu * o.hardware_capex(gpus, servers)
     per_gpu = o.fixed_monthly_per_gpu + (mu - 1.0) * o.support_monthly_per_gpu
     per_srv = o.fixed_monthly_per_server + (mu - 1.0) * host_support_monthly(o)
+    leased = o.lease_value_per_server * servers
     return Tranche(
         period=q,
         option_id=o.id,
@@ -108,8 +124,11 @@ def _tranche(
         servers=servers,
         hardware=hardware,
         capex=hardware + o.installation_capex(gpus, servers) + fabric,
-        residual=staged.residual_of(o, q) * hardware,
+        residual=staged.residual_of(o, q) * (hardware + leased),
         monthly=per_gpu * gpus + per_srv * servers,
+        leased_value=leased,
+        lease=tuple((y, amount * servers) for y, amount in staged.lease_years(o, q)) if o.leased else (),
+        lease_monthly=o.lease_monthly_per_server * servers,
     )
 
 
@@ -145,6 +164,10 @@ def _period_monthly(staged: StagedInstance, p: int, solution: FleetSolution, hel
     return monthly
 
 
+def _option_of(staged: StagedInstance, t: Tranche) -> AcquisitionOption:
+    return staged.periods[t.period].option(t.option_id)
+
+
 def price_staged(staged: StagedInstance, solutions: tuple[FleetSolution, ...]) -> StagedCost:
     """The plan's tranches, cost per period and weighted TCO (the module docstring)."""
     parts = tranches(staged, solutions)
@@ -156,9 +179,17 @@ def price_staged(staged: StagedInstance, solutions: tuple[FleetSolution, ...]) -
         if p == 0:
             capex += staged.first.extra_capex
         held = [t for t in parts if t.period <= p]
-        cost = PeriodCost(p, staged.periods[p].horizon_months, capex, _period_monthly(staged, p, sol, held))
+        lease = sum(a for t in parts for y, a in t.lease if staged.period_of_year(y) == p)
+        instalments = sum(
+            t.lease_monthly
+            for t in held
+            if t.lease and staged.lease_running(_option_of(staged, t), t.period, p)
+        )
+        months = staged.periods[p].horizon_months
+        cost = PeriodCost(p, months, capex, _period_monthly(staged, p, sol, held), lease, instalments)
         periods.append(cost)
         tco += w.at_start[p] * cost.capex + cost.months * w.per_month[p] * cost.monthly
+    tco += sum(a * w.at_year_end(y) for t in parts for y, a in t.lease)
     residual = sum(t.residual for t in parts)
     return StagedCost(parts, tuple(periods), residual, tco - w.at_horizon * residual)
 
@@ -182,8 +213,9 @@ def check_staged(
         )
     limit = caps.monthly_opex_cap
     for period in cost.periods:
-        if limit is not None and period.monthly > limit * (1 + REL_TOL) + 1e-9:
-            message = f"uses {period.monthly:.6g} > cap {limit:.6g}"
+        used = period.monthly + period.lease_monthly
+        if limit is not None and used > limit * (1 + REL_TOL) + 1e-9:
+            message = f"uses {used:.6g} > cap {limit:.6g}"
             out.append(Violation(ViolationKind.CAP, f"year {period.period + 1}: monthly opex", message))
     return out
 

@@ -37,6 +37,11 @@ def rental_at(o: AcquisitionOption, multiplier: float) -> AcquisitionOption:
     return o
 
 
+def _over(o: AcquisitionOption, months: int) -> AcquisitionOption:
+    """A lease's payments as if taken for the period alone (what the period's own lines show)."""
+    return dataclasses.replace(o, lease_payments_per_server=o.lease_payments_over(months)) if o.leased else o
+
+
 def period_instance(
     base: FleetInstance,
     *,
@@ -47,8 +52,9 @@ def period_instance(
 ) -> FleetInstance:
     """I_p: ``base`` over ``months`` months with each inference workload's demand × its factor
     (absent = 1; a workload with factor 0 is left out, with its candidates), each rental option's
-    rent × its multiplier (absent = 1), no option of an unavailable GPU type and no lease (a lease
-    is paid by plan year of the horizon: not yet priced as a tranche of a later period)."""
+    rent × its multiplier (absent = 1), no option of an unavailable GPU type (a lease stays: the
+    staged model prices its tranches by plan year, ``StagedInstance.lease_years``; the period's
+    own instance holds it as if taken for the period alone)."""
     kept = tuple(
         scaled_demand(w, demand_factor.get(w.name, 1.0))
         for w in base.inference
@@ -56,9 +62,9 @@ def period_instance(
     )
     names = {w.name for w in kept}
     options = tuple(
-        rental_at(o, rental_multiplier.get(o.id, 1.0))
+        _over(rental_at(o, rental_multiplier.get(o.id, 1.0)), months)
         for o in base.options
-        if o.gpu not in unavailable_gpus and not o.leased  # leases: priced by plan year, not per tranche
+        if o.gpu not in unavailable_gpus
     )
     return dataclasses.replace(
         base,

@@ -13,8 +13,13 @@ Data
 - Cost weights (``PeriodWeights``): ``κ_p`` of a payment at the start of period p, ``ω_p`` of one
   month's payment in period p, ``ω_H`` of the residual at the horizon. Nominal: all 1; discount
   factors plug in here.
-- ``O_b``: bought options (``mode = buy``, not owned); every other held option (reserved, owned)
-  and every on-demand option is chosen period by period.
+- ``O_b``: bought options (``mode = buy``, not owned), leases among them (``O_l ⊆ O_b``: no
+  capex); every other held option (reserved, owned) and every on-demand option is chosen period by
+  period.
+- Leases: ``L_oqy``, one server of lease o taken at the start of period q pays this in plan year
+  y + 1 (``StagedInstance.lease_years``: the single-period rule from month ``t_q``, by plan year);
+  ``P_o`` its instalment a month, ``T_o`` its term, ``V_o`` its cash price; ``λ_y`` the weight of a
+  payment at the end of plan year y + 1 (nominal: 1).
 
 Variables
 ---------
@@ -33,7 +38,8 @@ S2. Bought hardware stays: ∀o ∈ O_b, p ≥ 1: n^p_o ≥ n^{p−1}_o, s^p_o �
 S3. Capex budget (total over the horizon, nominal): Σ_{o∈O_b} Σ_q [μ_oq (cg_o Δn^q + cs_o Δs^q)
     + ig_o Δn^q + is_o Δs^q] + Σ_o NET^{P−1}_o + X ≤ BUD.
 S4. Monthly opex cap, ∀p: X_m + Σ_{o∈O_b} Σ_{q≤p} (F^q_{o,gpu} Δn^q + F^q_{o,srv} Δs^q)
-    + Σ_{o∉O_b held} (fg_o n^p + fs_o s^p) + BUSY^p ≤ OPX, where a tranche's support follows its
+    + Σ_{o∉O_b held} (fg_o n^p + fs_o s^p) + BUSY^p
+    + Σ_{o∈O_l} Σ_{q≤p, t_p < t_q + T_o} P_o Δs^q_o ≤ OPX, where a tranche's support follows its
     price, F^q_{o,gpu} = fg_o + (μ_oq − 1) sup_o (``support_monthly_per_gpu``), likewise per server
     with the host's support, and BUSY^p is I_p's busy cost a month (on-demand rent at p's prices,
     busy power, training).
@@ -42,13 +48,17 @@ S5. Power and rack units, ∀p: the on-site fleet of p within the caps (constrai
 Objective (TCO over the horizon, weighted)
 ------------------------------------------
 min Σ_{o∈O_b} Σ_q [ κ_q (μ_oq (cg Δn^q + cs Δs^q) + ig Δn^q + is Δs^q)
-                  − ω_H ρ_oq μ_oq (cg Δn^q + cs Δs^q)
+                  − ω_H ρ_oq (μ_oq (cg Δn^q + cs Δs^q) + V_o Δs^q)
                   + (Σ_{p≥q} m_p ω_p) (F^q_{o,gpu} Δn^q + F^q_{o,srv} Δs^q) ]
     + Σ_o Σ_p κ_p (NET^p_o − NET^{p−1}_o)
     + Σ_p m_p ω_p [ Σ_{o∉O_b held} (fg_o n^p_o + fs_o s^p_o) + BUSY^p + X_m ] + κ_0 X
+    + Σ_{o∈O_l} Σ_q Σ_y λ_y L_oqy Δs^q_o
     + ε Σ_p GPUS^p                                   (the single-period model's tie-break measure)
 
-With one period, flat prices and nominal weights (m_0 = H, μ = κ = ω = 1, ρ_o0 = res_o) this is
+(V_o = 0 and no L for a purchase; μ = 1 for a lease.) A server model is leased or bought in each
+period (constraint 4c on I_p), hence over the horizon, since S2 keeps what is held.
+
+With one period, flat prices and nominal weights (m_0 = H, μ = κ = ω = λ = 1, ρ_o0 = res_o) this is
 term for term the single-period objective: the same optimum (``test_stages.py``).
 
 Solve: SCIP on one thread; on large models (``driver.LP_GUIDED_MIN_REPLICA_VARS`` replica variables
@@ -86,6 +96,7 @@ from solver.optimizer.instance import FleetInstance, is_on_site
 from solver.optimizer.lp_guided import LpGuidedSearch, RestrictedResult, SearchCandidate
 from solver.optimizer.model import NO_RELAXATION, TIE_BREAK_PER_GPU, MipValues, ModelBuilder, Relaxation
 from solver.optimizer.results import LimitFired, SolverStats, SolveStatus
+from solver.pricing.discounting import MONTHS_PER_YEAR
 from solver.pricing.options import AcquisitionOption
 
 
@@ -99,6 +110,11 @@ class PeriodWeights:
     """ω_p: one month's payment in period p (average over its months)."""
     at_horizon: float = 1.0
     """ω_H: the residual value at the end of the horizon."""
+    year_end: tuple[float, ...] = ()
+    """λ_y: a payment at the end of plan year y + 1 (a lease's payments; absent = 1)."""
+
+    def at_year_end(self, y: int) -> float:
+        return self.year_end[y] if y < len(self.year_end) else 1.0
 
     @staticmethod
     def nominal(periods: int) -> PeriodWeights:
@@ -132,6 +148,28 @@ class StagedInstance:
     def multiplier(self, o: AcquisitionOption, q: int) -> float:
         path = self.purchase_multiplier.get(o.id)
         return path[q] if path else 1.0
+
+    @property
+    def starts(self) -> tuple[int, ...]:
+        months = self.months
+        return tuple(sum(months[:p]) for p in range(len(months)))
+
+    def lease_years(self, o: AcquisitionOption, q: int) -> tuple[tuple[int, float], ...]:
+        """One server of lease o taken at the start of period q: (plan year − 1 of the horizon,
+        payment) for each plan year it pays in (its instalments, and the buy-out with whatever is
+        still due settled by the horizon's end, as the single-period lease)."""
+        years = o.lease_payments_over(sum(self.months), self.starts[q])
+        return tuple((y, amount) for y, amount in enumerate(years) if amount)
+
+    def period_of_year(self, y: int) -> int:
+        """The period holding the first month of plan year y + 1."""
+        month = y * MONTHS_PER_YEAR
+        return max(p for p, t in enumerate(self.starts) if t <= month)
+
+    def lease_running(self, o: AcquisitionOption, q: int, p: int) -> bool:
+        """Whether a lease of o taken at the start of period q still pays instalments in period p."""
+        starts = self.starts
+        return q <= p and starts[p] < starts[q] + o.lease_term_months
 
     def residual_of(self, o: AcquisitionOption, q: int) -> float:
         path = self.residual.get(o.id)
@@ -260,11 +298,35 @@ class StagedModel:
         return expr
 
     def residual(self) -> Any:
-        """Market value at the horizon of every tranche."""
+        """Market value at the horizon of every tranche (a leased one's from its cash price)."""
         return sum(
-            self.staged.residual_of(o, q) * self.tranche_hardware(o, q)
+            self.staged.residual_of(o, q)
+            * (self.tranche_hardware(o, q) + o.lease_value_per_server * self.added("s", o.id, q))
             for o in self.bought_options()
             for q in range(len(self.periods))
+        )
+
+    # leases
+    def leases(self) -> list[AcquisitionOption]:
+        return [o for o in self.bought_options() if o.leased]
+
+    def lease_cost(self) -> Any:
+        """Every lease tranche's payments, each at the weight of the end of its plan year."""
+        w = self.weights
+        return sum(
+            amount * w.at_year_end(y) * self.added("s", o.id, q)
+            for o in self.leases()
+            for q in range(len(self.periods))
+            for y, amount in self.staged.lease_years(o, q)
+        )
+
+    def lease_instalments(self, p: int) -> Any:
+        """A month's instalments in period p of the leases running then (the opex cap's share)."""
+        return sum(
+            o.lease_monthly_per_server * self.added("s", o.id, q)
+            for o in self.leases()
+            for q in range(p + 1)
+            if self.staged.lease_running(o, q, p)
         )
 
     # S3–S5
@@ -280,7 +342,10 @@ class StagedModel:
                 slv.Add(total <= limit, f"cap[{cap}]")
                 continue
             for p, b in enumerate(self.periods):
-                usage = self.monthly(p) if cap is Cap.MONTHLY_OPEX else b.cap_usage_expr(cap)
+                if cap is Cap.MONTHLY_OPEX:
+                    usage = self.monthly(p) + self.lease_instalments(p)
+                else:
+                    usage = b.cap_usage_expr(cap)
                 slv.Add(usage <= limit, f"cap[{cap},{p}]")
 
     def _objective(self) -> None:
@@ -288,7 +353,7 @@ class StagedModel:
         tco: Any = 0
         for p, b in enumerate(self.periods):
             tco += w.at_start[p] * self.capex_paid(p) + b.months * w.per_month[p] * self.monthly(p)
-        tco -= w.at_horizon * self.residual()
+        tco += self.lease_cost() - w.at_horizon * self.residual()
         self.tco_expr = tco
         gpus: Any = 0
         for b in self.periods:

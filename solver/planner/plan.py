@@ -35,7 +35,7 @@ from solver.planner.headroom import plan_headroom
 from solver.planner.incumbent import cheaper_baseline_as_plan
 from solver.planner.notices import with_notices
 from solver.planner.results import Baseline, BaselineSaving, PlanResult, Sensitivity
-from solver.planner.sensitivity import cut_short, sensitivity_rows
+from solver.planner.sensitivity import CUT_SHORT_WARNING, cut_short, sensitivity_rows
 from solver.planner.staged import FinalYearHeadroom, plan_staged
 from solver.resolve import ResolvedRequest
 
@@ -77,7 +77,12 @@ def plan_request(
     if is_staged(resolved.request):
         final_year = _final_year_headroom(resolved, cancel)
         return plan_staged(
-            resolved, time_limit_s=time_limit_s, cancel=cancel, started=started, headroom=final_year
+            resolved,
+            time_limit_s=time_limit_s,
+            cancel=cancel,
+            started=started,
+            headroom=final_year if with_extras else None,
+            with_extras=with_extras,
         )
     instance = build_instance(resolved.request, resolved.book)
     return plan_instance(
@@ -282,7 +287,7 @@ def _extras(
                 instance, solution, runs, re_solve, deadline, solve_below=re_solve.below
             )
         if cut_short(sensitivity):
-            warnings.append("sensitivity search was cut short by the time limit (see each explanation)")
+            warnings.append(CUT_SHORT_WARNING)
     return Extras(baselines, saving, sensitivity, tuple(warnings)), runs, headroom, solution
 
 

@@ -47,7 +47,8 @@ class ScheduleYear:
     """Paid at its start (the tranches, their fabric and installation; the request's one-off
     costs in year 1)."""
     opex_monthly: Money
-    """Paid every month of the year (tranches held, rentals at the year's prices, power)."""
+    """Paid every month of the year (tranches held, rentals at the year's prices, power; the
+    year's lease payments spread over its months)."""
     fleet: tuple[ScheduleItem, ...]
     """In service during the year: bought so far, owned, reserved, on demand (at the peak)."""
     deployments: tuple[YearDeployment, ...]
@@ -155,7 +156,7 @@ def schedule(
             months=inst.horizon_months,
             added=_added(inst, cost.tranches, p, currency),
             capex=money(cost.periods[p].capex, currency),
-            opex_monthly=money(cost.periods[p].monthly, currency),
+            opex_monthly=money(cost.periods[p].paid_monthly, currency),
             fleet=_fleet(inst, sol),
             deployments=_deployments(sol),
         )
@@ -175,7 +176,8 @@ def schedule(
 def _tranche_line(staged: StagedInstance, t: Tranche, currency: Currency) -> TrancheLine:
     o = staged.periods[t.period].option(t.option_id)
     mu = staged.multiplier(o, t.period)
-    hardware, residual = money(t.hardware, currency), money(t.residual, currency)
+    # a lease's hardware at its cash price
+    hardware, residual = money(t.hardware + t.leased_value, currency), money(t.residual, currency)
     return TrancheLine(
         year=t.period + 1,
         gpu=o.gpu,

@@ -38,6 +38,7 @@ from solver.planner.results import Sensitivity
 
 TIME_BUDGET_NOTE = "time budget"
 """Words in a sensitivity explanation whose search the time budget cut short."""
+CUT_SHORT_WARNING = "sensitivity search was cut short by the time limit (see each explanation)"
 
 
 def sensitivity_rows(
@@ -48,14 +49,21 @@ def sensitivity_rows(
     deadline: float,
     *,
     solve_below: SolveBelow | None = None,
+    alternative_of: Callable[[list[GpuId]], GpuId | None] | None = None,
+    linear: bool = True,
 ) -> tuple[Sensitivity, ...]:
-    """One row per planned GPU type's price and one for the strongest alternative's; a cancelled
+    """One row per planned GPU type's price and one for the strongest alternative's (given the
+    planned types, ``alternative_of`` names it; by default the runs' cheapest outside the plan);
+    ``linear=False`` searches by plain bisection (``find_threshold``); a cancelled
     call ends the rows with a ``(cancelled)`` one. Each direction of each row is its
     own search (a job of ``run_side_by_side``): two workers then stay busy to the last one, where
     a row per job left one idle while the longest row searched its second direction."""
     base_mix = mix_of(solution)
     planned = sorted({g for g, _ in base_mix})
-    alternative = _strongest_alternative(runs, solution, planned)
+    if alternative_of is None:
+        alternative = _strongest_alternative(runs, solution, planned)
+    else:
+        alternative = alternative_of(planned)
     subjects: list[tuple[str, bool]] = [(g, True) for g in planned]
     if alternative is not None:
         subjects.append((alternative, False))
@@ -65,7 +73,15 @@ def sensitivity_rows(
         priced = partial(scale_gpu_price, instance, gpu)
         for far in (PRICE_DOWN_MIN, PRICE_UP_MAX) if in_plan else (PRICE_DOWN_MIN,):
             search = partial(
-                _search, priced, base_mix, far, solve, base=solution, solve_below=solve_below, known=known
+                _search,
+                priced,
+                base_mix,
+                far,
+                solve,
+                base=solution if linear else None,
+                solve_below=solve_below,
+                known=known,
+                linear=linear,
             )
             searches.append((row, search))
     outcomes: dict[int, list[SearchOutcome]] = {row: [] for row in range(len(subjects))}
@@ -95,9 +111,18 @@ def _search(
     base: FleetSolution | None,
     solve_below: SolveBelow | None,
     known: Sequence[FleetSolution],
+    linear: bool,
 ) -> SearchOutcome:
     return find_threshold(
-        make, base_mix, far, solve, deadline=deadline, base=base, solve_below=solve_below, known=known
+        make,
+        base_mix,
+        far,
+        solve,
+        deadline=deadline,
+        base=base,
+        solve_below=solve_below,
+        known=known,
+        linear=linear,
     )
 
 

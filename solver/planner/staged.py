@@ -6,8 +6,8 @@ The answer's fleet, deployments and cost lines are the final year's (its months 
 schedule carries the plan over the whole horizon: what is added each year, its capex, the fleet
 in service, and the TCO (NPV under ``objective: npv``). Baselines, sensitivity and headroom are
 single-period analyses; a staged plan's baselines are staged plans of one GPU type each
-(``staged_baselines``), its headroom that of the final year's fleet, and sensitivity is not
-computed (a warning says so).
+(``staged_baselines``), its headroom that of the final year's fleet, and its sensitivity the price
+rows re-solved on the staged model (``staged_sensitivity``).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import partial
 
 from pricebook import catalog
 from pricebook.schema import Currency, Money, Pricebook
@@ -40,8 +41,10 @@ from solver.planner.assemble import Extras, assemble_result, plan_fleet_lines, s
 from solver.planner.baselines import saving_over, solve_baselines
 from solver.planner.results import Baseline, BaselineSaving, PlanResult
 from solver.planner.schedule import StagedSchedule, schedule
+from solver.planner.sensitivity import CUT_SHORT_WARNING, cut_short
+from solver.planner.staged_sensitivity import horizon_fleet, staged_sensitivity
 from solver.pricing.costs import residual_value_credit
-from solver.pricing.discounting import discount_factor, residual_weight
+from solver.pricing.discounting import discount_factor, plan_years, residual_weight
 from solver.pricing.options import AcquisitionOption
 from solver.pricing.trends import default_multiplier
 from solver.resolve import ResolvedRequest
@@ -49,11 +52,11 @@ from solver.resolve import ResolvedRequest
 MONTHS_PER_YEAR = 12
 TCO_TOLERANCE = 1e-6
 """Relative difference between the MIP's TCO and the independently priced plan that is a defect."""
-NOT_COMPUTED = (
-    "multi-year plan: sensitivity is not computed; the fleet, deployments and cost lines shown are "
-    "the final year's (baselines: each type's staged plan, its final year's fleet; headroom: the "
-    "final year's fleet, an addition priced over that year's months), the whole horizon is in the "
-    "schedule"
+WHAT_IS_SHOWN = (
+    "multi-year plan: the fleet, deployments and cost lines shown are the final year's (baselines: "
+    "each type's staged plan, its final year's fleet; headroom: the final year's fleet, an addition "
+    "priced over that year's months; sensitivity: a GPU type's price moved in every year, the mix "
+    "held in any year), the whole horizon is in the schedule"
 )
 
 
@@ -88,6 +91,7 @@ def discount_weights(rate: float, months: tuple[int, ...]) -> PeriodWeights:
         at_start=tuple(discount_factor(rate, t // MONTHS_PER_YEAR) for t in starts),
         per_month=per_month,
         at_horizon=residual_weight(rate, sum(months)),
+        year_end=tuple(discount_factor(rate, y) for y in range(1, plan_years(sum(months)) + 1)),
     )
 
 
@@ -124,7 +128,8 @@ def staged_instance(request: PlanRequest, book: Pricebook, bases: Sequence[Fleet
     rate = request.constraints.objective_discount_rate
     return StagedInstance(
         periods=tuple(periods),
-        purchase_multiplier={o.id: price_path(request, book, o, starts) for o in bought},
+        # a lease is paid as offered whichever year it is taken (its offer has no price path)
+        purchase_multiplier={o.id: price_path(request, book, o, starts) for o in bought if not o.leased},
         residual=residual,
         weights=discount_weights(rate, months) if rate > 0 else None,
     )
@@ -215,19 +220,21 @@ def plan_staged(
     cancel: CancelToken | None,
     started: float,
     headroom: FinalYearHeadroom | None = None,
+    with_extras: bool = True,
 ) -> PlanResult:
     """The staged plan of ``resolved`` within ``time_limit_s`` (the module docstring), its
     baselines when the request asks for them (``staged_baselines``) and, with sensitivity asked,
-    the headroom of the final year's fleet (``headroom``)."""
+    the headroom of the final year's fleet (``headroom``) and the price rows
+    (``staged_sensitivity``); ``with_extras=False`` (sweep points) computes none of them."""
     request = resolved.request
     base = build_instance(request, resolved.book)
     opts = request.options
     left = max(0.1, time_limit_s - (time.monotonic() - started))
-    limit = max(0.1, min(opts.time_limit_s, left * _main_share(request)))
+    limit = max(0.1, min(opts.time_limit_s, left * (_main_share(request) if with_extras else 1.0)))
     main = solve_checked(resolved, base, limit, cancel)
     if main.cost is None:
         return assembled(resolved, main.staged.periods[-1], main.solution, started)
-    warnings = [NOT_COMPUTED]
+    warnings = [WHAT_IS_SHOWN]
     tco = main.result.tco
     if tco is not None and abs(tco - main.cost.tco) > TCO_TOLERANCE * max(1.0, abs(main.cost.tco)):
         warnings.append(
@@ -235,7 +242,7 @@ def plan_staged(
         )
     plan = staged_answer(resolved, main.staged, main.solutions, main.cost, started)
     deadline = BUDGET.extras_deadline(started, time_limit_s)
-    if opts.compute_baselines:
+    if opts.compute_baselines and with_extras:
         until = BUDGET.baselines_deadline(deadline, with_sensitivity=opts.compute_sensitivity)
         baselines, saving, notes = staged_baselines(resolved, base, plan, deadline=until, cancel=cancel)
         plan = dataclasses.replace(plan, baselines=baselines, baseline_saving=saving)
@@ -244,7 +251,21 @@ def plan_staged(
         until = BUDGET.headroom_deadline(deadline)
         found = headroom(main.staged.periods[-1], main.solution, until, warnings)
         plan = dataclasses.replace(plan, headroom=found)
+    if opts.compute_sensitivity and with_extras:
+        probe = partial(_horizon_plan, resolved, cancel)
+        rows = staged_sensitivity(base, main.solutions, plan.baselines, probe, deadline=deadline)
+        if cut_short(rows):
+            warnings.append(CUT_SHORT_WARNING)
+        plan = dataclasses.replace(plan, sensitivity=rows)
     return dataclasses.replace(plan, warnings=(*warnings, *plan.warnings))
+
+
+def _horizon_plan(
+    resolved: ResolvedRequest, cancel: CancelToken | None, base: FleetInstance, time_limit_s: float
+) -> FleetSolution:
+    """The staged plan on ``base`` as one solution over the horizon (a sensitivity probe)."""
+    found = solve_checked(resolved, base, time_limit_s, cancel)
+    return horizon_fleet(found.solutions) if found.solutions else found.solution
 
 
 def staged_baselines(

@@ -83,7 +83,6 @@ from pricebook.schema import (
     label_rank,
 )
 from solver.domain import AcquisitionMode, Constraints, OfferPolicy
-from solver.pricing.discounting import lease_payments_by_year
 from solver.pricing.options import AcquisitionOption
 from solver.units import HOURS_PER_MONTH, MONTHS_PER_YEAR, WATTS_PER_KW
 
@@ -416,17 +415,18 @@ def lease_option(gpu: GpuSpec, offer: Offer, book: Pricebook, constraints: Const
     option = _owned_hardware_option(gpu, server, purchase, book, constraints, owned=False)
     monthly = offer_price(offer, constraints, book)
     buyout = priced(offer.buyout_price, offer.includes_vat, constraints, book)
-    digits = _MINOR_DIGITS[constraints.currency]
-    by_year = lease_payments_by_year(monthly, offer.term_months, buyout, constraints.horizon_months)
-    return replace(
+    leased = replace(
         option,
         id=f"{gpu.id}/lease/{offer.id}",
         capex_per_gpu=0.0,
         capex_per_server=0.0,
-        lease_payments_per_server=tuple(round(amount, digits) for amount in by_year),
         lease_monthly_per_server=monthly,
         lease_value_per_server=financed,
+        lease_term_months=offer.term_months,
+        lease_buyout_per_server=buyout,
+        lease_minor_digits=_MINOR_DIGITS[constraints.currency],
     )
+    return replace(leased, lease_payments_per_server=leased.lease_payments_over(constraints.horizon_months))
 
 
 def _owned_options(gpu: GpuSpec, book: Pricebook, constraints: Constraints) -> list[AcquisitionOption]:

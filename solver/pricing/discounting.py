@@ -181,17 +181,19 @@ def npv(flows: Sequence[YearlyCashFlow]) -> float:
 
 
 def lease_payments_by_year(
-    monthly_payment: float, term_months: int, buyout: float, horizon_months: int
+    monthly_payment: float, term_months: int, buyout: float, horizon_months: int, start_month: int = 0
 ) -> tuple[float, ...]:
-    """A lease's cash per plan year: the instalments of the months of each year while the term runs,
-    and the buy-out in the year the term ends. A lease cannot be cancelled: when the term outlasts
-    the horizon, the instalments still due and the buy-out are settled at the horizon's end (in the
-    last year), so a plan always bears the whole lease and owns the hardware at its end."""
+    """A lease's cash per plan year of the horizon when taken at ``start_month`` (0 = the start):
+    the instalments of the months of each year while the term runs, and the buy-out in the year the
+    term ends. A lease cannot be cancelled: when the term outlasts the horizon, the instalments
+    still due and the buy-out are settled at the horizon's end (in the last year), so a plan always
+    bears the whole lease and owns the hardware at its end."""
     by_year = [0.0] * plan_years(horizon_months)
-    for month in range(min(term_months, horizon_months)):
+    end = min(start_month + term_months, horizon_months)
+    for month in range(start_month, end):
         by_year[month // MONTHS_PER_YEAR] += monthly_payment
-    outstanding = max(0, term_months - horizon_months) * monthly_payment
-    by_year[(min(term_months, horizon_months) - 1) // MONTHS_PER_YEAR] += buyout + outstanding
+    outstanding = max(0, start_month + term_months - horizon_months) * monthly_payment
+    by_year[(end - 1) // MONTHS_PER_YEAR] += buyout + outstanding
     return tuple(by_year)
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from pricebook.schema import GpuId, OfferId, PriceLabel, ServerId
 from solver.domain import AcquisitionMode
-from solver.pricing.discounting import discount_factor
+from solver.pricing.discounting import discount_factor, lease_payments_by_year
 
 OptionId = str
 
@@ -91,6 +91,24 @@ class AcquisitionOption:
     lease_value_per_server: float = 0.0
     """A lease's cash price per server: the hardware's market value at the horizon is this ×
     ``residual_fraction`` (it is owned after the buy-out)."""
+    lease_term_months: int = 0
+    """A lease's term (its instalments are paid this many months, then the buy-out)."""
+    lease_buyout_per_server: float = 0.0
+    """A lease's buy-out per server, paid when its term ends."""
+    lease_minor_digits: int = 2
+    """Decimals of the request's currency: each plan year's lease payment is rounded to them."""
+
+    def lease_payments_over(self, horizon_months: int, start_month: int = 0) -> tuple[float, ...]:
+        """One server's lease taken at ``start_month`` of a ``horizon_months`` plan: its payments per
+        plan year of the plan (``discounting.lease_payments_by_year``), each to the minor unit."""
+        by_year = lease_payments_by_year(
+            self.lease_monthly_per_server,
+            self.lease_term_months,
+            self.lease_buyout_per_server,
+            horizon_months,
+            start_month,
+        )
+        return tuple(round(amount, self.lease_minor_digits) for amount in by_year)
 
     @property
     def monthly_per_server(self) -> float:

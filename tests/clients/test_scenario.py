@@ -134,3 +134,21 @@ def test_the_500m_krw_example_is_the_optimizers_seed_portfolio() -> None:
         update={"constraints": reference.constraints.model_copy(update=as_quoted)}
     )
     assert example == reference
+
+
+def test_absolute_demand_per_year_reads_from_yaml(tmp_path: Path) -> None:
+    path = tmp_path / "years.yaml"
+    path.write_text(
+        "workloads:\n"
+        "  - name: chat\n"
+        "    inference:\n"
+        "      model: {model_id: meta-llama/Llama-3.1-8B}\n"
+        "      input_tokens: 1000\n"
+        "      output_tokens: 200\n"
+        "      daily_tokens: 60000000\n"
+        "      daily_tokens_by_year: [60000000, 90000000, 150000000]\n"
+        "constraints: {horizon_months: 36}\n",
+        encoding="utf-8",
+    )
+    request = plan_request_from_proto(load_scenario(path, api.PlanFleetRequest), load_default())
+    assert request.inference[0].demand_factors() == pytest.approx((1.0, 1.5, 2.5))

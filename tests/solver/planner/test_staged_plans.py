@@ -18,6 +18,7 @@ from service.convert.scenario import scenario_request
 from solver.domain import AcquisitionMode, Fleet, FleetItem, GpuAvailability, PlanRequest, PricePath
 from solver.errors import InvalidRequest
 from solver.planner import PlanResult, evaluate, plan
+from solver.planner.plan import plan_request
 from solver.planner.schedule import StagedSchedule, TrancheLine
 from solver.planner.staged_evaluate import fleet_of_schedule, is_staged_fleet
 from solver.resolve import resolve
@@ -288,3 +289,13 @@ def test_headroom_of_a_staged_plan_is_its_final_years_fleets(book: Pricebook) ->
     assert serves(1 + h.demand_growth_served)
     if not h.at_least:
         assert not serves(1 + h.demand_growth_served + 0.01)
+
+
+def test_a_sweep_point_of_a_staged_request_computes_no_extras(book: Pricebook) -> None:
+    req = _grown(_request(), (1.0, 2.0))
+    req = req.model_copy(update={"constraints": req.constraints.model_copy(update={"horizon_months": 24})})
+    opts = req.options.model_copy(update={"compute_baselines": True, "compute_sensitivity": True})
+    resolved = resolve(req.model_copy(update={"options": opts}), book)
+    point = plan_request(resolved, time_limit_s=30, cancel=None, with_extras=False)
+    assert point.schedule is not None
+    assert point.baselines == () and point.headroom is None

@@ -111,3 +111,15 @@ def test_the_72_month_lease_ties_with_buying_near_9_percent(
     assert bought.fixed_monthly_per_server + 8 * bought.fixed_monthly_per_gpu == pytest.approx(
         option.fixed_monthly_per_server + 8 * option.fixed_monthly_per_gpu
     )
+
+
+def test_a_lease_taken_mid_year_pays_by_plan_year_and_is_settled_at_the_end(book: Pricebook) -> None:
+    # Taken at month 6 of a 36-month plan: 6 instalments in year 1, 12 in year 2, 12 in year 3
+    # and the 6 still due after the horizon with the buy-out.
+    constraints = Constraints(currency="USD", horizon_months=36, include_leases=True)
+    option = lease_option(catalogue_gpu(book, "h200-sxm"), _offer(book, LEASE36), book, constraints)
+    payment, buyout = 7_889.15, 93_800.10
+    assert option.lease_payments_over(36, 6) == pytest.approx(
+        (6 * payment, 12 * payment, 18 * payment + buyout)
+    )
+    assert option.lease_payments_over(36) == option.lease_payments_per_server
