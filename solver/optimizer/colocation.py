@@ -34,7 +34,10 @@ of its own (``a_c = 0`` in constraint 2) and a host occupies its t cards; ∀g, 
 
     Σ_{c guest on g} r_cb ≤ Σ_{c host on g} t_c · r_cb
 
-(with static deployments also on the static replicas: F of guests ≤ Σ t · F of hosts). Counting a
+(with static deployments also on the static replicas: F of guests ≤ Σ t · F of hosts). A host
+may run more replicas than its own demand needs, to give guests cards (the off-peak hours of a
+static plan do): its replica bound (R1 of ``solver.optimizer.model``) leaves room for every guest
+of its GPU type (``host_cards_for``), so each static use of a fleet is an hourly use too. Counting a
 host card as a whole card and a guest as none is exact: each guest sits on one host card, each
 host card holds at most one guest, and the host cards are among the cards counted.
 
@@ -48,6 +51,7 @@ every guest and host in use, so a guest and its host fit the card together.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -129,6 +133,13 @@ def guest_share(fits: Sequence[float]) -> float | None:
 
 
 # -- MIP (constraint 15) -----------------------------------------------------------------------
+def host_cards_for(host: Candidate, guest_replicas: Iterable[float]) -> int:
+    """Replicas of ``host`` that give a card to each of ``guest_replicas``: a host may run beyond its
+    own demand to give guests cards, so its replica bound and big-M must leave room for them (0 for
+    any other candidate)."""
+    return math.ceil(sum(guest_replicas) / host.tp) if host.host else 0
+
+
 def add_card_pairing(builder: ModelBuilder) -> None:
     """Guests on GPU type g ≤ host cards of g, in every bucket (and on the static replicas)."""
     cards = shared_cards(builder.cands)

@@ -108,8 +108,9 @@ Constraints (numbers match ``ModelBuilder`` method comments and the evaluator's 
 
 Exact reductions (``ModelBuilder(reduce=True)``; ``test_model.py``: same optimum on random instances)
 ------------------------------------------------------------------------------------------
-R1. Replica bounds: r_cb ≤ ⌈σ_wk λ_wb / cap_c⌉ + R_w (0 when λ_wb = 0), R_Pb ≤ Σ_{c∈P} of those
-    + S_P; k_obτ ≤ the sum of their replicas' bounds (more replicas than needed only add GPUs).
+R1. Replica bounds: r_cb ≤ ⌈σ_wk λ_wb / cap_c⌉ + R_w (0 when λ_wb = 0; a host of 15 + cards for its
+    type's guests), R_Pb ≤ Σ_{c∈P} of those + S_P; k_obτ ≤ the sum of their replicas' bounds (more
+    replicas than needed only add GPUs; static: the busiest bucket's; 10's big-M never below).
 R2. Reservations dominated by on-demand (``reductions.reserved_dominated_by_on_demand``): n_o = 0
     when an on-demand option of the same GPU costs no more around the clock, holds as large TP groups.
 R3. Small chassis (``reductions.small_server_limits``): s_A ≤ m − 1 when a bought option B with
@@ -147,7 +148,7 @@ from typing import Any
 from solver.optimizer.batch_window import add_window_demand
 from solver.optimizer.cancel import checkpoint
 from solver.optimizer.caps import Cap, CapKey, add_count_minimum, count_cap, counted_gpu
-from solver.optimizer.colocation import add_card_pairing
+from solver.optimizer.colocation import add_card_pairing, host_cards_for, shared_cards
 from solver.optimizer.disaggregation import add_kv_fabric
 from solver.optimizer.gpu_costs import horizon_cost_per_gpu, lease_cost_per_server, replicas_alone
 from solver.optimizer.instance import (
@@ -165,7 +166,7 @@ from solver.optimizer.instance import (
     tp_domain,
 )
 from solver.optimizer.leases import add_lease_or_buy
-from solver.optimizer.reductions import reserved_dominated_by_on_demand, small_server_limits
+from solver.optimizer.reductions import gpu_upper_bounds, reserved_dominated_by_on_demand, small_server_limits
 from solver.optimizer.results import SolverStats
 from solver.optimizer.static import add_static_deployment, is_static
 from solver.pricing.options import MULTI_NODE_SERVERS, AcquisitionOption
@@ -282,54 +283,30 @@ class ModelBuilder:
         self.cands = tuple(c for c in usable_candidates(instance) if (c.workload, c.gpu) not in relax.forbid)
         self.demand_of = {w.name: w for w in instance.inference}
         self.pools = replica_pools(self.cands, instance.inference)
+        self.cards = shared_cards(self.cands)
         self.pool_r: dict[str, list[Any]] = {}
         """Integer replicas ``R_Pb`` of every pool (a one-member pool's are its member's ``r``)."""
         self.pool_y: dict[str, Any] = {}
         self.shared_pool_ids = frozenset(p.id for p in self.pools if p.shared)
-        self.gpu_bound = self._gpu_upper_bounds()
+        self.gpu_bound = gpu_upper_bounds(instance, self.cands)
         self.chassis_reduction = True
         """R3 (small chassis); exact for one fleet, not when purchases are staged over periods."""
 
     # -- bounds ------------------------------------------------------------------------------
-    def _gpu_upper_bounds(self) -> dict[str, int]:
-        """A safe upper bound on GPUs of each type any optimal plan could need."""
-        need: dict[str, float] = defaultdict(float)
-        by_w: dict[str, list[Candidate]] = defaultdict(list)
-        for c in self.cands:
-            by_w[c.workload].append(c)
-        for w in self.inst.inference:
-            for c in by_w.get(w.name, []):
-                peak = w.peak_served_req_s * w.loads[c.load]
-                replicas = math.ceil(peak / c.capacity_req_s * (1 + 1e-9)) + w.redundancy
-                for g, gpus in c.gpus_by_type():
-                    need[g] += replicas * gpus
-        for t in self.inst.training:
-            for ch in t.choices:
-                need[ch.gpu] += ch.min_gpus + ch.gpu_hours_per_month / (DAYS_PER_MONTH * 24)
-        bounds: dict[str, int] = {}
-        for g in self.inst.gpu_types():
-            extra = max((lim.min_count for lim in self.inst.count_limits if lim.gpu == g), default=0)
-            extra = max(extra, self.inst.owned_counts.get(g, 0))
-            servers = max(
-                (max(o.gpus_per_server, o.rental_instance_gpus) for o in self.inst.options if o.gpu == g),
-                default=1,
-            )
-            bound = math.ceil(need.get(g, 0.0)) + extra + servers + 1
-            for lim in self.inst.count_limits:
-                if lim.gpu == g and lim.max_count is not None:
-                    bound = min(bound, lim.max_count)
-            bounds[g] = max(bound, extra)
-        if self.inst.fixed_fleet is not None:
-            bounds = {g: self.inst.fixed_gpu_bound(g, bound) for g, bound in bounds.items()}
-        return bounds
-
     def _replica_bound(self, c: Candidate, b: int) -> float:
         """Replicas of c in bucket b an optimal plan could use: the demand on c alone plus spares (more
         only adds GPUs; static: the busiest bucket's). Unbounded when maximising the demand scale."""
         if self.relax.maximize_demand_scale or not self.reduce:
             return float(self.solver.infinity())
-        w, hours = self.demand_of[c.workload], range(self.nb) if is_static(self.inst) else (b,)
-        return float(max(replicas_alone(self.rate(c, k), c.capacity_req_s, w.redundancy) for k in hours))
+        hours = range(self.nb) if is_static(self.inst) else (b,)
+        return float(max(self._alone_bound(c, k) + self._guest_slots(c, k) for k in hours))
+
+    def _alone_bound(self, c: Candidate, b: int) -> int:
+        return replicas_alone(self.rate(c, b), c.capacity_req_s, self.demand_of[c.workload].redundancy)
+
+    def _guest_slots(self, c: Candidate, b: int, scale: float = 1.0) -> int:
+        """Host ``c``'s replicas beyond its own demand's that carry its type's guests (``host_cards_for``)."""
+        return host_cards_for(c, [self._alone_bound(g, b) * scale for g in self.cards.guests.get(c.gpu, ())])
 
     def rate(self, c: Candidate, b: int) -> float:
         """Request rate of the load ``c`` serves (its size's share of the workload) in bucket ``b``."""
@@ -493,6 +470,8 @@ class ModelBuilder:
                 for c in own:
                     scale = 1.0 if self.alpha is None else 1e3
                     big_m = math.ceil(lam * scale / c.capacity_req_s) + w.redundancy + 1
+                    ub = self.r[c.id][b].ub()
+                    big_m = max(big_m + self._guest_slots(c, b, scale), int(ub) if ub < slv.infinity() else 0)
                     slv.Add(self.r[c.id][b] <= big_m * self.y[c.id])
                     slv.Add(served >= need + w.redundancy * c.capacity_req_s / peak * self.y[c.id])
 

@@ -1,11 +1,14 @@
-"""Exact option reductions of the fleet MIP (R2, R3 of ``solver.optimizer.model``'s docstring)."""
+"""Exact reductions of the fleet MIP (the GPU bounds and R2, R3 of ``solver.optimizer.model``'s docstring)."""
 
 from __future__ import annotations
 
+import math
+from collections import defaultdict
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from solver.domain import AcquisitionMode
-from solver.optimizer.instance import FleetInstance, is_on_site, is_rental_on_demand, tp_domain
+from solver.optimizer.instance import Candidate, FleetInstance, is_on_site, is_rental_on_demand, tp_domain
 from solver.units import DAYS_PER_MONTH
 
 if TYPE_CHECKING:
@@ -98,3 +101,37 @@ def small_server_limits(instance: FleetInstance) -> dict[str, int]:
             if per_gpu_ok and per_server_ok and tp_domain(b) >= tp_domain(a):
                 limits[a.id] = min(limits.get(a.id, m - 1), m - 1)
     return limits
+
+
+def gpu_upper_bounds(instance: FleetInstance, cands: Sequence[Candidate]) -> dict[str, int]:
+    """A safe upper bound on GPUs of each type any optimal plan could need."""
+    need: dict[str, float] = defaultdict(float)
+    by_w: dict[str, list[Candidate]] = defaultdict(list)
+    for c in cands:
+        by_w[c.workload].append(c)
+    for w in instance.inference:
+        for c in by_w.get(w.name, []):
+            peak = w.peak_served_req_s * w.loads[c.load]
+            replicas = math.ceil(peak / c.capacity_req_s * (1 + 1e-9)) + w.redundancy
+            for g, gpus in c.gpus_by_type():
+                need[g] += replicas * gpus
+            need[c.gpu] += replicas if c.guest else 0  # a host card each (hosts may run for guests)
+    for t in instance.training:
+        for ch in t.choices:
+            need[ch.gpu] += ch.min_gpus + ch.gpu_hours_per_month / (DAYS_PER_MONTH * 24)
+    bounds: dict[str, int] = {}
+    for g in instance.gpu_types():
+        extra = max((lim.min_count for lim in instance.count_limits if lim.gpu == g), default=0)
+        extra = max(extra, instance.owned_counts.get(g, 0))
+        servers = max(
+            (max(o.gpus_per_server, o.rental_instance_gpus) for o in instance.options if o.gpu == g),
+            default=1,
+        )
+        bound = math.ceil(need.get(g, 0.0)) + extra + servers + 1
+        for lim in instance.count_limits:
+            if lim.gpu == g and lim.max_count is not None:
+                bound = min(bound, lim.max_count)
+        bounds[g] = max(bound, extra)
+    if instance.fixed_fleet is not None:
+        bounds = {g: instance.fixed_gpu_bound(g, bound) for g, bound in bounds.items()}
+    return bounds
