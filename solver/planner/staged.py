@@ -299,7 +299,8 @@ def staged_baselines(
             result.append(Baseline(run.gpu, False, (), None, None, run.reason or "no plan", ""))
             continue
         last = found.staged.periods[-1]
-        total = to_money(found.cost.tco, currency)
+        shown, _ = shown_schedule(resolved.request, found.staged, found.solutions, found.cost, currency)
+        total = shown.horizon_tco
         lines = plan_fleet_lines(found.solution, last, solution_tco(found.solution, last, currency), currency)
         result.append(
             Baseline(
@@ -329,6 +330,23 @@ def _main_share(request: PlanRequest) -> float:
     return BUDGET.main_solve if opts.compute_baselines or opts.compute_sensitivity else 1.0
 
 
+def shown_schedule(
+    request: PlanRequest,
+    staged: StagedInstance,
+    solutions: Sequence[FleetSolution],
+    cost: StagedCost,
+    currency: Currency,
+) -> tuple[StagedSchedule, CashFlows | None]:
+    """The schedule and yearly cash flows as the answer shows them: under objective npv the
+    schedule's horizon TCO is the NPV of the years' rounded rows (the one rounding rule), so a plan
+    and its baselines are compared on the same figures."""
+    sched = schedule(staged, tuple(solutions), cost, request.constraints.objective_discount_rate, currency)
+    flows = staged_cash_flows(request, sched, currency)
+    if flows is not None and flows.objective is CostObjective.NPV:
+        sched = dataclasses.replace(sched, horizon_tco=flows.npv)
+    return sched, flows
+
+
 def staged_answer(
     resolved: ResolvedRequest,
     staged: StagedInstance,
@@ -340,10 +358,7 @@ def staged_answer(
     schedule, summary, yearly cash flows and VAT of the whole horizon."""
     request, book = resolved.request, resolved.book
     plan = assembled(resolved, staged.periods[-1], solutions[-1], started)
-    sched = schedule(staged, solutions, cost, request.constraints.objective_discount_rate, plan.currency)
-    flows = staged_cash_flows(request, sched, plan.currency)
-    if flows is not None and flows.objective is CostObjective.NPV:
-        sched = dataclasses.replace(sched, horizon_tco=flows.npv)  # Σ the years rounded, as shown
+    sched, flows = shown_schedule(request, staged, solutions, cost, plan.currency)
     return dataclasses.replace(
         plan,
         schedule=sched,

@@ -527,6 +527,7 @@ def data_provenance(points: Sequence[CalibrationPoint]) -> dict[str, Any]:
         "name",
         "servers",
         "segment",  # data-centre or consumer (the licence), not a physical property
+        "rental_only",  # how the GPU may be acquired, not a physical property
     }
     specs = {p.gpu.id: p.gpu.model_dump(mode="json", exclude=descriptive) for p in points}
     specs.update({p.model.id: p.model.model_dump(mode="json", exclude=descriptive) for p in points})
