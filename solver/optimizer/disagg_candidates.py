@@ -2,7 +2,8 @@
 
 For an inference workload that allows it (``InferenceWorkload.disaggregation_allowed``: asked for,
 or by default interactive work with TTFT and TPOT targets in requests of at most
-``MAX_DEFAULT_WORKLOADS`` inference workloads; one request size), every (prefill GPU, decode GPU)
+``MAX_DEFAULT_WORKLOADS`` inference workloads over at most ``MAX_DEFAULT_GPU_TYPES`` GPU types; one
+request size), every (prefill GPU, decode GPU)
 pair of the allowed GPU types, each weight precision both run (``candidates.precisions_to_try``),
 and a few engines per role:
 
@@ -59,6 +60,10 @@ MAX_DEFAULT_WORKLOADS = 12
 """Units are built for workloads that leave ``allow_disaggregation`` unset only in requests of at
 most this many inference workloads (as shared pools, ``pooling.MAX_SHARING_WORKLOADS``): each
 such workload adds 0.3-4 s of candidates on 2 GPU types (measured on the examples, load ~12)."""
+MAX_DEFAULT_GPU_TYPES = 2
+"""... and over at most this many allowed GPU types: units are timed for every (prefill, decode)
+pair, so the whole catalogue (21 types, 441 pairs) took a one-workload request from 0.9 s to 27.6 s
+(load ~3); ``allow_disaggregation: true`` builds them over any number of types."""
 KEEP_PER_PAIR = 2
 REFINED_PER_PAIR = 4
 """Units per GPU pair and precision whose grid capacity is made exact before the final ranking."""
@@ -88,7 +93,7 @@ def disaggregated_candidates(
     precisions: Precisions,
 ) -> list[Candidate]:
     """The kept disaggregated units of every workload that allows them."""
-    few = len(request.inference) <= MAX_DEFAULT_WORKLOADS
+    few = len(request.inference) <= MAX_DEFAULT_WORKLOADS and len(gpus) <= MAX_DEFAULT_GPU_TYPES
     allowed = [
         w
         for w in request.inference
