@@ -342,8 +342,9 @@ def shown_schedule(
     and its baselines are compared on the same figures."""
     sched = schedule(staged, tuple(solutions), cost, request.constraints.objective_discount_rate, currency)
     flows = staged_cash_flows(request, sched, currency)
-    if flows is not None and flows.objective is CostObjective.NPV:
-        sched = dataclasses.replace(sched, horizon_tco=flows.npv)
+    whole_years = all(y.months == MONTHS_PER_YEAR for y in sched.years)
+    if flows is not None and flows.objective is CostObjective.NPV and whole_years:
+        sched = dataclasses.replace(sched, horizon_tco=flows.npv)  # else the MIP's monthly discounting
     return sched, flows
 
 

@@ -13,7 +13,6 @@ import dataclasses
 import time
 from collections import defaultdict
 
-from solver.analysis.tco import to_money
 from solver.domain import Fleet, FleetItem
 from solver.errors import FieldViolation, InvalidRequest
 from solver.optimizer.cancel import CancelToken
@@ -134,5 +133,5 @@ def evaluate_staged(
         return EvaluationResult(False, plan, (), None, None, None, tuple(messages))
     cost = price_staged(staged, solutions)
     plan = staged_answer(resolved, staged, solutions, cost, started)
-    tco = to_money(cost.tco, request.constraints.currency)  # the schedule's horizon TCO
-    return EvaluationResult(True, plan, (), tco, None, None, ())
+    assert plan.schedule is not None
+    return EvaluationResult(True, plan, (), plan.schedule.horizon_tco, None, None, ())
